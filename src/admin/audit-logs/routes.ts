@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import type { AuditLogRepository } from '../../storage/repositories/audit-logs.js';
+import { ADMIN_ONLY } from '../../server/route-config.js';
+import type { ZodApp } from '../../server/zod-app.js';
+import { listBody, pageWindow, paginationQuery } from '../shared/pagination.js';
+
+const listAuditLogsQuery = z
+  .object({
+    start_time: z.iso.datetime({ offset: true }).optional(),
+    end_time: z.iso.datetime({ offset: true }).optional(),
+    user_id: z.uuid().optional(),
+    api_key_id: z.uuid().optional(),
+    workspace_id: z.uuid().optional(),
+    resource_type: z.string().max(64).optional(),
+    resource_id: z.string().max(64).optional(),
+    action: z.string().max(64).optional(),
+    method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']).optional(),
+    ...paginationQuery,
+    page_size: paginationQuery.page_size.pipe(z.number().max(100)),
+  })
+  .strict();
+
+const auditRecord = z.object({
+  id: z.uuid(),
+  timestamp: z.string(),
+  organisation_id: z.uuid(),
+  workspace_id: z.string().nullable(),
+  user_type: z.enum(['api_key', 'system']),
+  user_id: z.string().nullable(),
+  api_key_id: z.string().nullable(),
+  action: z.string(),
+  resource_type: z.string(),
+  resource_id: z.string().nullable(),
+  method: z.string(),
+  uri: z.string(),
+  query_params: z.unknown(),
+  request_body: z.unknown(),
+  response_status_code: z.number(),
+  client_ip: z.string().nullable(),
+  request_id: z.string(),
+  object: z.literal('audit-log'),
+});
+
+const iso = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());
+
+export function registerAuditLogRoutes(app: ZodApp, repo: AuditLogRepository): void {
+  app.get('/v1/audit-logs', {
+    schema: { tags: ['Audit logs'], summary: 'List audit records, newest first', querystring: listAuditLogsQuery, response: { 200: z.object({ object: z.literal('list'), total: z.number(), data: z.array(auditRecord) }) } },
+    config: { auth: { scope: 'audit_logs.list', keyTypes: ADMIN_ONLY } },
+  }, async (request) => {
+    const q = request.query;
+    const { total, rows } = await repo.list({
+      organisationId: request.principal!.organisationId,
+      startTime: iso(q.start_time),
+      endTime: iso(q.end_time),
+      userId: q.user_id,
+      apiKeyId: q.api_key_id,
+      workspaceId: q.workspace_id,
+      resourceType: q.resource_type,
+      resourceId: q.resource_id,
+      action: q.action,
+      method: q.method,
+      ...pageWindow(q),
+    });
+    const data = rows.map((row) => ({
+      id: row.id,
+      timestamp: row.timestamp,
+      organisation_id: row.organisation_id,
+      workspace_id: row.workspace_id,
+      user_type: row.actor_type,
+      user_id: row.actor_user_id,
+      api_key_id: row.actor_key_id,
+      action: row.action,
+      resource_type: row.resource_type,
+      resource_id: row.resource_id,
+      method: row.method,
+      uri: row.path,
+      query_params: row.query === null ? null : JSON.parse(row.query),
+      request_body: row.request_body === null ? null : JSON.parse(row.request_body),
+      response_status_code: row.response_status_code,
+      client_ip: row.client_ip,
+      request_id: row.request_id,
+      object: 'audit-log' as const,
+    }));
+    return listBody(data, total);
+  });
+}

@@ -1,0 +1,104 @@
+import type { Principal } from '../../auth/principal.js';
+import type { Clock } from '../../lib/clock.js';
+import { AppError, notFound } from '../../lib/errors.js';
+import { isUuid, newId } from '../../lib/ids.js';
+import type { RateLimitPolicyRepository, RateLimitPolicyRow } from '../../storage/repositories/rate-limit-policies.js';
+import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
+import { pageWindow } from '../shared/pagination.js';
+import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
+import type { CreatePolicyBody, ListPoliciesQuery, PolicyObject, UpdatePolicyBody } from './schemas.js';
+
+/** The rules of rate-limits policies: which workspace they belong to and who may touch them. */
+export function createRateLimitPolicyService(deps: { policies: RateLimitPolicyRepository; workspaces: WorkspaceRepository; clock: Clock }) {
+  const now = () => new Date(deps.clock.now()).toISOString();
+
+  async function findReachable(principal: Principal, id: string): Promise<RateLimitPolicyRow> {
+    const row = isUuid(id) ? await deps.policies.findById(principal.organisationId, id) : undefined;
+    if (!row) throw notFound('Rate limits policy');
+    assertWorkspaceReachable(principal, row.workspace_id);
+    return row;
+  }
+
+  return {
+    async list(principal: Principal, query: ListPoliciesQuery) {
+      const workspace = await resolveWorkspace(deps.workspaces, principal, query.workspace_id, { required: false });
+      const { total, rows } = await deps.policies.list({
+        organisationId: principal.organisationId,
+        ...(workspace ? { workspaceId: workspace.id } : {}),
+        status: query.status,
+        ...(query.type ? { type: query.type } : {}),
+        ...(query.unit ? { unit: query.unit } : {}),
+        ...pageWindow(query),
+      });
+      return { total, data: rows.map(toObject) };
+    },
+
+    async create(principal: Principal, body: CreatePolicyBody): Promise<RateLimitPolicyRow> {
+      if (body.organisation_id !== undefined && body.organisation_id !== principal.organisationId) {
+        throw new AppError('WORKSPACE_FORBIDDEN', 'organisation_id is not the organisation of this API key.', { param: 'organisation_id' });
+      }
+      const workspace = await resolveWorkspace(deps.workspaces, principal, body.workspace_id, { required: true });
+      if (!workspace) throw new AppError('INVALID_REQUEST', 'workspace_id is required.', { param: 'workspace_id' });
+      const stamp = now();
+      const row: RateLimitPolicyRow = {
+        id: newId(),
+        organisation_id: principal.organisationId,
+        workspace_id: workspace.id,
+        name: body.name ?? null,
+        conditions: JSON.stringify(body.conditions),
+        group_by: JSON.stringify(body.group_by),
+        type: body.type,
+        unit: body.unit,
+        value: body.value,
+        status: 'active',
+        created_at: stamp,
+        last_updated_at: stamp,
+      };
+      await deps.policies.insert(row);
+      return row;
+    },
+
+    get: async (principal: Principal, id: string) => toObject(await findReachable(principal, id)),
+
+    async update(principal: Principal, id: string, body: UpdatePolicyBody): Promise<RateLimitPolicyRow> {
+      const row = await findReachable(principal, id);
+      const patch: Partial<RateLimitPolicyRow> = { last_updated_at: now() };
+      if (body.name !== undefined) patch.name = body.name;
+      if (body.conditions) patch.conditions = JSON.stringify(body.conditions);
+      if (body.group_by) patch.group_by = JSON.stringify(body.group_by);
+      if (body.type) patch.type = body.type;
+      if (body.unit) patch.unit = body.unit;
+      if (body.value !== undefined) patch.value = body.value;
+      if (body.status) patch.status = body.status;
+      await deps.policies.update(row.id, patch);
+      return { ...row, ...patch };
+    },
+
+    /** Deleting archives: the policy stops applying but stays readable for the record. */
+    async archive(principal: Principal, id: string): Promise<RateLimitPolicyRow> {
+      const row = await findReachable(principal, id);
+      if (row.status !== 'archived') await deps.policies.update(row.id, { status: 'archived', last_updated_at: now() });
+      return row;
+    },
+  };
+}
+
+export type RateLimitPolicyService = ReturnType<typeof createRateLimitPolicyService>;
+
+export function toObject(row: RateLimitPolicyRow): PolicyObject {
+  return {
+    id: row.id,
+    name: row.name,
+    conditions: JSON.parse(row.conditions) as PolicyObject['conditions'],
+    group_by: JSON.parse(row.group_by) as PolicyObject['group_by'],
+    type: row.type,
+    unit: row.unit,
+    value: row.value,
+    status: row.status,
+    workspace_id: row.workspace_id,
+    organisation_id: row.organisation_id,
+    created_at: row.created_at,
+    last_updated_at: row.last_updated_at,
+    object: 'rate_limits_policy',
+  };
+}

@@ -1,0 +1,42 @@
+import { isOrgAdmin, type Principal } from '../../auth/principal.js';
+import { AppError, invalid } from '../../lib/errors.js';
+import type { WorkspaceRole } from '../../storage/schema.js';
+import type { WorkspaceRepository, WorkspaceRow } from '../../storage/repositories/workspaces.js';
+
+/**
+ * The caller's effective role in a workspace: organisation owners and admins act as workspace
+ * admins everywhere; everyone else has the role of their membership, if any.
+ */
+export function effectiveWorkspaceRole(principal: Principal, workspaceId: string): WorkspaceRole | null {
+  if (isOrgAdmin(principal)) return 'admin';
+  return principal.workspaceId === workspaceId ? principal.workspaceRole : null;
+}
+
+/**
+ * Resolves the workspace a request acts on. Workspace keys are pinned to their own workspace;
+ * admin keys name one (by id or slug), and must when `required`.
+ */
+export async function resolveWorkspace(
+  repo: WorkspaceRepository,
+  principal: Principal,
+  requested: string | undefined,
+  options: { required: boolean; param?: string },
+): Promise<WorkspaceRow | null> {
+  const param = options.param ?? 'workspace_id';
+  if (requested === undefined) {
+    if (principal.workspaceId !== null) return (await repo.findByIdOrSlug(principal.organisationId, principal.workspaceId)) ?? null;
+    if (options.required) throw invalid(param, `${param} is required when calling with an admin key.`);
+    return null;
+  }
+  const workspace = await repo.findByIdOrSlug(principal.organisationId, requested);
+  if (!workspace) throw new AppError('NOT_FOUND', `Workspace ${requested} not found.`, { param });
+  assertWorkspaceReachable(principal, workspace.id);
+  return workspace;
+}
+
+/** Workspace keys reach only their own workspace; admin keys reach every workspace of the organisation. */
+export function assertWorkspaceReachable(principal: Principal, workspaceId: string): void {
+  if (principal.workspaceId !== null && principal.workspaceId !== workspaceId) {
+    throw new AppError('WORKSPACE_FORBIDDEN', 'This workspace key cannot reach another workspace.');
+  }
+}

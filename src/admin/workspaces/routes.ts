@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { ADMIN_ONLY, BOTH_KEY_TYPES } from '../../server/route-config.js';
+import type { ZodApp } from '../../server/zod-app.js';
+import { listBody } from '../shared/pagination.js';
+import { createWorkspaceBody, listWorkspacesQuery, workspaceObject, workspaceParams } from './schemas.js';
+import type { WorkspaceService } from './service.js';
+
+const TAG = ['Workspaces'];
+
+export function registerWorkspaceRoutes(app: ZodApp, service: WorkspaceService): void {
+  app.post('/v1/workspaces', {
+    schema: { tags: TAG, summary: 'Create a workspace', body: createWorkspaceBody, response: { 200: workspaceObject } },
+    config: { auth: { scope: 'workspaces.create', keyTypes: ADMIN_ONLY }, audit: { resourceType: 'workspace', action: 'create' } },
+  }, async (request) => {
+    const row = await service.create(request.principal!, request.body);
+    request.auditResourceId = row.id;
+    request.auditWorkspaceId = row.id;
+    return service.get(request.principal!, row.id);
+  });
+
+  app.get('/v1/workspaces', {
+    schema: { tags: TAG, summary: 'List workspaces', description: '`status` is a comma-separated list of active, archived (default active).', querystring: listWorkspacesQuery, response: { 200: z.object({ object: z.literal('list'), total: z.number(), data: z.array(workspaceObject) }) } },
+    config: { auth: { scope: 'workspaces.list', keyTypes: ADMIN_ONLY } },
+  }, async (request) => {
+    const { total, data } = await service.list(request.principal!, request.query);
+    return listBody(data, total);
+  });
+
+  app.get('/v1/workspaces/:workspaceId', {
+    schema: { tags: TAG, summary: 'Get a workspace by id or slug', params: workspaceParams, response: { 200: workspaceObject } },
+    config: { auth: { scope: 'workspaces.read', keyTypes: BOTH_KEY_TYPES } },
+  }, async (request) => service.get(request.principal!, request.params.workspaceId));
+}

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { idOrSlug, paginationQuery } from '../shared/pagination.js';
+
+export const createWorkspaceBody = z
+  .object({
+    name: z.string().min(1).max(255),
+    slug: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,254}$/, 'slug takes lower-case letters, digits, - and _').optional(),
+    description: z.string().max(2048).nullable().optional(),
+  })
+  .strict();
+
+export const listWorkspacesQuery = z
+  .object({
+    status: z
+      .string()
+      .regex(/^(active|archived)(,(active|archived))*$/, 'status is a comma-separated list of active, archived')
+      .default('active'),
+    ...paginationQuery,
+  })
+  .strict();
+
+export const workspaceParams = z.object({ workspaceId: idOrSlug });
+
+export const workspaceObject = z.object({
+  id: z.uuid(),
+  slug: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  status: z.enum(['active', 'archived']),
+  is_default: z.boolean(),
+  organisation_id: z.uuid(),
+  last_reset_at: z.string().nullable(),
+  created_at: z.string(),
+  last_updated_at: z.string(),
+  object: z.literal('workspace'),
+});
+
+export type CreateWorkspaceBody = z.infer<typeof createWorkspaceBody>;
+export type WorkspaceObject = z.infer<typeof workspaceObject>;

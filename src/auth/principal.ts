@@ -1,0 +1,23 @@
+import type { ApiKeyType, OrgRole, WorkspaceRole } from '../storage/schema.js';
+
+/** Who is calling: an API key, with the roles of the user it belongs to. */
+export interface Principal {
+  keyId: string;
+  keyType: ApiKeyType;
+  organisationId: string;
+  /** Null for admin (organisation) keys. */
+  workspaceId: string | null;
+  userId: string | null;
+  orgRole: OrgRole | null;
+  /** The user's role in the key's workspace, when the key is a workspace key. */
+  workspaceRole: WorkspaceRole | null;
+  scopes: ReadonlySet<string>;
+}
+
+export type KeyKind = 'admin' | 'workspace';
+
+export const keyKind = (principal: Pick<Principal, 'keyType'>): KeyKind =>
+  principal.keyType === 'organisation-service' ? 'admin' : 'workspace';
+
+export const isOrgAdmin = (principal: Principal): boolean =>
+  principal.orgRole === 'owner' || principal.orgRole === 'admin';

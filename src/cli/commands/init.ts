@@ -1,0 +1,44 @@
+import { Command } from 'commander';
+import { bootstrap } from '../../bootstrap/bootstrap.js';
+import { systemClock } from '../../lib/clock.js';
+import { migrateToLatest, openSqlite } from '../../storage/database.js';
+import { addSettingsFlags, configFromFlags } from './settings-flags.js';
+
+/**
+ * Prints the bootstrap admin key once, straight to stdout and never through the logger, so
+ * that it appears in no log line.
+ */
+export function printBootstrapBanner(adminApiKey: string | null, fromSettings: boolean): void {
+  if (fromSettings || adminApiKey === null) {
+    process.stdout.write('\nsvcgw: first start. The owner admin API key is the value of SVCGW_BOOTSTRAP_ADMIN_KEY.\n\n');
+    return;
+  }
+  process.stdout.write(
+    `\nsvcgw: first start. Owner admin API key (shown once, store it now):\n\n    ${adminApiKey}\n\n` +
+      'Send it as the x-service-api-key header.\n\n',
+  );
+}
+
+export function initCommand(): Command {
+  return addSettingsFlags(new Command('init'))
+    .description('create the database, organisation, default workspace, owner user and owner admin key, without serving')
+    .option('--json', 'print {"admin_api_key": …} as JSON')
+    .addHelpText('after', '\nExamples:\n  svcgw init --data-dir ./data\n  KEY=$(svcgw init --json | jq -r .admin_api_key)')
+    .action(async (flags: Record<string, unknown>) => {
+      const config = configFromFlags(flags);
+      const db = openSqlite(config.data_dir);
+      try {
+        await migrateToLatest(db);
+        const result = await bootstrap(db, { clock: systemClock, ownerEmail: config.bootstrap_owner_email, adminKey: config.bootstrap_admin_key });
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify({ admin_api_key: result.adminApiKey, already_initialised: !result.created })}\n`);
+        } else if (result.created) {
+          printBootstrapBanner(result.adminApiKey, result.keyFromSettings);
+        } else {
+          process.stdout.write(`svcgw: ${config.data_dir} is already initialised; the admin key was shown on its first start.\n`);
+        }
+      } finally {
+        await db.destroy();
+      }
+    });
+}

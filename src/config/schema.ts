@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/**
+ * Every setting of `svcgw serve`, in one schema. Each key can come from a flag
+ * (`--kebab-case`), an environment variable (`SVCGW_UPPER_SNAKE`) or the JSON settings file
+ * (`snake_case`), in that order of precedence, over the defaults given here.
+ */
+export const settingsSchema = z
+  .object({
+    host: z.string().min(1).default('127.0.0.1').describe('Address to listen on.'),
+    port: z.coerce.number().int().min(0).max(65535).default(8787).describe('TCP port to listen on (0 picks a free one).'),
+    data_dir: z.string().min(1).default('./data').describe('Directory of the SQLite database and generated secrets.'),
+    log_level: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info')
+      .describe('Server log level (pino). Logs are JSON, pretty-printed only on a terminal.'),
+    max_body_bytes: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 * 1024 * 1024)
+      .default(25 * 1024 * 1024)
+      .describe('Largest request body accepted; larger bodies get 413.'),
+    shutdown_timeout_ms: z.coerce
+      .number()
+      .int()
+      .min(100)
+      .default(30_000)
+      .describe('How long SIGTERM waits for in-flight requests before closing their connections.'),
+    bootstrap_admin_key: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{32,256}$/, 'must be 32 to 256 characters of A-Z a-z 0-9 _ . -')
+      .optional()
+      .describe('On the first start only: use this value as the owner admin API key instead of a random one.'),
+    bootstrap_owner_email: z
+      .email()
+      .default('owner@localhost')
+      .describe('E-mail of the owner user created on the first start.'),
+    key_cache_ttl_ms: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(3_600_000)
+      .default(60_000)
+      .describe('How long a verified API key is trusted from memory before it is read again.'),
+  })
+  .strict();
+
+export type Settings = z.infer<typeof settingsSchema>;
+export type SettingName = keyof Settings;
+
+/** The resolved settings plus where the settings file came from; frozen once loaded. */
+export type Config = Readonly<Settings & { config_file: string | null }>;
+
+export const envName = (key: string) => `SVCGW_${key.toUpperCase()}`;
+export const flagName = (key: string) => `--${key.replaceAll('_', '-')}`;

@@ -1,0 +1,61 @@
+/**
+ * One error type for both planes. Every failure a client can see is an AppError with a
+ * stable `code`; the HTTP status and the OpenAI-style `type` are derived from the code in
+ * one place so that routes never pick statuses by hand.
+ */
+export const ERROR_CODES = {
+  INVALID_JSON: { status: 400, type: 'invalid_request_error', summary: 'The request body is not valid JSON.' },
+  INVALID_REQUEST: { status: 400, type: 'invalid_request_error', summary: 'A parameter is missing, of the wrong type or out of bounds; `param` names it.' },
+  UNKNOWN_SCOPE: { status: 400, type: 'invalid_request_error', summary: 'An API key scope that does not exist (see GET /v1/api-keys/scopes).' },
+  UNAUTHENTICATED: { status: 401, type: 'authentication_error', summary: 'The x-service-api-key header is missing.' },
+  INVALID_API_KEY: { status: 401, type: 'authentication_error', summary: 'The API key is unknown, malformed, expired or revoked.' },
+  MISSING_SCOPE: { status: 403, type: 'permission_error', summary: 'The API key lacks the scope the route needs.' },
+  KEY_TYPE_NOT_ALLOWED: { status: 403, type: 'permission_error', summary: 'The route is not open to this type of key (admin or workspace).' },
+  ROLE_NOT_ALLOWED: { status: 403, type: 'permission_error', summary: "The key's user does not have the role the operation needs." },
+  WORKSPACE_FORBIDDEN: { status: 403, type: 'permission_error', summary: 'The resource belongs to a workspace this key cannot reach.' },
+  NOT_FOUND: { status: 404, type: 'not_found_error', summary: 'The resource does not exist (or belongs to another organisation).' },
+  ROUTE_NOT_FOUND: { status: 404, type: 'not_found_error', summary: 'No route matches the method and path.' },
+  CONFLICT: { status: 409, type: 'invalid_request_error', summary: 'A resource with the same unique field (such as a slug) already exists.' },
+  PAYLOAD_TOO_LARGE: { status: 413, type: 'invalid_request_error', summary: 'The request body is larger than the max_body_bytes setting.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, type: 'invalid_request_error', summary: 'The content type is not accepted by this route (admin routes take application/json).' },
+  SERVICE_UNAVAILABLE: { status: 503, type: 'api_error', summary: 'The server is shutting down or a dependency is unavailable.' },
+  INTERNAL_ERROR: { status: 500, type: 'api_error', summary: 'An unexpected failure; details are in the server log under the request id.' },
+} as const satisfies Record<string, { status: number; type: string; summary: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function codeToStatus(code: ErrorCode): number {
+  return ERROR_CODES[code].status;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly param: string | null;
+  override readonly cause?: unknown;
+
+  constructor(code: ErrorCode, message: string, options: { param?: string | null; cause?: unknown } = {}) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.param = options.param ?? null;
+    this.cause = options.cause;
+  }
+
+  get status(): number {
+    return codeToStatus(this.code);
+  }
+}
+
+/** The body every error response carries, on both planes (OpenAI clients surface `message`). */
+export interface ErrorBody {
+  error: { message: string; type: string; param: string | null; code: string };
+}
+
+export function errorBody(code: ErrorCode, message: string, param: string | null = null): ErrorBody {
+  return { error: { message, type: ERROR_CODES[code].type, param, code } };
+}
+
+export const notFound = (what: string, param: string | null = null) =>
+  new AppError('NOT_FOUND', `${what} not found`, { param });
+
+export const invalid = (param: string, message: string) => new AppError('INVALID_REQUEST', message, { param });

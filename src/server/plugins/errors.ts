@@ -1,0 +1,66 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError, errorBody, type ErrorCode } from '../../lib/errors.js';
+
+/**
+ * One error handler for both planes: every failure becomes the OpenAI-shaped error body with
+ * a stable code; unexpected failures are logged in full and answered with a generic message.
+ */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | AppError | Error, request, reply) => {
+    if (error instanceof AppError) return send(reply, error.code, error.message, error.param);
+
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const context = (error as FastifyError).validationContext ?? 'body';
+      const [first] = error.validation;
+      const param = first ? paramName(context, first.instancePath) : context;
+      const details = error.validation.map((issue) => `${paramName(context, issue.instancePath)}: ${issue.message}`).join('; ');
+      return send(reply, 'INVALID_REQUEST', `Invalid ${context}: ${details}`, param);
+    }
+
+    const fastifyError = error as FastifyError;
+    const mapped = mapFastifyError(fastifyError);
+    if (mapped) return send(reply, mapped.code, mapped.message);
+
+    request.log.error({ err: error }, 'unhandled error');
+    return send(reply, 'INTERNAL_ERROR', `Internal server error (request id ${request.id}).`);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    send(reply, 'ROUTE_NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}.`),
+  );
+}
+
+export function send(reply: FastifyReply, code: ErrorCode, message: string, param: string | null = null) {
+  const body = errorBody(code, message, param);
+  return reply.code(new AppError(code, message).status).type('application/json; charset=utf-8').send(body);
+}
+
+function mapFastifyError(error: FastifyError): { code: ErrorCode; message: string } | null {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported content type; send application/json.' };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { code: 'PAYLOAD_TOO_LARGE', message: 'Request body is larger than the server accepts.' };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { code: 'INVALID_JSON', message: 'Body is empty but content-type is application/json.' };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { code: 'INVALID_JSON', message: 'Request body is not valid JSON.' };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { code: 'INVALID_REQUEST', message: 'Content-Length does not match the body.' };
+  }
+  if (error instanceof SyntaxError && error.statusCode === 400) {
+    return { code: 'INVALID_JSON', message: `Request body is not valid JSON: ${error.message}` };
+  }
+  if (error.statusCode === 415) return { code: 'UNSUPPORTED_MEDIA_TYPE', message: error.message };
+  if (error.statusCode === 413) return { code: 'PAYLOAD_TOO_LARGE', message: error.message };
+  if (error.statusCode === 400) return { code: 'INVALID_REQUEST', message: error.message };
+  return null;
+}
+
+/** `/conditions/0/key` in the body → `conditions[0].key`, the way clients name fields. */
+function paramName(context: string, instancePath: string): string {
+  const parts = instancePath.split('/').filter(Boolean);
+  if (parts.length === 0) return context;
+  return parts.map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`)).join('');
+}

@@ -1,0 +1,11 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import * as foundation from './0001-foundation.js';
+
+/** Migrations in order; names sort, and a name never changes once released. */
+const migrations: Record<string, Migration> = {
+  '0001-foundation': foundation,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};

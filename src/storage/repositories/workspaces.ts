@@ -1,0 +1,38 @@
+import type { Db } from '../database.js';
+import type { WorkspaceRole, WorkspacesTable, WorkspaceStatus } from '../schema.js';
+import { isUuid } from '../../lib/ids.js';
+
+export type WorkspaceRow = WorkspacesTable;
+
+export function createWorkspaceRepository(db: Db) {
+  return {
+    insert: (row: WorkspaceRow) => db.insertInto('workspaces').values(row).execute(),
+
+    /** Finds a workspace of the organisation by id or by slug, as the spec's "id or slug". */
+    findByIdOrSlug: (organisationId: string, idOrSlug: string) =>
+      db
+        .selectFrom('workspaces')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where(isUuid(idOrSlug) ? 'id' : 'slug', '=', idOrSlug)
+        .executeTakeFirst(),
+
+    slugTaken: async (organisationId: string, slug: string) =>
+      (await db.selectFrom('workspaces').select('id').where('organisation_id', '=', organisationId).where('slug', '=', slug).executeTakeFirst()) !== undefined,
+
+    list: async (filter: { organisationId: string; statuses: WorkspaceStatus[]; limit: number; offset: number }) => {
+      const query = db.selectFrom('workspaces').where('organisation_id', '=', filter.organisationId).where('status', 'in', filter.statuses);
+      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('created_at', 'asc').orderBy('id').limit(filter.limit).offset(filter.offset).execute();
+      return { total: Number(total), rows };
+    },
+
+    addMember: (workspaceId: string, userId: string, role: WorkspaceRole, createdAt: string) =>
+      db.insertInto('workspace_members').values({ workspace_id: workspaceId, user_id: userId, role, created_at: createdAt }).execute(),
+
+    findMember: (workspaceId: string, userId: string) =>
+      db.selectFrom('workspace_members').selectAll().where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst(),
+  };
+}
+
+export type WorkspaceRepository = ReturnType<typeof createWorkspaceRepository>;

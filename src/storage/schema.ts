@@ -1,0 +1,113 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Table types. Timestamps are ISO-8601 UTC strings and structured fields are JSON text, so
+ * that the same migrations and queries run on SQLite and PostgreSQL.
+ */
+export interface OrganisationsTable {
+  id: string;
+  name: string;
+  created_at: string;
+  last_updated_at: string;
+}
+
+export type WorkspaceStatus = 'active' | 'archived';
+export interface WorkspacesTable {
+  id: string;
+  organisation_id: string;
+  slug: string;
+  name: string;
+  description: string | null;
+  status: WorkspaceStatus;
+  is_default: number;
+  created_at: string;
+  last_updated_at: string;
+}
+
+export type OrgRole = 'owner' | 'admin' | 'member';
+export interface UsersTable {
+  id: string;
+  organisation_id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  role: OrgRole;
+  created_at: string;
+  last_updated_at: string;
+}
+
+export type WorkspaceRole = 'admin' | 'manager' | 'member';
+export interface WorkspaceMembersTable {
+  workspace_id: string;
+  user_id: string;
+  role: WorkspaceRole;
+  created_at: string;
+}
+
+export type ApiKeyType = 'organisation-service' | 'workspace-service' | 'workspace-user';
+export type ApiKeyStatus = 'active' | 'revoked' | 'expired';
+export interface ApiKeysTable {
+  id: string;
+  organisation_id: string;
+  workspace_id: string | null;
+  user_id: string | null;
+  type: ApiKeyType;
+  name: string;
+  description: string | null;
+  key_hash: string;
+  /** First and last characters of the raw key, for people to recognise it by. */
+  key_hint: string;
+  scopes: string;
+  status: ApiKeyStatus;
+  expires_at: string | null;
+  creation_mode: string;
+  created_by_key_id: string | null;
+  created_at: string;
+  last_updated_at: string;
+}
+
+export interface RateLimitPoliciesTable {
+  id: string;
+  organisation_id: string;
+  workspace_id: string;
+  name: string | null;
+  conditions: string;
+  group_by: string;
+  type: 'requests' | 'tokens';
+  unit: 'rpm' | 'rph' | 'rpd' | 'rpw';
+  value: number;
+  status: 'active' | 'archived';
+  created_at: string;
+  last_updated_at: string;
+}
+
+export interface AuditLogsTable {
+  seq: Generated<number>;
+  id: string;
+  organisation_id: string;
+  workspace_id: string | null;
+  timestamp: string;
+  actor_type: 'api_key' | 'system';
+  actor_key_id: string | null;
+  actor_user_id: string | null;
+  action: string;
+  resource_type: string;
+  resource_id: string | null;
+  method: string;
+  path: string;
+  query: string | null;
+  request_body: string | null;
+  response_status_code: number;
+  client_ip: string | null;
+  request_id: string;
+}
+
+export interface Database {
+  organisations: OrganisationsTable;
+  workspaces: WorkspacesTable;
+  users: UsersTable;
+  workspace_members: WorkspaceMembersTable;
+  api_keys: ApiKeysTable;
+  rate_limit_policies: RateLimitPoliciesTable;
+  audit_logs: AuditLogsTable;
+}

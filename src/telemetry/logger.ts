@@ -1,0 +1,24 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/** Header and field paths that may carry secrets; pino replaces them before a line is written. */
+export const REDACT_PATHS = [
+  'req.headers["x-service-api-key"]',
+  'req.headers.authorization',
+  'req.headers["x-service-virtual-key"]',
+  'headers["x-service-api-key"]',
+  'headers.authorization',
+  '*.api_key',
+  '*.key',
+  '*.secret',
+  '*.password',
+];
+
+/** JSON lines on stdout; pretty-printed only when a person is watching a terminal. */
+export function createLogger(options: { level: string; pretty?: boolean; destination?: NodeJS.WritableStream }): Logger {
+  const pretty = options.pretty ?? (process.stdout.isTTY === true && options.destination === undefined);
+  const base = { level: options.level, redact: { paths: REDACT_PATHS, censor: '[REDACTED]' }, base: { service: 'svcgw' } };
+  if (pretty) return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } });
+  return options.destination ? pino(base, options.destination as pino.DestinationStream) : pino(base);
+}
