@@ -34,8 +34,13 @@ export const settingsSchema = z
       .describe('On the first start only: use this value as the owner admin API key instead of a random one.'),
     bootstrap_owner_email: z
       .email()
-      .default('owner@localhost')
+      .default('owner@svcgw.local')
       .describe('E-mail of the owner user created on the first start.'),
+    master_key: z
+      .string()
+      .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'must be 32 bytes as 64 hex characters or base64')
+      .optional()
+      .describe('Key that encrypts provider credentials at rest (AES-256-GCM). Without it, one is generated once into <data_dir>/master.key (mode 0600).'),
     key_cache_ttl_ms: z.coerce
       .number()
       .int()

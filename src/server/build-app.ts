@@ -36,6 +36,22 @@ export interface App {
   routes: RouteAccess[];
 }
 
+/**
+ * Node's server.close() closes only the connections idle at that moment; a keep-alive
+ * connection whose request was still in flight would hold shutdown open until it timed out.
+ * Once closing starts, every response asks the client to close its connection.
+ */
+function registerGracefulClose(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
+}
+
 const REQUEST_ID_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 /** Assembles the server from its parts; nothing here listens or reads settings itself. */
@@ -63,6 +79,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const routes: RouteAccess[] = [];
 
   registerErrorHandling(app);
+  registerGracefulClose(app);
   await registerOpenApi(app, VERSION);
   registerAuth(app, { keys, routes });
   registerAudit(app, { repo: repos.auditLogs, clock: deps.clock });

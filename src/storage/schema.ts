@@ -110,4 +110,64 @@ export interface Database {
   api_keys: ApiKeysTable;
   rate_limit_policies: RateLimitPoliciesTable;
   audit_logs: AuditLogsTable;
+  integrations: IntegrationsTable;
+  providers: ProvidersTable;
+  virtual_keys: VirtualKeysTable;
+}
+
+export type CredentialStatus = 'active' | 'archived';
+
+/**
+ * An organisation's credential for one provider type. `encrypted_key` is a secret-box value
+ * (never the raw key); `configurations` is JSON whose secret fields are sealed the same way.
+ */
+export interface IntegrationsTable {
+  id: string;
+  organisation_id: string;
+  slug: string;
+  name: string;
+  ai_provider_id: string;
+  description: string | null;
+  encrypted_key: string | null;
+  key_hint: string | null;
+  configurations: string;
+  tags: string;
+  status: CredentialStatus;
+  created_at: string;
+  last_updated_at: string;
+  last_reset_at: string | null;
+}
+
+/** A workspace's handle on an integration: what `x-service-provider: @slug` names. */
+export interface ProvidersTable {
+  id: string;
+  organisation_id: string;
+  workspace_id: string;
+  integration_id: string;
+  slug: string;
+  name: string;
+  note: string | null;
+  tags: string;
+  status: CredentialStatus;
+  created_at: string;
+  last_updated_at: string;
+  last_reset_at: string | null;
+}
+
+/** The legacy workspace credential (`x-service-virtual-key`): provider type and key in one. */
+export interface VirtualKeysTable {
+  id: string;
+  organisation_id: string;
+  workspace_id: string;
+  slug: string;
+  name: string;
+  provider: string;
+  encrypted_key: string | null;
+  key_hint: string | null;
+  note: string | null;
+  configurations: string;
+  status: CredentialStatus;
+  created_at: string;
+  last_updated_at: string;
+  last_reset_at: string | null;
 }

@@ -1,9 +1,11 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as foundation from './0001-foundation.js';
+import * as credentials from './0002-credentials.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
+  '0002-credentials': credentials,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,14 +1,20 @@
 import type { Db } from '../database.js';
 import { createApiKeyRepository } from './api-keys.js';
 import { createAuditLogRepository } from './audit-logs.js';
+import { createIntegrationRepository } from './integrations.js';
+import { createProviderRepository } from './providers.js';
 import { createRateLimitPolicyRepository } from './rate-limit-policies.js';
+import { createVirtualKeyRepository } from './virtual-keys.js';
 import { createWorkspaceRepository } from './workspaces.js';
 
 export function createRepositories(db: Db) {
   return {
     apiKeys: createApiKeyRepository(db),
     auditLogs: createAuditLogRepository(db),
+    integrations: createIntegrationRepository(db),
+    providers: createProviderRepository(db),
     rateLimitPolicies: createRateLimitPolicyRepository(db),
+    virtualKeys: createVirtualKeyRepository(db),
     workspaces: createWorkspaceRepository(db),
   };
 }

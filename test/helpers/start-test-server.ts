@@ -1,0 +1,52 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { onTestFinished } from 'vitest';
+import { loadConfig } from '../../src/config/load-config.js';
+import type { Clock } from '../../src/lib/clock.js';
+import { startServer, type RunningServer } from '../../src/server/start-server.js';
+import { createLogger } from '../../src/telemetry/logger.js';
+
+export interface TestServer {
+  baseUrl: string;
+  adminKey: string;
+  server: RunningServer;
+  dataDir: string;
+  /** Every line the server logged, for checks that no secret is ever written. */
+  logLines: string[];
+  close(): Promise<void>;
+}
+
+export function makeTempDir(prefix = 'svcgw-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/**
+ * Starts the real server in-process on an ephemeral 127.0.0.1 port over a fresh SQLite file,
+ * and stops it when the test ends.
+ */
+export async function startTestServer(options: { clock?: Clock; env?: Record<string, string>; dataDir?: string; autoClose?: boolean } = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? makeTempDir();
+  const config = loadConfig({ flags: { port: 0, host: '127.0.0.1', data_dir: dataDir }, env: { SVCGW_LOG_LEVEL: 'info', ...options.env } });
+  const logLines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      callback();
+    },
+  });
+  const logger = createLogger({ level: config.log_level, pretty: false, destination });
+  const server = await startServer({ config, logger, ...(options.clock ? { clock: options.clock } : {}) });
+  const adminKey = server.bootstrap.adminApiKey ?? options.env?.SVCGW_BOOTSTRAP_ADMIN_KEY ?? '';
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await server.close();
+  };
+  if (options.autoClose !== false) onTestFinished(close);
+  return { baseUrl: server.url, adminKey, server, dataDir, logLines, close };
+}
