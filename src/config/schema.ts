@@ -48,6 +48,27 @@ export const settingsSchema = z
       .max(3_600_000)
       .default(60_000)
       .describe('How long a verified API key is trusted from memory before it is read again.'),
+    upstream_connect_timeout_ms: z.coerce.number().int().min(1).default(10_000).describe('Time-out to connect to a provider; past it the client gets 504.'),
+    upstream_headers_timeout_ms: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(300_000)
+      .describe('Time-out for a provider to start answering (response headers); past it the client gets 504.'),
+    upstream_body_timeout_ms: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(300_000)
+      .describe('Longest silence allowed between two chunks of a provider response.'),
+    log_bodies: z
+      .union([z.boolean(), z.enum(['true', 'false', 'ON', 'OFF'])])
+      .transform((v) => v === true || v === 'true' || v === 'ON')
+      .default(false)
+      .describe('Store request and response bodies in request logs (up to log_body_max_bytes each).'),
+    log_body_max_bytes: z.coerce.number().int().min(0).max(10 * 1024 * 1024).default(64 * 1024).describe('Cap on each stored body when log_bodies is on.'),
+    log_flush_interval_ms: z.coerce.number().int().min(1).max(60_000).default(200).describe('How often batched request logs are written.'),
+    pricing_dir: z.string().min(1).optional().describe('Directory of model pricing files (<provider>.json); default: the shipped config/pricing.'),
   })
   .strict();
 

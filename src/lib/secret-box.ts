@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -92,7 +92,7 @@ export function parseMasterKey(text: string, source = 'master key'): Buffer {
  * `<data_dir>/master.key`, generated on the first start. The file is created with `wx` (so of
  * two processes starting at once exactly one writes it; the other reads it) and mode 0600.
  */
-export function loadMasterKey(config: { master_key?: string | undefined; data_dir: string }): Buffer {
+export function loadMasterKey(config: { master_key?: string | undefined; data_dir: string }, options: { onGenerated?: (path: string) => void } = {}): Buffer {
   if (config.master_key !== undefined) return parseMasterKey(config.master_key, 'master_key setting (SVCGW_MASTER_KEY)');
   const path = join(config.data_dir, MASTER_KEY_FILE);
   const existing = readKeyFile(path);
@@ -111,9 +111,14 @@ export function loadMasterKey(config: { master_key?: string | undefined; data_di
   try {
     writeSync(fd, `${key.toString('hex')}\n`);
     fsyncSync(fd);
-  } finally {
+  } catch (error) {
+    // Leave no empty key file behind (disk full, …): the next start would refuse it.
     closeSync(fd);
+    rmSync(path, { force: true });
+    throw error;
   }
+  closeSync(fd);
+  options.onGenerated?.(path);
   return key;
 }
 
@@ -128,7 +133,7 @@ function readKeyFile(path: string): Buffer | null {
       throw new SecretBoxError(`Cannot read the master key file ${path}: ${(error as Error).message}`);
     }
     if (text.trim().length > 0) return parseMasterKey(text, `master key file ${path}`);
-    if (attempt >= 40) return failEmpty(path);
+    if (attempt >= 20) return failEmpty(path);
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
   }
 }

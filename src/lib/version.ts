@@ -1,14 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from './package-root.js';
 
-/** The package version, read once from package.json (two levels above src/lib and dist/src/lib). */
-export const VERSION: string = (() => {
-  for (const candidate of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(candidate, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'svcgw' && pkg.version) return pkg.version;
-    } catch {
-      // try the next candidate
-    }
-  }
-  return '0.0.0';
-})();
+export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;

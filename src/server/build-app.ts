@@ -1,10 +1,12 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { randomUUID } from 'node:crypto';
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { registerApiKeyRoutes } from '../admin/api-keys/routes.js';
 import { createApiKeyAdminService } from '../admin/api-keys/service.js';
 import { registerAuditLogRoutes } from '../admin/audit-logs/routes.js';
+import { createCredentials, registerCredentialRoutes, type CredentialResolver } from '../admin/credentials/index.js';
 import { registerRateLimitPolicyRoutes } from '../admin/rate-limits-policies/routes.js';
 import { createRateLimitPolicyService } from '../admin/rate-limits-policies/service.js';
 import { registerWorkspaceRoutes } from '../admin/workspaces/routes.js';
@@ -14,19 +16,27 @@ import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { VERSION } from '../lib/version.js';
 import type { Db } from '../storage/database.js';
-import { createRepositories } from '../storage/repositories/index.js';
+import { createRepositories, type Repositories } from '../storage/repositories/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import type { RouteAccess } from './route-config.js';
+import { registerLogRoutes } from '../admin/logs/routes.js';
+import { registerProviderCatalogRoute } from '../admin/provider-catalog/routes.js';
+import { registerGatewayRoutes } from '../gateway/routes.js';
+import { createUpstreamClient } from '../gateway/upstream-client.js';
+import { loadLocalPricing, SHIPPED_PRICING_DIR } from '../pricing/local-pricing.js';
+import { createRequestLogWriter, type RequestLogWriter } from '../telemetry/request-log-writer.js';
 
 export interface AppDeps {
   config: Config;
   db: Db;
   logger: Logger;
   clock: Clock;
+  /** Replaces the pooled upstream HTTP client's dispatcher (tests route provider hosts to mocks). */
+  upstreamDispatcher?: Dispatcher;
 }
 
 export interface App {
@@ -34,6 +44,10 @@ export interface App {
   keys: ApiKeyVerifier;
   /** Every route with its declared access, in registration order. */
   routes: RouteAccess[];
+  /** Resolves stored provider credentials (`@provider`, virtual keys) for the gateway. */
+  credentials: CredentialResolver;
+  /** Batched request-log writer; flushed when the app closes. */
+  requestLogs: RequestLogWriter;
 }
 
 /**
@@ -50,6 +64,19 @@ function registerGracefulClose(app: FastifyInstance): void {
     if (closing) reply.header('connection', 'close');
     return payload;
   });
+}
+
+/** Admin keys belong to no workspace; their gateway traffic is counted in the default one. */
+function defaultWorkspaceLookup(workspaces: Repositories['workspaces']) {
+  const cache = new Map<string, string>();
+  return async (organisationId: string): Promise<string> => {
+    const hit = cache.get(organisationId);
+    if (hit) return hit;
+    const row = await workspaces.findDefault(organisationId);
+    if (!row) throw new Error(`organisation ${organisationId} has no default workspace`);
+    cache.set(organisationId, row.id);
+    return row.id;
+  };
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -76,6 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   const repos = createRepositories(deps.db);
   const keys = createApiKeyVerifier({ repo: repos.apiKeys, clock: deps.clock, ttlMs: deps.config.key_cache_ttl_ms });
+  const { secretBox, resolver: credentials } = createCredentials({ config: deps.config, db: deps.db, clock: deps.clock, logger: deps.logger });
   const routes: RouteAccess[] = [];
 
   registerErrorHandling(app);
@@ -103,7 +131,32 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerWorkspaceRoutes(zapp, services.workspaces);
   registerRateLimitPolicyRoutes(zapp, services.rateLimitPolicies);
   registerAuditLogRoutes(zapp, repos.auditLogs);
+  registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
+  const requestLogs = createRequestLogWriter({ repo: repos.requestLogs, logger: deps.logger, flushIntervalMs: deps.config.log_flush_interval_ms });
+  registerLogRoutes(zapp, { repo: repos.requestLogs, workspaces: repos.workspaces, writer: requestLogs });
+  registerProviderCatalogRoute(zapp);
+
+  const upstream = createUpstreamClient({
+    connectTimeoutMs: deps.config.upstream_connect_timeout_ms,
+    headersTimeoutMs: deps.config.upstream_headers_timeout_ms,
+    bodyTimeoutMs: deps.config.upstream_body_timeout_ms,
+  }, deps.upstreamDispatcher);
+  // Runs once the server has stopped accepting and in-flight requests are done: nothing is lost.
+  app.addHook('onClose', async () => {
+    await requestLogs.flush();
+    await upstream.close();
+  });
+  await registerGatewayRoutes(app, {
+    config: deps.config,
+    clock: deps.clock,
+    upstream,
+    credentials,
+    logs: requestLogs,
+    pricing: loadLocalPricing(deps.config.pricing_dir ?? SHIPPED_PRICING_DIR),
+    defaultWorkspaceId: defaultWorkspaceLookup(repos.workspaces),
+    controlPlane: [...routes],
+  });
 
   await app.ready();
-  return { app, keys, routes };
+  return { app, keys, routes, credentials, requestLogs };
 }

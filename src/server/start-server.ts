@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Dispatcher } from 'undici';
 import { bootstrap, type BootstrapResult } from '../bootstrap/bootstrap.js';
 import type { Config } from '../config/schema.js';
 import { systemClock, type Clock } from '../lib/clock.js';
@@ -16,7 +17,7 @@ export interface RunningServer extends App {
 }
 
 /** Opens storage, migrates, bootstraps on the first start, and listens. */
-export async function startServer(options: { config: Config; clock?: Clock; logger?: Logger }): Promise<RunningServer> {
+export async function startServer(options: { config: Config; clock?: Clock; logger?: Logger; upstreamDispatcher?: Dispatcher }): Promise<RunningServer> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger({ level: config.log_level });
@@ -26,7 +27,7 @@ export async function startServer(options: { config: Config; clock?: Clock; logg
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
   const boot = await bootstrap(db, { clock, ownerEmail: config.bootstrap_owner_email, adminKey: config.bootstrap_admin_key });
 
-  const built = await buildApp({ config, db, logger, clock });
+  const built = await buildApp({ config, db, logger, clock, ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}) });
   const address = await built.app.listen({ host: config.host, port: config.port });
   logger.info({ url: address, data_dir: config.data_dir }, 'svcgw listening');
 

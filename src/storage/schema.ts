@@ -113,6 +113,7 @@ export interface Database {
   integrations: IntegrationsTable;
   providers: ProvidersTable;
   virtual_keys: VirtualKeysTable;
+  request_logs: RequestLogsTable;
 }
 
 export type CredentialStatus = 'active' | 'archived';
@@ -170,4 +171,39 @@ export interface VirtualKeysTable {
   created_at: string;
   last_updated_at: string;
   last_reset_at: string | null;
+}
+
+/** One gateway request, written in batches off the hot path. `cost` is null when unknown, never 0 for "unknown". */
+export interface RequestLogsTable {
+  seq: Generated<number>;
+  id: string;
+  trace_id: string;
+  request_id: string;
+  organisation_id: string;
+  workspace_id: string;
+  api_key_id: string;
+  provider: string | null;
+  credential_source: string | null;
+  model: string | null;
+  endpoint_type: string;
+  method: string;
+  path: string;
+  status_code: number;
+  is_success: number;
+  is_stream: number;
+  error_code: string | null;
+  error_message: string | null;
+  latency_ms: number;
+  ttfb_ms: number | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  cached_tokens: number | null;
+  total_tokens: number | null;
+  cost: number | null;
+  cost_currency: string;
+  cache_status: string;
+  metadata: string | null;
+  request_body: string | null;
+  response_body: string | null;
+  created_at: string;
 }

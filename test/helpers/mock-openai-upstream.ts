@@ -168,7 +168,7 @@ export async function startMockOpenAI(options: MockOpenAIOptions = {}): Promise<
       res.end(reply.chunked && reply.body.length > 1 ? reply.body.subarray(reply.body.length >> 1) : reply.body);
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': requestId() });
+    writeSseHead(res);
     for (let i = 0; i < reply.frames.length; i++) {
       if (i === 1 && holding) await new Promise<void>((resolve) => heldStreams.push(resolve));
       else if (i > 0 && chunkDelayMs > 0) await sleep(chunkDelayMs);
@@ -208,9 +208,8 @@ export async function startMockOpenAI(options: MockOpenAIOptions = {}): Promise<
     }
     if (now?.kind === 'raw') return send(res, { type: 'bytes', status: now.status, headers: now.headers, body: now.body });
     if (now?.kind === 'stream-then-hang') {
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': requestId() });
-      const model = typeof (json as Json | undefined)?.model === 'string' ? String((json as Json).model) : 'gpt-4o-mini';
-      const chunk = chatChunker(model, false);
+      writeSseHead(res);
+      const chunk = chatChunker(isObject(json) && typeof json.model === 'string' ? json.model : 'gpt-4o-mini', false);
       for (let i = 0; i < now.chunks; i++) res.write(chunk(i === 0 ? { role: 'assistant', content: 'tok' } : { content: ' tok' }, null));
       return;
     }
@@ -671,6 +670,7 @@ function defaultErrorBody(status: number): unknown {
   return { error: { message, type, param: null, code } };
 }
 
+const writeSseHead = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': requestId() });
 const ok = (body: unknown): Reply => ({ type: 'json', status: 200, body });
 const sse = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
 const modelObject = (id: string) => ({ id, object: 'model', created: 1_700_000_000, owned_by: id.startsWith('gpt') || id.startsWith('text-') ? 'system' : 'openai' });

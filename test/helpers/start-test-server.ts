@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import type { Dispatcher } from 'undici';
 import { onTestFinished } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Clock } from '../../src/lib/clock.js';
@@ -28,7 +29,7 @@ export function makeTempDir(prefix = 'svcgw-test-'): string {
  * Starts the real server in-process on an ephemeral 127.0.0.1 port over a fresh SQLite file,
  * and stops it when the test ends.
  */
-export async function startTestServer(options: { clock?: Clock; env?: Record<string, string>; dataDir?: string; autoClose?: boolean } = {}): Promise<TestServer> {
+export async function startTestServer(options: { clock?: Clock; env?: Record<string, string>; dataDir?: string; autoClose?: boolean; upstreamDispatcher?: Dispatcher } = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? makeTempDir();
   const config = loadConfig({ flags: { port: 0, host: '127.0.0.1', data_dir: dataDir }, env: { SVCGW_LOG_LEVEL: 'info', ...options.env } });
   const logLines: string[] = [];
@@ -39,7 +40,7 @@ export async function startTestServer(options: { clock?: Clock; env?: Record<str
     },
   });
   const logger = createLogger({ level: config.log_level, pretty: false, destination });
-  const server = await startServer({ config, logger, ...(options.clock ? { clock: options.clock } : {}) });
+  const server = await startServer({ config, logger, ...(options.clock ? { clock: options.clock } : {}), ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}) });
   const adminKey = server.bootstrap.adminApiKey ?? options.env?.SVCGW_BOOTSTRAP_ADMIN_KEY ?? '';
   let closed = false;
   const close = async () => {

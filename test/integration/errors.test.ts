@@ -27,7 +27,7 @@ describe('one error model', () => {
     const text = await admin.post('/v1/policies/rate-limits', JSON.stringify(validPolicy()), { 'content-type': 'text/plain' });
     expect(text.status).toBe(415);
 
-    const unknown = await admin.get('/v1/no-such-thing');
+    const unknown = await admin.get('/v1/workspaces/a/b/c');
     expect(unknown.status).toBe(404);
     expectErrorBody(unknown.body, 'ROUTE_NOT_FOUND');
     expect(unknown.headers.get('x-request-id')).toMatch(/.+/);

@@ -1,11 +1,13 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as foundation from './0001-foundation.js';
 import * as credentials from './0002-credentials.js';
+import * as requestLogs from './0003-request-logs.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
   '0002-credentials': credentials,
+  '0003-request-logs': requestLogs,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -4,6 +4,7 @@ import { createAuditLogRepository } from './audit-logs.js';
 import { createIntegrationRepository } from './integrations.js';
 import { createProviderRepository } from './providers.js';
 import { createRateLimitPolicyRepository } from './rate-limit-policies.js';
+import { createRequestLogRepository } from './request-logs.js';
 import { createVirtualKeyRepository } from './virtual-keys.js';
 import { createWorkspaceRepository } from './workspaces.js';
 
@@ -14,6 +15,7 @@ export function createRepositories(db: Db) {
     integrations: createIntegrationRepository(db),
     providers: createProviderRepository(db),
     rateLimitPolicies: createRateLimitPolicyRepository(db),
+    requestLogs: createRequestLogRepository(db),
     virtualKeys: createVirtualKeyRepository(db),
     workspaces: createWorkspaceRepository(db),
   };

@@ -11,7 +11,7 @@ export type TagFilter = Readonly<Record<string, string>>;
 export function matchesTags(storedTags: string, filter: TagFilter | undefined): boolean {
   if (!filter) return true;
   const tags = JSON.parse(storedTags) as Record<string, string>;
-  return Object.entries(filter).every(([key, value]) => tags[key] === value);
+  return Object.entries(filter).every(([key, value]) => Object.hasOwn(tags, key) && tags[key] === value);
 }
 
 /** A row that broke a unique index (two writers took the same slug at once): SQLite and PostgreSQL. */

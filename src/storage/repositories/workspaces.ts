@@ -17,6 +17,9 @@ export function createWorkspaceRepository(db: Db) {
         .where(isUuid(idOrSlug) ? 'id' : 'slug', '=', idOrSlug)
         .executeTakeFirst(),
 
+    findDefault: (organisationId: string) =>
+      db.selectFrom('workspaces').selectAll().where('organisation_id', '=', organisationId).where('is_default', '=', 1).executeTakeFirst(),
+
     slugTaken: async (organisationId: string, slug: string) =>
       (await db.selectFrom('workspaces').select('id').where('organisation_id', '=', organisationId).where('slug', '=', slug).executeTakeFirst()) !== undefined,
 

@@ -1,0 +1,225 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { request } from 'undici';
+import { PACKAGE_ROOT } from '../src/lib/package-root.js';
+import { quantile, runLoad, type LoadTarget } from './bench/load.js';
+import { cpuMs, machine, memory, selfCpuMs } from './bench/proc.js';
+import { startNode, type BenchChild } from './bench/processes.js';
+import { checkTargets, derive, derivedLines, failureReport, failures, machineLine, runsTable, targetsTable, type Kind, type RunFigures, type Via } from './bench/report.js';
+
+/**
+ * `npm run bench`: the same chat completion sent straight to a mock provider and through svcgw,
+ * figures side by side. Three processes (mock provider, gateway, this load generator) share the
+ * machine's cores; nothing is asserted, the targets are only printed next to the figures.
+ *
+ *   node dist/scripts/bench.js [--seconds 10] [--warmup 5] [--max-requests 1000000]
+ */
+const USAGE = 'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N]';
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '5' },
+    'max-requests': { type: 'string', default: '1000000' },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const measureSeconds = positive('seconds', false);
+const warmupSeconds = positive('warmup', true);
+const maxRequests = Math.floor(positive('max-requests', false));
+
+const SCENARIOS: Array<{ kind: Kind; connections: number }> = [
+  { kind: 'chat', connections: 1 },
+  { kind: 'chat', connections: 32 },
+  { kind: 'stream', connections: 1 },
+  { kind: 'stream', connections: 32 },
+];
+const MESSAGES = [{ role: 'user', content: 'hello' }];
+const BIN = join(PACKAGE_ROOT, 'bin', 'svcgw');
+const MOCK = fileURLToPath(new URL('./mock-provider.js', import.meta.url));
+
+const children: BenchChild[] = [];
+let dataDir: string | null = null;
+
+async function cleanUp(): Promise<void> {
+  await Promise.all(children.splice(0).map((child) => child.stop()));
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  dataDir = null;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`\nbench: ${signal}, stopping the mock provider and the gateway\n`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+// Last resort if something exits the process early: never leave the children running.
+process.once('exit', () => {
+  for (const child of children) child.killNow();
+});
+
+async function main(): Promise<void> {
+  const m = machine();
+  const adminKey = randomBytes(20).toString('hex');
+  const env = childEnv();
+  process.stdout.write(`svcgw benchmark, ${new Date().toISOString()}\n${machineLine(m)}\n`);
+  process.stdout.write(`each run: ${warmupSeconds} s warm-up (not counted) + ${measureSeconds} s measured (at most ${maxRequests} requests)\n`);
+  if (m.cpus <= 4) {
+    process.stdout.write(`note: only ${m.cpus} CPU(s) for three busy processes (load generator, gateway, mock provider); they contend, so absolute figures are pessimistic. See the "cores" column.\n`);
+  }
+
+  const mock = await startNode({ name: 'mock provider', args: [MOCK, '--port', '0'], cwd: PACKAGE_ROOT, env });
+  children.push(mock);
+  dataDir = mkdtempSync(join(tmpdir(), 'svcgw-bench-'));
+  const gateway = await startNode({
+    name: 'svcgw serve',
+    args: [BIN, 'serve', '--port', '0', '--data-dir', dataDir],
+    cwd: PACKAGE_ROOT,
+    env: { ...env, SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey, SVCGW_LOG_LEVEL: 'warn' },
+  });
+  children.push(gateway);
+  process.stdout.write(`mock provider pid ${mock.pid} at ${mock.url}; gateway pid ${gateway.pid} at ${gateway.url}\n\n`);
+
+  const targets = (kind: Kind): Record<Via, LoadTarget> => {
+    const stream = kind === 'stream';
+    const json = { 'content-type': 'application/json' };
+    return {
+      direct: {
+        origin: mock.url,
+        path: '/v1/chat/completions',
+        headers: { ...json, authorization: 'Bearer test' },
+        // The gateway asks streams for usage on the client's behalf; the direct run asks the same.
+        body: JSON.stringify({ model: 'gpt-4o', messages: MESSAGES, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }),
+        stream,
+        check: stream ? (text) => text.endsWith('data: [DONE]\n\n') && text.includes('"usage":{') : (text) => text.includes('"chat.completion"'),
+      },
+      gateway: {
+        origin: gateway.url,
+        path: '/v1/chat/completions',
+        headers: {
+          ...json,
+          'x-service-api-key': adminKey,
+          'x-service-provider': 'openai',
+          authorization: 'Bearer test',
+          'x-service-custom-host': `${mock.url}/v1`,
+        },
+        body: JSON.stringify({ model: 'gpt-4o', messages: MESSAGES, ...(stream ? { stream: true } : {}) }),
+        stream,
+        // The usage-only chunk the gateway asked for is not passed on to a client that did not ask.
+        check: stream ? (text) => text.endsWith('data: [DONE]\n\n') && !text.includes('"choices":[]') : (text) => text.includes('"chat.completion"'),
+      },
+    };
+  };
+
+  await preflight(gateway.url, targets('chat').gateway);
+  const memoryBefore = memory(gateway.pid);
+
+  const runs: RunFigures[] = [];
+  for (const { kind, connections } of SCENARIOS) {
+    for (const via of ['direct', 'gateway'] as const) {
+      process.stdout.write(`running ${kind} via ${via}, ${connections} connection(s)… `);
+      const run = await measure(kind, via, connections, targets(kind)[via], gateway.pid, mock.pid);
+      runs.push(run);
+      process.stdout.write(`${run.rps.toFixed(0)} req/s${failures(run) > 0 ? `, ${failures(run)} FAILED` : ''}\n`);
+    }
+  }
+  const memoryAfter = memory(gateway.pid);
+
+  const derived = derive(runs, { before: memoryBefore.rssMb, after: memoryAfter.rssMb, peak: memoryAfter.peakRssMb });
+  const checks = checkTargets(derived);
+  const failed = failureReport(runs);
+  process.stdout.write(`\n${runsTable(runs)}\n\n${targetsTable(checks)}\n\n${derivedLines(derived)}\n`);
+  process.stdout.write('"cores" is the CPU each process used during the window (1.00 = one core); the load generator runs in this process.\n');
+  if (failed) {
+    process.stdout.write(failed);
+    process.stderr.write(failed);
+  } else {
+    process.stdout.write('every response was a 2xx with the expected body.\n');
+  }
+  const summary = {
+    date: new Date().toISOString(),
+    machine: m,
+    settings: { warmupSeconds, measureSeconds, maxRequests },
+    runs: runs.map(({ examples: _examples, ...figures }) => figures),
+    derived,
+    targets: checks,
+    failedRequests: runs.reduce((n, r) => n + failures(r), 0),
+  };
+  process.stdout.write(`BENCH_JSON ${JSON.stringify(summary)}\n`);
+}
+
+async function measure(kind: Kind, via: Via, connections: number, target: LoadTarget, gatewayPid: number, mockPid: number): Promise<RunFigures> {
+  const at = () => ({ gateway: cpuMs(gatewayPid), mock: cpuMs(mockPid), self: selfCpuMs() });
+  let start = at();
+  let end = start;
+  const result = await runLoad(target, {
+    connections,
+    warmupMs: warmupSeconds * 1000,
+    measureMs: measureSeconds * 1000,
+    maxRequests,
+    onWindow: { start: () => (start = at()), end: () => (end = at()) },
+  });
+  const cores = (key: 'gateway' | 'mock' | 'self') => (result.windowMs > 0 ? (end[key] - start[key]) / result.windowMs : NaN);
+  return {
+    kind,
+    via,
+    connections,
+    requests: result.requests,
+    windowMs: result.windowMs,
+    rps: result.rps,
+    p50Ms: quantile(result.latency, 0.5),
+    p99Ms: quantile(result.latency, 0.99),
+    firstChunkP50Ms: result.firstChunk ? quantile(result.firstChunk, 0.5) : null,
+    firstChunkP99Ms: result.firstChunk ? quantile(result.firstChunk, 0.99) : null,
+    gatewayCpuMsPerRequest: via === 'gateway' && result.requests > 0 ? (end.gateway - start.gateway) / result.requests : null,
+    cores: { gateway: cores('gateway'), mock: cores('mock'), loadgen: cores('self') },
+    non2xx: result.non2xx,
+    errors: result.errors,
+    badBodies: result.badBodies,
+    examples: result.examples,
+  };
+}
+
+/** One request through the gateway before any load: a broken set-up fails here, clearly, not as 8 runs of errors. */
+async function preflight(gatewayUrl: string, target: LoadTarget): Promise<void> {
+  const health = await request(`${gatewayUrl}/v1/health`);
+  await health.body.text();
+  const res = await request(`${target.origin}${target.path}`, { method: 'POST', headers: target.headers, body: target.body });
+  const text = await res.body.text();
+  if (health.statusCode !== 200 || res.statusCode !== 200 || !target.check(text)) {
+    throw new Error(`preflight through the gateway failed: health ${health.statusCode}, chat completion ${res.statusCode}: ${text.slice(0, 500)}`);
+  }
+}
+
+/** This environment without SVCGW_* settings, so a developer's own settings do not change the figures. */
+function childEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVCGW_') && v !== undefined) env[k] = v;
+  return env;
+}
+
+function positive(name: 'seconds' | 'warmup' | 'max-requests', zeroOk: boolean): number {
+  const value = Number(values[name]);
+  if (!Number.isFinite(value) || value < 0 || (!zeroOk && value === 0)) {
+    process.stderr.write(`bench: --${name} must be a ${zeroOk ? 'non-negative' : 'positive'} number, got ${String(values[name])}\n${USAGE}\n`);
+    process.exit(2);
+  }
+  return value;
+}
+
+try {
+  await main();
+} catch (error) {
+  process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
+  for (const child of children) process.stderr.write(`--- last output of ${child.name} (pid ${child.pid}) ---\n${child.output()}\n`);
+  process.exitCode = 1;
+} finally {
+  await cleanUp();
+}

@@ -1,0 +1,138 @@
+import type { Principal } from '../../auth/principal.js';
+import type { Clock } from '../../lib/clock.js';
+import { AppError } from '../../lib/errors.js';
+import type { SecretBox } from '../../lib/secret-box.js';
+import type { Db } from '../../storage/database.js';
+import { createProviderRepository } from '../../storage/repositories/providers.js';
+import { createVirtualKeyRepository, type VirtualKeyRow } from '../../storage/repositories/virtual-keys.js';
+import { assertWorkspaceReachable } from '../shared/workspace-access.js';
+import { openConfigurations } from './secrets.js';
+
+/** What the gateway needs to call a provider with a stored credential. */
+export interface ResolvedCredential {
+  /** Registry id (`getProvider`). */
+  providerType: string;
+  /** The decrypted provider key; null when the credential has none (local servers). */
+  apiKey: string | null;
+  customHost: string | null;
+  /** Every stored setting, secret fields decrypted (azure_resource_name, custom_headers, …). */
+  configurations: Readonly<Record<string, unknown>>;
+  source: { kind: 'provider' | 'virtual_key'; id: string; slug: string; integrationId: string | null };
+}
+
+export const DEFAULT_CREDENTIAL_TTL_MS = 60_000;
+const SLUG_RE = /^[a-zA-Z0-9_-]{1,255}$/;
+
+interface Entry {
+  value: ResolvedCredential;
+  loadedAt: number;
+}
+
+/**
+ * The gateway's hot-path lookup of `@provider` and virtual-key slugs. Resolved credentials
+ * (decrypted) stay in memory for `ttlMs`, so that a request reads no database and decrypts
+ * nothing; changes made through this instance's admin routes call `invalidateAll` at once,
+ * and the TTL bounds how long another instance's change takes to be seen. Only hits are
+ * kept: an unknown slug is looked up every time (an indexed read), so a typo cannot fill memory.
+ *
+ * Providers are the newer name for virtual keys, so each lookup falls back to the other kind
+ * in the same workspace: `@slug` finds a virtual key, and `x-service-virtual-key` a provider.
+ */
+export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; clock: Clock; ttlMs?: number }) {
+  const providers = createProviderRepository(deps.db);
+  const virtualKeys = createVirtualKeyRepository(deps.db);
+  const ttlMs = deps.ttlMs ?? DEFAULT_CREDENTIAL_TTL_MS;
+  const cache = new Map<string, Entry>();
+  const inFlight = new Map<string, Promise<ResolvedCredential | null>>();
+  // Bumped by invalidateAll, so that a load that started before a change cannot cache its stale result.
+  let generation = 0;
+
+  function cached(key: string, load: () => Promise<ResolvedCredential | null>): Promise<ResolvedCredential | null> {
+    const hit = cache.get(key);
+    if (hit && deps.clock.now() - hit.loadedAt < ttlMs) return Promise.resolve(hit.value);
+    const pending = inFlight.get(key);
+    if (pending) return pending;
+    const startedIn = generation;
+    const loading = load()
+      .then((value) => {
+        if (startedIn === generation) {
+          if (value) cache.set(key, { value, loadedAt: deps.clock.now() });
+          else cache.delete(key);
+        }
+        return value;
+      })
+      .finally(() => {
+        if (inFlight.get(key) === loading) inFlight.delete(key);
+      });
+    inFlight.set(key, loading);
+    return loading;
+  }
+
+  async function loadProvider(organisationId: string, workspaceId: string, slug: string): Promise<ResolvedCredential | null> {
+    const row = await providers.findActiveForGateway(organisationId, workspaceId, slug);
+    if (!row || row.integration_status !== 'active') return null;
+    return build(row.ai_provider_id, row.encrypted_key, row.configurations, { kind: 'provider', id: row.id, slug: row.slug, integrationId: row.integration_id });
+  }
+
+  async function loadVirtualKey(organisationId: string, workspaceId: string, slug: string): Promise<ResolvedCredential | null> {
+    const row: VirtualKeyRow | undefined = await virtualKeys.findActiveBySlug(organisationId, slug);
+    if (!row || row.workspace_id !== workspaceId) return null;
+    return build(row.provider, row.encrypted_key, row.configurations, { kind: 'virtual_key', id: row.id, slug: row.slug, integrationId: null });
+  }
+
+  function build(providerType: string, encryptedKey: string | null, storedConfig: string, source: ResolvedCredential['source']): ResolvedCredential {
+    const configurations = Object.freeze(openConfigurations(deps.secretBox, storedConfig));
+    return Object.freeze({
+      providerType,
+      apiKey: encryptedKey === null ? null : deps.secretBox.decrypt(encryptedKey),
+      customHost: typeof configurations.custom_host === 'string' ? configurations.custom_host : null,
+      configurations,
+      source: Object.freeze(source),
+    });
+  }
+
+  function checkAccess(principal: Principal, workspaceId: string, slug: string, param: string, what: string): void {
+    assertWorkspaceReachable(principal, workspaceId);
+    // Not echoed: a malformed value may be a key pasted into the wrong header.
+    if (!SLUG_RE.test(slug)) throw new AppError('NOT_FOUND', `${what} not found: ${param} does not hold a valid slug (letters, digits, - and _).`, { param });
+  }
+
+  return {
+    /** `x-service-provider: @slug` (the `@` already stripped). */
+    async resolveProvider(principal: Principal, workspaceId: string, slug: string): Promise<ResolvedCredential> {
+      const param = 'x-service-provider';
+      checkAccess(principal, workspaceId, slug, param, 'Provider');
+      const org = principal.organisationId;
+      const found = await cached(`provider:${org}:${workspaceId}:${slug}`, async () =>
+        (await loadProvider(org, workspaceId, slug)) ?? (await loadVirtualKey(org, workspaceId, slug)),
+      );
+      if (!found) throw notFound('Provider', `@${slug}`, param);
+      return found;
+    },
+
+    /** `x-service-virtual-key: slug`. */
+    async resolveVirtualKey(principal: Principal, workspaceId: string, slug: string): Promise<ResolvedCredential> {
+      const param = 'x-service-virtual-key';
+      checkAccess(principal, workspaceId, slug, param, 'Virtual key');
+      const org = principal.organisationId;
+      const found = await cached(`virtual_key:${org}:${workspaceId}:${slug}`, async () =>
+        (await loadVirtualKey(org, workspaceId, slug)) ?? (await loadProvider(org, workspaceId, slug)),
+      );
+      if (!found) throw notFound('Virtual key', slug, param);
+      return found;
+    },
+
+    /** Forget every resolved credential, after any change to integrations, providers or virtual keys. */
+    invalidateAll(): void {
+      generation += 1;
+      cache.clear();
+      inFlight.clear();
+    },
+  };
+}
+
+export type CredentialResolver = ReturnType<typeof createCredentialResolver>;
+
+function notFound(what: string, name: string, param: string): AppError {
+  return new AppError('NOT_FOUND', `${what} ${name} not found in this workspace (or it has been deleted).`, { param });
+}

@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import { notFound } from '../../lib/errors.js';
+import { isUuid } from '../../lib/ids.js';
+import { BOTH_KEY_TYPES } from '../../server/route-config.js';
+import type { ZodApp } from '../../server/zod-app.js';
+import type { RequestLogRepository } from '../../storage/repositories/request-logs.js';
+import type { RequestLogsTable } from '../../storage/schema.js';
+import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
+import type { RequestLogWriter } from '../../telemetry/request-log-writer.js';
+import { idOrSlug, listBody, pageWindow, paginationQuery } from '../shared/pagination.js';
+import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
+
+const listLogsQuery = z
+  .object({
+    workspace_id: idOrSlug.optional(),
+    api_key_id: z.uuid().optional(),
+    provider: z.string().max(128).optional(),
+    model: z.string().max(256).optional(),
+    status_code: z.coerce.number().int().min(100).max(599).optional(),
+    endpoint_type: z.string().max(64).optional(),
+    trace_id: z.string().max(128).optional(),
+    start_time: z.iso.datetime({ offset: true }).optional(),
+    end_time: z.iso.datetime({ offset: true }).optional(),
+    ...paginationQuery,
+  })
+  .strict();
+
+type Row = Omit<RequestLogsTable, 'seq'> & { seq?: number };
+
+/** The log record as the API shows it; bodies only on the single-record read. */
+function toLogObject(row: Row, withBodies: boolean) {
+  return {
+    id: row.id,
+    trace_id: row.trace_id,
+    request_id: row.request_id,
+    organisation_id: row.organisation_id,
+    workspace_id: row.workspace_id,
+    api_key_id: row.api_key_id,
+    provider: row.provider,
+    credential_source: row.credential_source,
+    model: row.model,
+    endpoint_type: row.endpoint_type,
+    method: row.method,
+    path: row.path,
+    status_code: row.status_code,
+    is_success: row.is_success === 1,
+    stream: row.is_stream === 1,
+    error_code: row.error_code,
+    error_message: row.error_message,
+    latency_ms: row.latency_ms,
+    ttfb_ms: row.ttfb_ms,
+    prompt_tokens: row.prompt_tokens,
+    completion_tokens: row.completion_tokens,
+    cached_tokens: row.cached_tokens,
+    total_tokens: row.total_tokens,
+    cost: row.cost,
+    cost_currency: row.cost_currency,
+    cache_status: row.cache_status,
+    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, string>),
+    created_at: row.created_at,
+    ...(withBodies ? { request_body: row.request_body, response_body: row.response_body } : {}),
+    object: 'log' as const,
+  };
+}
+
+const iso = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());
+
+/**
+ * Request logs of the gateway. Pending batched records are flushed before a read, so that a
+ * client sees its own requests at once on this instance.
+ */
+export function registerLogRoutes(app: ZodApp, deps: { repo: RequestLogRepository; workspaces: WorkspaceRepository; writer: RequestLogWriter }): void {
+  app.get('/v1/logs', {
+    schema: { tags: ['Logs'], summary: 'List request logs, newest first', querystring: listLogsQuery },
+    config: { auth: { scope: 'logs.list', keyTypes: BOTH_KEY_TYPES } },
+  }, async (request) => {
+    const principal = request.principal!;
+    const q = request.query;
+    const workspace = await resolveWorkspace(deps.workspaces, principal, q.workspace_id, { required: false });
+    await deps.writer.flush();
+    const { total, rows } = await deps.repo.list({
+      organisationId: principal.organisationId,
+      workspaceId: workspace?.id,
+      apiKeyId: q.api_key_id,
+      provider: q.provider,
+      model: q.model,
+      statusCode: q.status_code,
+      endpointType: q.endpoint_type,
+      traceId: q.trace_id,
+      startTime: iso(q.start_time),
+      endTime: iso(q.end_time),
+      ...pageWindow(q),
+    });
+    return listBody(rows.map((row) => toLogObject(row, false)), total);
+  });
+
+  app.get('/v1/logs/:logId', {
+    schema: { tags: ['Logs'], summary: 'Get one request log, with bodies when they were recorded', params: z.object({ logId: z.string().max(64) }) },
+    config: { auth: { scope: 'logs.view', keyTypes: BOTH_KEY_TYPES } },
+  }, async (request) => {
+    const principal = request.principal!;
+    await deps.writer.flush();
+    const row = isUuid(request.params.logId) ? await deps.repo.findById(principal.organisationId, request.params.logId) : undefined;
+    if (!row) throw notFound('Log');
+    assertWorkspaceReachable(principal, row.workspace_id);
+    return toLogObject(row, true);
+  });
+}

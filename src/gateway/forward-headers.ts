@@ -1,0 +1,40 @@
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** Headers that describe one hop, not the message (RFC 9110 §7.6.1), plus those the client re-derives. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
+
+function connectionTokens(headers: IncomingHttpHeaders): Set<string> {
+  const value = headers.connection;
+  const text = Array.isArray(value) ? value.join(',') : (value ?? '');
+  return new Set(text.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean));
+}
+
+/**
+ * The client's headers as the provider should see them: our own `x-service-*` headers, the
+ * client's credentials and hop-by-hop headers removed (the provider's auth is added by the
+ * caller). `keepLength` keeps content-length when the body bytes are forwarded unchanged.
+ */
+export function headersForUpstream(incoming: IncomingHttpHeaders, options: { keepLength: boolean; keepEncoding: boolean }): Record<string, string> {
+  const dropped = connectionTokens(incoming);
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || dropped.has(name)) continue;
+    if (name.startsWith('x-service-') || name === 'authorization' || name === 'cookie') continue;
+    if (name === 'content-length' && !options.keepLength) continue;
+    if (name === 'accept-encoding' && !options.keepEncoding) continue;
+    out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+/** The provider's response headers for the client, without hop-by-hop ones. */
+export function headersForClient(upstream: IncomingHttpHeaders, options: { keepLength: boolean }): Record<string, string | string[]> {
+  const dropped = connectionTokens(upstream);
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(upstream)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || dropped.has(name)) continue;
+    if (name === 'content-length' && !options.keepLength) continue;
+    out[name] = value;
+  }
+  return out;
+}

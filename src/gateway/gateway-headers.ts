@@ -1,0 +1,81 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { invalid } from '../lib/errors.js';
+
+/** The gateway's own request headers, read and checked once per request. */
+export interface GatewayHeaders {
+  /** `x-service-provider`: `@<provider slug>` or a provider name. */
+  provider: string | null;
+  customHost: string | null;
+  virtualKey: string | null;
+  /** The provider key from `Authorization: Bearer …` (direct and custom-host modes). */
+  bearer: string | null;
+  traceId: string;
+  metadata: Record<string, string> | null;
+  azure: { resourceName?: string; deploymentId?: string; apiVersion?: string };
+}
+
+const TRACE_ID_RE = /^[A-Za-z0-9_.:/-]{1,128}$/;
+const MAX_METADATA_KEYS = 64;
+const MAX_METADATA_VALUE = 1024;
+
+const one = (value: string | string[] | undefined): string | null => {
+  const v = Array.isArray(value) ? value[0] : value;
+  return v === undefined || v === '' ? null : v;
+};
+
+export function readGatewayHeaders(headers: IncomingHttpHeaders): GatewayHeaders {
+  const traceHeader = one(headers['x-service-trace-id']);
+  if (traceHeader !== null && !TRACE_ID_RE.test(traceHeader)) {
+    throw invalid('x-service-trace-id', 'x-service-trace-id must be 1–128 characters of A-Z a-z 0-9 _ . : / -.');
+  }
+  const authorization = one(headers.authorization);
+  const bearer = authorization?.toLowerCase().startsWith('bearer ') ? authorization.slice(7).trim() || null : null;
+  const customHost = one(headers['x-service-custom-host']);
+  if (customHost !== null) checkCustomHost(customHost);
+  const azure: GatewayHeaders['azure'] = {};
+  const resourceName = one(headers['x-service-azure-resource-name']);
+  const deploymentId = one(headers['x-service-azure-deployment-id']);
+  const apiVersion = one(headers['x-service-azure-api-version']);
+  if (resourceName) azure.resourceName = resourceName;
+  if (deploymentId) azure.deploymentId = deploymentId;
+  if (apiVersion) azure.apiVersion = apiVersion;
+  return {
+    provider: one(headers['x-service-provider']),
+    customHost,
+    virtualKey: one(headers['x-service-virtual-key']),
+    bearer,
+    traceId: traceHeader ?? randomUUID(),
+    metadata: parseMetadata(one(headers['x-service-metadata'])),
+    azure,
+  };
+}
+
+function checkCustomHost(value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid('x-service-custom-host', 'x-service-custom-host must be an absolute http(s) URL.');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('x-service-custom-host', 'x-service-custom-host must use http or https.');
+}
+
+/** `x-service-metadata`: a JSON object whose values are strings (what limits and logs filter on). */
+export function parseMetadata(raw: string | null): Record<string, string> | null {
+  if (raw === null) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw invalid('x-service-metadata', 'x-service-metadata must be a JSON object of strings.');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('x-service-metadata', 'x-service-metadata must be a JSON object of strings.');
+  const entries = Object.entries(parsed);
+  if (entries.length > MAX_METADATA_KEYS) throw invalid('x-service-metadata', `x-service-metadata holds at most ${MAX_METADATA_KEYS} keys.`);
+  for (const [key, value] of entries) {
+    if (typeof value !== 'string') throw invalid('x-service-metadata', `x-service-metadata.${key} must be a string.`);
+    if (value.length > MAX_METADATA_VALUE) throw invalid('x-service-metadata', `x-service-metadata.${key} is longer than ${MAX_METADATA_VALUE} characters.`);
+  }
+  return parsed as Record<string, string>;
+}

@@ -1,0 +1,78 @@
+import type { Principal } from '../auth/principal.js';
+import { newId } from '../lib/ids.js';
+import type { RequestLogInsert } from '../storage/repositories/request-logs.js';
+import type { TokenUsage } from './usage.js';
+
+/**
+ * The request log record as the pipeline learns it, step by step; `finish` turns it into the
+ * row the batched writer stores. Fields a request never reached (no provider, no usage) stay null.
+ */
+export class RequestLogDraft {
+  readonly id = newId();
+  traceId: string | null = null;
+  provider: string | null = null;
+  credentialSource: string | null = null;
+  model: string | null = null;
+  isStream = false;
+  ttfbMs: number | null = null;
+  usage: TokenUsage | null = null;
+  cost: number | null = null;
+  metadata: Record<string, string> | null = null;
+  errorCode: string | null = null;
+  errorMessage: string | null = null;
+  requestBody: string | null = null;
+  responseBody: string | null = null;
+
+  constructor(
+    readonly principal: Principal,
+    readonly workspaceId: string,
+    readonly endpointType: string,
+    readonly method: string,
+    readonly path: string,
+    readonly requestId: string,
+    readonly startedAt: number,
+    readonly startedPerf: number,
+  ) {}
+
+  markFirstByte(now: number): void {
+    this.ttfbMs ??= now - this.startedPerf;
+  }
+
+  finish(statusCode: number, endedPerf: number): RequestLogInsert {
+    const usage = this.usage;
+    return {
+      id: this.id,
+      trace_id: this.traceId ?? this.requestId,
+      request_id: this.requestId,
+      organisation_id: this.principal.organisationId,
+      workspace_id: this.workspaceId,
+      api_key_id: this.principal.keyId,
+      provider: this.provider,
+      credential_source: this.credentialSource,
+      model: this.model,
+      endpoint_type: this.endpointType,
+      method: this.method,
+      path: this.path,
+      status_code: statusCode,
+      is_success: statusCode >= 200 && statusCode < 400 && this.errorCode === null ? 1 : 0,
+      is_stream: this.isStream ? 1 : 0,
+      error_code: this.errorCode,
+      error_message: this.errorMessage,
+      latency_ms: round(endedPerf - this.startedPerf),
+      ttfb_ms: this.ttfbMs === null ? null : round(this.ttfbMs),
+      prompt_tokens: usage?.promptTokens ?? null,
+      completion_tokens: usage?.completionTokens ?? null,
+      cached_tokens: usage?.cachedTokens ?? null,
+      total_tokens: usage?.totalTokens ?? null,
+      cost: this.cost,
+      cost_currency: 'USD',
+      cache_status: 'DISABLED',
+      metadata: this.metadata ? JSON.stringify(this.metadata) : null,
+      request_body: this.requestBody,
+      response_body: this.responseBody,
+      created_at: new Date(this.startedAt).toISOString(),
+    };
+  }
+}
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;

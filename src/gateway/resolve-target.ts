@@ -1,0 +1,67 @@
+import type { Principal } from '../auth/principal.js';
+import type { ResolvedCredential } from '../admin/credentials/resolve.js';
+import { AppError } from '../lib/errors.js';
+import { getProvider } from '../providers/registry.js';
+import type { ProviderDefinition, TargetContext } from '../providers/types.js';
+import type { GatewayHeaders } from './gateway-headers.js';
+
+/** Where one gateway request goes and with which credential. */
+export interface ResolvedTarget {
+  provider: ProviderDefinition;
+  context: TargetContext;
+  /** How the credential was chosen, for the log: `provider:<slug>`, `virtual_key:<slug>`, `direct`, `custom_host`. */
+  source: string;
+}
+
+export interface CredentialLookup {
+  resolveProvider(principal: Principal, workspaceId: string, slug: string): Promise<ResolvedCredential>;
+  resolveVirtualKey(principal: Principal, workspaceId: string, slug: string): Promise<ResolvedCredential>;
+}
+
+const HOW_TO = 'Send x-service-provider: @<provider slug>, or x-service-provider: <provider name> with Authorization: Bearer <provider key> (and x-service-custom-host for a private deployment), or x-service-virtual-key: <virtual key>.';
+
+/**
+ * Applies the spec's four credential modes: a stored provider (`@slug`), a provider name with
+ * the client's own key, a custom host, or a legacy virtual key.
+ */
+export async function resolveTarget(headers: GatewayHeaders, principal: Principal, workspaceId: string, credentials: CredentialLookup): Promise<ResolvedTarget> {
+  if (headers.provider?.startsWith('@')) {
+    const stored = await credentials.resolveProvider(principal, workspaceId, headers.provider.slice(1));
+    return fromStored(stored, `provider:${stored.source.slug}`, headers);
+  }
+  if (headers.provider === null && headers.virtualKey !== null) {
+    const stored = await credentials.resolveVirtualKey(principal, workspaceId, headers.virtualKey);
+    return fromStored(stored, `virtual_key:${stored.source.slug}`, headers);
+  }
+  if (headers.provider === null) throw new AppError('MISSING_PROVIDER', `No provider given. ${HOW_TO}`, { param: 'x-service-provider' });
+
+  const provider = lookup(headers.provider);
+  if (headers.bearer === null && headers.customHost === null && provider.auth.kind !== 'none') {
+    throw new AppError('MISSING_PROVIDER', `x-service-provider: ${provider.name} needs the provider key in Authorization: Bearer <key>. ${HOW_TO}`, { param: 'authorization' });
+  }
+  return {
+    provider,
+    context: { apiKey: headers.bearer, customHost: headers.customHost, azure: headers.azure },
+    source: headers.customHost !== null ? 'custom_host' : 'direct',
+  };
+}
+
+function lookup(name: string): ProviderDefinition {
+  const provider = getProvider(name);
+  if (!provider) throw new AppError('UNKNOWN_PROVIDER', `Unknown provider ${name}; GET /v1/providers/catalog lists them. ${HOW_TO}`, { param: 'x-service-provider' });
+  return provider;
+}
+
+function fromStored(stored: ResolvedCredential, source: string, headers: GatewayHeaders): ResolvedTarget {
+  const provider = lookup(stored.providerType);
+  const config = stored.configurations;
+  const text = (key: string) => (typeof config[key] === 'string' ? (config[key] as string) : undefined);
+  const azure: TargetContext['azure'] = { ...headers.azure };
+  const resourceName = text('azure_resource_name');
+  const deploymentId = text('azure_deployment_name') ?? text('azure_deployment_id');
+  const apiVersion = text('azure_api_version');
+  if (resourceName) azure.resourceName = resourceName;
+  if (deploymentId) azure.deploymentId = deploymentId;
+  if (apiVersion) azure.apiVersion = apiVersion;
+  return { provider, context: { apiKey: stored.apiKey, customHost: stored.customHost, azure }, source };
+}

@@ -1,0 +1,67 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import type { Readable } from 'node:stream';
+import { AppError } from '../lib/errors.js';
+
+export interface UpstreamSettings {
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+}
+
+export interface UpstreamRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: Buffer | Readable | null;
+  signal: AbortSignal;
+}
+
+/**
+ * One pooled, keep-alive HTTP client for every provider. Connection set-up is the largest cost a
+ * proxy can add, so sockets are reused across requests.
+ */
+export function createUpstreamClient(settings: UpstreamSettings, dispatcher?: Dispatcher) {
+  const agent =
+    dispatcher ??
+    new Agent({
+      connect: { timeout: settings.connectTimeoutMs },
+      headersTimeout: settings.headersTimeoutMs,
+      bodyTimeout: settings.bodyTimeoutMs,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 600_000,
+      connections: 256,
+    });
+
+  return {
+    async send(req: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+      try {
+        return await request(req.url, { method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.body, signal: req.signal, dispatcher: agent });
+      } catch (error) {
+        throw upstreamFailure(error);
+      }
+    },
+    close: () => agent.close(),
+  };
+}
+
+export type UpstreamClient = ReturnType<typeof createUpstreamClient>;
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+
+/** Turns a transport failure into the error the client sees: 504 for time-outs, 502 otherwise. */
+export function upstreamFailure(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const code = errorCode(error);
+  if (code !== null && TIMEOUT_CODES.has(code)) {
+    return new AppError('UPSTREAM_TIMEOUT', `The provider did not answer in time (${code}).`, { cause: error });
+  }
+  return new AppError('UPSTREAM_UNREACHABLE', `The provider could not be reached${code ? ` (${code})` : ''}.`, { cause: error });
+}
+
+function errorCode(error: unknown): string | null {
+  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return null;
+}

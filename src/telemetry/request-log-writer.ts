@@ -1,0 +1,64 @@
+import type { RequestLogInsert, RequestLogRepository } from '../storage/repositories/request-logs.js';
+import type { Logger } from './logger.js';
+
+/** Past this many unwritten records (a database that keeps failing) new ones are dropped, loudly. */
+const MAX_PENDING = 100_000;
+
+/**
+ * Collects request log records in memory and writes them in batches, so that a gateway request
+ * never waits for the disk. `flush()` writes everything pending; shutdown calls it last.
+ */
+export function createRequestLogWriter(deps: { repo: RequestLogRepository; logger: Logger; flushIntervalMs: number; batchSize?: number }) {
+  const batchSize = deps.batchSize ?? 500;
+  let pending: RequestLogInsert[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  let writing: Promise<void> = Promise.resolve();
+  let dropped = 0;
+
+  function schedule(): void {
+    if (timer === null) {
+      timer = setTimeout(() => void flush(), deps.flushIntervalMs);
+      timer.unref();
+    }
+  }
+
+  async function writeBatch(batch: RequestLogInsert[]): Promise<void> {
+    try {
+      await deps.repo.insertBatch(batch);
+    } catch (error) {
+      // Keep the records for the next attempt rather than lose them.
+      deps.logger.error({ err: error, records: batch.length }, 'request log batch failed; will retry');
+      pending = batch.concat(pending).slice(0, MAX_PENDING);
+      schedule();
+    }
+  }
+
+  async function flush(): Promise<void> {
+    if (timer !== null) {
+      clearTimeout(timer);
+      timer = null;
+    }
+    const batch = pending;
+    pending = [];
+    if (batch.length > 0) writing = writing.then(() => writeBatch(batch));
+    await writing;
+  }
+
+  return {
+    enqueue(record: RequestLogInsert): void {
+      if (pending.length >= MAX_PENDING) {
+        if (dropped++ % 1000 === 0) deps.logger.error({ dropped }, 'request log queue full; dropping records');
+        return;
+      }
+      pending.push(record);
+      if (pending.length >= batchSize) void flush();
+      else schedule();
+    },
+    flush,
+    get pendingCount(): number {
+      return pending.length;
+    },
+  };
+}
+
+export type RequestLogWriter = ReturnType<typeof createRequestLogWriter>;

@@ -1,0 +1,98 @@
+import { createServer } from 'node:net';
+import OpenAI from 'openai';
+import { describe, expect, it } from 'vitest';
+import { startGateway } from '../helpers/gateway.js';
+
+const chat = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] };
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('gateway: upstream failures', () => {
+  it('keeps the provider’s status and message on a unified route, in the common error body', async () => {
+    const g = await startGateway();
+    g.mock.behave({ kind: 'error', status: 500, body: { error: { message: 'The server had an error processing your request.', type: 'server_error', param: null, code: null } } });
+    const failure = await g.openai().chat.completions.create(chat as any).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(500);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).message).toMatch(/The server had an error processing your request/);
+
+    g.mock.behave({ kind: 'error', status: 429 });
+    const limited = await g.admin.post('/v1/chat/completions', chat, g.viaMock);
+    expect(limited.status).toBe(429);
+    expect(Object.keys(limited.body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
+    expect(limited.body.error.code).toBe('rate_limit_exceeded');
+
+    g.mock.behave({ kind: 'raw', status: 503, headers: { 'content-type': 'text/html' }, body: Buffer.from('<h1>down</h1>') });
+    const html = await g.admin.post('/v1/chat/completions', chat, g.viaMock);
+    expect(html.status).toBe(503);
+    expect(html.body.error).toMatchObject({ message: '<h1>down</h1>', code: 'UPSTREAM_ERROR' });
+
+    const logs = await g.logs(3);
+    expect(logs.map((l: any) => [l.status_code, l.error_code])).toEqual([[503, 'UPSTREAM_ERROR'], [429, 'UPSTREAM_ERROR'], [500, 'UPSTREAM_ERROR']]);
+  });
+
+  it('answers 502 for a dead provider and 504 for one that does not answer in time', async () => {
+    const g = await startGateway({ env: { SVCGW_UPSTREAM_HEADERS_TIMEOUT_MS: '300' } });
+    const port = await closedPort();
+    const dead = await g.admin.post('/v1/chat/completions', chat, { ...g.viaMock, 'x-service-custom-host': `http://127.0.0.1:${port}/v1` });
+    expect(dead.status).toBe(502);
+    expect(dead.body.error.code).toBe('UPSTREAM_UNREACHABLE');
+    expect(dead.body.error.message).toMatch(/ECONNREFUSED/);
+
+    g.mock.behave({ kind: 'delay', ms: 5000 });
+    const slow = await g.admin.post('/v1/chat/completions', chat, g.viaMock);
+    expect(slow.status).toBe(504);
+    expect(slow.body.error.code).toBe('UPSTREAM_TIMEOUT');
+
+    g.mock.behave({ kind: 'destroy' });
+    const reset = await g.admin.post('/v1/chat/completions', chat, g.viaMock);
+    expect(reset.status).toBe(502);
+
+    const logs = await g.logs(3);
+    expect(logs.map((l: any) => [l.status_code, l.error_code])).toEqual([[502, 'UPSTREAM_UNREACHABLE'], [504, 'UPSTREAM_TIMEOUT'], [502, 'UPSTREAM_UNREACHABLE']]);
+  });
+
+  it('aborts the upstream request when the client disconnects mid-stream, and logs it', async () => {
+    const g = await startGateway();
+    g.mock.behave({ kind: 'stream-then-hang', chunks: 2 });
+    const controller = new AbortController();
+    const res = await fetch(`${g.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': g.adminKey, 'content-type': 'application/json', ...g.viaMock },
+      body: JSON.stringify({ ...chat, stream: true }),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    expect(Buffer.from(first.value!).toString()).toContain('chat.completion.chunk');
+    controller.abort();
+    await g.mock.waitForAborted(1);
+    expect(g.mock.aborted).toBe(1);
+    const [log] = await g.logs(1);
+    expect(log).toMatchObject({ status_code: 499, error_code: 'CLIENT_CLOSED_REQUEST', stream: true });
+  });
+
+  it('ends the client’s stream with an error event, not [DONE], when the provider’s stream breaks', async () => {
+    const g = await startGateway({ env: { SVCGW_UPSTREAM_BODY_TIMEOUT_MS: '300' } });
+    g.mock.behave({ kind: 'stream-then-hang', chunks: 2 });
+    const res = await fetch(`${g.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': g.adminKey, 'content-type': 'application/json', ...g.viaMock },
+      body: JSON.stringify({ ...chat, stream: true }),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain('[DONE]');
+    const last = JSON.parse(text.trim().split('\n\n').at(-1)!.slice('data: '.length));
+    expect(last.error.code).toBe('UPSTREAM_STREAM_ERROR');
+    const [log] = await g.logs(1);
+    expect(log).toMatchObject({ error_code: 'UPSTREAM_STREAM_ERROR', is_success: false });
+    expect(log.error_message).toMatch(/time/i);
+  });
+});
