@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' } },
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node', sequence: { groupOrder: 0 } } },
       {
         test: {
           name: 'integration',
@@ -13,6 +13,8 @@ export default defineConfig({
           hookTimeout: 30_000,
           // Each file starts its own servers on ephemeral ports; two at a time suits a 2-core machine.
           maxWorkers: 2,
+          // Projects with different worker settings run one after the other.
+          sequence: { groupOrder: 1 },
         },
       },
     ],

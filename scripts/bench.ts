@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { PACKAGE_ROOT } from '../src/lib/package-root.js';
+import { formatSummary, summariseCpuProfile } from './bench/cpuprofile.js';
 import { quantile, runLoad, type LoadTarget } from './bench/load.js';
-import { cpuMs, machine, memory, selfCpuMs } from './bench/proc.js';
+import { cpuMs, machine, machineBusyMs, memory, selfCpuMs } from './bench/proc.js';
 import { startNode, type BenchChild } from './bench/processes.js';
-import { checkTargets, derive, derivedLines, failureReport, failures, machineLine, runsTable, targetsTable, type Kind, type RunFigures, type Via } from './bench/report.js';
+import { backgroundWarning, checkTargets, derive, derivedLines, failureReport, failures, machineLine, runsTable, targetsTable, type Kind, type RunFigures, type Via } from './bench/report.js';
 
 /**
  * `npm run bench`: the same chat completion sent straight to a mock provider and through svcgw,
@@ -17,13 +18,18 @@ import { checkTargets, derive, derivedLines, failureReport, failures, machineLin
  * machine's cores; nothing is asserted, the targets are only printed next to the figures.
  *
  *   node dist/scripts/bench.js [--seconds 10] [--warmup 5] [--max-requests 1000000]
+ *                              [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR]
+ *
+ * `--cpu-prof DIR` runs the gateway under `node --cpu-prof` and prints its hottest functions.
  */
-const USAGE = 'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N]';
+const USAGE = 'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR]';
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '5' },
     'max-requests': { type: 'string', default: '1000000' },
+    scenarios: { type: 'string', default: 'chat:1,chat:32,stream:1,stream:32' },
+    'cpu-prof': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -35,12 +41,8 @@ const measureSeconds = positive('seconds', false);
 const warmupSeconds = positive('warmup', true);
 const maxRequests = Math.floor(positive('max-requests', false));
 
-const SCENARIOS: Array<{ kind: Kind; connections: number }> = [
-  { kind: 'chat', connections: 1 },
-  { kind: 'chat', connections: 32 },
-  { kind: 'stream', connections: 1 },
-  { kind: 'stream', connections: 32 },
-];
+const SCENARIOS = parseScenarios(values.scenarios!);
+const profileDir = values['cpu-prof'] === undefined ? null : resolve(values['cpu-prof']);
 const MESSAGES = [{ role: 'user', content: 'hello' }];
 const BIN = join(PACKAGE_ROOT, 'bin', 'svcgw');
 const MOCK = fileURLToPath(new URL('./mock-provider.js', import.meta.url));
@@ -78,9 +80,10 @@ async function main(): Promise<void> {
   const mock = await startNode({ name: 'mock provider', args: [MOCK, '--port', '0'], cwd: PACKAGE_ROOT, env });
   children.push(mock);
   dataDir = mkdtempSync(join(tmpdir(), 'svcgw-bench-'));
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
   const gateway = await startNode({
     name: 'svcgw serve',
-    args: [BIN, 'serve', '--port', '0', '--data-dir', dataDir],
+    args: [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), BIN, 'serve', '--port', '0', '--data-dir', dataDir],
     cwd: PACKAGE_ROOT,
     env: { ...env, SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey, SVCGW_LOG_LEVEL: 'warn' },
   });
@@ -136,7 +139,9 @@ async function main(): Promise<void> {
   const checks = checkTargets(derived);
   const failed = failureReport(runs);
   process.stdout.write(`\n${runsTable(runs)}\n\n${targetsTable(checks)}\n\n${derivedLines(derived)}\n`);
-  process.stdout.write('"cores" is the CPU each process used during the window (1.00 = one core); the load generator runs in this process.\n');
+  process.stdout.write('"cores" is the CPU used during the window (1.00 = one core busy) by the gateway, the mock provider, this process (the load generator) and everything else.\n');
+  const background = backgroundWarning(runs);
+  if (background) process.stdout.write(`${background}\n`);
   if (failed) {
     process.stdout.write(failed);
     process.stderr.write(failed);
@@ -156,7 +161,7 @@ async function main(): Promise<void> {
 }
 
 async function measure(kind: Kind, via: Via, connections: number, target: LoadTarget, gatewayPid: number, mockPid: number): Promise<RunFigures> {
-  const at = () => ({ gateway: cpuMs(gatewayPid), mock: cpuMs(mockPid), self: selfCpuMs() });
+  const at = () => ({ gateway: cpuMs(gatewayPid), mock: cpuMs(mockPid), self: selfCpuMs(), machine: machineBusyMs() });
   let start = at();
   let end = start;
   const result = await runLoad(target, {
@@ -166,7 +171,7 @@ async function measure(kind: Kind, via: Via, connections: number, target: LoadTa
     maxRequests,
     onWindow: { start: () => (start = at()), end: () => (end = at()) },
   });
-  const cores = (key: 'gateway' | 'mock' | 'self') => (result.windowMs > 0 ? (end[key] - start[key]) / result.windowMs : NaN);
+  const cores = (key: 'gateway' | 'mock' | 'self' | 'machine') => (result.windowMs > 0 ? (end[key] - start[key]) / result.windowMs : NaN);
   return {
     kind,
     via,
@@ -179,7 +184,7 @@ async function measure(kind: Kind, via: Via, connections: number, target: LoadTa
     firstChunkP50Ms: result.firstChunk ? quantile(result.firstChunk, 0.5) : null,
     firstChunkP99Ms: result.firstChunk ? quantile(result.firstChunk, 0.99) : null,
     gatewayCpuMsPerRequest: via === 'gateway' && result.requests > 0 ? (end.gateway - start.gateway) / result.requests : null,
-    cores: { gateway: cores('gateway'), mock: cores('mock'), loadgen: cores('self') },
+    cores: { gateway: cores('gateway'), mock: cores('mock'), loadgen: cores('self'), other: Math.max(0, cores('machine') - cores('gateway') - cores('mock') - cores('self')) },
     non2xx: result.non2xx,
     errors: result.errors,
     badBodies: result.badBodies,
@@ -205,6 +210,31 @@ function childEnv(): Record<string, string> {
   return env;
 }
 
+function parseScenarios(text: string): Array<{ kind: Kind; connections: number }> {
+  return text.split(',').map((item) => {
+    const [kind, connections] = item.trim().split(':');
+    const n = Number(connections);
+    if ((kind !== 'chat' && kind !== 'stream') || !Number.isInteger(n) || n < 1) {
+      process.stderr.write(`bench: --scenarios takes kind:connections items (kind chat or stream), got ${item}\n${USAGE}\n`);
+      process.exit(2);
+    }
+    return { kind, connections: n };
+  });
+}
+
+/** The gateway's newest profile (written when it exits), summarised. */
+function printProfile(dir: string): void {
+  const newest = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => join(dir, f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  if (!newest) {
+    process.stderr.write(`bench: no .cpuprofile in ${dir}\n`);
+    return;
+  }
+  process.stdout.write(`\ngateway CPU profile ${newest} (start-up included):\n${formatSummary(summariseCpuProfile(newest, PACKAGE_ROOT))}\n`);
+}
+
 function positive(name: 'seconds' | 'warmup' | 'max-requests', zeroOk: boolean): number {
   const value = Number(values[name]);
   if (!Number.isFinite(value) || value < 0 || (!zeroOk && value === 0)) {
@@ -223,3 +253,4 @@ try {
 } finally {
   await cleanUp();
 }
+if (profileDir && process.exitCode !== 1) printProfile(profileDir);

@@ -19,7 +19,7 @@ export interface RunFigures {
   /** The gateway's CPU in the window divided by the good responses in it (gateway runs only). */
   gatewayCpuMsPerRequest: number | null;
   /** CPU used in the window, in cores (1.0 = one core busy all the time). */
-  cores: { gateway: number; mock: number; loadgen: number };
+  cores: { gateway: number; mock: number; loadgen: number; other: number };
   non2xx: Record<string, number>;
   errors: Record<string, number>;
   badBodies: number;
@@ -80,7 +80,7 @@ export function checkTargets(d: Derived): TargetCheck[] {
 }
 
 export function runsTable(runs: RunFigures[]): string {
-  const header = ['scenario', 'via', 'conn', 'req/s', 'p50 ms', 'p99 ms', '1st chunk p50', '1st chunk p99', 'requests', 'failed', 'gw CPU ms/req', 'cores gw/mock/load'];
+  const header = ['scenario', 'via', 'conn', 'req/s', 'p50 ms', 'p99 ms', '1st chunk p50', '1st chunk p99', 'requests', 'failed', 'gw CPU ms/req', 'cores gw/mock/load/other'];
   const rows = runs.map((r) => [
     r.kind === 'chat' ? 'chat' : 'chat stream',
     r.via,
@@ -93,7 +93,7 @@ export function runsTable(runs: RunFigures[]): string {
     String(r.requests),
     String(failures(r)),
     r.gatewayCpuMsPerRequest === null ? '-' : ms(r.gatewayCpuMsPerRequest),
-    `${r.cores.gateway.toFixed(2)}/${r.cores.mock.toFixed(2)}/${r.cores.loadgen.toFixed(2)}`,
+    [r.cores.gateway, r.cores.mock, r.cores.loadgen, r.cores.other].map((c) => c.toFixed(2)).join('/'),
   ]);
   return table(header, rows, 4);
 }
@@ -122,6 +122,13 @@ export function failureReport(runs: RunFigures[]): string | null {
   }
   lines.push('!'.repeat(78), '');
   return lines.join('\n');
+}
+
+/** Other processes busy during a window (tests, builds) take cores from the three under test. */
+export function backgroundWarning(runs: RunFigures[]): string | null {
+  const worst = Math.max(0, ...runs.map((r) => r.cores.other));
+  if (worst < 0.2) return null;
+  return `WARNING: other processes (or hypervisor steal) used up to ${worst.toFixed(2)} cores during a measured window ("other" column); figures are disturbed, run again on a quiet machine.`;
 }
 
 export function machineLine(m: Machine): string {

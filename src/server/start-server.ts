@@ -46,10 +46,15 @@ async function shutdown(app: FastifyInstance, db: Db, timeoutMs: number): Promis
   // In-flight requests get the time-out to finish; after that their connections are cut.
   const timer = setTimeout(() => app.server.closeAllConnections(), timeoutMs);
   timer.unref();
+  // A keep-alive connection whose response (a long stream) ends after close() began would
+  // otherwise stay open until its keep-alive time-out: close connections as they go idle.
+  const sweeper = setInterval(() => app.server.closeIdleConnections(), 50);
+  sweeper.unref();
   try {
     await app.close();
   } finally {
     clearTimeout(timer);
+    clearInterval(sweeper);
     await db.destroy();
   }
 }

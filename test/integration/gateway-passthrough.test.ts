@@ -49,7 +49,7 @@ describe('gateway: pass-through of any other provider endpoint', () => {
     form.append('file', new Blob([randomBytes(2048)], { type: 'audio/mpeg' }), 'speech.mp3');
     const res = await fetch(`${g.baseUrl}/v1/audio/transcriptions`, { method: 'POST', headers: { 'x-service-api-key': g.adminKey, ...g.viaMock }, body: form });
     expect(res.status).toBe(200);
-    expect((await res.json()).text).toBeTruthy();
+    expect(((await res.json()) as { text: string }).text).toBeTruthy();
     const upstream = g.mock.requests[0]!;
     expect(upstream.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
     expect(upstream.body.includes(Buffer.from('name="model"'))).toBe(true);

@@ -103,7 +103,7 @@ describe('gateway: OpenAI-compatible routes through the official client', () => 
 
     const rerankBody = JSON.stringify({ model: 'rerank-v3.5', query: 'q', documents: ['a', 'b', 'c'], top_n: 2, return_documents: true });
     const rerank = await fetch(`${g.baseUrl}/v1/rerank`, { method: 'POST', headers: { 'x-service-api-key': g.adminKey, 'content-type': 'application/json', ...g.viaMock, 'x-service-provider': 'together-ai' }, body: rerankBody });
-    const viaGateway = await rerank.json();
+    const viaGateway = (await rerank.json()) as { results: unknown[] };
     expect(viaGateway.results).toHaveLength(2);
     expect(g.mock.requests.at(-1)!.body.toString()).toBe(rerankBody);
 

@@ -25,7 +25,8 @@ export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier;
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
     if (!auth) throw new Error(`route ${String(route.method)} ${route.url} declares no auth; every route must`);
-    if (route.method !== 'HEAD') deps.routes.push({ method: String(route.method), url: route.url, auth });
+    const method = Array.isArray(route.method) ? 'ANY' : String(route.method);
+    if (method !== 'HEAD') deps.routes.push({ method, url: route.url, auth });
   });
 
   app.addHook('onRequest', async (request, reply) => {
