@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../config/load-config.js';
+import { envName, flagName, settingsSchema } from '../config/schema.js';
 import { ERROR_CODES } from '../lib/errors.js';
 import { systemClock } from '../lib/clock.js';
 import { buildApp } from '../server/build-app.js';
@@ -23,7 +24,7 @@ export async function generateDocs(): Promise<Record<string, string>> {
     const { app, routes } = await buildApp({ config, db, logger: pino({ level: 'silent' }), clock: systemClock });
     const openapi = `${JSON.stringify(app.swagger(), null, 2)}\n`;
     await app.close();
-    return { 'openapi.json': openapi, 'route-access.md': routeAccessTable(routes), 'error-codes.md': errorCodesTable() };
+    return { 'openapi.json': openapi, 'route-access.md': routeAccessTable(routes), 'error-codes.md': errorCodesTable(), 'settings-reference.md': settingsTable() };
   } finally {
     await db.destroy();
     rmSync(dataDir, { recursive: true, force: true });
@@ -64,6 +65,29 @@ function errorCodesTable(): string {
     '',
     '| Code | Status | Type | Meaning |',
     '|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
+/** Flags exist for the settings an operator changes per run; the rest come from env or the file. */
+const FLAG_SETTINGS = new Set(['host', 'port', 'data_dir', 'log_level']);
+
+function settingsTable(): string {
+  const defaults = settingsSchema.parse({}) as Record<string, unknown>;
+  const rows = Object.entries(settingsSchema.shape).map(([name, schema]) => {
+    const fallback = defaults[name] === undefined ? 'unset' : `\`${JSON.stringify(defaults[name])}\``;
+    const flag = FLAG_SETTINGS.has(name) ? `\`${flagName(name)}\`` : '';
+    return `| \`${name}\` | ${flag} | \`${envName(name)}\` | ${fallback} | ${schema.description ?? ''} |`;
+  });
+  return [
+    '# Settings reference',
+    '',
+    'Generated from `src/config/schema.ts` by `npm run docs`; do not edit. Precedence and examples:',
+    '[settings.md](settings.md).',
+    '',
+    '| Setting (file key) | Flag | Environment | Default | Meaning |',
+    '|---|---|---|---|---|',
     ...rows,
     '',
   ].join('\n');
