@@ -1,5 +1,12 @@
 import { z } from 'zod';
 
+/** `ON`/`OFF` (the spec's spelling for flags), or true/false. */
+const onOff = (fallback: boolean) =>
+  z
+    .union([z.boolean(), z.enum(['ON', 'OFF', 'on', 'off', 'true', 'false'])])
+    .transform((v) => v === true || v === 'ON' || v === 'on' || v === 'true')
+    .default(fallback);
+
 /**
  * Every setting of `svcgw serve`, in one schema. Each key can come from a flag
  * (`--kebab-case`), an environment variable (`SVCGW_UPPER_SNAKE`) or the JSON settings file
@@ -61,14 +68,26 @@ export const settingsSchema = z
       .min(1)
       .default(300_000)
       .describe('Longest silence allowed between two chunks of a provider response.'),
-    log_bodies: z
-      .union([z.boolean(), z.enum(['true', 'false', 'ON', 'OFF'])])
-      .transform((v) => v === true || v === 'true' || v === 'ON')
-      .default(false)
-      .describe('Store request and response bodies in request logs (up to log_body_max_bytes each).'),
+    log_bodies: onOff(false).describe('Store request and response bodies in request logs (up to log_body_max_bytes each).'),
     log_body_max_bytes: z.coerce.number().int().min(0).max(10 * 1024 * 1024).default(64 * 1024).describe('Cap on each stored body when log_bodies is on.'),
     log_flush_interval_ms: z.coerce.number().int().min(1).max(60_000).default(200).describe('How often batched request logs are written.'),
-    pricing_dir: z.string().min(1).optional().describe('Directory of model pricing files (<provider>.json); default: the shipped config/pricing.'),
+    model_configs_pricing_local_path: z.string().min(1).optional().describe('Directory of local model pricing files (<provider>.json), the last pricing source; default: the shipped config/pricing.'),
+    model_configs_capabilities_local_path: z.string().min(1).optional().describe('Directory of local model capability files (<provider>.json); default: the shipped config/capabilities.'),
+    model_configs_pricing_log_store_path: z.string().min(1).optional().describe('Pricing files kept by the log store (same format), consulted before the local files.'),
+    model_configs_capabilities_log_store_path: z.string().min(1).optional().describe('Capability files kept by the log store, consulted before the local files.'),
+    model_configs_proxy_fetch_enabled: onOff(false).describe('Fetch pricing from the model-configs proxy service before the log store and local files.'),
+    model_configs_proxy_url: z.url().optional().describe('Base URL of the model-configs proxy service ({url}/general/{provider}, {url}/pricing/{provider}).'),
+    redis_url: z.url().optional().describe('Redis shared by several instances for rate-limit counters and budget reservations; without it counters live in this process (and its database).'),
+    limits_on_store_failure: z
+      .enum(['open', 'closed'])
+      .default('closed')
+      .describe('When the counter store (Redis) is unreachable: `closed` refuses gateway requests (503), `open` lets them through unlimited; logged loudly either way.'),
+    smtp_host: z.string().min(1).optional().describe('SMTP server for alert e-mails; without it alerts stay in the outbox.'),
+    smtp_port: z.coerce.number().int().min(1).max(65535).default(587).describe('SMTP port.'),
+    smtp_secure: onOff(false).describe('Use TLS from the start (port 465); otherwise STARTTLS is used when the server offers it.'),
+    smtp_user: z.string().min(1).optional().describe('SMTP user name.'),
+    smtp_password: z.string().min(1).optional().describe('SMTP password.'),
+    smtp_from: z.string().min(3).default('svcgw <svcgw@localhost>').describe('From address of alert e-mails.'),
   })
   .strict();
 
@@ -78,5 +97,15 @@ export type SettingName = keyof Settings;
 /** The resolved settings plus where the settings file came from; frozen once loaded. */
 export type Config = Readonly<Settings & { config_file: string | null }>;
 
-export const envName = (key: string) => `SVCGW_${key.toUpperCase()}`;
+/** Settings the spec names with its own environment variables (no SVCGW_ prefix). */
+const SPEC_ENV_NAMES: Readonly<Record<string, string>> = {
+  model_configs_pricing_local_path: 'MODEL_CONFIGS_PRICING_LOCAL_PATH',
+  model_configs_capabilities_local_path: 'MODEL_CONFIGS_CAPABILITIES_LOCAL_PATH',
+  model_configs_pricing_log_store_path: 'MODEL_CONFIGS_PRICING_LOG_STORE_PATH',
+  model_configs_capabilities_log_store_path: 'MODEL_CONFIGS_CAPABILITIES_LOG_STORE_PATH',
+  model_configs_proxy_fetch_enabled: 'MODEL_CONFIGS_PROXY_FETCH_ENABLED',
+  model_configs_proxy_url: 'MODEL_CONFIGS_PROXY_URL',
+};
+
+export const envName = (key: string) => SPEC_ENV_NAMES[key] ?? `SVCGW_${key.toUpperCase()}`;
 export const flagName = (key: string) => `--${key.replaceAll('_', '-')}`;

@@ -152,7 +152,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     upstream,
     credentials,
     logs: requestLogs,
-    pricing: loadLocalPricing(deps.config.pricing_dir ?? SHIPPED_PRICING_DIR),
+    pricing: loadLocalPricing(deps.config.model_configs_pricing_local_path ?? SHIPPED_PRICING_DIR),
     defaultWorkspaceId: defaultWorkspaceLookup(repos.workspaces),
     controlPlane: [...routes],
   });
