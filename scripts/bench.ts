@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { PACKAGE_ROOT } from '../src/lib/package-root.js';
@@ -18,11 +19,13 @@ import { backgroundWarning, checkTargets, derive, derivedLines, failureReport, f
  * machine's cores; nothing is asserted, the targets are only printed next to the figures.
  *
  *   node dist/scripts/bench.js [--seconds 10] [--warmup 5] [--max-requests 1000000]
- *                              [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR]
+ *                              [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR] [--wait-quiet 30]
  *
+ * Before each run it waits (up to `--wait-quiet` seconds, 0 = never) for other processes to stop
+ * using more than a fifth of a core: a shared machine running builds skews every figure.
  * `--cpu-prof DIR` runs the gateway under `node --cpu-prof` and prints its hottest functions.
  */
-const USAGE = 'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR]';
+const USAGE = 'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR] [--wait-quiet SECONDS]';
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
@@ -30,6 +33,7 @@ const { values } = parseArgs({
     'max-requests': { type: 'string', default: '1000000' },
     scenarios: { type: 'string', default: 'chat:1,chat:32,stream:1,stream:32' },
     'cpu-prof': { type: 'string' },
+    'wait-quiet': { type: 'string', default: '30' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -40,6 +44,7 @@ if (values.help) {
 const measureSeconds = positive('seconds', false);
 const warmupSeconds = positive('warmup', true);
 const maxRequests = Math.floor(positive('max-requests', false));
+const waitQuietSeconds = positive('wait-quiet', true);
 
 const SCENARIOS = parseScenarios(values.scenarios!);
 const profileDir = values['cpu-prof'] === undefined ? null : resolve(values['cpu-prof']);
@@ -127,6 +132,8 @@ async function main(): Promise<void> {
   const runs: RunFigures[] = [];
   for (const { kind, connections } of SCENARIOS) {
     for (const via of ['direct', 'gateway'] as const) {
+      const background = await waitForQuiet([mock.pid, gateway.pid]);
+      if (background > QUIET_CORES) process.stdout.write(`(machine still busy: ${background.toFixed(2)} cores used by other processes) `);
       process.stdout.write(`running ${kind} via ${via}, ${connections} connection(s)… `);
       const run = await measure(kind, via, connections, targets(kind)[via], gateway.pid, mock.pid);
       runs.push(run);
@@ -192,6 +199,23 @@ async function measure(kind: Kind, via: Via, connections: number, target: LoadTa
   };
 }
 
+const QUIET_CORES = 0.2;
+
+/** Samples the CPU used by processes other than ours until it is low or `--wait-quiet` has passed; returns the last sample, in cores. */
+async function waitForQuiet(pids: number[]): Promise<number> {
+  const deadline = Date.now() + waitQuietSeconds * 1000;
+  let said = false;
+  for (;;) {
+    const ours = () => pids.reduce((ms, pid) => ms + cpuMs(pid), selfCpuMs());
+    const [machine0, ours0, t0] = [machineBusyMs(), ours(), Date.now()];
+    await sleep(500);
+    const background = (machineBusyMs() - machine0 - (ours() - ours0)) / (Date.now() - t0);
+    if (background <= QUIET_CORES || Date.now() >= deadline) return background;
+    if (!said) process.stdout.write(`(waiting up to ${waitQuietSeconds} s for other processes to go quiet: ${background.toFixed(2)} cores) `);
+    said = true;
+  }
+}
+
 /** One request through the gateway before any load: a broken set-up fails here, clearly, not as 8 runs of errors. */
 async function preflight(gatewayUrl: string, target: LoadTarget): Promise<void> {
   const health = await request(`${gatewayUrl}/v1/health`);
@@ -235,7 +259,7 @@ function printProfile(dir: string): void {
   process.stdout.write(`\ngateway CPU profile ${newest} (start-up included):\n${formatSummary(summariseCpuProfile(newest, PACKAGE_ROOT))}\n`);
 }
 
-function positive(name: 'seconds' | 'warmup' | 'max-requests', zeroOk: boolean): number {
+function positive(name: 'seconds' | 'warmup' | 'max-requests' | 'wait-quiet', zeroOk: boolean): number {
   const value = Number(values[name]);
   if (!Number.isFinite(value) || value < 0 || (!zeroOk && value === 0)) {
     process.stderr.write(`bench: --${name} must be a ${zeroOk ? 'non-negative' : 'positive'} number, got ${String(values[name])}\n${USAGE}\n`);

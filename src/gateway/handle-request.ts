@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError, ERROR_CODES } from '../lib/errors.js';
-import type { Pricing } from '../pricing/local-pricing.js';
+import type { PricingService } from '../pricing/pricing-service.js';
 import type { EndpointType } from '../providers/endpoints.js';
 import { buildUpstreamTarget, ProviderConfigError, supportsEndpoint, UpstreamPathError } from '../providers/registry.js';
 import type { UpstreamTarget } from '../providers/types.js';
@@ -36,7 +36,7 @@ export interface GatewayDeps {
   upstream: UpstreamClient;
   credentials: CredentialLookup;
   logs: RequestLogWriter;
-  pricing: Pricing;
+  pricing: PricingService;
   defaultWorkspaceId(organisationId: string): Promise<string>;
 }
 
@@ -62,7 +62,8 @@ export function createGatewayHandler(deps: GatewayDeps) {
       if (!finished) abort.abort();
       const status = finished || reply.statusCode >= 400 ? reply.statusCode : 499;
       if (!finished && draft.errorCode === null) draft.errorCode = 'CLIENT_CLOSED_REQUEST';
-      deps.logs.enqueue(draft.finish(status, performance.now()));
+      const endedPerf = performance.now();
+      deps.logs.enqueueWhenReady(priced(draft, deps.pricing).then(() => draft.finish(status, endedPerf)));
     });
 
     try {
@@ -114,7 +115,6 @@ export function createGatewayHandler(deps: GatewayDeps) {
         });
         relay.stream.once('end', () => {
           draft.usage = relay.result.usage;
-          draft.cost = deps.pricing.costOf(draft.provider, draft.model, relay.result.usage ?? { promptTokens: null, completionTokens: null, cachedTokens: null });
           if (capture > 0) draft.responseBody = relay.result.captured;
         });
         res.body.pipe(relay.stream);
@@ -125,7 +125,6 @@ export function createGatewayHandler(deps: GatewayDeps) {
       const parsed = parseJson(bytes);
       draft.usage = usageFromBody(parsed);
       if (parsed && typeof (parsed as { model?: unknown }).model === 'string') draft.model = (parsed as { model: string }).model;
-      draft.cost = draft.usage ? deps.pricing.costOf(draft.provider, draft.model, draft.usage) : null;
       if (capture > 0) draft.responseBody = bytes.subarray(0, capture).toString('utf8');
       return reply.code(res.statusCode).headers(headersForClient(res.headers, { keepLength: false })).send(bytes);
     } catch (error) {
@@ -135,6 +134,16 @@ export function createGatewayHandler(deps: GatewayDeps) {
       throw failure;
     }
   };
+}
+
+/** Prices the request from its usage; pricing answers from memory for known models. */
+async function priced(draft: RequestLogDraft, pricing: PricingService): Promise<void> {
+  if (draft.usage === null) return;
+  try {
+    draft.cost = await pricing.costOf(draft.provider, draft.model, draft.usage);
+  } catch {
+    draft.cost = null; // unknown, never zero
+  }
 }
 
 function toUpstreamTarget(provider: Parameters<typeof buildUpstreamTarget>[0], path: string, context: Parameters<typeof buildUpstreamTarget>[2]): UpstreamTarget {

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { AppError } from '../lib/errors.js';
 import { ENDPOINT_PATHS, type EndpointType } from '../providers/endpoints.js';
 import { BOTH_KEY_TYPES, type RouteAccess } from '../server/route-config.js';
-import type { Pricing } from '../pricing/local-pricing.js';
+import type { PricingService } from '../pricing/pricing-service.js';
 import { createGatewayHandler, type GatewayDeps } from './handle-request.js';
 import { chatCompletionBody, completionBody, embeddingsBody, imageGenerationBody, moderationBody, rerankBody, responsesBody, speechBody } from './request-schemas.js';
 
@@ -78,7 +78,7 @@ function hasProviderHeader(request: FastifyRequest): boolean {
   return request.headers['x-service-provider'] !== undefined || request.headers['x-service-virtual-key'] !== undefined;
 }
 
-function localModelList(pricing: Pricing) {
+function localModelList(pricing: PricingService) {
   return { object: 'list', data: pricing.models().map(({ provider, model }) => ({ id: model, object: 'model', created: 0, owned_by: provider })) };
 }
 

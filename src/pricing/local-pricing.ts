@@ -3,18 +3,7 @@ import { basename, join } from 'node:path';
 import { PACKAGE_ROOT } from '../lib/package-root.js';
 import { z } from 'zod';
 
-/** Prices in USD per 1,000,000 tokens. */
-export interface ModelPrice {
-  input: number;
-  output: number;
-  cached_input?: number | undefined;
-}
-
-export interface Usage {
-  promptTokens: number | null;
-  completionTokens: number | null;
-  cachedTokens: number | null;
-}
+import { costFromPrice, type ModelPrice, type PricingService, type Usage } from './pricing-service.js';
 
 const price = z.number().finite().min(0);
 const pricingFile = z.object({
@@ -46,20 +35,14 @@ export function loadLocalPricing(dir: string) {
   }
 
   return {
-    priceOf,
-    /** Every priced model, for `GET /v1/models` without a provider. */
+    priceOf: async (provider: string, model: string) => priceOf(provider, model),
     models: () => [...byProvider].flatMap(([provider, models]) => Object.keys(models).map((model) => ({ provider, model }))),
-    /** Cost in USD of one request, or null when the model or the usage is unknown. */
-    costOf(provider: string | null, model: string | null, usage: Usage): number | null {
-      if (!provider || !model || usage.promptTokens === null) return null;
-      const p = priceOf(provider, model);
-      if (!p) return null;
-      const cached = Math.min(usage.cachedTokens ?? 0, usage.promptTokens);
-      const fresh = usage.promptTokens - cached;
-      const micro = fresh * p.input + cached * (p.cached_input ?? p.input) + (usage.completionTokens ?? 0) * p.output;
-      return micro / 1_000_000;
+    async costOf(provider: string | null, model: string | null, usage: Usage): Promise<number | null> {
+      if (!provider || !model) return null;
+      const price = priceOf(provider, model);
+      return price ? costFromPrice(price, usage) : null;
     },
-  };
+  } satisfies PricingService;
 }
 
-export type Pricing = ReturnType<typeof loadLocalPricing>;
+export type { PricingService as Pricing };

@@ -14,6 +14,8 @@ export function createRequestLogWriter(deps: { repo: RequestLogRepository; logge
   let timer: NodeJS.Timeout | null = null;
   let writing: Promise<void> = Promise.resolve();
   let dropped = 0;
+  /** Records still being completed (priced); flush waits for them so that none is lost. */
+  const completing = new Set<Promise<void>>();
 
   function schedule(): void {
     if (timer === null) {
@@ -34,6 +36,7 @@ export function createRequestLogWriter(deps: { repo: RequestLogRepository; logge
   }
 
   async function flush(): Promise<void> {
+    if (completing.size > 0) await Promise.allSettled([...completing]);
     if (timer !== null) {
       clearTimeout(timer);
       timer = null;
@@ -44,15 +47,22 @@ export function createRequestLogWriter(deps: { repo: RequestLogRepository; logge
     await writing;
   }
 
+  function enqueue(record: RequestLogInsert): void {
+    if (pending.length >= MAX_PENDING) {
+      if (dropped++ % 1000 === 0) deps.logger.error({ dropped }, 'request log queue full; dropping records');
+      return;
+    }
+    pending.push(record);
+    if (pending.length >= batchSize) void flush();
+    else schedule();
+  }
+
   return {
-    enqueue(record: RequestLogInsert): void {
-      if (pending.length >= MAX_PENDING) {
-        if (dropped++ % 1000 === 0) deps.logger.error({ dropped }, 'request log queue full; dropping records');
-        return;
-      }
-      pending.push(record);
-      if (pending.length >= batchSize) void flush();
-      else schedule();
+    enqueue,
+    /** Queues a record that is still being completed; a flush meanwhile waits for it. */
+    enqueueWhenReady(record: Promise<RequestLogInsert>): void {
+      const done: Promise<void> = record.then(enqueue, (error: unknown) => deps.logger.error({ err: error }, 'request log record failed')).finally(() => completing.delete(done));
+      completing.add(done);
     },
     flush,
     get pendingCount(): number {
