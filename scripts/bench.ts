@@ -23,9 +23,10 @@ import { backgroundWarning, checkTargets, derive, derivedLines, failureReport, f
  *
  * Before each run it waits (up to `--wait-quiet` seconds, 0 = never) for other processes to stop
  * using more than a fifth of a core: a shared machine running builds skews every figure.
- * `--cpu-prof DIR` runs the gateway under `node --cpu-prof` and prints its hottest functions.
+ * `--cpu-prof DIR` runs the gateway under `node --cpu-prof` and prints its hottest functions;
+ * `--node-flags "…"` starts the gateway's node with those flags (to try V8 or GC settings).
  */
-const USAGE = 'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR] [--wait-quiet SECONDS]';
+const USAGE = 'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR] [--wait-quiet SECONDS] [--node-flags "--max-semi-space-size=4 ..."]';
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
@@ -34,6 +35,7 @@ const { values } = parseArgs({
     scenarios: { type: 'string', default: 'chat:1,chat:32,stream:1,stream:32' },
     'cpu-prof': { type: 'string' },
     'wait-quiet': { type: 'string', default: '30' },
+    'node-flags': { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -48,6 +50,7 @@ const waitQuietSeconds = positive('wait-quiet', true);
 
 const SCENARIOS = parseScenarios(values.scenarios!);
 const profileDir = values['cpu-prof'] === undefined ? null : resolve(values['cpu-prof']);
+const gatewayNodeFlags = values['node-flags']!.split(/\s+/).filter(Boolean);
 const MESSAGES = [{ role: 'user', content: 'hello' }];
 const BIN = join(PACKAGE_ROOT, 'bin', 'svcgw');
 const MOCK = fileURLToPath(new URL('./mock-provider.js', import.meta.url));
@@ -88,12 +91,12 @@ async function main(): Promise<void> {
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   const gateway = await startNode({
     name: 'svcgw serve',
-    args: [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), BIN, 'serve', '--port', '0', '--data-dir', dataDir],
+    args: [...gatewayNodeFlags, ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), BIN, 'serve', '--port', '0', '--data-dir', dataDir],
     cwd: PACKAGE_ROOT,
     env: { ...env, SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey, SVCGW_LOG_LEVEL: 'warn' },
   });
   children.push(gateway);
-  process.stdout.write(`mock provider pid ${mock.pid} at ${mock.url}; gateway pid ${gateway.pid} at ${gateway.url}\n\n`);
+  process.stdout.write(`mock provider pid ${mock.pid} at ${mock.url}; gateway pid ${gateway.pid} at ${gateway.url}${gatewayNodeFlags.length > 0 ? ` (node ${gatewayNodeFlags.join(' ')})` : ''}\n\n`);
 
   const targets = (kind: Kind): Record<Via, LoadTarget> => {
     const stream = kind === 'stream';
@@ -158,7 +161,7 @@ async function main(): Promise<void> {
   const summary = {
     date: new Date().toISOString(),
     machine: m,
-    settings: { warmupSeconds, measureSeconds, maxRequests },
+    settings: { warmupSeconds, measureSeconds, maxRequests, gatewayNodeFlags },
     runs: runs.map(({ examples: _examples, ...figures }) => figures),
     derived,
     targets: checks,

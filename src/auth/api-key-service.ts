@@ -85,5 +85,8 @@ function toPrincipal(row: ApiKeyWithRoles): Principal {
     orgRole: row.org_role,
     workspaceRole: row.workspace_role,
     scopes: new Set<string>(JSON.parse(row.scopes) as string[]),
+    rateLimits: row.rate_limits === null ? null : (JSON.parse(row.rate_limits) as Principal['rateLimits']),
+    usageLimits: row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as Principal['usageLimits']),
+    keyCreatedAt: row.created_at,
   });
 }

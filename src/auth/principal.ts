@@ -1,3 +1,4 @@
+import type { RateLimitEntry, UsageLimits } from '../limits/schemas.js';
 import type { ApiKeyType, OrgRole, WorkspaceRole } from '../storage/schema.js';
 
 /** Who is calling: an API key, with the roles of the user it belongs to. */
@@ -12,6 +13,10 @@ export interface Principal {
   /** The user's role in the key's workspace, when the key is a workspace key. */
   workspaceRole: WorkspaceRole | null;
   scopes: ReadonlySet<string>;
+  /** The key's own rate limits and budget (with `last_reset_at`, kept by the reset worker). */
+  rateLimits: readonly RateLimitEntry[] | null;
+  usageLimits: (UsageLimits & { last_reset_at?: string | null }) | null;
+  keyCreatedAt: string;
 }
 
 export type KeyKind = 'admin' | 'workspace';

@@ -4,6 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError, ERROR_CODES } from '../lib/errors.js';
+import { estimateRequest } from '../limits/estimate.js';
+import { rateHeaders, RateLimitedError, type Admission, type LimitsService } from '../limits/limits-service.js';
 import type { PricingService } from '../pricing/pricing-service.js';
 import type { EndpointType } from '../providers/endpoints.js';
 import { buildUpstreamTarget, ProviderConfigError, supportsEndpoint, UpstreamPathError } from '../providers/registry.js';
@@ -37,6 +39,7 @@ export interface GatewayDeps {
   credentials: CredentialLookup;
   logs: RequestLogWriter;
   pricing: PricingService;
+  limits: LimitsService;
   defaultWorkspaceId(organisationId: string): Promise<string>;
 }
 
@@ -57,13 +60,19 @@ export function createGatewayHandler(deps: GatewayDeps) {
     const workspaceId = principal.workspaceId ?? (await deps.defaultWorkspaceId(principal.organisationId));
     const draft = new RequestLogDraft(principal, workspaceId, route.endpointType, request.method, request.url.split('?')[0] ?? request.url, request.id, deps.clock.now(), performance.now());
     const abort = new AbortController();
+    const admission: Admission = { tokenLimits: [], reservation: null, headers: null };
+    let upstreamStatus: number | null = null;
     reply.raw.once('close', () => {
       const finished = reply.raw.writableFinished;
       if (!finished) abort.abort();
       const status = finished || reply.statusCode >= 400 ? reply.statusCode : 499;
       if (!finished && draft.errorCode === null) draft.errorCode = 'CLIENT_CLOSED_REQUEST';
       const endedPerf = performance.now();
-      deps.logs.enqueueWhenReady(priced(draft, deps.pricing).then(() => draft.finish(status, endedPerf)));
+      const completed = priced(draft, deps.pricing).then(async () => {
+        await deps.limits.settle(admission, actualUsage(draft, upstreamStatus));
+        return draft.finish(status, endedPerf);
+      });
+      deps.logs.enqueueWhenReady(completed);
     });
 
     try {
@@ -77,6 +86,10 @@ export function createGatewayHandler(deps: GatewayDeps) {
       draft.isStream = json?.stream === true;
       if (capture > 0 && request.rawBody) draft.requestBody = request.rawBody.subarray(0, capture).toString('utf8');
 
+      const facts = await deps.limits.facts(principal, workspaceId, route.endpointType, headers.metadata);
+      Object.assign(admission, await deps.limits.admitRate(principal, facts));
+      if (admission.headers) reply.headers(rateHeaders(admission.headers, deps.clock.now()));
+
       const target = await resolveTarget(headers, principal, workspaceId, deps.credentials);
       draft.provider = target.provider.name;
       draft.credentialSource = target.source;
@@ -84,6 +97,9 @@ export function createGatewayHandler(deps: GatewayDeps) {
         throw new AppError('UNSUPPORTED_ENDPOINT', `Provider ${target.provider.name} does not support ${route.endpointType} (${path.split('?')[0]}).`, { param: 'x-service-provider' });
       }
       reply.header('x-service-provider', target.provider.name);
+      admission.reservation = await deps.limits.reserveBudgets(principal, facts, async () =>
+        estimateRequest(route.endpointType, json, request.rawBody?.length ?? 0, draft.model ? await deps.pricing.priceOf(target.provider.name, draft.model) : null),
+      );
 
       const upstreamTarget = toUpstreamTarget(target.provider, path, target.context);
       const dropUsageOnlyChunk = draft.isStream && USAGE_ON_REQUEST.has(route.endpointType) && !usageRequested(json);
@@ -95,6 +111,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
       };
 
       const res = await deps.upstream.send({ url: upstreamTarget.url, method: request.method, headers: outgoing, body, signal: abort.signal });
+      upstreamStatus = res.statusCode;
       draft.markFirstByte(performance.now());
 
       if (!json) {
@@ -128,12 +145,24 @@ export function createGatewayHandler(deps: GatewayDeps) {
       if (capture > 0) draft.responseBody = bytes.subarray(0, capture).toString('utf8');
       return reply.code(res.statusCode).headers(headersForClient(res.headers, { keepLength: false })).send(bytes);
     } catch (error) {
+      if (error instanceof RateLimitedError) reply.headers(error.headers);
       const failure = error instanceof AppError ? error : upstreamFailure(error);
       draft.errorCode = failure.code;
       draft.errorMessage = failure.message;
       throw failure;
     }
   };
+}
+
+/**
+ * What a finished request used, for its limits: the provider's usage when it reported one;
+ * the reservation as it stands when the provider answered but the usage never arrived; nothing
+ * when no provider answered successfully.
+ */
+function actualUsage(draft: RequestLogDraft, upstreamStatus: number | null) {
+  if (draft.usage) return { cost: draft.cost, tokens: draft.usage.totalTokens };
+  if (upstreamStatus !== null && upstreamStatus < 400 && draft.errorCode !== null) return 'as-reserved' as const;
+  return null;
 }
 
 /** Prices the request from its usage; pricing answers from memory for known models. */

@@ -1,48 +1,40 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { PACKAGE_ROOT } from '../lib/package-root.js';
-import { z } from 'zod';
+import { join } from 'node:path';
 
+import { PACKAGE_ROOT } from '../lib/package-root.js';
+import { matchEntry } from './layered-lookup.js';
+import { loadLocalDirectory } from './model-config-sources.js';
+import { parsePricingDocument } from './price-formats.js';
 import { costFromPrice, type ModelPrice, type PricingService, type Usage } from './pricing-service.js';
 
-const price = z.number().finite().min(0);
-const pricingFile = z.object({
-  $comment: z.string().optional(),
-  currency: z.literal('USD'),
-  models: z.record(z.string(), z.object({ input: price, output: price, cached_input: price.optional() }).strict()),
-});
-
+/** The defaults shipped with svcgw, used when MODEL_CONFIGS_PRICING_LOCAL_PATH is not set. */
 export const SHIPPED_PRICING_DIR = join(PACKAGE_ROOT, 'config', 'pricing');
-
-const DATE_SUFFIX = /-\d{4}-\d{2}-\d{2}$/;
+/** The defaults shipped with svcgw, used when MODEL_CONFIGS_CAPABILITIES_LOCAL_PATH is not set. */
+export const SHIPPED_CAPABILITIES_DIR = join(PACKAGE_ROOT, 'config', 'capabilities');
 
 /**
- * Model prices from local JSON files (`<provider>.json`), read once at start-up. A model
- * without a price yields `null` cost: unknown, never zero.
+ * Model prices from local JSON files (`<provider>.json`, either format of docs/pricing.md)
+ * alone, read once at start-up. The server uses `createPricingService`, which puts the proxy
+ * and log-store sources and a cache in front of these files; this stays for tools and tests
+ * that want the files only.
  */
-export function loadLocalPricing(dir: string) {
-  const byProvider = new Map<string, Record<string, ModelPrice>>();
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.json'))) {
-    const parsed = pricingFile.safeParse(JSON.parse(readFileSync(join(dir, file), 'utf8')));
-    if (!parsed.success) throw new Error(`pricing file ${join(dir, file)} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-    byProvider.set(basename(file, '.json'), parsed.data.models);
-  }
-
-  function priceOf(provider: string, model: string): ModelPrice | null {
-    const models = byProvider.get(provider);
-    if (!models) return null;
-    return models[model] ?? models[model.replace(DATE_SUFFIX, '')] ?? null;
-  }
-
+export function loadLocalPricing(dir: string): PricingService {
+  const local = loadLocalDirectory<ModelPrice>(dir, (json) => {
+    const { prices, invalid } = parsePricingDocument(json);
+    return { entries: prices, invalid };
+  });
+  const priceOf = (provider: string, model: string): ModelPrice | null => {
+    const entries = local.providers().get(provider);
+    return entries ? (matchEntry(entries, model)?.value ?? null) : null;
+  };
   return {
-    priceOf: async (provider: string, model: string) => priceOf(provider, model),
-    models: () => [...byProvider].flatMap(([provider, models]) => Object.keys(models).map((model) => ({ provider, model }))),
+    priceOf: async (provider, model) => priceOf(provider, model),
+    models: () => [...local.providers()].flatMap(([provider, entries]) => [...entries.keys()].map((model) => ({ provider, model }))),
     async costOf(provider: string | null, model: string | null, usage: Usage): Promise<number | null> {
       if (!provider || !model) return null;
       const price = priceOf(provider, model);
       return price ? costFromPrice(price, usage) : null;
     },
-  } satisfies PricingService;
+  };
 }
 
 export type { PricingService as Pricing };

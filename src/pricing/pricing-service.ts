@@ -3,6 +3,12 @@ export interface ModelPrice {
   input: number;
   output: number;
   cached_input?: number | undefined;
+  /**
+   * Some providers bill a whole request at higher rates once its prompt is longer than a
+   * threshold (Gemini Pro above 200k tokens, for example); these rates then apply to every
+   * token of that request, output included.
+   */
+  long_prompt?: { threshold_tokens: number; input: number; output: number; cached_input?: number | undefined } | undefined;
 }
 
 export interface Usage {
@@ -26,8 +32,10 @@ export interface PricingService {
 /** Cost from a price and a usage: cached prompt tokens at the cached price when there is one. */
 export function costFromPrice(price: ModelPrice, usage: Usage): number | null {
   if (usage.promptTokens === null) return null;
+  const long = price.long_prompt;
+  const rates = long && usage.promptTokens > long.threshold_tokens ? long : price;
   const cached = Math.min(usage.cachedTokens ?? 0, usage.promptTokens);
   const fresh = usage.promptTokens - cached;
-  const micro = fresh * price.input + cached * (price.cached_input ?? price.input) + (usage.completionTokens ?? 0) * price.output;
+  const micro = fresh * rates.input + cached * (rates.cached_input ?? rates.input) + (usage.completionTokens ?? 0) * rates.output;
   return micro / 1_000_000;
 }

@@ -9,6 +9,7 @@ import { registerAuditLogRoutes } from '../admin/audit-logs/routes.js';
 import { createCredentials, registerCredentialRoutes, type CredentialResolver } from '../admin/credentials/index.js';
 import { registerRateLimitPolicyRoutes } from '../admin/rate-limits-policies/routes.js';
 import { createRateLimitPolicyService } from '../admin/rate-limits-policies/service.js';
+import { registerUsageLimitPolicies } from '../admin/usage-limits-policies/index.js';
 import { registerWorkspaceRoutes } from '../admin/workspaces/routes.js';
 import { createWorkspaceService } from '../admin/workspaces/service.js';
 import { createApiKeyVerifier, type ApiKeyVerifier } from '../auth/api-key-service.js';
@@ -26,8 +27,11 @@ import type { RouteAccess } from './route-config.js';
 import { registerLogRoutes } from '../admin/logs/routes.js';
 import { registerProviderCatalogRoute } from '../admin/provider-catalog/routes.js';
 import { registerGatewayRoutes } from '../gateway/routes.js';
+import { createLimits, type Limits } from '../limits/index.js';
+import type { AlertSink } from '../limits/usage-recorder.js';
 import { createUpstreamClient } from '../gateway/upstream-client.js';
-import { loadLocalPricing, SHIPPED_PRICING_DIR } from '../pricing/local-pricing.js';
+import { registerModelPricingRoutes } from '../admin/model-pricing/routes.js';
+import { createPricingService } from '../pricing/create-pricing-service.js';
 import { createRequestLogWriter, type RequestLogWriter } from '../telemetry/request-log-writer.js';
 
 export interface AppDeps {
@@ -37,6 +41,8 @@ export interface AppDeps {
   clock: Clock;
   /** Replaces the pooled upstream HTTP client's dispatcher (tests route provider hosts to mocks). */
   upstreamDispatcher?: Dispatcher;
+  /** Where budget alerts go (the notification outbox); without it they are only logged. */
+  alerts?: AlertSink;
 }
 
 export interface App {
@@ -48,6 +54,7 @@ export interface App {
   credentials: CredentialResolver;
   /** Batched request-log writer; flushed when the app closes. */
   requestLogs: RequestLogWriter;
+  limits: Limits;
 }
 
 /**
@@ -64,6 +71,10 @@ function registerGracefulClose(app: FastifyInstance): void {
     if (closing) reply.header('connection', 'close');
     return payload;
   });
+}
+
+function logOnlyAlerts(logger: Logger): AlertSink {
+  return { raise: async (alert) => void logger.warn({ kind: alert.kind, organisation_id: alert.organisationId }, alert.subject) };
 }
 
 /** Admin keys belong to no workspace; their gateway traffic is counted in the default one. */
@@ -111,6 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerOpenApi(app, VERSION);
   registerAuth(app, { keys, routes });
   registerAudit(app, { repo: repos.auditLogs, clock: deps.clock });
+  const limits = await createLimits({ app, config: deps.config, db: deps.db, clock: deps.clock, logger: deps.logger, alerts: deps.alerts ?? logOnlyAlerts(deps.logger) });
 
   const zapp = app.withTypeProvider<ZodTypeProvider>();
   zapp.get('/v1/health', {
@@ -130,11 +142,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerApiKeyRoutes(zapp, services.apiKeys);
   registerWorkspaceRoutes(zapp, services.workspaces);
   registerRateLimitPolicyRoutes(zapp, services.rateLimitPolicies);
+  registerUsageLimitPolicies(zapp, { repos, clock: deps.clock });
   registerAuditLogRoutes(zapp, repos.auditLogs);
   registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
   const requestLogs = createRequestLogWriter({ repo: repos.requestLogs, logger: deps.logger, flushIntervalMs: deps.config.log_flush_interval_ms });
   registerLogRoutes(zapp, { repo: repos.requestLogs, workspaces: repos.workspaces, writer: requestLogs });
   registerProviderCatalogRoute(zapp);
+  const pricing = createPricingService({ config: deps.config, clock: deps.clock, logger: deps.logger });
+  registerModelPricingRoutes(zapp, pricing);
 
   const upstream = createUpstreamClient({
     connectTimeoutMs: deps.config.upstream_connect_timeout_ms,
@@ -144,19 +159,21 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Runs once the server has stopped accepting and in-flight requests are done: nothing is lost.
   app.addHook('onClose', async () => {
     await requestLogs.flush();
+    await limits.close();
     await upstream.close();
   });
   await registerGatewayRoutes(app, {
+    limits: limits.service,
     config: deps.config,
     clock: deps.clock,
     upstream,
     credentials,
     logs: requestLogs,
-    pricing: loadLocalPricing(deps.config.model_configs_pricing_local_path ?? SHIPPED_PRICING_DIR),
+    pricing,
     defaultWorkspaceId: defaultWorkspaceLookup(repos.workspaces),
     controlPlane: [...routes],
   });
 
   await app.ready();
-  return { app, keys, routes, credentials, requestLogs };
+  return { app, keys, routes, credentials, requestLogs, limits };
 }

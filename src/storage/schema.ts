@@ -22,6 +22,10 @@ export interface WorkspacesTable {
   is_default: number;
   created_at: string;
   last_updated_at: string;
+  /** JSON array of {type, unit, value}, or null. */
+  rate_limits: string | null;
+  /** JSON UsageLimits object, or null. */
+  usage_limits: string | null;
 }
 
 export type OrgRole = 'owner' | 'admin' | 'member';
@@ -64,6 +68,10 @@ export interface ApiKeysTable {
   created_by_key_id: string | null;
   created_at: string;
   last_updated_at: string;
+  /** JSON array of {type, unit, value}, or null. */
+  rate_limits: string | null;
+  /** JSON UsageLimits object, or null. */
+  usage_limits: string | null;
 }
 
 export interface RateLimitPoliciesTable {
@@ -114,6 +122,10 @@ export interface Database {
   providers: ProvidersTable;
   virtual_keys: VirtualKeysTable;
   request_logs: RequestLogsTable;
+  usage_limit_policies: UsageLimitPoliciesTable;
+  usage_counters: UsageCountersTable;
+  limit_counters: LimitCountersTable;
+  notifications: NotificationsTable;
 }
 
 export type CredentialStatus = 'active' | 'archived';
@@ -206,4 +218,65 @@ export interface RequestLogsTable {
   request_body: string | null;
   response_body: string | null;
   created_at: string;
+}
+
+export interface UsageLimitPoliciesTable {
+  id: string;
+  organisation_id: string;
+  workspace_id: string;
+  name: string | null;
+  conditions: string;
+  group_by: string;
+  type: 'cost' | 'tokens';
+  credit_limit: number;
+  alert_threshold: number | null;
+  periodic_reset: 'weekly' | 'monthly' | null;
+  periodic_reset_days: number | null;
+  next_usage_reset_at: string | null;
+  last_reset_at: string | null;
+  status: 'active' | 'archived';
+  created_at: string;
+  last_updated_at: string;
+}
+
+/** Settled usage of one budget bucket in one period (`scope_type` policy | api_key | workspace). */
+export interface UsageCountersTable {
+  scope_type: string;
+  scope_id: string;
+  value_key: string;
+  period_start: string;
+  current_usage: number;
+  last_updated_at: string;
+}
+
+export interface LimitCountersTable {
+  key: string;
+  count: number;
+  expires_at: number;
+}
+
+export type NotificationStatus = 'pending' | 'sending' | 'sent' | 'failed';
+
+/**
+ * The alert e-mail outbox. `dedupe_key` is unique so that an alert raised twice (or by two
+ * instances) is stored, and sent, once. `recipients` is a JSON array of e-mail addresses.
+ * `claim_token` and `claimed_at` are set while one worker holds the row in `sending`.
+ */
+export interface NotificationsTable {
+  id: string;
+  organisation_id: string;
+  workspace_id: string | null;
+  kind: string;
+  dedupe_key: string;
+  recipients: string;
+  subject: string;
+  body_text: string;
+  status: NotificationStatus;
+  attempts: number;
+  next_attempt_at: string;
+  last_error: string | null;
+  claim_token: string | null;
+  claimed_at: string | null;
+  created_at: string;
+  sent_at: string | null;
 }

@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import OpenAI from 'openai';
 import { Agent } from 'undici';
 import { onTestFinished } from 'vitest';
+import type { Clock } from '../../src/lib/clock.js';
 import { startMockOpenAI, type MockOpenAI, type MockOpenAIOptions } from './mock-openai-upstream.js';
 import { apiClient, type ApiClient } from './http.js';
 import { startTestServer, type TestServer } from './start-test-server.js';
@@ -18,7 +19,7 @@ export interface GatewayHarness extends TestServer {
 }
 
 /** The real gateway plus a mock OpenAI provider on loopback, both stopped when the test ends. */
-export async function startGateway(options: { mock?: MockOpenAIOptions; env?: Record<string, string>; routeAllHostsToMock?: boolean } = {}): Promise<GatewayHarness> {
+export async function startGateway(options: { mock?: MockOpenAIOptions; env?: Record<string, string>; routeAllHostsToMock?: boolean; clock?: Clock } = {}): Promise<GatewayHarness> {
   const mock = await startMockOpenAI(options.mock);
   onTestFinished(() => mock.close());
   // Sends every upstream connection, whatever its host, to the mock: lets tests check the URL
@@ -26,7 +27,7 @@ export async function startGateway(options: { mock?: MockOpenAIOptions; env?: Re
   const upstreamDispatcher = options.routeAllHostsToMock
     ? new Agent({ connect: (_opts, callback) => { const socket = connect(Number(new URL(mock.url).port), '127.0.0.1'); socket.once('connect', () => callback(null, socket)); socket.once('error', (e) => callback(e, null)); } })
     : undefined;
-  const t = await startTestServer({ ...(options.env ? { env: options.env } : {}), ...(upstreamDispatcher ? { upstreamDispatcher } : {}) });
+  const t = await startTestServer({ ...(options.env ? { env: options.env } : {}), ...(upstreamDispatcher ? { upstreamDispatcher } : {}), ...(options.clock ? { clock: options.clock } : {}) });
   const admin = apiClient(t.baseUrl, t.adminKey);
   const viaMock = { 'x-service-provider': 'openai', 'x-service-custom-host': mock.baseUrl, authorization: 'Bearer provider-secret-key' };
   return {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { rateLimitsField, usageLimitsField } from '../../limits/schemas.js';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
 
 const keyName = z.string().min(1).max(255);
@@ -12,6 +13,8 @@ export const createApiKeyBody = z
     user_id: z.uuid().optional(),
     organisation_id: z.uuid().optional(),
     expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+    rate_limits: rateLimitsField.optional(),
+    usage_limits: usageLimitsField.optional(),
   })
   .strict();
 
@@ -32,6 +35,8 @@ export const apiKeyObject = z.object({
   scopes: z.array(z.string()),
   creation_mode: z.string(),
   expires_at: z.string().nullable(),
+  rate_limits: z.array(z.object({ type: z.string(), unit: z.string(), value: z.number() })).nullable(),
+  usage_limits: z.record(z.string(), z.unknown()).nullable(),
   last_reset_at: z.string().nullable(),
   created_at: z.string(),
   last_updated_at: z.string(),

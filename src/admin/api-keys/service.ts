@@ -34,7 +34,7 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
     return new Date(at).toISOString();
   }
 
-  async function insertKey(principal: Principal, fields: Pick<ApiKeyRow, 'type' | 'workspace_id' | 'user_id' | 'name' | 'description' | 'scopes' | 'expires_at'>) {
+  async function insertKey(principal: Principal, fields: Pick<ApiKeyRow, 'type' | 'workspace_id' | 'user_id' | 'name' | 'description' | 'scopes' | 'expires_at' | 'rate_limits' | 'usage_limits'>) {
     const raw = generateRawKey();
     const stamp = now();
     const row: ApiKeyRow = {
@@ -74,6 +74,7 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
         description: body.description ?? null,
         scopes: JSON.stringify(body.scopes),
         expires_at: checkExpiry(body.expires_at),
+        ...limitsOf(body),
       });
     },
 
@@ -98,6 +99,7 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
         description: body.description ?? null,
         scopes: JSON.stringify(body.scopes),
         expires_at: checkExpiry(body.expires_at),
+        ...limitsOf(body),
       });
     },
 
@@ -129,6 +131,11 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
 
 export type ApiKeyAdminService = ReturnType<typeof createApiKeyAdminService>;
 
+const limitsOf = (body: CreateApiKeyBody) => ({
+  rate_limits: body.rate_limits ? JSON.stringify(body.rate_limits) : null,
+  usage_limits: body.usage_limits ? JSON.stringify(body.usage_limits) : null,
+});
+
 function toObject(row: ApiKeyRow): ApiKeyObject {
   return {
     id: row.id,
@@ -143,6 +150,8 @@ function toObject(row: ApiKeyRow): ApiKeyObject {
     scopes: JSON.parse(row.scopes) as string[],
     creation_mode: row.creation_mode,
     expires_at: row.expires_at,
+    rate_limits: row.rate_limits === null ? null : (JSON.parse(row.rate_limits) as ApiKeyObject['rate_limits']),
+    usage_limits: row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as ApiKeyObject['usage_limits']),
     last_reset_at: null,
     created_at: row.created_at,
     last_updated_at: row.last_updated_at,

@@ -25,6 +25,8 @@ export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; 
         description: body.description ?? null,
         status: 'active',
         is_default: 0,
+        rate_limits: null,
+        usage_limits: null,
         created_at: stamp,
         last_updated_at: stamp,
       };

@@ -2,12 +2,16 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as foundation from './0001-foundation.js';
 import * as credentials from './0002-credentials.js';
 import * as requestLogs from './0003-request-logs.js';
+import * as limits from './0004-limits.js';
+import * as notifications from './0005-notifications.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
   '0002-credentials': credentials,
   '0003-request-logs': requestLogs,
+  '0004-limits': limits,
+  '0005-notifications': notifications,
 };
 
 export const migrationProvider: MigrationProvider = {

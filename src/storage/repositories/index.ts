@@ -5,6 +5,7 @@ import { createIntegrationRepository } from './integrations.js';
 import { createProviderRepository } from './providers.js';
 import { createRateLimitPolicyRepository } from './rate-limit-policies.js';
 import { createRequestLogRepository } from './request-logs.js';
+import { createUsageLimitPolicyRepository } from './usage-limit-policies.js';
 import { createVirtualKeyRepository } from './virtual-keys.js';
 import { createWorkspaceRepository } from './workspaces.js';
 
@@ -16,6 +17,7 @@ export function createRepositories(db: Db) {
     providers: createProviderRepository(db),
     rateLimitPolicies: createRateLimitPolicyRepository(db),
     requestLogs: createRequestLogRepository(db),
+    usageLimitPolicies: createUsageLimitPolicyRepository(db),
     virtualKeys: createVirtualKeyRepository(db),
     workspaces: createWorkspaceRepository(db),
   };

@@ -1,0 +1,50 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/schema.js';
+import type { Clock } from '../lib/clock.js';
+import type { Db } from '../storage/database.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { CounterStore } from './counter-store.js';
+import { createLimitsService, type LimitsService } from './limits-service.js';
+import { createMemoryCounterStore } from './memory-counter-store.js';
+import { createUsageRecorder, type AlertSink } from './usage-recorder.js';
+
+export interface Limits {
+  service: LimitsService;
+  store: CounterStore;
+  /** Writes pending usage and counters; called on shutdown and by tests. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Control-plane paths whose changes alter which limits apply. */
+const LIMIT_SOURCES = ['/v1/policies/', '/v1/api-keys', '/v1/workspaces'];
+
+/**
+ * Builds the limits of gateway traffic: the counter store (in-process, persisted in the
+ * database), the usage recorder and the service the gateway calls. Any mutation of policies,
+ * keys or workspaces clears the service's caches before its response is sent.
+ */
+export async function createLimits(deps: { app: FastifyInstance; config: Config; db: Db; clock: Clock; logger: Logger; alerts: AlertSink; store?: CounterStore }): Promise<Limits> {
+  const memory = deps.store ? null : await createMemoryCounterStore({ db: deps.db, logger: deps.logger, now: () => deps.clock.now() });
+  const store = deps.store ?? memory!;
+  const recorder = createUsageRecorder({ db: deps.db, clock: deps.clock, logger: deps.logger, alerts: deps.alerts });
+  const service = createLimitsService({ db: deps.db, store, clock: deps.clock, logger: deps.logger, recorder, failOpen: deps.config.limits_on_store_failure === 'open' });
+
+  deps.app.addHook('onSend', async (request, _reply, payload) => {
+    if (request.method !== 'GET' && LIMIT_SOURCES.some((prefix) => request.url.startsWith(prefix))) service.invalidate();
+    return payload;
+  });
+
+  return {
+    service,
+    store,
+    async flush() {
+      await recorder.flush();
+      await memory?.flush();
+    },
+    async close() {
+      await recorder.flush();
+      await store.close();
+    },
+  };
+}

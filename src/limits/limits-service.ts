@@ -1,0 +1,204 @@
+import type { Principal } from '../auth/principal.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError } from '../lib/errors.js';
+import type { Db } from '../storage/database.js';
+import type { UsageLimitPoliciesTable } from '../storage/schema.js';
+import type { Logger } from '../telemetry/logger.js';
+import { applicableBudgets, reserve, settle, type BudgetSource, type Estimate, type Reservation } from './budgets.js';
+import type { CounterStore } from './counter-store.js';
+import type { RequestFacts } from './matching.js';
+import { periodStart } from './periods.js';
+import { applicableRateLimits, checkRateLimits, settleTokens, type AppliedRateLimit, type ParsedRatePolicy, type RateHeaders } from './rate-limiter.js';
+import type { UsageLimits } from './schemas.js';
+import type { UsageRecorder } from './usage-recorder.js';
+
+interface OrgPolicies {
+  loadedAt: number;
+  rate: ParsedRatePolicy[];
+  usage: BudgetSource[];
+}
+
+interface WorkspaceInfo {
+  loadedAt: number;
+  slug: string;
+  budget: BudgetSource | null;
+}
+
+/** What the gateway keeps between admitting a request and settling it. */
+export interface Admission {
+  tokenLimits: AppliedRateLimit[];
+  reservation: Reservation | null;
+  headers: RateHeaders | null;
+}
+
+type LimitsDeps = { db: Db; store: CounterStore; clock: Clock; logger: Logger; recorder: UsageRecorder; failOpen: boolean; cacheTtlMs?: number };
+
+/**
+ * Rate limits and budgets of gateway traffic. Active policies are cached per organisation so
+ * that admitting a request reads no database; any change made through the admin API clears
+ * the cache at once (`invalidate`), and the TTL bounds how stale another instance can be.
+ */
+export function createLimitsService(deps: LimitsDeps) {
+  const ttl = deps.cacheTtlMs ?? 5_000;
+  const orgs = new Map<string, OrgPolicies>();
+  const workspaces = new Map<string, WorkspaceInfo>();
+
+  async function policiesOf(organisationId: string): Promise<OrgPolicies> {
+    const now = deps.clock.now();
+    const hit = orgs.get(organisationId);
+    if (hit && now - hit.loadedAt < ttl) return hit;
+    const [rateRows, usageRows] = await Promise.all([
+      deps.db.selectFrom('rate_limit_policies').selectAll().where('organisation_id', '=', organisationId).where('status', '=', 'active').execute(),
+      deps.db.selectFrom('usage_limit_policies').selectAll().where('organisation_id', '=', organisationId).where('status', '=', 'active').execute(),
+    ]);
+    const loaded: OrgPolicies = {
+      loadedAt: now,
+      rate: rateRows.map((row) => ({ row, conditions: JSON.parse(row.conditions), groupBy: JSON.parse(row.group_by) })),
+      usage: usageRows.map(policyBudget),
+    };
+    orgs.set(organisationId, loaded);
+    return loaded;
+  }
+
+  async function workspaceOf(workspaceId: string): Promise<WorkspaceInfo> {
+    const now = deps.clock.now();
+    const hit = workspaces.get(workspaceId);
+    if (hit && now - hit.loadedAt < ttl) return hit;
+    const row = await deps.db.selectFrom('workspaces').select(['slug', 'usage_limits', 'created_at']).where('id', '=', workspaceId).executeTakeFirstOrThrow();
+    const limits = row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as UsageLimits & { last_reset_at?: string | null });
+    const info: WorkspaceInfo = {
+      loadedAt: now,
+      slug: row.slug,
+      budget: limits ? ownBudget('workspace', workspaceId, `usage limit of workspace ${row.slug}`, limits, row.created_at, workspaceId) : null,
+    };
+    workspaces.set(workspaceId, info);
+    return info;
+  }
+
+  /** Store failures follow `limits_on_store_failure`: refuse (503) or let the request through unlimited. */
+  async function guarded<T>(work: () => Promise<T>, fallback: T): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      deps.logger.error({ err: error, failOpen: deps.failOpen }, 'limit counter store failed');
+      if (deps.failOpen) return fallback;
+      throw new AppError('LIMITS_UNAVAILABLE', 'Limits cannot be checked right now; try again shortly.', { cause: error });
+    }
+  }
+
+  return {
+    /** Facts about the request that conditions and group-by read. */
+    async facts(principal: Principal, workspaceId: string, endpointType: string, metadata: Record<string, string> | null): Promise<RequestFacts> {
+      const { slug } = await workspaceOf(workspaceId);
+      return { organisationId: principal.organisationId, workspaceId, workspaceSlug: slug, apiKeyId: principal.keyId, endpointType, metadata };
+    },
+
+    /** Checks and counts rate limits; throws RATE_LIMITED (with the headers to send) when one is reached. */
+    async admitRate(principal: Principal, facts: RequestFacts): Promise<Pick<Admission, 'tokenLimits' | 'headers'>> {
+      const now = deps.clock.now();
+      const { rate } = await policiesOf(facts.organisationId);
+      const applied = applicableRateLimits(rate, principal.rateLimits, facts, now);
+      if (applied.length === 0) return { tokenLimits: [], headers: null };
+      const decision = await guarded(() => checkRateLimits(deps.store, applied, now), { allowed: true as const, tokenLimits: [], headers: null });
+      if (!decision.allowed) throw new RateLimitedError(decision.limit, decision.headers, now);
+      return { tokenLimits: decision.tokenLimits, headers: decision.headers };
+    },
+
+    /** Reserves the estimate in every budget that covers the request; USAGE_LIMIT_EXCEEDED when one is spent. */
+    async reserveBudgets(principal: Principal, facts: RequestFacts, estimate: () => Promise<Estimate>): Promise<Reservation | null> {
+      const { usage } = await policiesOf(facts.organisationId);
+      const own = principal.usageLimits ? [ownBudget('api_key', principal.keyId, 'usage limit of the API key', principal.usageLimits, principal.keyCreatedAt, facts.workspaceId)] : [];
+      const workspace = (await workspaceOf(facts.workspaceId)).budget;
+      const budgets = applicableBudgets([...usage, ...own, ...(workspace ? [workspace] : [])], facts);
+      if (budgets.length === 0) return null;
+      const now = deps.clock.now();
+      const estimated = await estimate();
+      const result = await guarded(() => reserve(deps.store, budgets, estimated, now), { ok: true as const, reservation: { budgets: [], amounts: [] } });
+      if (!result.ok) {
+        const unit = result.budget.type === 'cost' ? 'USD' : 'tokens';
+        throw new AppError('USAGE_LIMIT_EXCEEDED', `The ${result.budget.label} is spent: ${round(result.used)} of ${result.budget.creditLimit} ${unit} used${result.budget.valueKey ? ` (bucket ${result.budget.valueKey})` : ''}.`);
+      }
+      return result.reservation;
+    },
+
+    /**
+     * Settles a request once its response has ended: token limits count the real tokens,
+     * reservations become the real cost (or are released when nothing was used).
+     */
+    async settle(admission: Admission, actual: { cost: number | null; tokens: number | null } | 'as-reserved' | null): Promise<void> {
+      const now = deps.clock.now();
+      const reservation = admission.reservation;
+      await guarded(async () => {
+        if (actual !== null && actual !== 'as-reserved' && actual.tokens) await settleTokens(deps.store, admission.tokenLimits, actual.tokens, now);
+        if (!reservation || reservation.budgets.length === 0) return;
+        // A response whose usage never arrived (a client that left mid-stream) keeps its estimate.
+        const amounts = actual === 'as-reserved' ? reservation.amounts : await settle(deps.store, reservation, actual, now);
+        reservation.budgets.forEach((budget, i) => deps.recorder.record(budget, amounts[i]!));
+      }, undefined);
+    },
+
+    invalidate(): void {
+      orgs.clear();
+      workspaces.clear();
+    },
+  };
+}
+
+export type LimitsService = ReturnType<typeof createLimitsService>;
+
+/** A 429 that carries the headers a rate-limited client needs. */
+export class RateLimitedError extends AppError {
+  readonly headers: Record<string, string>;
+
+  constructor(limit: AppliedRateLimit, headers: RateHeaders, now: number) {
+    super('RATE_LIMITED', `Rate limit reached: ${limit.label} allows ${limit.value} ${limit.type}; retry after the window resets.`);
+    const resetSeconds = Math.max(1, Math.ceil((headers.resetAt - now) / 1000));
+    this.headers = {
+      'retry-after': String(resetSeconds),
+      'x-ratelimit-limit': String(headers.limit),
+      'x-ratelimit-remaining': String(headers.remaining),
+      'x-ratelimit-reset': String(resetSeconds),
+    };
+  }
+}
+
+export function rateHeaders(headers: RateHeaders, now: number): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(headers.limit),
+    'x-ratelimit-remaining': String(headers.remaining),
+    'x-ratelimit-reset': String(Math.max(0, Math.ceil((headers.resetAt - now) / 1000))),
+  };
+}
+
+function policyBudget(row: UsageLimitPoliciesTable): BudgetSource {
+  return {
+    scopeType: 'policy',
+    scopeId: row.id,
+    label: `usage limits policy ${row.name ? `"${row.name}" ` : ''}(${row.id})`,
+    type: row.type,
+    creditLimit: row.credit_limit,
+    alertThreshold: row.alert_threshold,
+    periodStart: periodStart(row),
+    resetAt: row.next_usage_reset_at ? Date.parse(row.next_usage_reset_at) : null,
+    workspaceId: row.workspace_id,
+    conditions: JSON.parse(row.conditions),
+    groupBy: JSON.parse(row.group_by),
+  };
+}
+
+function ownBudget(scopeType: 'api_key' | 'workspace', scopeId: string, label: string, limits: UsageLimits & { last_reset_at?: string | null }, createdAt: string, workspaceId: string): BudgetSource {
+  return {
+    scopeType,
+    scopeId,
+    label,
+    type: limits.type,
+    creditLimit: limits.credit_limit,
+    alertThreshold: limits.alert_threshold ?? null,
+    periodStart: limits.last_reset_at ?? createdAt,
+    resetAt: limits.next_usage_reset_at ? Date.parse(limits.next_usage_reset_at) : null,
+    workspaceId,
+  };
+}
+
+const round = (n: number) => Math.round(n * 1e6) / 1e6;

@@ -1,0 +1,98 @@
+import type { RateLimitPolicyRow } from '../storage/repositories/rate-limit-policies.js';
+import type { CounterStore } from './counter-store.js';
+import { bucketOf, matchesAll, type Condition, type RequestFacts } from './matching.js';
+import type { RateLimitEntry } from './schemas.js';
+import { windowAt, type RateUnit } from './windows.js';
+
+/** One limit that applies to a request, with the counter of its bucket in the current window. */
+export interface AppliedRateLimit {
+  /** Says which limit it is in a 429: the policy's name and id, or the API key's own limit. */
+  label: string;
+  policyId: string | null;
+  type: 'requests' | 'tokens';
+  value: number;
+  key: string;
+  windowEnd: number;
+}
+
+export type RateDecision =
+  | { allowed: true; tokenLimits: AppliedRateLimit[]; headers: RateHeaders | null }
+  | { allowed: false; limit: AppliedRateLimit; headers: RateHeaders };
+
+export interface RateHeaders {
+  limit: number;
+  remaining: number;
+  resetAt: number;
+}
+
+export interface ParsedRatePolicy {
+  row: RateLimitPolicyRow;
+  conditions: Condition[];
+  groupBy: Array<{ key: string }>;
+}
+
+/** The limits that apply: every active policy whose conditions match, plus the key's own. */
+export function applicableRateLimits(policies: readonly ParsedRatePolicy[], keyLimits: readonly RateLimitEntry[] | null, facts: RequestFacts, now: number): AppliedRateLimit[] {
+  const applied: AppliedRateLimit[] = [];
+  for (const policy of policies) {
+    if (!matchesAll(policy.conditions, facts)) continue;
+    const { row } = policy;
+    const window = windowAt(row.unit, now);
+    applied.push({
+      label: `rate limits policy ${row.name ? `"${row.name}" ` : ''}(${row.id})`,
+      policyId: row.id,
+      type: row.type,
+      value: row.value,
+      key: `rl:p:${row.id}:${bucketOf(policy.groupBy, facts)}:${window.start}`,
+      windowEnd: window.end,
+    });
+  }
+  (keyLimits ?? []).forEach((limit, index) => {
+    const window = windowAt(limit.unit as RateUnit, now);
+    applied.push({
+      label: `rate limit ${limit.value} ${limit.type} per ${limit.unit} of the API key`,
+      policyId: null,
+      type: limit.type,
+      value: limit.value,
+      key: `rl:k:${facts.apiKeyId}:${index}:${limit.unit}:${window.start}`,
+      windowEnd: window.end,
+    });
+  });
+  return applied;
+}
+
+/**
+ * Request limits are checked and counted in one atomic step across all of them, so that N
+ * concurrent requests against a limit of k let exactly k through. Token limits admit a request
+ * while tokens remain; its real usage is added when the response ends (`settleTokens`).
+ */
+export async function checkRateLimits(store: CounterStore, applied: AppliedRateLimit[], now: number): Promise<RateDecision> {
+  if (applied.length === 0) return { allowed: true, tokenLimits: [], headers: null };
+  const requestLimits = applied.filter((limit) => limit.type === 'requests');
+  const tokenLimits = applied.filter((limit) => limit.type === 'tokens');
+
+  const tokenCounts = await store.peek(tokenLimits.map((limit) => limit.key), now);
+  const spent = tokenLimits.findIndex((limit, i) => tokenCounts[i]! >= limit.value);
+  if (spent !== -1) {
+    const limit = tokenLimits[spent]!;
+    return { allowed: false, limit, headers: { limit: limit.value, remaining: 0, resetAt: limit.windowEnd } };
+  }
+
+  const result = await store.consume(requestLimits.map((limit) => ({ key: limit.key, limit: limit.value, amount: 1, expiresAt: limit.windowEnd })), now);
+  if (!result.allowed) {
+    const limit = requestLimits[result.index]!;
+    return { allowed: false, limit, headers: { limit: limit.value, remaining: 0, resetAt: limit.windowEnd } };
+  }
+  // The headers describe the tightest limit: the one with the fewest requests (or tokens) left.
+  const remaining = [
+    ...requestLimits.map((limit, i) => ({ limit, left: limit.value - result.counts[i]! })),
+    ...tokenLimits.map((limit, i) => ({ limit, left: limit.value - tokenCounts[i]! })),
+  ].sort((a, b) => a.left - b.left)[0]!;
+  return { allowed: true, tokenLimits, headers: { limit: remaining.limit.value, remaining: Math.max(0, remaining.left), resetAt: remaining.limit.windowEnd } };
+}
+
+/** Counts the tokens a request really used against every token limit it was admitted by. */
+export async function settleTokens(store: CounterStore, tokenLimits: AppliedRateLimit[], tokens: number, now: number): Promise<void> {
+  if (tokenLimits.length === 0 || tokens <= 0) return;
+  await store.add(tokenLimits.map((limit) => ({ key: limit.key, amount: tokens, expiresAt: limit.windowEnd })), now);
+}
