@@ -133,7 +133,8 @@ async function main(): Promise<void> {
   const memoryBefore = memory(gateway.pid);
 
   const runs: RunFigures[] = [];
-  for (const { kind, connections } of SCENARIOS) {
+  let aborted: string | null = null;
+  scenarios: for (const { kind, connections } of SCENARIOS) {
     for (const via of ['direct', 'gateway'] as const) {
       const background = await waitForQuiet([mock.pid, gateway.pid]);
       if (background > QUIET_CORES) process.stdout.write(`(machine still busy: ${background.toFixed(2)} cores used by other processes) `);
@@ -141,6 +142,11 @@ async function main(): Promise<void> {
       const run = await measure(kind, via, connections, targets(kind)[via], gateway.pid, mock.pid);
       runs.push(run);
       process.stdout.write(`${run.rps.toFixed(0)} req/s${failures(run) > 0 ? `, ${failures(run)} FAILED` : ''}\n`);
+      const gone = [mock, gateway].find((child) => !child.alive());
+      if (gone) {
+        aborted = `${gone.name} (pid ${gone.pid}) exited during ${kind} via ${via} x${connections}; its last output:\n${gone.output()}`;
+        break scenarios;
+      }
     }
   }
   const memoryAfter = memory(gateway.pid);
@@ -158,6 +164,12 @@ async function main(): Promise<void> {
   } else {
     process.stdout.write('every response was a 2xx with the expected body.\n');
   }
+  if (aborted) {
+    const message = `\n${'!'.repeat(78)}\n!!! BENCHMARK ABORTED: ${aborted}\n${'!'.repeat(78)}\n`;
+    process.stdout.write(message);
+    process.stderr.write(message);
+    process.exitCode = 1;
+  }
   const summary = {
     date: new Date().toISOString(),
     machine: m,
@@ -166,6 +178,7 @@ async function main(): Promise<void> {
     derived,
     targets: checks,
     failedRequests: runs.reduce((n, r) => n + failures(r), 0),
+    aborted,
   };
   process.stdout.write(`BENCH_JSON ${JSON.stringify(summary)}\n`);
 }

@@ -38,7 +38,7 @@ export interface LoadResult {
   non2xx: Record<string, number>;
   errors: Record<string, number>;
   badBodies: number;
-  /** A few messages to show what went wrong. */
+  /** One message for each kind of failure (at most five), to show what went wrong. */
   examples: string[];
 }
 
@@ -63,8 +63,11 @@ export async function runLoad(target: LoadTarget, options: LoadOptions): Promise
   let windowStart = 0;
   let windowEnd = 0;
 
-  const note = (message: string) => {
-    if (examples.length < MAX_EXAMPLES) examples.push(message);
+  const seen = new Set<string>();
+  const note = (kind: string, message: string) => {
+    if (seen.has(kind) || seen.size >= MAX_EXAMPLES) return;
+    seen.add(kind);
+    examples.push(message);
   };
   const openWindow = () => {
     if (phase !== 'warmup') return;
@@ -96,12 +99,12 @@ export async function runLoad(target: LoadTarget, options: LoadOptions): Promise
       const ended = performance.now();
       if (statusCode < 200 || statusCode >= 300) {
         non2xx[statusCode] = (non2xx[statusCode] ?? 0) + 1;
-        note(`HTTP ${statusCode}: ${text.slice(0, 300)}`);
+        note(String(statusCode), `HTTP ${statusCode}: ${text.slice(0, 300)}`);
         return;
       }
       if (!target.check(text)) {
         badBodies += 1;
-        note(`unexpected body: ${text.slice(0, 300)}`);
+        note('body', `unexpected body: ${text.slice(0, 300)}`);
         return;
       }
       if (phase !== 'measure') return;
@@ -112,7 +115,7 @@ export async function runLoad(target: LoadTarget, options: LoadOptions): Promise
       const code = (error as { code?: unknown }).code;
       const key = typeof code === 'string' ? code : (error as Error).name || 'Error';
       errors[key] = (errors[key] ?? 0) + 1;
-      note(`${key}: ${(error as Error).message}`);
+      note(key, `${key}: ${(error as Error).message}`);
       await sleep(5); // a refused connection fails at once; do not spin
     }
   };

@@ -18,9 +18,14 @@ export const CLOCK_TICKS: number = (() => {
   }
 })();
 
-/** User + system CPU time of a process so far, in milliseconds (resolution 1000 / CLOCK_TICKS). */
+/** User + system CPU time of a process so far, in milliseconds (resolution 1000 / CLOCK_TICKS); NaN once it has gone. */
 export function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return NaN;
+  }
   // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // After the name, field 3 (state) is index 0, so utime (14) and stime (15) are 11 and 12.
@@ -53,7 +58,12 @@ export interface Memory {
 }
 
 export function memory(pid: number): Memory {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  let status = '';
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    // gone: NaN below
+  }
   const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
   return { rssMb: kb('VmRSS') / 1024, peakRssMb: kb('VmHWM') / 1024 };
 }

@@ -10,6 +10,7 @@ export interface BenchChild {
   output(): string;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once it has exited. */
   stop(graceMs?: number): Promise<void>;
+  alive(): boolean;
   /** Synchronous last resort for `process.on('exit')`. */
   killNow(): void;
 }
@@ -68,6 +69,7 @@ export async function startNode(options: { name: string; args: string[]; cwd: st
     pid,
     url,
     output: () => out,
+    alive: running,
     stop: (graceMs = 10_000) => stopChild(child, exited, graceMs),
     killNow: () => {
       if (running()) child.kill('SIGKILL');

@@ -115,7 +115,7 @@ export function failureReport(runs: RunFigures[]): string | null {
   const failed = runs.filter((r) => failures(r) > 0);
   if (failed.length === 0) return null;
   const total = sum(failed.map(failures));
-  const lines = ['', '!'.repeat(78), `!!! ${total} REQUEST(S) FAILED: the figures below are NOT a clean run`, '!'.repeat(78)];
+  const lines = ['', '!'.repeat(78), `!!! ${total} REQUEST(S) FAILED: the figures above are NOT a clean run`, '!'.repeat(78)];
   for (const r of failed) {
     lines.push(`  ${r.kind} via ${r.via} x${r.connections}: non-2xx ${JSON.stringify(r.non2xx)}, errors ${JSON.stringify(r.errors)}, unexpected bodies ${r.badBodies}`);
     for (const example of r.examples) lines.push(`      ${example.replace(/\s+/g, ' ')}`);
@@ -126,7 +126,7 @@ export function failureReport(runs: RunFigures[]): string | null {
 
 /** Other processes busy during a window (tests, builds) take cores from the three under test. */
 export function backgroundWarning(runs: RunFigures[]): string | null {
-  const worst = Math.max(0, ...runs.map((r) => r.cores.other));
+  const worst = Math.max(0, ...runs.map((r) => r.cores.other).filter(Number.isFinite));
   if (worst < 0.2) return null;
   return `WARNING: other processes (or hypervisor steal) used up to ${worst.toFixed(2)} cores during a measured window ("other" column); figures are disturbed, run again on a quiet machine.`;
 }

@@ -88,5 +88,6 @@ function toPrincipal(row: ApiKeyWithRoles): Principal {
     rateLimits: row.rate_limits === null ? null : (JSON.parse(row.rate_limits) as Principal['rateLimits']),
     usageLimits: row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as Principal['usageLimits']),
     keyCreatedAt: row.created_at,
+    keyName: row.name,
   });
 }

@@ -17,6 +17,7 @@ export interface Principal {
   rateLimits: readonly RateLimitEntry[] | null;
   usageLimits: (UsageLimits & { last_reset_at?: string | null }) | null;
   keyCreatedAt: string;
+  keyName: string;
 }
 
 export type KeyKind = 'admin' | 'workspace';

@@ -78,6 +78,7 @@ export const settingsSchema = z
     model_configs_proxy_fetch_enabled: onOff(false).describe('Fetch pricing from the model-configs proxy service before the log store and local files.'),
     model_configs_proxy_url: z.url().optional().describe('Base URL of the model-configs proxy service ({url}/general/{provider}, {url}/pricing/{provider}).'),
     redis_url: z.url().optional().describe('Redis shared by several instances for rate-limit counters and budget reservations; without it counters live in this process (and its database).'),
+    redis_key_prefix: z.string().min(1).max(64).default('svcgw:').describe('Prefix of every Redis key, so that several deployments can share one Redis.'),
     limits_on_store_failure: z
       .enum(['open', 'closed'])
       .default('closed')

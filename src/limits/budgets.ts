@@ -5,7 +5,10 @@ import { bucketOf, matchesAll, type Condition, type RequestFacts } from './match
 export interface Budget {
   scopeType: 'policy' | 'api_key' | 'workspace';
   scopeId: string;
+  /** For messages: "usage limits policy "x" (id)". */
   label: string;
+  /** For alerts: the policy's, key's or workspace's own name. */
+  name: string;
   type: 'cost' | 'tokens';
   creditLimit: number;
   alertThreshold: number | null;
@@ -21,6 +24,7 @@ export interface BudgetSource {
   scopeType: Budget['scopeType'];
   scopeId: string;
   label: string;
+  name: string;
   type: 'cost' | 'tokens';
   creditLimit: number;
   alertThreshold: number | null;
@@ -60,6 +64,7 @@ export function applicableBudgets(sources: readonly BudgetSource[], facts: Reque
       scopeType: source.scopeType,
       scopeId: source.scopeId,
       label: source.label,
+      name: source.name,
       type: source.type,
       creditLimit: source.creditLimit,
       alertThreshold: source.alertThreshold,

@@ -6,6 +6,8 @@ import type { Logger } from '../telemetry/logger.js';
 import type { CounterStore } from './counter-store.js';
 import { createLimitsService, type LimitsService } from './limits-service.js';
 import { createMemoryCounterStore } from './memory-counter-store.js';
+import { createRedisCounterStore } from './redis-counter-store.js';
+import { createResetWorker } from './reset-worker.js';
 import { createUsageRecorder, type AlertSink } from './usage-recorder.js';
 
 export interface Limits {
@@ -13,6 +15,8 @@ export interface Limits {
   store: CounterStore;
   /** Writes pending usage and counters; called on shutdown and by tests. */
   flush(): Promise<void>;
+  /** Periodic budget resets (every 30 s; tests call `runOnce`). */
+  resets: ReturnType<typeof createResetWorker>;
   close(): Promise<void>;
 }
 
@@ -24,11 +28,18 @@ const LIMIT_SOURCES = ['/v1/policies/', '/v1/api-keys', '/v1/workspaces'];
  * database), the usage recorder and the service the gateway calls. Any mutation of policies,
  * keys or workspaces clears the service's caches before its response is sent.
  */
-export async function createLimits(deps: { app: FastifyInstance; config: Config; db: Db; clock: Clock; logger: Logger; alerts: AlertSink; store?: CounterStore }): Promise<Limits> {
-  const memory = deps.store ? null : await createMemoryCounterStore({ db: deps.db, logger: deps.logger, now: () => deps.clock.now() });
-  const store = deps.store ?? memory!;
+export async function createLimits(deps: { app: FastifyInstance; config: Config; db: Db; clock: Clock; logger: Logger; alerts: AlertSink; store?: CounterStore; onBudgetsReset?: () => void }): Promise<Limits> {
+  const redisUrl = deps.config.redis_url;
+  const memory = deps.store || redisUrl ? null : await createMemoryCounterStore({ db: deps.db, logger: deps.logger, now: () => deps.clock.now() });
+  const store = deps.store ?? (redisUrl ? await createRedisCounterStore({ url: redisUrl, keyPrefix: deps.config.redis_key_prefix, logger: deps.logger }) : memory!);
   const recorder = createUsageRecorder({ db: deps.db, clock: deps.clock, logger: deps.logger, alerts: deps.alerts });
   const service = createLimitsService({ db: deps.db, store, clock: deps.clock, logger: deps.logger, recorder, failOpen: deps.config.limits_on_store_failure === 'open' });
+
+  const resets = createResetWorker({ db: deps.db, clock: deps.clock, logger: deps.logger, onReset: () => {
+    service.invalidate();
+    deps.onBudgetsReset?.();
+  } });
+  resets.start(30_000);
 
   deps.app.addHook('onSend', async (request, _reply, payload) => {
     if (request.method !== 'GET' && LIMIT_SOURCES.some((prefix) => request.url.startsWith(prefix))) service.invalidate();
@@ -42,7 +53,9 @@ export async function createLimits(deps: { app: FastifyInstance; config: Config;
       await recorder.flush();
       await memory?.flush();
     },
+    resets,
     async close() {
+      await resets.stop();
       await recorder.flush();
       await store.close();
     },

@@ -69,7 +69,7 @@ export function createLimitsService(deps: LimitsDeps) {
     const info: WorkspaceInfo = {
       loadedAt: now,
       slug: row.slug,
-      budget: limits ? ownBudget('workspace', workspaceId, `usage limit of workspace ${row.slug}`, limits, row.created_at, workspaceId) : null,
+      budget: limits ? ownBudget('workspace', workspaceId, `usage limit of workspace ${row.slug}`, row.slug, limits, row.created_at, workspaceId) : null,
     };
     workspaces.set(workspaceId, info);
     return info;
@@ -108,7 +108,7 @@ export function createLimitsService(deps: LimitsDeps) {
     /** Reserves the estimate in every budget that covers the request; USAGE_LIMIT_EXCEEDED when one is spent. */
     async reserveBudgets(principal: Principal, facts: RequestFacts, estimate: () => Promise<Estimate>): Promise<Reservation | null> {
       const { usage } = await policiesOf(facts.organisationId);
-      const own = principal.usageLimits ? [ownBudget('api_key', principal.keyId, 'usage limit of the API key', principal.usageLimits, principal.keyCreatedAt, facts.workspaceId)] : [];
+      const own = principal.usageLimits ? [ownBudget('api_key', principal.keyId, 'usage limit of the API key', principal.keyName, principal.usageLimits, principal.keyCreatedAt, facts.workspaceId)] : [];
       const workspace = (await workspaceOf(facts.workspaceId)).budget;
       const budgets = applicableBudgets([...usage, ...own, ...(workspace ? [workspace] : [])], facts);
       if (budgets.length === 0) return null;
@@ -176,6 +176,7 @@ function policyBudget(row: UsageLimitPoliciesTable): BudgetSource {
     scopeType: 'policy',
     scopeId: row.id,
     label: `usage limits policy ${row.name ? `"${row.name}" ` : ''}(${row.id})`,
+    name: row.name ?? row.id,
     type: row.type,
     creditLimit: row.credit_limit,
     alertThreshold: row.alert_threshold,
@@ -187,11 +188,12 @@ function policyBudget(row: UsageLimitPoliciesTable): BudgetSource {
   };
 }
 
-function ownBudget(scopeType: 'api_key' | 'workspace', scopeId: string, label: string, limits: UsageLimits & { last_reset_at?: string | null }, createdAt: string, workspaceId: string): BudgetSource {
+function ownBudget(scopeType: 'api_key' | 'workspace', scopeId: string, label: string, name: string, limits: UsageLimits & { last_reset_at?: string | null }, createdAt: string, workspaceId: string): BudgetSource {
   return {
     scopeType,
     scopeId,
     label,
+    name,
     type: limits.type,
     creditLimit: limits.credit_limit,
     alertThreshold: limits.alert_threshold ?? null,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hasSchedule, nextResetAfter } from './periods.js';
 
 /** A rate limit carried by an API key or a workspace (the reference's `rate_limits[]` entry). */
 export const rateLimitEntry = z
@@ -35,3 +36,10 @@ export const usageLimitsField = z
   })
   .nullable();
 export type UsageLimits = NonNullable<z.infer<typeof usageLimitsField>>;
+
+/** Fills in `next_usage_reset_at` from the schedule when a budget is set without one. */
+export function withResetSchedule(limits: UsageLimits, now: number): UsageLimits {
+  if (limits.next_usage_reset_at || !hasSchedule(limits)) return limits;
+  const next = nextResetAfter(now, limits);
+  return { ...limits, next_usage_reset_at: next === null ? null : new Date(next).toISOString() };
+}

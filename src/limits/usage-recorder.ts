@@ -2,17 +2,12 @@ import { sql } from 'kysely';
 import type { Clock } from '../lib/clock.js';
 import type { Db } from '../storage/database.js';
 import type { Logger } from '../telemetry/logger.js';
+import { alertMessages } from '../notifications/index.js';
+import type { AlertMessage } from '../notifications/alert-messages.js';
 import type { Budget } from './budgets.js';
 
 /** An alert about a budget, delivered through the notification outbox exactly once per dedupe key. */
-export interface BudgetAlert {
-  organisationId: string;
-  workspaceId: string | null;
-  kind: 'usage_limit.threshold' | 'usage_limit.exhausted';
-  dedupeKey: string;
-  subject: string;
-  text: string;
-}
+export type BudgetAlert = AlertMessage & { organisationId: string; workspaceId: string | null };
 
 export interface AlertSink {
   raise(alert: BudgetAlert): Promise<void>;
@@ -27,9 +22,9 @@ const bucketId = (b: Budget) => `${b.scopeType}\u0000${b.scopeId}\u0000${b.value
 
 /**
  * Adds settled usage to `usage_counters` (what `current_usage` shows) in batches, and raises
- * the threshold and exhausted alerts when a bucket crosses them. The dedupe keys name the
- * credit limit and threshold in force, so raising either (or clearing the threshold) lets the
- * alert fire again, as the spec's state table says.
+ * the threshold and exhausted alerts when a bucket crosses them. Their dedupe keys name the
+ * credit limit, threshold and period in force, so raising either (or clearing the threshold)
+ * lets the alert fire again, as the spec's state table says.
  */
 export function createUsageRecorder(deps: { db: Db; clock: Clock; logger: Logger; alerts: AlertSink; flushIntervalMs?: number }) {
   let pending = new Map<string, Pending>();
@@ -55,29 +50,20 @@ export function createUsageRecorder(deps: { db: Db; clock: Clock; logger: Logger
   }
 
   async function checkAlerts(budget: Budget, after: number): Promise<void> {
-    const base = `ul:${budget.scopeType}:${budget.scopeId}:${budget.valueKey}:${budget.periodStart}`;
-    const unit = budget.type === 'cost' ? 'USD' : 'tokens';
-    const who = `${budget.label}${budget.valueKey ? ` (bucket ${budget.valueKey})` : ''}`;
-    if (budget.alertThreshold !== null && after >= budget.alertThreshold && after < budget.creditLimit) {
-      await deps.alerts.raise({
-        organisationId: budget.organisationId,
-        workspaceId: budget.workspaceId,
-        kind: 'usage_limit.threshold',
-        dedupeKey: `${base}:threshold:${budget.alertThreshold}:${budget.creditLimit}`,
-        subject: `Usage alert: ${who} passed ${budget.alertThreshold} ${unit}`,
-        text: `${who} has used ${round(after)} of ${budget.creditLimit} ${unit} (alert threshold ${budget.alertThreshold}).`,
-      });
+    const facts = {
+      resourceType: budget.scopeType === 'policy' ? ('usage_limits_policy' as const) : budget.scopeType,
+      // A policy counts per bucket: each bucket alerts on its own.
+      resourceId: budget.valueKey ? `${budget.scopeId}/${budget.valueKey}` : budget.scopeId,
+      resourceName: budget.name,
+      currentUsage: Math.round(after * 1e6) / 1e6,
+      creditLimit: budget.creditLimit,
+      periodStartedAt: budget.periodStart,
+    };
+    const where = { organisationId: budget.organisationId, workspaceId: budget.workspaceId };
+    if (budget.alertThreshold !== null && after >= budget.alertThreshold) {
+      await deps.alerts.raise({ ...where, ...alertMessages.usageLimitThreshold({ ...facts, alertThreshold: budget.alertThreshold }) });
     }
-    if (after >= budget.creditLimit) {
-      await deps.alerts.raise({
-        organisationId: budget.organisationId,
-        workspaceId: budget.workspaceId,
-        kind: 'usage_limit.exhausted',
-        dedupeKey: `${base}:exhausted:${budget.creditLimit}`,
-        subject: `Usage limit reached: ${who}`,
-        text: `${who} has used ${round(after)} of ${budget.creditLimit} ${unit}; requests it covers are refused until the limit is raised or the period resets.`,
-      });
-    }
+    if (after >= budget.creditLimit) await deps.alerts.raise({ ...where, ...alertMessages.usageLimitExhausted(facts) });
   }
 
   async function flush(): Promise<void> {
@@ -117,4 +103,3 @@ export function createUsageRecorder(deps: { db: Db; clock: Clock; logger: Logger
 
 export type UsageRecorder = ReturnType<typeof createUsageRecorder>;
 
-const round = (n: number) => Math.round(n * 1e6) / 1e6;

@@ -3,7 +3,7 @@ import type { EnqueueInput } from './outbox.js';
 /** What a builder fills in; the caller adds the organisation and workspace. */
 export type AlertMessage = Pick<EnqueueInput, 'kind' | 'dedupeKey' | 'subject' | 'text'>;
 
-export type LimitedResource = 'api_key' | 'virtual_key' | 'workspace' | 'integration_workspace';
+export type LimitedResource = 'api_key' | 'virtual_key' | 'workspace' | 'integration_workspace' | 'usage_limits_policy';
 
 export interface UsageLimitFacts {
   resourceType: LimitedResource;
@@ -23,6 +23,7 @@ const label: Record<LimitedResource, string> = {
   virtual_key: 'virtual key',
   workspace: 'workspace',
   integration_workspace: 'integration (workspace)',
+  usage_limits_policy: 'usage limits policy',
 };
 
 const FOOTER = '\n\nThis alert was sent by svcgw to the administrators of your organisation and workspace.';

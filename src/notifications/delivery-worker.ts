@@ -74,21 +74,17 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
 
   async function deliver(row: NotificationRow, token: string): Promise<boolean> {
     const attempts = row.attempts + 1;
+    let rejected: string[];
     try {
       const recipients = JSON.parse(row.recipients) as string[];
       if (recipients.length === 0) throw new Error('no recipients');
-      const { rejected } = await transport.send({
+      ({ rejected } = await transport.send({
         messageId: `<${row.id}@svcgw>`,
         to: recipients,
         subject: row.subject,
         text: row.body_text,
         headers: { 'X-Svcgw-Notification-Kind': row.kind },
-      });
-      if (rejected.length > 0) logger.warn({ notificationId: row.id, kind: row.kind, rejected: rejected.length }, 'mail server refused some alert recipients');
-      if (!(await repo.markSent(row.id, token, isoAt(clock.now()), attempts))) {
-        logger.warn({ notificationId: row.id }, 'alert sent after its claim was recovered by another worker');
-      }
-      return true;
+      }));
     } catch (error) {
       const lastError = errorText(error);
       const giveUp = attempts >= maxAttempts;
@@ -99,6 +95,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       else logger.warn({ ...fields, nextAttemptAt }, 'alert e-mail failed; will retry');
       return false;
     }
+    // Outside the try: a database error here must not be taken for a failed send (and retried).
+    if (rejected.length > 0) logger.warn({ notificationId: row.id, kind: row.kind, rejected: rejected.length }, 'mail server refused some alert recipients');
+    if (!(await repo.markSent(row.id, token, isoAt(clock.now()), attempts))) {
+      logger.warn({ notificationId: row.id }, 'alert sent after its claim was recovered by another worker');
+    }
+    return true;
   }
 
   async function run(): Promise<RunResult> {

@@ -34,8 +34,8 @@ const referenceEntry = z
         currency: z.literal('USD').optional(),
         pay_as_you_go: z
           .object({
-            request_token: tokenPrice,
-            response_token: tokenPrice,
+            request_token: tokenPrice.optional(),
+            response_token: tokenPrice.optional(),
             cache_read_input_token: tokenPrice.optional(),
             additional_units: z.record(z.string(), z.unknown()).optional(),
             image: z.record(z.string(), z.unknown()).optional(),
@@ -90,14 +90,20 @@ function parseReference(doc: Record<string, unknown>): ParsedPrices {
       continue;
     }
     const payg = entry.data.pricing_config.pay_as_you_go;
-    const perToken = payg.request_token.price + payg.response_token.price;
+    const { request_token: request, response_token: response } = payg;
     const otherUnits = Object.keys(payg.additional_units ?? {}).length + Object.keys(payg.image ?? {}).length;
-    // Priced by something other than tokens (audio hours, images): a token cost would be a false 0.
-    if (perToken === 0 && otherUnits > 0) continue;
+    // Priced by something other than tokens (images, audio hours, video seconds): not a token
+    // price, and a token cost of 0 would be false.
+    if (!request && !response && otherUnits > 0) continue;
+    if (request && response && request.price + response.price === 0 && otherUnits > 0) continue;
+    if (!request || !response) {
+      invalid.push(`${model}: pay_as_you_go needs both request_token and response_token`);
+      continue;
+    }
     const cached = payg.cache_read_input_token?.price;
     prices.set(model, {
-      input: centsPerTokenToUsdPerMillion(payg.request_token.price),
-      output: centsPerTokenToUsdPerMillion(payg.response_token.price),
+      input: centsPerTokenToUsdPerMillion(request.price),
+      output: centsPerTokenToUsdPerMillion(response.price),
       ...(cached === undefined ? {} : { cached_input: centsPerTokenToUsdPerMillion(cached) }),
     });
   }

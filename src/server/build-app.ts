@@ -122,7 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerOpenApi(app, VERSION);
   registerAuth(app, { keys, routes });
   registerAudit(app, { repo: repos.auditLogs, clock: deps.clock });
-  const limits = await createLimits({ app, config: deps.config, db: deps.db, clock: deps.clock, logger: deps.logger, alerts: deps.alerts ?? logOnlyAlerts(deps.logger) });
+  const limits = await createLimits({ app, config: deps.config, db: deps.db, clock: deps.clock, logger: deps.logger, alerts: deps.alerts ?? logOnlyAlerts(deps.logger), onBudgetsReset: () => keys.invalidateAll() });
 
   const zapp = app.withTypeProvider<ZodTypeProvider>();
   zapp.get('/v1/health', {
@@ -135,7 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }, async () => app.swagger());
 
   const services = {
-    apiKeys: createApiKeyAdminService({ keys: repos.apiKeys, workspaces: repos.workspaces, verifier: keys, clock: deps.clock }),
+    apiKeys: createApiKeyAdminService({ keys: repos.apiKeys, workspaces: repos.workspaces, usage: repos.usageCounters, verifier: keys, clock: deps.clock }),
     workspaces: createWorkspaceService({ workspaces: repos.workspaces, clock: deps.clock }),
     rateLimitPolicies: createRateLimitPolicyService({ policies: repos.rateLimitPolicies, workspaces: repos.workspaces, clock: deps.clock }),
   };

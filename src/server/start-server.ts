@@ -6,18 +6,21 @@ import { systemClock, type Clock } from '../lib/clock.js';
 import { migrateToLatest, openSqlite, type Db } from '../storage/database.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
 import { buildApp, type App } from './build-app.js';
+import type { AlertSink } from '../limits/usage-recorder.js';
+import { startNotifications, type MailTransport, type Notifications } from '../notifications/index.js';
 
 export interface RunningServer extends App {
   url: string;
   db: Db;
   logger: Logger;
   bootstrap: BootstrapResult;
+  notifications: Notifications;
   /** Stops accepting, lets in-flight requests finish (up to the shutdown time-out), flushes, closes the database. */
   close(): Promise<void>;
 }
 
 /** Opens storage, migrates, bootstraps on the first start, and listens. */
-export async function startServer(options: { config: Config; clock?: Clock; logger?: Logger; upstreamDispatcher?: Dispatcher }): Promise<RunningServer> {
+export async function startServer(options: { config: Config; clock?: Clock; logger?: Logger; upstreamDispatcher?: Dispatcher; mailTransport?: MailTransport }): Promise<RunningServer> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger({ level: config.log_level });
@@ -27,7 +30,9 @@ export async function startServer(options: { config: Config; clock?: Clock; logg
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
   const boot = await bootstrap(db, { clock, ownerEmail: config.bootstrap_owner_email, adminKey: config.bootstrap_admin_key });
 
-  const built = await buildApp({ config, db, logger, clock, ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}) });
+  const notifications = startNotifications({ config, db, clock, logger, ...(options.mailTransport ? { transport: options.mailTransport } : {}) });
+  const alerts: AlertSink = { raise: async ({ organisationId, workspaceId, ...message }) => void (await notifications.outbox.enqueue({ organisationId, workspaceId, ...message })) };
+  const built = await buildApp({ config, db, logger, clock, alerts, ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}) });
   const address = await built.app.listen({ host: config.host, port: config.port });
   logger.info({ url: address, data_dir: config.data_dir }, 'svcgw listening');
 
@@ -38,11 +43,12 @@ export async function startServer(options: { config: Config; clock?: Clock; logg
     db,
     logger,
     bootstrap: boot,
-    close: () => (closing ??= shutdown(built.app, db, config.shutdown_timeout_ms)),
+    notifications,
+    close: () => (closing ??= shutdown(built.app, db, config.shutdown_timeout_ms, notifications)),
   };
 }
 
-async function shutdown(app: FastifyInstance, db: Db, timeoutMs: number): Promise<void> {
+async function shutdown(app: FastifyInstance, db: Db, timeoutMs: number, notifications: Notifications): Promise<void> {
   // In-flight requests get the time-out to finish; after that their connections are cut.
   const timer = setTimeout(() => app.server.closeAllConnections(), timeoutMs);
   timer.unref();
@@ -55,6 +61,7 @@ async function shutdown(app: FastifyInstance, db: Db, timeoutMs: number): Promis
   } finally {
     clearTimeout(timer);
     clearInterval(sweeper);
+    await notifications.stop();
     await db.destroy();
   }
 }

@@ -3,7 +3,7 @@ import { SCOPES } from '../../auth/scopes.js';
 import { BOTH_KEY_TYPES, ADMIN_ONLY } from '../../server/route-config.js';
 import type { ZodApp } from '../../server/zod-app.js';
 import { listBody } from '../shared/pagination.js';
-import { apiKeyObject, apiKeyParams, createApiKeyBody, createdApiKey, listApiKeysQuery } from './schemas.js';
+import { apiKeyObject, apiKeyParams, createApiKeyBody, createdApiKey, listApiKeysQuery, updateApiKeyBody } from './schemas.js';
 import type { ApiKeyAdminService } from './service.js';
 
 const TAG = ['API keys'];
@@ -49,6 +49,16 @@ export function registerApiKeyRoutes(app: ZodApp, service: ApiKeyAdminService): 
     schema: { tags: TAG, summary: 'Get an API key (masked)', params: apiKeyParams, response: { 200: apiKeyObject } },
     config: { auth: { scope: byKind('read'), keyTypes: BOTH_KEY_TYPES } },
   }, async (request) => service.get(request.principal!, request.params.apiKeyId));
+
+  app.put('/v1/api-keys/:apiKeyId', {
+    schema: { tags: TAG, summary: 'Update an API key (name, scopes, expiry, rate and usage limits)', params: apiKeyParams, body: updateApiKeyBody, response: { 200: z.object({}) } },
+    config: { auth: { scope: byKind('update'), keyTypes: BOTH_KEY_TYPES }, audit: audit('update') },
+  }, async (request) => {
+    request.auditResourceId = request.params.apiKeyId;
+    const row = await service.update(request.principal!, request.params.apiKeyId, request.body);
+    request.auditWorkspaceId = row.workspace_id;
+    return {};
+  });
 
   app.delete('/v1/api-keys/:apiKeyId', {
     schema: { tags: TAG, summary: 'Revoke an API key', description: 'The key stops working at once.', params: apiKeyParams, response: { 200: z.object({}) } },

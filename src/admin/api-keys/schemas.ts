@@ -18,6 +18,19 @@ export const createApiKeyBody = z
   })
   .strict();
 
+export const updateApiKeyBody = z
+  .object({
+    name: keyName.optional(),
+    description: z.string().max(1024).nullable().optional(),
+    scopes: z.array(z.string().min(1).max(128)).max(200).optional(),
+    expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+    rate_limits: rateLimitsField.optional(),
+    usage_limits: usageLimitsField.optional(),
+    reset_usage: z.boolean().optional().describe('Starts a new usage period now (an exhausted key becomes active).'),
+  })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, { message: 'send at least one field to change' });
+
 export const listApiKeysQuery = z.object({ workspace_id: idOrSlug.optional(), ...paginationQuery }).strict();
 
 export const apiKeyParams = z.object({ apiKeyId: z.string().min(1).max(64) });
@@ -46,4 +59,5 @@ export const apiKeyObject = z.object({
 export const createdApiKey = z.object({ id: z.uuid(), key: z.string(), object: z.literal('api-key') });
 
 export type CreateApiKeyBody = z.infer<typeof createApiKeyBody>;
+export type UpdateApiKeyBody = z.infer<typeof updateApiKeyBody>;
 export type ApiKeyObject = z.infer<typeof apiKeyObject>;

@@ -1,6 +1,8 @@
 import { generateRawKey, hashKey, keyHint, type ApiKeyVerifier } from '../../auth/api-key-service.js';
 import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
 import { isKnownScope, scopeInfo } from '../../auth/scopes.js';
+import { withResetSchedule, type UsageLimits } from '../../limits/schemas.js';
+import type { UsageCounterRepository } from '../../storage/repositories/usage-counters.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
 import { isUuid, newId } from '../../lib/ids.js';
@@ -9,14 +11,14 @@ import type { WorkspaceRepository } from '../../storage/repositories/workspaces.
 import type { ApiKeyType } from '../../storage/schema.js';
 import { pageWindow } from '../shared/pagination.js';
 import { effectiveWorkspaceRole, resolveWorkspace } from '../shared/workspace-access.js';
-import type { ApiKeyObject, CreateApiKeyBody } from './schemas.js';
+import type { ApiKeyObject, CreateApiKeyBody, UpdateApiKeyBody } from './schemas.js';
 
 /**
  * Who may create, see and revoke which keys, after the spec's role table: owners and admins
  * make admin keys and workspace keys anywhere; workspace managers make workspace keys in their
  * own workspace; members make none. No key can grant a scope it does not hold itself.
  */
-export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspaces: WorkspaceRepository; verifier: ApiKeyVerifier; clock: Clock }) {
+export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspaces: WorkspaceRepository; usage: UsageCounterRepository; verifier: ApiKeyVerifier; clock: Clock }) {
   const now = () => new Date(deps.clock.now()).toISOString();
 
   function checkScopes(principal: Principal, scopes: string[], forWorkspaceKey: boolean): void {
@@ -60,6 +62,29 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
     return row;
   }
 
+  /** A key the caller may change or revoke: admin keys by owners and admins, workspace keys by their managers or owner. */
+  async function findManageable(principal: Principal, id: string): Promise<ApiKeyRow> {
+    const row = await findVisible(principal, id);
+    if (row.type === 'organisation-service' && keyKind(principal) !== 'admin') throw new AppError('KEY_TYPE_NOT_ALLOWED', 'Only admin keys manage admin keys.');
+    if (row.workspace_id !== null) {
+      const role = effectiveWorkspaceRole(principal, row.workspace_id);
+      const ownKey = row.user_id !== null && row.user_id === principal.userId;
+      if (role !== 'admin' && role !== 'manager' && !ownKey) throw new AppError('ROLE_NOT_ALLOWED', 'Only workspace managers manage other users’ keys.');
+    } else if (!isOrgAdmin(principal)) {
+      throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins manage admin keys.');
+    }
+    return row;
+  }
+
+  /** The key object with `usage_limits.current_usage` of the current period. */
+  async function withUsage(row: ApiKeyRow): Promise<ApiKeyObject> {
+    const object = toObject(row);
+    if (!object.usage_limits) return object;
+    const limits = object.usage_limits as { last_reset_at?: string | null };
+    const usage = await deps.usage.currentUsage('api_key', row.id, '', limits.last_reset_at ?? row.created_at);
+    return { ...object, usage_limits: { ...object.usage_limits, current_usage: usage } };
+  }
+
   return {
     async createAdminKey(principal: Principal, body: CreateApiKeyBody) {
       if (!isOrgAdmin(principal)) throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins create admin keys.');
@@ -74,7 +99,7 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
         description: body.description ?? null,
         scopes: JSON.stringify(body.scopes),
         expires_at: checkExpiry(body.expires_at),
-        ...limitsOf(body),
+        ...limitsOf(body, deps.clock.now()),
       });
     },
 
@@ -99,41 +124,54 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
         description: body.description ?? null,
         scopes: JSON.stringify(body.scopes),
         expires_at: checkExpiry(body.expires_at),
-        ...limitsOf(body),
+        ...limitsOf(body, deps.clock.now()),
       });
     },
 
     async list(principal: Principal, query: { workspace_id?: string | undefined; page_size: number; current_page: number }) {
       const workspace = await resolveWorkspace(deps.workspaces, principal, query.workspace_id, { required: false });
       const { total, rows } = await deps.keys.list({ organisationId: principal.organisationId, ...(workspace ? { workspaceId: workspace.id } : {}), ...pageWindow(query) });
-      return { total, data: rows.map(toObject) };
+      return { total, data: await Promise.all(rows.map(withUsage)) };
     },
 
-    get: async (principal: Principal, id: string) => toObject(await findVisible(principal, id)),
+    get: async (principal: Principal, id: string) => withUsage(await findVisible(principal, id)),
 
     /** Revokes at once: the key stops working on this instance before the response is sent. */
     async revoke(principal: Principal, id: string): Promise<ApiKeyRow> {
-      const row = await findVisible(principal, id);
-      if (row.type === 'organisation-service' && keyKind(principal) !== 'admin') throw new AppError('KEY_TYPE_NOT_ALLOWED', 'Only admin keys revoke admin keys.');
-      if (row.workspace_id !== null) {
-        const role = effectiveWorkspaceRole(principal, row.workspace_id);
-        const ownKey = row.user_id !== null && row.user_id === principal.userId;
-        if (role !== 'admin' && role !== 'manager' && !ownKey) throw new AppError('ROLE_NOT_ALLOWED', 'Only workspace managers revoke other users’ keys.');
-      } else if (!isOrgAdmin(principal)) {
-        throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins revoke admin keys.');
-      }
+      const row = await findManageable(principal, id);
       await deps.keys.update(row.id, { status: 'revoked', last_updated_at: now() });
       deps.verifier.invalidate(row.id);
       return row;
+    },
+
+    /** Changes a key's name, scopes, expiry and limits; raising a credit limit lets it through again at once. */
+    async update(principal: Principal, id: string, body: UpdateApiKeyBody): Promise<ApiKeyRow> {
+      const row = await findManageable(principal, id);
+      const patch: Partial<ApiKeyRow> = { last_updated_at: now() };
+      if (body.name !== undefined) patch.name = body.name;
+      if (body.description !== undefined) patch.description = body.description;
+      if (body.scopes !== undefined) {
+        checkScopes(principal, body.scopes, row.type !== 'organisation-service');
+        patch.scopes = JSON.stringify(body.scopes);
+      }
+      if (body.expires_at !== undefined) patch.expires_at = checkExpiry(body.expires_at);
+      if (body.rate_limits !== undefined) patch.rate_limits = limitsOf({ rate_limits: body.rate_limits }, deps.clock.now()).rate_limits;
+      const current = row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as UsageLimits & { last_reset_at?: string | null });
+      let usage = body.usage_limits === undefined ? current : body.usage_limits === null ? null : { ...withResetSchedule(body.usage_limits, deps.clock.now()), last_reset_at: current?.last_reset_at ?? null };
+      if (body.reset_usage && usage) usage = { ...usage, last_reset_at: now() };
+      if (body.usage_limits !== undefined || body.reset_usage) patch.usage_limits = usage === null ? null : JSON.stringify(usage);
+      await deps.keys.update(row.id, patch);
+      deps.verifier.invalidate(row.id);
+      return { ...row, ...patch };
     },
   };
 }
 
 export type ApiKeyAdminService = ReturnType<typeof createApiKeyAdminService>;
 
-const limitsOf = (body: CreateApiKeyBody) => ({
+const limitsOf = (body: Pick<CreateApiKeyBody, 'rate_limits' | 'usage_limits'>, now: number) => ({
   rate_limits: body.rate_limits ? JSON.stringify(body.rate_limits) : null,
-  usage_limits: body.usage_limits ? JSON.stringify(body.usage_limits) : null,
+  usage_limits: body.usage_limits ? JSON.stringify(withResetSchedule(body.usage_limits, now)) : null,
 });
 
 function toObject(row: ApiKeyRow): ApiKeyObject {

@@ -10,6 +10,7 @@ import type { EntityObject, ListEntitiesQuery, PolicyObject } from './schemas.js
 export const VALUE_KEY_SEPARATOR = '|';
 
 type Entity = Pick<EntityObject, 'entity_type' | 'entity_id'>;
+type NamedEntity = { entity_type: 'api_key' | 'workspace'; entity_id: string };
 const NO_ENTITY: Entity = { entity_type: null, entity_id: null };
 
 /**
@@ -33,8 +34,8 @@ export function entityOfBucket(groupBy: PolicyObject['group_by'], valueKey: stri
  */
 export function createEntityLookup(deps: { policies: UsageLimitPolicyRepository; workspaces: WorkspaceRepository; apiKeys: ApiKeyRepository }) {
   /** The live API keys and workspaces named by `api_key` / `workspace_id` conditions (by id, or workspace slug). */
-  async function namedEntities(row: UsageLimitPolicyRow, conditions: PolicyObject['conditions']): Promise<Entity[]> {
-    const found = new Map<string, Entity>();
+  async function namedEntities(row: UsageLimitPolicyRow, conditions: PolicyObject['conditions']): Promise<NamedEntity[]> {
+    const found = new Map<string, NamedEntity>();
     for (const { key, value } of conditions) {
       if (key === 'api_key' && isUuid(value)) {
         const apiKey = await deps.apiKeys.findById(row.organisation_id, value);
@@ -62,8 +63,8 @@ export function createEntityLookup(deps: { policies: UsageLimitPolicyRepository;
       const search = query.search?.toLowerCase();
       extras = named
         .filter((e) => !touched.has(`${e.entity_type}:${e.entity_id}`))
-        .filter((e) => !search || e.entity_id!.toLowerCase().includes(search))
-        .map((e) => ({ id: e.entity_id!, value_key: e.entity_id!, current_usage: 0, status: 'active' as const, ...e }));
+        .filter((e) => !search || e.entity_id.toLowerCase().includes(search))
+        .map((e) => ({ id: e.entity_id, value_key: e.entity_id, current_usage: 0, status: 'active' as const, ...e }));
     }
 
     const { limit, offset } = pageWindow(query);

@@ -7,6 +7,7 @@ import { createRateLimitPolicyRepository } from './rate-limit-policies.js';
 import { createRequestLogRepository } from './request-logs.js';
 import { createUsageLimitPolicyRepository } from './usage-limit-policies.js';
 import { createVirtualKeyRepository } from './virtual-keys.js';
+import { createUsageCounterRepository } from './usage-counters.js';
 import { createWorkspaceRepository } from './workspaces.js';
 
 export function createRepositories(db: Db) {
@@ -19,6 +20,7 @@ export function createRepositories(db: Db) {
     requestLogs: createRequestLogRepository(db),
     usageLimitPolicies: createUsageLimitPolicyRepository(db),
     virtualKeys: createVirtualKeyRepository(db),
+    usageCounters: createUsageCounterRepository(db),
     workspaces: createWorkspaceRepository(db),
   };
 }

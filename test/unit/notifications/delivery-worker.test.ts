@@ -113,10 +113,9 @@ describe('delivery worker', () => {
   it('runs on a timer and stop() waits for the send in progress', async () => {
     const env = await setup();
     await env.enqueue('a');
-    env.transport.setDelay(50);
+    env.transport.setDelay(200);
     env.worker.start(10_000);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    expect((await env.row('a')).status).toBe('sending');
+    await expect.poll(async () => (await env.row('a')).status, { interval: 2 }).toBe('sending');
     await env.worker.stop();
     expect((await env.row('a')).status).toBe('sent');
     await env.enqueue('b');

@@ -48,7 +48,12 @@ describe('parsePricingDocument', () => {
       default: reference(0, 0),
       'whisper-large-v3': reference(0, 0, { additional_units: { audio_hour: { price: 11.1 } } }),
       'free-model': reference(0, 0),
+      'flux-pro': { pricing_config: { pay_as_you_go: { additional_units: { megapixels: { price: 0.05 } } } } },
+      'imagen-4': { pricing_config: { pay_as_you_go: { image: { default: { default: { price: 0.04 } } } } } },
     });
+    // Image and video models of the reference files have no token price at all: skipped, not errors.
+    expect(parsePricingDocument({ 'flux-pro': { pricing_config: { pay_as_you_go: { additional_units: { megapixels: { price: 0.05 } } } } } }).invalid).toEqual([]);
+    expect(prices.has('flux-pro') || prices.has('imagen-4')).toBe(false);
     expect(prices.has('default')).toBe(false);
     expect(prices.has('whisper-large-v3')).toBe(false); // unknown, not 0
     expect(prices.get('free-model')).toEqual({ input: 0, output: 0 }); // a model that is really free

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { createManualClock } from '../../src/lib/clock.js';
+import { startGateway } from '../helpers/gateway.js';
+import { apiClient } from '../helpers/http.js';
+import { startSmtp } from '../helpers/smtp-server.js';
+import { startTestServer } from '../helpers/start-test-server.js';
+
+// 32 characters → 8 prompt tokens; max_tokens 5 → the mock answers 5 completion tokens.
+// gpt-4o at $2.50 / $10 per million tokens: 8 × 2.5 + 5 × 10 = 70 µUSD, estimated and real alike.
+const COST = 0.00007;
+const priced = { model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(32) }], max_tokens: 5 };
+
+async function budgetKey(g: Awaited<ReturnType<typeof startGateway>>, usageLimits: Record<string, unknown>) {
+  const created = await g.admin.post('/v1/api-keys/workspace/service', { name: 'budgeted', workspace_id: 'default', scopes: ['completions.write'], usage_limits: usageLimits });
+  expect(created.status).toBe(200);
+  return { id: created.body.id as string, key: created.body.key as string, client: apiClient(g.baseUrl, created.body.key) };
+}
+
+describe('usage limits (budgets) on gateway traffic', () => {
+  it('admits 5 of 30 concurrent requests against a budget that holds 5, and reports fractional current_usage', async () => {
+    const g = await startGateway();
+    const key = await budgetKey(g, { credit_limit: COST * 5.05, type: 'cost' });
+    const results = await Promise.all(Array.from({ length: 30 }, () => key.client.post('/v1/chat/completions', priced, g.viaMock)));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(5);
+    expect(results.filter((r) => r.status === 402)).toHaveLength(25);
+    expect(g.mock.requests).toHaveLength(5);
+    const refused = results.find((r) => r.status === 402)!;
+    expect(refused.body.error).toMatchObject({ code: 'USAGE_LIMIT_EXCEEDED', type: 'insufficient_quota' });
+    expect(refused.body.error.message).toMatch(/usage limit of the API key/);
+
+    await g.logs(30);
+    await g.server.limits.flush();
+    const shown = await g.admin.get(`/v1/api-keys/${key.id}`);
+    expect(shown.body.usage_limits.current_usage).toBeCloseTo(COST * 5, 12);
+    expect(Number.isInteger(shown.body.usage_limits.current_usage)).toBe(false);
+  });
+
+  it('releases the reservation when the provider fails, and resumes at once when the credit limit is raised', async () => {
+    const g = await startGateway();
+    const key = await budgetKey(g, { credit_limit: COST * 1.5, type: 'cost' });
+    g.mock.behave({ kind: 'error', status: 500 }, { times: 1 });
+    expect((await key.client.post('/v1/chat/completions', priced, g.viaMock)).status).toBe(500);
+    await g.logs(1);
+    expect((await key.client.post('/v1/chat/completions', priced, g.viaMock)).status).toBe(200); // the failure cost nothing
+    await g.logs(2);
+    expect((await key.client.post('/v1/chat/completions', priced, g.viaMock)).status).toBe(402);
+
+    expect((await g.admin.put(`/v1/api-keys/${key.id}`, { usage_limits: { credit_limit: COST * 3.5, type: 'cost' } })).status).toBe(200);
+    expect((await key.client.post('/v1/chat/completions', priced, g.viaMock)).status).toBe(200);
+  });
+
+  it('counts tokens for a tokens budget, streams included', async () => {
+    const g = await startGateway();
+    // Each request is 8 prompt + 5 completion = 13 tokens: the budget holds two.
+    const key = await budgetKey(g, { credit_limit: 26, type: 'tokens' });
+    expect((await key.client.post('/v1/chat/completions', priced, g.viaMock)).status).toBe(200);
+    const stream = await fetch(`${g.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'x-service-api-key': key.key, 'content-type': 'application/json', ...g.viaMock }, body: JSON.stringify({ ...priced, stream: true }) });
+    expect(stream.status).toBe(200);
+    await stream.text();
+    await g.logs(2);
+    const refused = await key.client.post('/v1/chat/completions', priced, g.viaMock);
+    expect(refused.status).toBe(402);
+    expect(refused.body.error.message).toMatch(/26 of 26 tokens/);
+  });
+
+  it('resets on schedule, also after a restart, and raises each alert once by e-mail', async () => {
+    const smtp = await startSmtp();
+    const clock = createManualClock(Date.parse('2026-05-06T12:00:00Z')); // a Wednesday
+    const t = await startTestServer({ clock, autoClose: false, env: { SVCGW_SMTP_HOST: '127.0.0.1', SVCGW_SMTP_PORT: String(smtp.port) } });
+    const mock = await (await import('../helpers/mock-openai-upstream.js')).startMockOpenAI();
+    const headers = { 'x-service-provider': 'openai', 'x-service-custom-host': mock.baseUrl, authorization: 'Bearer k' };
+    const admin = apiClient(t.baseUrl, t.adminKey);
+    const created = await admin.post('/v1/api-keys/workspace/service', { name: 'weekly', workspace_id: 'default', scopes: ['completions.write'], usage_limits: { credit_limit: COST * 2, alert_threshold: COST * 0.5, type: 'cost', periodic_reset: 'weekly' } });
+    const key = apiClient(t.baseUrl, created.body.key);
+    expect((await admin.get(`/v1/api-keys/${created.body.id}`)).body.usage_limits.next_usage_reset_at).toBe('2026-05-11T00:00:00.000Z');
+
+    expect((await key.post('/v1/chat/completions', priced, headers)).status).toBe(200);
+    expect((await key.post('/v1/chat/completions', priced, headers)).status).toBe(200);
+    await admin.get('/v1/logs');
+    expect((await key.post('/v1/chat/completions', priced, headers)).status).toBe(402);
+    await admin.get('/v1/logs');
+    await t.server.limits.flush();
+    await t.server.notifications.worker!.runOnce();
+    const kinds = smtp.received.map((mail) => /^X-Svcgw-Notification-Kind: (.*)$/im.exec(mail.raw)?.[1]?.trim());
+    expect(kinds.sort()).toEqual(['usage_limit.exhausted', 'usage_limit.threshold']);
+    expect(smtp.received[0]!.rcptTo).toContain('owner@svcgw.local');
+    await t.server.notifications.worker!.runOnce();
+    expect(smtp.received).toHaveLength(2);
+
+    // Monday 00:00 passes while the server is down; the reset happens when it starts again.
+    await t.close();
+    clock.set(Date.parse('2026-05-11T00:00:05Z'));
+    const again = await startTestServer({ clock, dataDir: t.dataDir, env: { SVCGW_SMTP_HOST: '127.0.0.1', SVCGW_SMTP_PORT: String(smtp.port) } });
+    const key2 = apiClient(again.baseUrl, created.body.key);
+    expect((await key2.post('/v1/chat/completions', priced, headers)).status).toBe(200);
+    const shown = await apiClient(again.baseUrl, t.adminKey).get(`/v1/api-keys/${created.body.id}`);
+    expect(shown.body.usage_limits).toMatchObject({ last_reset_at: '2026-05-11T00:00:00.000Z', next_usage_reset_at: '2026-05-18T00:00:00.000Z' });
+    await mock.close();
+  });
+});
