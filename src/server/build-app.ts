@@ -136,7 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   const services = {
     apiKeys: createApiKeyAdminService({ keys: repos.apiKeys, workspaces: repos.workspaces, usage: repos.usageCounters, verifier: keys, clock: deps.clock }),
-    workspaces: createWorkspaceService({ workspaces: repos.workspaces, clock: deps.clock }),
+    workspaces: createWorkspaceService({ workspaces: repos.workspaces, usage: repos.usageCounters, clock: deps.clock }),
     rateLimitPolicies: createRateLimitPolicyService({ policies: repos.rateLimitPolicies, workspaces: repos.workspaces, clock: deps.clock }),
   };
   registerApiKeyRoutes(zapp, services.apiKeys);

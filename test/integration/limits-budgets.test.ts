@@ -63,6 +63,25 @@ describe('usage limits (budgets) on gateway traffic', () => {
     expect(refused.body.error.message).toMatch(/26 of 26 tokens/);
   });
 
+  it('applies a workspace’s usage_limits to every key of the workspace, and resumes when raised', async () => {
+    const g = await startGateway();
+    const ws = await g.admin.post('/v1/workspaces', { name: 'Team', slug: 'team', usage_limits: { credit_limit: 13, type: 'tokens' } });
+    expect(ws.status).toBe(200);
+    const created = await g.admin.post('/v1/api-keys/workspace/user', { name: 'member', workspace_id: 'team', scopes: ['completions.write'] });
+    const key = apiClient(g.baseUrl, created.body.key);
+    expect((await key.post('/v1/chat/completions', priced, g.viaMock)).status).toBe(200);
+    await g.logs(1);
+    const refused = await key.post('/v1/chat/completions', priced, g.viaMock);
+    expect(refused.status).toBe(402);
+    expect(refused.body.error.message).toMatch(/workspace team/);
+    await g.server.limits.flush();
+    expect((await g.admin.get('/v1/workspaces/team')).body.usage_limits).toMatchObject({ credit_limit: 13, current_usage: 13 });
+    expect((await g.admin.put('/v1/workspaces/team', { usage_limits: { credit_limit: 100, type: 'tokens' } })).status).toBe(200);
+    expect((await key.post('/v1/chat/completions', priced, g.viaMock)).status).toBe(200);
+    // Other workspaces are not affected.
+    expect((await g.admin.post('/v1/chat/completions', priced, g.viaMock)).status).toBe(200);
+  });
+
   it('resets on schedule, also after a restart, and raises each alert once by e-mail', async () => {
     const smtp = await startSmtp();
     const clock = createManualClock(Date.parse('2026-05-06T12:00:00Z')); // a Wednesday

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ADMIN_ONLY, BOTH_KEY_TYPES } from '../../server/route-config.js';
 import type { ZodApp } from '../../server/zod-app.js';
 import { listBody } from '../shared/pagination.js';
-import { createWorkspaceBody, listWorkspacesQuery, workspaceObject, workspaceParams } from './schemas.js';
+import { createWorkspaceBody, listWorkspacesQuery, updateWorkspaceBody, workspaceObject, workspaceParams } from './schemas.js';
 import type { WorkspaceService } from './service.js';
 
 const TAG = ['Workspaces'];
@@ -24,6 +24,16 @@ export function registerWorkspaceRoutes(app: ZodApp, service: WorkspaceService):
   }, async (request) => {
     const { total, data } = await service.list(request.principal!, request.query);
     return listBody(data, total);
+  });
+
+  app.put('/v1/workspaces/:workspaceId', {
+    schema: { tags: TAG, summary: 'Update a workspace (name, description, usage limits)', params: workspaceParams, body: updateWorkspaceBody, response: { 200: z.object({}) } },
+    config: { auth: { scope: 'workspaces.update', keyTypes: ADMIN_ONLY }, audit: { resourceType: 'workspace', action: 'update' } },
+  }, async (request) => {
+    const row = await service.update(request.principal!, request.params.workspaceId, request.body);
+    request.auditResourceId = row.id;
+    request.auditWorkspaceId = row.id;
+    return {};
   });
 
   app.get('/v1/workspaces/:workspaceId', {

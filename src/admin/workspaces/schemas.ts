@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { usageLimitsField } from '../../limits/schemas.js';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
 
 export const createWorkspaceBody = z
@@ -6,8 +7,19 @@ export const createWorkspaceBody = z
     name: z.string().min(1).max(255),
     slug: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,254}$/, 'slug takes lower-case letters, digits, - and _').optional(),
     description: z.string().max(2048).nullable().optional(),
+    usage_limits: usageLimitsField.optional(),
   })
   .strict();
+
+export const updateWorkspaceBody = z
+  .object({
+    name: z.string().min(1).max(255).optional(),
+    description: z.string().max(2048).nullable().optional(),
+    usage_limits: usageLimitsField.optional(),
+    reset_usage: z.boolean().optional().describe('Starts a new usage period now (an exhausted workspace becomes active).'),
+  })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, { message: 'send at least one field to change' });
 
 export const listWorkspacesQuery = z
   .object({
@@ -29,6 +41,7 @@ export const workspaceObject = z.object({
   status: z.enum(['active', 'archived']),
   is_default: z.boolean(),
   organisation_id: z.uuid(),
+  usage_limits: z.record(z.string(), z.unknown()).nullable(),
   last_reset_at: z.string().nullable(),
   created_at: z.string(),
   last_updated_at: z.string(),
@@ -36,4 +49,5 @@ export const workspaceObject = z.object({
 });
 
 export type CreateWorkspaceBody = z.infer<typeof createWorkspaceBody>;
+export type UpdateWorkspaceBody = z.infer<typeof updateWorkspaceBody>;
 export type WorkspaceObject = z.infer<typeof workspaceObject>;

@@ -6,9 +6,18 @@ import type { WorkspaceRepository, WorkspaceRow } from '../../storage/repositori
 import type { WorkspaceStatus } from '../../storage/schema.js';
 import { pageWindow } from '../shared/pagination.js';
 import { assertWorkspaceReachable } from '../shared/workspace-access.js';
-import type { CreateWorkspaceBody, WorkspaceObject } from './schemas.js';
+import { withResetSchedule, type UsageLimits } from '../../limits/schemas.js';
+import type { UsageCounterRepository } from '../../storage/repositories/usage-counters.js';
+import type { CreateWorkspaceBody, UpdateWorkspaceBody, WorkspaceObject } from './schemas.js';
 
-export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; clock: Clock }) {
+export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; usage: UsageCounterRepository; clock: Clock }) {
+  async function find(principal: Principal, idOrSlug: string): Promise<WorkspaceRow> {
+    const row = await deps.workspaces.findByIdOrSlug(principal.organisationId, idOrSlug);
+    if (!row) throw notFound('Workspace');
+    assertWorkspaceReachable(principal, row.id);
+    return row;
+  }
+
   return {
     async create(principal: Principal, body: CreateWorkspaceBody): Promise<WorkspaceRow> {
       if (!isOrgAdmin(principal)) throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins create workspaces.');
@@ -26,7 +35,7 @@ export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; 
         status: 'active',
         is_default: 0,
         rate_limits: null,
-        usage_limits: null,
+        usage_limits: body.usage_limits ? JSON.stringify(withResetSchedule(body.usage_limits, deps.clock.now())) : null,
         created_at: stamp,
         last_updated_at: stamp,
       };
@@ -45,10 +54,28 @@ export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; 
     },
 
     async get(principal: Principal, idOrSlug: string): Promise<WorkspaceObject> {
-      const row = await deps.workspaces.findByIdOrSlug(principal.organisationId, idOrSlug);
-      if (!row) throw notFound('Workspace');
-      assertWorkspaceReachable(principal, row.id);
-      return toWorkspaceObject(row);
+      const row = await find(principal, idOrSlug);
+      const object = toWorkspaceObject(row);
+      if (!object.usage_limits) return object;
+      const limits = object.usage_limits as { last_reset_at?: string | null };
+      const usage = await deps.usage.currentUsage('workspace', row.id, '', limits.last_reset_at ?? row.created_at);
+      return { ...object, usage_limits: { ...object.usage_limits, current_usage: usage } };
+    },
+
+    /** Renames, and sets the workspace's budget; raising its credit limit lets traffic through at once. */
+    async update(principal: Principal, idOrSlug: string, body: UpdateWorkspaceBody): Promise<WorkspaceRow> {
+      if (!isOrgAdmin(principal)) throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins change workspaces.');
+      const row = await find(principal, idOrSlug);
+      const now = deps.clock.now();
+      const patch: Partial<WorkspaceRow> = { last_updated_at: new Date(now).toISOString() };
+      if (body.name !== undefined) patch.name = body.name;
+      if (body.description !== undefined) patch.description = body.description;
+      const current = row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as UsageLimits & { last_reset_at?: string | null });
+      let usage = body.usage_limits === undefined ? current : body.usage_limits === null ? null : { ...withResetSchedule(body.usage_limits, now), last_reset_at: current?.last_reset_at ?? null };
+      if (body.reset_usage && usage) usage = { ...usage, last_reset_at: new Date(now).toISOString() };
+      if (body.usage_limits !== undefined || body.reset_usage) patch.usage_limits = usage === null ? null : JSON.stringify(usage);
+      await deps.workspaces.update(row.id, patch);
+      return { ...row, ...patch };
     },
   };
 }
@@ -64,6 +91,7 @@ export function toWorkspaceObject(row: WorkspaceRow): WorkspaceObject {
     status: row.status,
     is_default: row.is_default === 1,
     organisation_id: row.organisation_id,
+    usage_limits: row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as Record<string, unknown>),
     last_reset_at: null,
     created_at: row.created_at,
     last_updated_at: row.last_updated_at,

@@ -30,6 +30,8 @@ export function createWorkspaceRepository(db: Db) {
       return { total: Number(total), rows };
     },
 
+    update: (id: string, patch: Partial<WorkspaceRow>) => db.updateTable('workspaces').set(patch).where('id', '=', id).execute(),
+
     addMember: (workspaceId: string, userId: string, role: WorkspaceRole, createdAt: string) =>
       db.insertInto('workspace_members').values({ workspace_id: workspaceId, user_id: userId, role, created_at: createdAt }).execute(),
 
