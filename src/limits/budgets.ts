@@ -55,7 +55,8 @@ const CUMULATIVE_TTL_MS = 10 * 365 * 24 * 3600 * 1000;
  */
 const UNKNOWN_ESTIMATE = 1e-9;
 
-export const budgetKey = (budget: Budget) => `ul:${budget.scopeType}:${budget.scopeId}:${budget.valueKey}:${budget.periodStart}`;
+export const budgetCounterKey = (scopeType: Budget['scopeType'], scopeId: string, valueKey: string, periodStart: string) => `ul:${scopeType}:${scopeId}:${valueKey}:${periodStart}`;
+export const budgetKey = (budget: Budget) => budgetCounterKey(budget.scopeType, budget.scopeId, budget.valueKey, budget.periodStart);
 
 export function applicableBudgets(sources: readonly BudgetSource[], facts: RequestFacts): Budget[] {
   return sources

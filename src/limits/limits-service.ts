@@ -4,7 +4,7 @@ import { AppError } from '../lib/errors.js';
 import type { Db } from '../storage/database.js';
 import type { UsageLimitPoliciesTable } from '../storage/schema.js';
 import type { Logger } from '../telemetry/logger.js';
-import { applicableBudgets, reserve, settle, type BudgetSource, type Estimate, type Reservation } from './budgets.js';
+import { applicableBudgets, budgetCounterKey, reserve, settle, type BudgetSource, type Estimate, type Reservation } from './budgets.js';
 import type { CounterStore } from './counter-store.js';
 import type { RequestFacts } from './matching.js';
 import { periodStart } from './periods.js';
@@ -136,6 +136,14 @@ export function createLimitsService(deps: LimitsDeps) {
         const amounts = actual === 'as-reserved' ? reservation.amounts : await settle(deps.store, reservation, actual, now);
         reservation.budgets.forEach((budget, i) => deps.recorder.record(budget, amounts[i]!));
       }, undefined);
+    },
+
+    /** Empties one budget bucket of the current period (the admin API's usage reset). */
+    async resetBucket(scopeType: 'policy' | 'api_key' | 'workspace', scopeId: string, valueKey: string, period: string): Promise<void> {
+      const now = deps.clock.now();
+      const key = budgetCounterKey(scopeType, scopeId, valueKey, period);
+      const [count] = await deps.store.peek([key], now);
+      if (count) await deps.store.add([{ key, amount: -count, expiresAt: now + 24 * 3600 * 1000 }], now);
     },
 
     invalidate(): void {

@@ -142,7 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerApiKeyRoutes(zapp, services.apiKeys);
   registerWorkspaceRoutes(zapp, services.workspaces);
   registerRateLimitPolicyRoutes(zapp, services.rateLimitPolicies);
-  registerUsageLimitPolicies(zapp, { repos, clock: deps.clock });
+  registerUsageLimitPolicies(zapp, { repos, clock: deps.clock, budgets: limits.service });
   registerAuditLogRoutes(zapp, repos.auditLogs);
   registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
   const requestLogs = createRequestLogWriter({ repo: repos.requestLogs, logger: deps.logger, flushIntervalMs: deps.config.log_flush_interval_ms });

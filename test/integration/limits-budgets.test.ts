@@ -82,6 +82,28 @@ describe('usage limits (budgets) on gateway traffic', () => {
     expect((await g.admin.post('/v1/chat/completions', priced, g.viaMock)).status).toBe(200);
   });
 
+  it('enforces a usage-limits policy per group_by bucket, lists its entities, and resets one bucket on request', async () => {
+    const g = await startGateway();
+    const created = await g.admin.post('/v1/policies/usage-limits', { workspace_id: 'default', name: 'per user', conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'metadata.user' }], type: 'tokens', credit_limit: 13 });
+    expect(created.status).toBe(200);
+    const as = (user: string) => ({ ...g.viaMock, 'x-service-metadata': JSON.stringify({ user }) });
+    expect((await g.admin.post('/v1/chat/completions', priced, as('ann'))).status).toBe(200);
+    await g.logs(1);
+    const refused = await g.admin.post('/v1/chat/completions', priced, as('ann'));
+    expect(refused.status).toBe(402);
+    expect(refused.body.error.message).toMatch(/per user/);
+    expect((await g.admin.post('/v1/chat/completions', priced, as('bob'))).status).toBe(200);
+    await g.logs(3);
+    await g.server.limits.flush();
+    const entities = await g.admin.get(`/v1/policies/usage-limits/${created.body.id}/entities`);
+    const usage = Object.fromEntries(entities.body.data.map((e: any) => [e.value_key, e.current_usage]));
+    expect(usage).toMatchObject({ ann: 13, bob: 13 });
+
+    expect((await g.admin.put(`/v1/policies/usage-limits/${created.body.id}/entities/ann/reset`, {})).status).toBe(200);
+    expect((await g.admin.post('/v1/chat/completions', priced, as('ann'))).status).toBe(200);
+    expect((await g.admin.post('/v1/chat/completions', priced, as('bob'))).status).toBe(402);
+  });
+
   it('resets on schedule, also after a restart, and raises each alert once by e-mail', async () => {
     const smtp = await startSmtp();
     const clock = createManualClock(Date.parse('2026-05-06T12:00:00Z')); // a Wednesday

@@ -2,7 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { startGateway } from '../helpers/gateway.js';
 import { apiClient } from '../helpers/http.js';
 import { startTestServer } from '../helpers/start-test-server.js';
-import { referencePrice, startFakeProxy } from '../unit/pricing/fake-proxy.js';
+import { referencePrice, startFakeProxy } from '../helpers/fake-pricing-proxy.js';
 
 async function proxyWith(answers: Parameters<typeof startFakeProxy>[0]) {
   const proxy = await startFakeProxy(answers);

@@ -2,14 +2,14 @@ import type { Clock } from '../../lib/clock.js';
 import type { ZodApp } from '../../server/zod-app.js';
 import type { Repositories } from '../../storage/repositories/index.js';
 import { registerUsageLimitPolicyRoutes } from './routes.js';
-import { createUsageLimitPolicyService, type UsageLimitPolicyService } from './service.js';
+import { createUsageLimitPolicyService, type BucketResetter, type UsageLimitPolicyService } from './service.js';
 
 export { createUsageLimitPolicyService, toObject, type UsageLimitPolicyService } from './service.js';
 export { entityOfBucket, VALUE_KEY_SEPARATOR } from './entities.js';
 
 /** Builds the usage-limits policy service from the repositories and registers its admin routes. */
-export function registerUsageLimitPolicies(app: ZodApp, deps: { repos: Pick<Repositories, 'usageLimitPolicies' | 'workspaces' | 'apiKeys'>; clock: Clock }): UsageLimitPolicyService {
-  const service = createUsageLimitPolicyService({ policies: deps.repos.usageLimitPolicies, workspaces: deps.repos.workspaces, apiKeys: deps.repos.apiKeys, clock: deps.clock });
+export function registerUsageLimitPolicies(app: ZodApp, deps: { repos: Pick<Repositories, 'usageLimitPolicies' | 'workspaces' | 'apiKeys'>; clock: Clock; budgets: BucketResetter }): UsageLimitPolicyService {
+  const service = createUsageLimitPolicyService({ policies: deps.repos.usageLimitPolicies, workspaces: deps.repos.workspaces, apiKeys: deps.repos.apiKeys, clock: deps.clock, budgets: deps.budgets });
   registerUsageLimitPolicyRoutes(app, service);
   return service;
 }

@@ -32,13 +32,23 @@ function assertCoherent(limits: Limits): void {
 const toIso = (value: string | null): string | null => (value === null ? null : new Date(value).toISOString());
 
 /** The rules of usage-limits policies: which workspace they belong to, who may touch them, and their budgets. */
-export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicyRepository; workspaces: WorkspaceRepository; apiKeys: ApiKeyRepository; clock: Clock }) {
+/** Empties a budget bucket where requests are counted (the limits' counter store). */
+export interface BucketResetter {
+  resetBucket(scopeType: 'policy', scopeId: string, valueKey: string, periodStart: string): Promise<void>;
+}
+
+export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicyRepository; workspaces: WorkspaceRepository; apiKeys: ApiKeyRepository; clock: Clock; budgets?: BucketResetter }) {
   const now = () => new Date(deps.clock.now()).toISOString();
   const nextReset = (schedule: Limits) => {
     const at = nextResetAfter(deps.clock.now(), schedule);
     return at === null ? null : new Date(at).toISOString();
   };
   const listEntities = createEntityLookup(deps);
+
+  async function resetBucket(row: UsageLimitPolicyRow, valueKey: string): Promise<void> {
+    await deps.policies.deleteBucket(row.id, periodStart(row), valueKey);
+    await deps.budgets?.resetBucket('policy', row.id, valueKey, periodStart(row));
+  }
 
   async function findReachable(principal: Principal, id: string): Promise<UsageLimitPolicyRow> {
     const row = isUuid(id) ? await deps.policies.findById(principal.organisationId, id) : undefined;
@@ -119,7 +129,7 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
       if (body.group_by) patch.group_by = JSON.stringify(body.group_by);
       if (body.status) patch.status = body.status;
       await deps.policies.update(row.id, patch);
-      if (body.reset_usage_for_value !== undefined) await deps.policies.deleteBucket(row.id, periodStart(row), body.reset_usage_for_value);
+      if (body.reset_usage_for_value !== undefined) await resetBucket(row, body.reset_usage_for_value);
       return { ...row, ...patch };
     },
 
@@ -137,7 +147,7 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
     /** Forgets one bucket's usage in the current period; resetting a bucket without usage is a no-op. */
     async resetEntity(principal: Principal, id: string, valueKey: string): Promise<UsageLimitPolicyRow> {
       const row = await findReachable(principal, id);
-      await deps.policies.deleteBucket(row.id, periodStart(row), valueKey);
+      await resetBucket(row, valueKey);
       return row;
     },
 

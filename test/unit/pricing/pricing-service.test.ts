@@ -7,7 +7,7 @@ import { loadConfig } from '../../../src/config/load-config.js';
 import { createManualClock } from '../../../src/lib/clock.js';
 import { createPricingService, PRICE_CACHE_TTL_MS, PRICE_MISS_TTL_MS } from '../../../src/pricing/create-pricing-service.js';
 import { createLogger } from '../../../src/telemetry/logger.js';
-import { referencePrice, startFakeProxy } from './fake-proxy.js';
+import { referencePrice, startFakeProxy } from '../../helpers/fake-pricing-proxy.js';
 
 const MINUTE = 60_000;
 
