@@ -1,39 +1,30 @@
 import type { CounterStore } from './counter-store.js';
 import { bucketOf, matchesAll, type Condition, type RequestFacts } from './matching.js';
 
-/** One budget bucket that applies to a request in the current period. */
-export interface Budget {
+/** A budget as configured: a policy (which matches and groups), or the limit of a key or a workspace. */
+export interface BudgetSource {
   scopeType: 'policy' | 'api_key' | 'workspace';
   scopeId: string;
-  /** For messages: "usage limits policy "x" (id)". */
+  /** For messages: `usage limits policy "x" (id)`. */
   label: string;
   /** For alerts: the policy's, key's or workspace's own name. */
   name: string;
   type: 'cost' | 'tokens';
   creditLimit: number;
   alertThreshold: number | null;
-  valueKey: string;
   periodStart: string;
   /** When the period ends (next reset), or null for a cumulative limit. */
-  resetAt: number | null;
-  organisationId: string;
-  workspaceId: string;
-}
-
-export interface BudgetSource {
-  scopeType: Budget['scopeType'];
-  scopeId: string;
-  label: string;
-  name: string;
-  type: 'cost' | 'tokens';
-  creditLimit: number;
-  alertThreshold: number | null;
-  periodStart: string;
   resetAt: number | null;
   workspaceId: string;
   /** Policies match and group; the limits of a key or a workspace apply to all its requests. */
   conditions?: Condition[];
   groupBy?: Array<{ key: string }>;
+}
+
+/** One budget bucket that applies to a request in the current period. */
+export interface Budget extends Omit<BudgetSource, 'conditions' | 'groupBy'> {
+  valueKey: string;
+  organisationId: string;
 }
 
 export interface Estimate {
@@ -61,20 +52,7 @@ export const budgetKey = (budget: Budget) => budgetCounterKey(budget.scopeType, 
 export function applicableBudgets(sources: readonly BudgetSource[], facts: RequestFacts): Budget[] {
   return sources
     .filter((source) => !source.conditions || matchesAll(source.conditions, facts))
-    .map((source) => ({
-      scopeType: source.scopeType,
-      scopeId: source.scopeId,
-      label: source.label,
-      name: source.name,
-      type: source.type,
-      creditLimit: source.creditLimit,
-      alertThreshold: source.alertThreshold,
-      valueKey: source.groupBy ? bucketOf(source.groupBy, facts) : '',
-      periodStart: source.periodStart,
-      resetAt: source.resetAt,
-      organisationId: facts.organisationId,
-      workspaceId: source.workspaceId,
-    }));
+    .map(({ conditions: _conditions, groupBy, ...source }) => ({ ...source, valueKey: groupBy ? bucketOf(groupBy, facts) : '', organisationId: facts.organisationId }));
 }
 
 const amountFor = (budget: Budget, value: { cost: number | null; tokens: number | null }): number =>

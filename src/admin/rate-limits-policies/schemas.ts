@@ -1,23 +1,7 @@
 import { z } from 'zod';
+import { ENDPOINT_TYPES } from '../../providers/endpoints.js';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
 
-/** Endpoint types a request can be classed as; the values of the `endpoint_type` condition. */
-export const ENDPOINT_TYPES = [
-  'chatComplete',
-  'complete',
-  'embed',
-  'rerank',
-  'imageGenerate',
-  'imageEdit',
-  'createSpeech',
-  'createTranscription',
-  'createTranslation',
-  'moderate',
-  'createModelResponse',
-  'listModels',
-  'messages',
-  'proxy',
-] as const;
 
 const METADATA_KEY = /^metadata\.[A-Za-z0-9_.-]{1,128}$/;
 const BASE_KEYS = ['api_key', 'organisation_id', 'workspace_id'] as const;

@@ -1,23 +1,18 @@
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
-import { AppError, notFound } from '../../lib/errors.js';
-import { isUuid, newId } from '../../lib/ids.js';
+import { AppError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
 import type { RateLimitPolicyRepository, RateLimitPolicyRow } from '../../storage/repositories/rate-limit-policies.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { pageWindow } from '../shared/pagination.js';
-import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
+import { findReachable, resolveWorkspace } from '../shared/workspace-access.js';
 import type { CreatePolicyBody, ListPoliciesQuery, PolicyObject, UpdatePolicyBody } from './schemas.js';
 
 /** The rules of rate-limits policies: which workspace they belong to and who may touch them. */
 export function createRateLimitPolicyService(deps: { policies: RateLimitPolicyRepository; workspaces: WorkspaceRepository; clock: Clock }) {
   const now = () => new Date(deps.clock.now()).toISOString();
 
-  async function findReachable(principal: Principal, id: string): Promise<RateLimitPolicyRow> {
-    const row = isUuid(id) ? await deps.policies.findById(principal.organisationId, id) : undefined;
-    if (!row) throw notFound('Rate limits policy');
-    assertWorkspaceReachable(principal, row.workspace_id);
-    return row;
-  }
+  const findPolicy = (principal: Principal, id: string) => findReachable(principal, id, deps.policies.findById, 'Rate limits policy');
 
   return {
     async list(principal: Principal, query: ListPoliciesQuery) {
@@ -58,10 +53,10 @@ export function createRateLimitPolicyService(deps: { policies: RateLimitPolicyRe
       return row;
     },
 
-    get: async (principal: Principal, id: string) => toObject(await findReachable(principal, id)),
+    get: async (principal: Principal, id: string) => toObject(await findPolicy(principal, id)),
 
     async update(principal: Principal, id: string, body: UpdatePolicyBody): Promise<RateLimitPolicyRow> {
-      const row = await findReachable(principal, id);
+      const row = await findPolicy(principal, id);
       const patch: Partial<RateLimitPolicyRow> = { last_updated_at: now() };
       if (body.name !== undefined) patch.name = body.name;
       if (body.conditions) patch.conditions = JSON.stringify(body.conditions);
@@ -76,7 +71,7 @@ export function createRateLimitPolicyService(deps: { policies: RateLimitPolicyRe
 
     /** Deleting archives: the policy stops applying but stays readable for the record. */
     async archive(principal: Principal, id: string): Promise<RateLimitPolicyRow> {
-      const row = await findReachable(principal, id);
+      const row = await findPolicy(principal, id);
       if (row.status !== 'archived') await deps.policies.update(row.id, { status: 'archived', last_updated_at: now() });
       return row;
     },

@@ -1,5 +1,6 @@
 import { isOrgAdmin, type Principal } from '../../auth/principal.js';
-import { AppError, invalid } from '../../lib/errors.js';
+import { AppError, invalid, notFound } from '../../lib/errors.js';
+import { isUuid } from '../../lib/ids.js';
 import type { WorkspaceRole } from '../../storage/schema.js';
 import type { WorkspaceRepository, WorkspaceRow } from '../../storage/repositories/workspaces.js';
 
@@ -39,4 +40,20 @@ export function assertWorkspaceReachable(principal: Principal, workspaceId: stri
   if (principal.workspaceId !== null && principal.workspaceId !== workspaceId) {
     throw new AppError('WORKSPACE_FORBIDDEN', 'This workspace key cannot reach another workspace.');
   }
+}
+
+/**
+ * Finds a workspace-owned resource of the caller's organisation by id: 404 when there is none
+ * (or it belongs to another organisation), 403 when it is in a workspace the key cannot reach.
+ */
+export async function findReachable<T extends { workspace_id: string }>(
+  principal: Principal,
+  id: string,
+  find: (organisationId: string, id: string) => Promise<T | undefined>,
+  what: string,
+): Promise<T> {
+  const row = isUuid(id) ? await find(principal.organisationId, id) : undefined;
+  if (!row) throw notFound(what);
+  assertWorkspaceReachable(principal, row.workspace_id);
+  return row;
 }

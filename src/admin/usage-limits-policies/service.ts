@@ -1,13 +1,13 @@
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
-import { AppError, invalid, notFound } from '../../lib/errors.js';
-import { isUuid, newId } from '../../lib/ids.js';
+import { AppError, invalid } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
 import { hasSchedule, nextResetAfter, periodStart } from '../../limits/periods.js';
 import type { ApiKeyRepository } from '../../storage/repositories/api-keys.js';
 import type { UsageLimitPolicyRepository, UsageLimitPolicyRow } from '../../storage/repositories/usage-limit-policies.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { pageWindow } from '../shared/pagination.js';
-import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
+import { findReachable, resolveWorkspace } from '../shared/workspace-access.js';
 import { createEntityLookup } from './entities.js';
 import type { CreatePolicyBody, ListEntitiesQuery, ListPoliciesQuery, PolicyObject, UpdatePolicyBody } from './schemas.js';
 
@@ -50,12 +50,7 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
     await deps.budgets?.resetBucket('policy', row.id, valueKey, periodStart(row));
   }
 
-  async function findReachable(principal: Principal, id: string): Promise<UsageLimitPolicyRow> {
-    const row = isUuid(id) ? await deps.policies.findById(principal.organisationId, id) : undefined;
-    if (!row) throw notFound('Usage limits policy');
-    assertWorkspaceReachable(principal, row.workspace_id);
-    return row;
-  }
+  const findPolicy = (principal: Principal, id: string) => findReachable(principal, id, deps.policies.findById, 'Usage limits policy');
 
   return {
     async list(principal: Principal, query: ListPoliciesQuery) {
@@ -105,12 +100,12 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
     },
 
     async get(principal: Principal, id: string, options: { includeUsage: boolean }): Promise<PolicyObject> {
-      const row = await findReachable(principal, id);
+      const row = await findPolicy(principal, id);
       return toObject(row, options.includeUsage ? await deps.policies.usage(row.id, periodStart(row)) : undefined);
     },
 
     async update(principal: Principal, id: string, body: UpdatePolicyBody): Promise<UsageLimitPolicyRow> {
-      const row = await findReachable(principal, id);
+      const row = await findPolicy(principal, id);
       const limits: Limits = {
         credit_limit: body.credit_limit ?? row.credit_limit,
         alert_threshold: body.alert_threshold !== undefined ? body.alert_threshold : row.alert_threshold,
@@ -135,18 +130,18 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
 
     /** Deleting archives: the policy stops applying (enforcement skips it) but stays readable. */
     async archive(principal: Principal, id: string): Promise<UsageLimitPolicyRow> {
-      const row = await findReachable(principal, id);
+      const row = await findPolicy(principal, id);
       if (row.status !== 'archived') await deps.policies.update(row.id, { status: 'archived', last_updated_at: now() });
       return row;
     },
 
     async listEntities(principal: Principal, id: string, query: ListEntitiesQuery) {
-      return listEntities(await findReachable(principal, id), query);
+      return listEntities(await findPolicy(principal, id), query);
     },
 
     /** Forgets one bucket's usage in the current period; resetting a bucket without usage is a no-op. */
     async resetEntity(principal: Principal, id: string, valueKey: string): Promise<UsageLimitPolicyRow> {
-      const row = await findReachable(principal, id);
+      const row = await findPolicy(principal, id);
       await resetBucket(row, valueKey);
       return row;
     },

@@ -9,7 +9,6 @@ import { createPricingService, PRICE_CACHE_TTL_MS, PRICE_MISS_TTL_MS } from '../
 import { createLogger } from '../../../src/telemetry/logger.js';
 import { referencePrice, startFakeProxy } from '../../helpers/fake-pricing-proxy.js';
 
-const MINUTE = 60_000;
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'svcgw-pricing-'));
