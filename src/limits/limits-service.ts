@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/principal.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
-import type { Db } from '../storage/database.js';
+import type { Repositories } from '../storage/repositories/index.js';
 import type { UsageLimitPoliciesTable } from '../storage/schema.js';
 import type { Logger } from '../telemetry/logger.js';
 import { applicableBudgets, budgetCounterKey, reserve, settle, type BudgetSource, type Estimate, type Reservation } from './budgets.js';
@@ -31,7 +31,7 @@ export interface Admission {
   headers: RateHeaders | null;
 }
 
-type LimitsDeps = { db: Db; store: CounterStore; clock: Clock; logger: Logger; recorder: UsageRecorder; failOpen: boolean; cacheTtlMs?: number };
+type LimitsDeps = { repos: Pick<Repositories, 'rateLimitPolicies' | 'usageLimitPolicies' | 'workspaces'>; store: CounterStore; clock: Clock; logger: Logger; recorder: UsageRecorder; failOpen: boolean; cacheTtlMs?: number };
 
 /**
  * Rate limits and budgets of gateway traffic. Active policies are cached per organisation so
@@ -47,10 +47,7 @@ export function createLimitsService(deps: LimitsDeps) {
     const now = deps.clock.now();
     const hit = orgs.get(organisationId);
     if (hit && now - hit.loadedAt < ttl) return hit;
-    const [rateRows, usageRows] = await Promise.all([
-      deps.db.selectFrom('rate_limit_policies').selectAll().where('organisation_id', '=', organisationId).where('status', '=', 'active').execute(),
-      deps.db.selectFrom('usage_limit_policies').selectAll().where('organisation_id', '=', organisationId).where('status', '=', 'active').execute(),
-    ]);
+    const [rateRows, usageRows] = await Promise.all([deps.repos.rateLimitPolicies.listActive(organisationId), deps.repos.usageLimitPolicies.listActive(organisationId)]);
     const loaded: OrgPolicies = {
       loadedAt: now,
       rate: rateRows.map((row) => ({ row, conditions: JSON.parse(row.conditions), groupBy: JSON.parse(row.group_by) })),
@@ -64,7 +61,8 @@ export function createLimitsService(deps: LimitsDeps) {
     const now = deps.clock.now();
     const hit = workspaces.get(workspaceId);
     if (hit && now - hit.loadedAt < ttl) return hit;
-    const row = await deps.db.selectFrom('workspaces').select(['slug', 'usage_limits', 'created_at']).where('id', '=', workspaceId).executeTakeFirstOrThrow();
+    const row = await deps.repos.workspaces.findById(workspaceId);
+    if (!row) throw new Error(`workspace ${workspaceId} not found`);
     const limits = row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as UsageLimits & { last_reset_at?: string | null });
     const info: WorkspaceInfo = {
       loadedAt: now,

@@ -122,7 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerOpenApi(app, VERSION);
   registerAuth(app, { keys, routes });
   registerAudit(app, { repo: repos.auditLogs, clock: deps.clock });
-  const limits = await createLimits({ app, config: deps.config, db: deps.db, clock: deps.clock, logger: deps.logger, alerts: deps.alerts ?? logOnlyAlerts(deps.logger), onBudgetsReset: () => keys.invalidateAll() });
+  const limits = await createLimits({ app, config: deps.config, db: deps.db, repos, clock: deps.clock, logger: deps.logger, alerts: deps.alerts ?? logOnlyAlerts(deps.logger), onBudgetsReset: () => keys.invalidateAll() });
 
   const zapp = app.withTypeProvider<ZodTypeProvider>();
   zapp.get('/v1/health', {

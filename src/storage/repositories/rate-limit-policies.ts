@@ -20,6 +20,9 @@ export function createRateLimitPolicyRepository(db: Db) {
     findById: (organisationId: string, id: string) =>
       db.selectFrom('rate_limit_policies').selectAll().where('organisation_id', '=', organisationId).where('id', '=', id).executeTakeFirst(),
 
+    listActive: (organisationId: string) =>
+      db.selectFrom('rate_limit_policies').selectAll().where('organisation_id', '=', organisationId).where('status', '=', 'active').execute(),
+
     list: async (filter: RateLimitPolicyFilter) => {
       let query = db.selectFrom('rate_limit_policies').where('organisation_id', '=', filter.organisationId).where('status', '=', filter.status);
       if (filter.workspaceId) query = query.where('workspace_id', '=', filter.workspaceId);

@@ -17,6 +17,8 @@ export function createWorkspaceRepository(db: Db) {
         .where(isUuid(idOrSlug) ? 'id' : 'slug', '=', idOrSlug)
         .executeTakeFirst(),
 
+    findById: (id: string) => db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst(),
+
     findDefault: (organisationId: string) =>
       db.selectFrom('workspaces').selectAll().where('organisation_id', '=', organisationId).where('is_default', '=', 1).executeTakeFirst(),
 
