@@ -83,6 +83,15 @@ export const settingsSchema = z
       .enum(['open', 'closed'])
       .default('closed')
       .describe('When the counter store (Redis) is unreachable: `closed` refuses gateway requests (503), `open` lets them through unlimited; logged loudly either way.'),
+    guardrails_enabled: onOff(true).describe('Feature flag (GUARDRAILS_ENABLED): guardrails; OFF turns their routes and checks off.'),
+    api_access_enabled: onOff(true).describe('Feature flag (API_ACCESS_ENABLED): the administration API for API keys; OFF leaves only the gateway and health.'),
+    data_exports_enabled: onOff(true).describe('Feature flag (DATA_EXPORTS_ENABLED): log exports.'),
+    usage_limits_enabled: onOff(true).describe('Feature flag (USAGE_LIMITS_ENABLED): usage limits (budgets); OFF turns their routes and checks off.'),
+    audit_logs_enabled: onOff(true).describe('Feature flag (AUDIT_LOGS_ENABLED): audit records and their route.'),
+    scim_enabled: onOff(true).describe('Feature flag (SCIM_ENABLED): SCIM provisioning.'),
+    policy_enabled: onOff(true).describe('Feature flag (POLICY_ENABLED): rate-limits and usage-limits policies; OFF turns their routes and checks off.'),
+    log_retention_display: z.coerce.number().int().min(1).max(3650).default(90).describe('LOG_RETENTION_DISPLAY: days of request logs kept and shown.'),
+    metrics_retention_display: z.coerce.number().int().min(1).max(3650).default(365).describe('METRICS_RETENTION_DISPLAY: days of analytics aggregates kept.'),
     smtp_host: z.string().min(1).optional().describe('SMTP server for alert e-mails; without it alerts stay in the outbox.'),
     smtp_port: z.coerce.number().int().min(1).max(65535).default(587).describe('SMTP port.'),
     smtp_secure: onOff(false).describe('Use TLS from the start (port 465); otherwise STARTTLS is used when the server offers it.'),
@@ -106,6 +115,15 @@ const SPEC_ENV_NAMES: Readonly<Record<string, string>> = {
   model_configs_capabilities_log_store_path: 'MODEL_CONFIGS_CAPABILITIES_LOG_STORE_PATH',
   model_configs_proxy_fetch_enabled: 'MODEL_CONFIGS_PROXY_FETCH_ENABLED',
   model_configs_proxy_url: 'MODEL_CONFIGS_PROXY_URL',
+  guardrails_enabled: 'GUARDRAILS_ENABLED',
+  api_access_enabled: 'API_ACCESS_ENABLED',
+  data_exports_enabled: 'DATA_EXPORTS_ENABLED',
+  usage_limits_enabled: 'USAGE_LIMITS_ENABLED',
+  audit_logs_enabled: 'AUDIT_LOGS_ENABLED',
+  scim_enabled: 'SCIM_ENABLED',
+  policy_enabled: 'POLICY_ENABLED',
+  log_retention_display: 'LOG_RETENTION_DISPLAY',
+  metrics_retention_display: 'METRICS_RETENTION_DISPLAY',
 };
 
 export const envName = (key: string) => SPEC_ENV_NAMES[key] ?? `SVCGW_${key.toUpperCase()}`;
