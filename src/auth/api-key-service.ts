@@ -7,14 +7,54 @@ import type { Principal } from './principal.js';
 export const KEY_PREFIX = 'svc-';
 const RAW_KEY_RE = /^[A-Za-z0-9_.-]{32,256}$/;
 
+/** `rotated`: a rotated-out secret whose transition period has ended. */
 export type VerifyResult =
   | { ok: true; principal: Principal }
-  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
+  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' | 'rotated' };
 
 interface CacheEntry {
   row: ApiKeyWithRoles;
   principal: Principal;
   loadedAt: number;
+  /** The raw key is the previous secret of the row (valid until `previous_key_expires_at`). */
+  previous: boolean;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The spec's minimum transition, and the default when neither the request nor the policy sets one. */
+export const MIN_TRANSITION_MS = 1_800_000;
+/** An upper bound, so that a transition end is always a representable date. */
+export const MAX_TRANSITION_MS = 365 * DAY_MS;
+
+export type RotationPeriod = 'weekly' | 'monthly';
+
+/** The shortest length of each period; a transition must be shorter, so it ends before the next rotation. */
+export const ROTATION_PERIOD_MS: Record<RotationPeriod, number> = { weekly: 7 * DAY_MS, monthly: 28 * DAY_MS };
+
+/** What `api_keys.rotation_policy` holds; the due time is the `next_rotation_at` column. */
+export interface StoredRotationPolicy {
+  rotation_period: RotationPeriod | null;
+  key_transition_period_ms: number;
+}
+
+export const parseRotationPolicy = (json: string | null): StoredRotationPolicy | null => (json === null ? null : (JSON.parse(json) as StoredRotationPolicy));
+
+/** One period after `from`: 7 days, or one calendar month (clamped to the month's last day, 31 Jan → 28/29 Feb). */
+export function nextRotationAfter(from: number, period: RotationPeriod): number {
+  if (period === 'weekly') return from + ROTATION_PERIOD_MS.weekly;
+  const date = new Date(from);
+  const year = date.getUTCFullYear();
+  const month = date.getUTCMonth() + 1;
+  const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+  return Date.UTC(year, month, Math.min(date.getUTCDate(), lastDay), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds(), date.getUTCMilliseconds());
+}
+
+/** The first scheduled time after `now`, counted from `dueAt`: periods missed while no worker ran are skipped, not replayed. */
+export function nextRotationPast(dueAt: number, period: RotationPeriod, now: number): number {
+  let next = nextRotationAfter(dueAt, period);
+  while (next <= now) next = nextRotationAfter(next, period);
+  return next;
 }
 
 /** A new random key: 32 bytes of entropy, so a plain SHA-256 is a safe way to store it. */
@@ -39,27 +79,38 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
   async function load(hash: string): Promise<CacheEntry | undefined> {
     const cached = byHash.get(hash);
     if (cached && deps.clock.now() - cached.loadedAt < deps.ttlMs) return cached;
-    const row = await deps.repo.findByHashWithRoles(hash);
-    if (!row || !digestsEqual(row.key_hash, hash)) {
+    const row = await deps.repo.findByAnyHashWithRoles(hash);
+    // Both comparisons always run, in constant time; which one matched decides the rules below.
+    const current = row !== undefined && digestsEqual(row.key_hash, hash);
+    const previous = row !== undefined && row.previous_key_hash !== null && digestsEqual(row.previous_key_hash, hash);
+    if (!row || (!current && !previous)) {
       byHash.delete(hash);
       return undefined;
     }
-    const entry: CacheEntry = { row, principal: toPrincipal(row), loadedAt: deps.clock.now() };
+    const entry: CacheEntry = { row, principal: toPrincipal(row), loadedAt: deps.clock.now(), previous: !current };
     byHash.set(hash, entry);
     return entry;
   }
 
+  /**
+   * The full outcome. A previous secret is accepted until `previous_key_expires_at` on the
+   * injected clock; the time is checked on every call, so a cached entry never outlives it.
+   */
+  async function verify(raw: string): Promise<VerifyResult> {
+    if (!isWellFormedKey(raw)) return { ok: false, reason: 'malformed' };
+    const entry = await load(hashKey(raw));
+    if (!entry) return { ok: false, reason: 'unknown' };
+    const { row } = entry;
+    const now = deps.clock.now();
+    if (row.status === 'revoked') return { ok: false, reason: 'revoked' };
+    if (row.status === 'expired') return { ok: false, reason: 'expired' };
+    if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return { ok: false, reason: 'expired' };
+    if (entry.previous && (row.previous_key_expires_at === null || Date.parse(row.previous_key_expires_at) <= now)) return { ok: false, reason: 'rotated' };
+    return { ok: true, principal: entry.principal };
+  }
+
   return {
-    async verify(raw: string): Promise<VerifyResult> {
-      if (!isWellFormedKey(raw)) return { ok: false, reason: 'malformed' };
-      const entry = await load(hashKey(raw));
-      if (!entry) return { ok: false, reason: 'unknown' };
-      const { row } = entry;
-      if (row.status === 'revoked') return { ok: false, reason: 'revoked' };
-      if (row.status === 'expired') return { ok: false, reason: 'expired' };
-      if (row.expires_at !== null && Date.parse(row.expires_at) <= deps.clock.now()) return { ok: false, reason: 'expired' };
-      return { ok: true, principal: entry.principal };
-    },
+    verify,
 
     /** Forget a key after it changed (revoked, updated, rotated). */
     invalidate(keyId: string): void {

@@ -1,18 +1,55 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../lib/version.js';
+import { applyCommand } from './commands/apply.js';
+import { auditLogsCommand } from './commands/audit-logs.js';
+import { groupExamples } from './commands/common.js';
 import { initCommand } from './commands/init.js';
+import { integrationsCommand } from './commands/integrations.js';
+import { invitesCommand } from './commands/invites.js';
+import { keysCommand } from './commands/keys.js';
+import { loginCommand, logoutCommand } from './commands/login.js';
+import { logsCommand } from './commands/logs.js';
+import { membersCommand } from './commands/members.js';
+import { policiesCommand } from './commands/policies.js';
+import { providersCommand } from './commands/providers.js';
 import { serveCommand } from './commands/serve.js';
+import { usersCommand } from './commands/users.js';
+import { virtualKeysCommand } from './commands/virtual-keys.js';
+import { workspacesCommand } from './commands/workspaces.js';
 import { FatalError } from './fatal-error.js';
+
+/** Every command, however deep, reports usage errors by throwing (exit 2) instead of exiting. */
+function configureTree(command: Command, root = true): void {
+  command.exitOverride().showHelpAfterError('(add --help for usage)');
+  for (const sub of command.commands) configureTree(sub, false);
+  if (!root && command.commands.length > 0) groupExamples(command);
+}
 
 export function buildProgram(): Command {
   const program = new Command('svcgw')
     .description('Self-hosted AI gateway: serve it, and administer it.')
     .version(VERSION, '-V, --version')
-    .showHelpAfterError()
-    .exitOverride();
+    .addHelpText(
+      'after',
+      '\nThe admin commands connect with --base-url / SVCGW_BASE_URL and --api-key / SVCGW_API_KEY,\nor a profile saved by svcgw login. --json prints JSON for scripts. Exit codes: 0 success,\n1 server or network error (the server\'s message on stderr), 2 usage error.',
+    );
   program.addCommand(serveCommand());
   program.addCommand(initCommand());
-  for (const command of program.commands) command.exitOverride();
+  program.addCommand(loginCommand());
+  program.addCommand(logoutCommand());
+  program.addCommand(applyCommand());
+  program.addCommand(keysCommand());
+  program.addCommand(workspacesCommand());
+  program.addCommand(membersCommand());
+  program.addCommand(usersCommand());
+  program.addCommand(invitesCommand());
+  program.addCommand(integrationsCommand());
+  program.addCommand(providersCommand());
+  program.addCommand(virtualKeysCommand());
+  program.addCommand(policiesCommand());
+  program.addCommand(logsCommand());
+  program.addCommand(auditLogsCommand());
+  configureTree(program);
   return program;
 }
 

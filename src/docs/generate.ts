@@ -3,11 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../config/load-config.js';
+import { SCOPES } from '../auth/scopes.js';
 import { envName, flagName, settingsSchema } from '../config/schema.js';
+import { featureVariable } from '../features/flags.js';
 import { ERROR_CODES } from '../lib/errors.js';
 import { systemClock } from '../lib/clock.js';
 import { buildApp } from '../server/build-app.js';
-import type { RouteAccess } from '../server/route-config.js';
+import type { RouteAccess, RouteAuth, RouteRoles } from '../server/route-config.js';
 import { migrateToLatest, openSqlite } from '../storage/database.js';
 
 /**
@@ -24,31 +26,79 @@ export async function generateDocs(): Promise<Record<string, string>> {
     const { app, routes } = await buildApp({ config, db, logger: pino({ level: 'silent' }), clock: systemClock });
     const openapi = `${JSON.stringify(app.swagger(), null, 2)}\n`;
     await app.close();
-    return { 'openapi.json': openapi, 'route-access.md': routeAccessTable(routes), 'error-codes.md': errorCodesTable(), 'settings-reference.md': settingsTable() };
+    return {
+      'openapi.json': openapi,
+      'route-access.md': routeAccessTable(routes),
+      'scopes.md': scopesTable(routes),
+      'error-codes.md': errorCodesTable(),
+      'settings-reference.md': settingsTable(),
+    };
   } finally {
     await db.destroy();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-function routeAccessTable(routes: RouteAccess[]): string {
+const scopeCell = (auth: Exclude<RouteAuth, { public: true }>): string =>
+  auth.scope === null ? 'any valid key' : typeof auth.scope === 'string' ? `\`${auth.scope}\`` : Object.entries(auth.scope).map(([kind, s]) => `${kind}: \`${s}\``).join('<br>');
+
+const rolesCell = (roles: RouteRoles | undefined): string =>
+  roles === undefined ? 'any' : Array.isArray(roles) ? `org: ${(roles as readonly string[]).join(', ')}` : `workspace: ${(roles as { workspace: readonly string[] }).workspace.join(', ')}`;
+
+/** The routes table of docs/route-access.md: who may call each route, as the auth hook enforces it. */
+export function routeAccessTable(routes: readonly RouteAccess[]): string {
   const rows = [...routes]
     .sort((a, b) => a.url.localeCompare(b.url) || a.method.localeCompare(b.method))
-    .map(({ method, url, auth }) => {
-      if ('public' in auth) return `| ${method} | \`${url}\` | none (public) | anyone |`;
-      const scope = auth.scope === null ? 'any valid key' : typeof auth.scope === 'string' ? `\`${auth.scope}\`` : Object.entries(auth.scope).map(([kind, s]) => `${kind}: \`${s}\``).join('<br>');
-      return `| ${method} | \`${url}\` | ${scope} | ${auth.keyTypes.join(', ')} |`;
+    .map(({ method, url, auth, features }) => {
+      const flags = features.length === 0 ? '' : features.map((f) => `\`${featureVariable(f)}\``).join(', ');
+      if ('public' in auth) return `| ${method} | \`${url}\` | none (public) | anyone | anyone | ${flags} |`;
+      return `| ${method} | \`${url}\` | ${scopeCell(auth)} | ${auth.keyTypes.join(', ')} | ${rolesCell(auth.roles)} | ${flags} |`;
     });
   return [
     '# Route access',
     '',
     'Generated from the route declarations by `npm run docs`; do not edit. Every route declares the',
     'scope and key types it accepts; the server refuses to start a route that declares none.',
-    'Services then apply the finer rules (workspace of the key, role of its user), described in',
-    '[authentication.md](authentication.md).',
     '',
-    '| Method | Path | Scope | Key types |',
-    '|---|---|---|---|',
+    'The auth hook enforces every column, in this order: the key (401), the feature flags (403',
+    '`FEATURE_DISABLED` while one is `OFF`), the key type, the scope, then the roles of the',
+    "key's user (403 `ROLE_NOT_ALLOWED`). **Roles**: `org: …` are organisation roles; `workspace: …`",
+    "is the user's role in the key's workspace, where organisation owners and admins count as",
+    'workspace admins; `any` means the route itself does not restrict roles. Services then apply',
+    'the rules that depend on the resource (the workspace a key reaches, a member managing their',
+    'own key, never granting a role above your own), described in',
+    '[authentication.md](authentication.md). **Feature flags**: see [feature-flags.md](feature-flags.md).',
+    '',
+    '| Method | Path | Scope | Key types | Roles | Feature flags |',
+    '|---|---|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
+/** docs/scopes.md: the scope catalogue, which keys may carry each scope, and the routes that need it. */
+export function scopesTable(routes: readonly RouteAccess[]): string {
+  const usedBy = new Map<string, string[]>();
+  for (const { method, url, auth } of routes) {
+    if ('public' in auth || auth.scope === null) continue;
+    const scopes = typeof auth.scope === 'string' ? [auth.scope] : [...new Set(Object.values(auth.scope))];
+    for (const scope of scopes) usedBy.set(scope, [...(usedBy.get(scope) ?? []), `${method} \`${url}\``]);
+  }
+  const rows = SCOPES.map((scope) => {
+    const uses = (usedBy.get(scope.name) ?? []).sort();
+    return `| \`${scope.name}\` | ${scope.description} | yes | ${scope.workspace ? 'yes' : 'no'} | ${uses.length === 0 ? '—' : uses.join('<br>')} |`;
+  });
+  return [
+    '# Scopes',
+    '',
+    'Generated from `src/auth/scopes.ts` and the route declarations by `npm run docs`; do not edit.',
+    'An API key carries a list of scopes, given when it is created (`GET /v1/api-keys/scopes` lists',
+    'them too). Admin (organisation) keys may carry every scope; workspace keys only the scopes',
+    'marked for them. A key can only grant scopes it holds itself. Which route needs which scope,',
+    'with key types and roles: [route-access.md](route-access.md).',
+    '',
+    '| Scope | Meaning | Admin keys | Workspace keys | Routes |',
+    '|---|---|---|---|---|',
     ...rows,
     '',
   ].join('\n');

@@ -30,6 +30,13 @@ export const ERROR_CODES = {
   LIMITS_UNAVAILABLE: { status: 503, type: 'api_error', summary: 'The counter store (Redis) is unreachable and limits_on_store_failure is closed.' },
   SERVICE_UNAVAILABLE: { status: 503, type: 'api_error', summary: 'The server is shutting down or a dependency is unavailable.' },
   INTERNAL_ERROR: { status: 500, type: 'api_error', summary: 'An unexpected failure; details are in the server log under the request id.' },
+  INVALID_INVITE_TOKEN: { status: 400, type: 'invalid_request_error', summary: 'The invite token is malformed or unknown (a resend replaces the previous token).' },
+  INVITE_EXPIRED: { status: 410, type: 'invalid_request_error', summary: 'The invite is past its expires_at; an owner, admin or manager can resend it.' },
+  INVITE_REVOKED: { status: 410, type: 'invalid_request_error', summary: 'The invite was revoked.' },
+  INVITE_ALREADY_ACCEPTED: { status: 410, type: 'invalid_request_error', summary: 'The invite was already accepted; its token works once.' },
+  WORKSPACE_ARCHIVED: { status: 401, type: 'authentication_error', summary: "The API key belongs to an archived workspace; it works again once the workspace is unarchived." },
+  FEATURE_DISABLED: { status: 403, type: 'permission_error', summary: 'The route belongs to a feature this deployment turned off; the message names the flag and its variable (such as AUDIT_LOGS_ENABLED=OFF).' },
+  USER_KEY_LIMIT_REACHED: { status: 409, type: 'invalid_request_error', summary: 'The user already holds as many active API keys in the workspace as the security setting maxUserApiKeysPerWorkspace allows.' },
 } as const satisfies Record<string, { status: number; type: string; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

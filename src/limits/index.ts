@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
+import type { FeatureFlags } from '../features/flags.js';
 import type { Clock } from '../lib/clock.js';
 import type { Db } from '../storage/database.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -29,12 +30,12 @@ const LIMIT_SOURCES = ['/v1/policies/', '/v1/api-keys', '/v1/workspaces'];
  * database), the usage recorder and the service the gateway calls. Any mutation of policies,
  * keys or workspaces clears the service's caches before its response is sent.
  */
-export async function createLimits(deps: { app: FastifyInstance; config: Config; db: Db; repos: Repositories; clock: Clock; logger: Logger; alerts: AlertSink; store?: CounterStore; onBudgetsReset?: () => void }): Promise<Limits> {
+export async function createLimits(deps: { app: FastifyInstance; features: FeatureFlags; config: Config; db: Db; repos: Repositories; clock: Clock; logger: Logger; alerts: AlertSink; store?: CounterStore; onBudgetsReset?: () => void }): Promise<Limits> {
   const redisUrl = deps.config.redis_url;
   const memory = deps.store || redisUrl ? null : await createMemoryCounterStore({ db: deps.db, logger: deps.logger, now: () => deps.clock.now() });
   const store = deps.store ?? (redisUrl ? await createRedisCounterStore({ url: redisUrl, keyPrefix: deps.config.redis_key_prefix, logger: deps.logger }) : memory!);
   const recorder = createUsageRecorder({ db: deps.db, clock: deps.clock, logger: deps.logger, alerts: deps.alerts });
-  const service = createLimitsService({ repos: deps.repos, store, clock: deps.clock, logger: deps.logger, recorder, failOpen: deps.config.limits_on_store_failure === 'open' });
+  const service = createLimitsService({ features: deps.features, repos: deps.repos, store, clock: deps.clock, logger: deps.logger, recorder, failOpen: deps.config.limits_on_store_failure === 'open' });
 
   const resets = createResetWorker({ db: deps.db, clock: deps.clock, logger: deps.logger, onReset: () => {
     service.invalidate();

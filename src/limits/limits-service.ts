@@ -1,4 +1,5 @@
 import type { Principal } from '../auth/principal.js';
+import { ALL_ENABLED, type FeatureFlags } from '../features/flags.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
 import type { Repositories } from '../storage/repositories/index.js';
@@ -31,7 +32,7 @@ export interface Admission {
   headers: RateHeaders | null;
 }
 
-type LimitsDeps = { repos: Pick<Repositories, 'rateLimitPolicies' | 'usageLimitPolicies' | 'workspaces'>; store: CounterStore; clock: Clock; logger: Logger; recorder: UsageRecorder; failOpen: boolean; cacheTtlMs?: number };
+type LimitsDeps = { features?: FeatureFlags; repos: Pick<Repositories, 'rateLimitPolicies' | 'usageLimitPolicies' | 'workspaces'>; store: CounterStore; clock: Clock; logger: Logger; recorder: UsageRecorder; failOpen: boolean; cacheTtlMs?: number };
 
 /**
  * Rate limits and budgets of gateway traffic. Active policies are cached per organisation so
@@ -42,8 +43,13 @@ export function createLimitsService(deps: LimitsDeps) {
   const ttl = deps.cacheTtlMs ?? 5_000;
   const orgs = new Map<string, OrgPolicies>();
   const workspaces = new Map<string, WorkspaceInfo>();
+  // POLICY_ENABLED=OFF: policies are neither loaded nor applied (limits of keys and workspaces still are);
+  // USAGE_LIMITS_ENABLED=OFF: no budget of any kind is checked or counted.
+  const features: FeatureFlags = deps.features ?? ALL_ENABLED;
+  const NO_POLICIES: Omit<OrgPolicies, 'loadedAt'> = { rate: [], usage: [] };
 
-  async function policiesOf(organisationId: string): Promise<OrgPolicies> {
+  async function policiesOf(organisationId: string): Promise<Omit<OrgPolicies, 'loadedAt'>> {
+    if (!features.enabled('policy')) return NO_POLICIES;
     const now = deps.clock.now();
     const hit = orgs.get(organisationId);
     if (hit && now - hit.loadedAt < ttl) return hit;
@@ -105,6 +111,7 @@ export function createLimitsService(deps: LimitsDeps) {
 
     /** Reserves the estimate in every budget that covers the request; USAGE_LIMIT_EXCEEDED when one is spent. */
     async reserveBudgets(principal: Principal, facts: RequestFacts, estimate: () => Promise<Estimate>): Promise<Reservation | null> {
+      if (!features.enabled('usage_limits')) return null;
       const { usage } = await policiesOf(facts.organisationId);
       const own = principal.usageLimits ? [ownBudget('api_key', principal.keyId, 'usage limit of the API key', principal.keyName, principal.usageLimits, principal.keyCreatedAt, facts.workspaceId)] : [];
       const workspace = (await workspaceOf(facts.workspaceId)).budget;
@@ -148,6 +155,7 @@ export function createLimitsService(deps: LimitsDeps) {
       orgs.clear();
       workspaces.clear();
     },
+
   };
 }
 

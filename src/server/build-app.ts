@@ -12,6 +12,14 @@ import { createRateLimitPolicyService } from '../admin/rate-limits-policies/serv
 import { registerUsageLimitPolicies } from '../admin/usage-limits-policies/index.js';
 import { registerWorkspaceRoutes } from '../admin/workspaces/routes.js';
 import { createWorkspaceService } from '../admin/workspaces/service.js';
+import { registerArchivedWorkspaceGuard } from '../admin/workspaces/archived-guard.js';
+import { registerInvites } from '../admin/invites/index.js';
+import { registerMembers } from '../admin/members/index.js';
+import { registerUsers } from '../admin/users/index.js';
+import { createLogVisibility } from '../admin/settings/log-visibility.js';
+import { registerSecuritySettingsRoutes } from '../admin/settings/routes.js';
+import { createSecuritySettings } from '../admin/settings/security-settings.js';
+import { createFeatureFlags } from '../features/flags.js';
 import { createApiKeyVerifier, type ApiKeyVerifier } from '../auth/api-key-service.js';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
@@ -25,6 +33,7 @@ import { registerErrorHandling } from './plugins/errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import type { RouteAccess } from './route-config.js';
 import { registerLogRoutes } from '../admin/logs/routes.js';
+import { registerLogStreamRoute } from '../admin/logs/stream-route.js';
 import { registerProviderCatalogRoute } from '../admin/provider-catalog/routes.js';
 import { registerGatewayRoutes } from '../gateway/routes.js';
 import { createLimits, type Limits } from '../limits/index.js';
@@ -120,9 +129,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerErrorHandling(app);
   registerGracefulClose(app);
   await registerOpenApi(app, VERSION);
-  registerAuth(app, { keys, routes });
-  registerAudit(app, { repo: repos.auditLogs, clock: deps.clock });
-  const limits = await createLimits({ app, config: deps.config, db: deps.db, repos, clock: deps.clock, logger: deps.logger, alerts: deps.alerts ?? logOnlyAlerts(deps.logger), onBudgetsReset: () => keys.invalidateAll() });
+  const features = createFeatureFlags(deps.config);
+  registerAuth(app, { keys, routes, features });
+  registerAudit(app, { repo: repos.auditLogs, clock: deps.clock, features });
+  const limits = await createLimits({ app, features, config: deps.config, db: deps.db, repos, clock: deps.clock, logger: deps.logger, alerts: deps.alerts ?? logOnlyAlerts(deps.logger), onBudgetsReset: () => keys.invalidateAll() });
+  const securitySettings = createSecuritySettings({ db: deps.db, clock: deps.clock });
 
   const zapp = app.withTypeProvider<ZodTypeProvider>();
   zapp.get('/v1/health', {
@@ -135,18 +146,24 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }, async () => app.swagger());
 
   const services = {
-    apiKeys: createApiKeyAdminService({ keys: repos.apiKeys, workspaces: repos.workspaces, usage: repos.usageCounters, verifier: keys, clock: deps.clock }),
-    workspaces: createWorkspaceService({ workspaces: repos.workspaces, usage: repos.usageCounters, clock: deps.clock }),
+    apiKeys: createApiKeyAdminService({ keys: repos.apiKeys, workspaces: repos.workspaces, usage: repos.usageCounters, verifier: keys, clock: deps.clock, checkUserKeyPolicy: securitySettings.checkUserKeyPolicy }),
+    workspaces: createWorkspaceService({ workspaces: repos.workspaces, usage: repos.usageCounters, clock: deps.clock, verifier: keys, statusTtlMs: deps.config.key_cache_ttl_ms }),
     rateLimitPolicies: createRateLimitPolicyService({ policies: repos.rateLimitPolicies, workspaces: repos.workspaces, clock: deps.clock }),
   };
   registerApiKeyRoutes(zapp, services.apiKeys);
   registerWorkspaceRoutes(zapp, services.workspaces);
+  registerArchivedWorkspaceGuard(zapp, services.workspaces);
+  registerMembers(zapp, { repos, keys, clock: deps.clock });
+  registerUsers(zapp, { repos, keys, clock: deps.clock });
+  registerInvites(zapp, { repos, keys, clock: deps.clock });
   registerRateLimitPolicyRoutes(zapp, services.rateLimitPolicies);
   registerUsageLimitPolicies(zapp, { repos, clock: deps.clock, budgets: limits.service });
   registerAuditLogRoutes(zapp, repos.auditLogs);
   registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
   const requestLogs = createRequestLogWriter({ repo: repos.requestLogs, logger: deps.logger, flushIntervalMs: deps.config.log_flush_interval_ms });
-  registerLogRoutes(zapp, { repo: repos.requestLogs, workspaces: repos.workspaces, writer: requestLogs });
+  registerLogRoutes(zapp, { repo: repos.requestLogs, workspaces: repos.workspaces, writer: requestLogs, visibility: createLogVisibility({ db: deps.db, settings: securitySettings }) });
+  registerSecuritySettingsRoutes(zapp, { settings: securitySettings, workspaces: repos.workspaces });
+  registerLogStreamRoute(zapp, { workspaces: repos.workspaces, writer: requestLogs, visibility: createLogVisibility({ db: deps.db, settings: securitySettings }) });
   registerProviderCatalogRoute(zapp);
   const pricing = createPricingService({ config: deps.config, clock: deps.clock, logger: deps.logger });
   registerModelPricingRoutes(zapp, pricing);

@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../telemetry/logger.js';
 import { buildApp, type App } from './build-app.js';
 import type { AlertSink } from '../limits/usage-recorder.js';
 import { startNotifications, type MailTransport, type Notifications } from '../notifications/index.js';
+import { createKeyLifecycleWorker, KEY_LIFECYCLE_INTERVAL_MS, type KeyLifecycleWorker } from '../workers/key-lifecycle-worker.js';
 
 export interface RunningServer extends App {
   url: string;
@@ -15,6 +16,8 @@ export interface RunningServer extends App {
   logger: Logger;
   bootstrap: BootstrapResult;
   notifications: Notifications;
+  /** API key expiry, scheduled rotations and their notices (every 30 s; tests call `runOnce`). */
+  keyLifecycle: KeyLifecycleWorker;
   /** Stops accepting, lets in-flight requests finish (up to the shutdown time-out), flushes, closes the database. */
   close(): Promise<void>;
 }
@@ -35,6 +38,8 @@ export async function startServer(options: { config: Config; clock?: Clock; logg
   const built = await buildApp({ config, db, logger, clock, alerts, ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}) });
   const address = await built.app.listen({ host: config.host, port: config.port });
   logger.info({ url: address, data_dir: config.data_dir }, 'svcgw listening');
+  const keyLifecycle = createKeyLifecycleWorker({ db, clock, logger, verifier: built.keys, enqueue: (input) => notifications.outbox.enqueue(input) });
+  keyLifecycle.start(KEY_LIFECYCLE_INTERVAL_MS);
 
   let closing: Promise<void> | null = null;
   return {
@@ -44,7 +49,8 @@ export async function startServer(options: { config: Config; clock?: Clock; logg
     logger,
     bootstrap: boot,
     notifications,
-    close: () => (closing ??= shutdown(built.app, db, config.shutdown_timeout_ms, notifications)),
+    keyLifecycle,
+    close: () => (closing ??= keyLifecycle.stop().then(() => shutdown(built.app, db, config.shutdown_timeout_ms, notifications))),
   };
 }
 

@@ -46,6 +46,7 @@ export interface WorkspaceMembersTable {
   user_id: string;
   role: WorkspaceRole;
   created_at: string;
+  last_updated_at: string | null;
 }
 
 export type ApiKeyType = 'organisation-service' | 'workspace-service' | 'workspace-user';
@@ -72,6 +73,15 @@ export interface ApiKeysTable {
   rate_limits: string | null;
   /** JSON UsageLimits object, or null. */
   usage_limits: string | null;
+  /** Hash of the secret replaced by the last rotation; valid until `previous_key_expires_at`. */
+  previous_key_hash: string | null;
+  previous_key_expires_at: string | null;
+  /** JSON {rotation_period, key_transition_period_ms}, or null; the due time is `next_rotation_at`. */
+  rotation_policy: string | null;
+  next_rotation_at: string | null;
+  last_rotated_at: string | null;
+  /** Set by a scheduled rotation (whose new secret nobody holds) until POST .../rotate issues one. */
+  new_key_pending_since: string | null;
 }
 
 export interface RateLimitPoliciesTable {
@@ -126,6 +136,9 @@ export interface Database {
   usage_counters: UsageCountersTable;
   limit_counters: LimitCountersTable;
   notifications: NotificationsTable;
+  invites: InvitesTable;
+  invite_workspaces: InviteWorkspacesTable;
+  security_settings: SecuritySettingsTable;
 }
 
 export type CredentialStatus = 'active' | 'archived';
@@ -279,4 +292,50 @@ export interface NotificationsTable {
   claimed_at: string | null;
   created_at: string;
   sent_at: string | null;
+}
+
+export type InviteStatus = 'pending' | 'accepted' | 'revoked';
+
+/**
+ * An invitation to join the organisation. Only the SHA-256 of its one-time token is stored;
+ * `expired` is not a stored status: a pending invite past `expires_at` (on the server's clock)
+ * reads as expired.
+ */
+export interface InvitesTable {
+  id: string;
+  organisation_id: string;
+  email: string;
+  role: Exclude<OrgRole, 'owner'>;
+  token_hash: string;
+  status: InviteStatus;
+  expires_at: string;
+  invited_by_user_id: string | null;
+  invited_by_key_id: string | null;
+  accepted_at: string | null;
+  accepted_user_id: string | null;
+  revoked_at: string | null;
+  created_at: string;
+  last_updated_at: string;
+}
+
+/** The workspaces an invite grants, with the role in each. */
+export interface InviteWorkspacesTable {
+  invite_id: string;
+  workspace_id: string;
+  role: WorkspaceRole;
+  /** Order as the invite listed them; the first active one gets the new user's first key. */
+  position: number;
+}
+
+export type SecuritySettingsScope = 'organisation' | 'workspace';
+
+/** Security settings of an organisation, or one workspace's overrides of them; `settings` is JSON. */
+export interface SecuritySettingsTable {
+  scope: SecuritySettingsScope;
+  /** The organisation id or the workspace id, per `scope`. */
+  scope_id: string;
+  organisation_id: string;
+  settings: string;
+  created_at: string;
+  last_updated_at: string;
 }

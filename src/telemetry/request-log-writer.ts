@@ -1,6 +1,9 @@
 import type { RequestLogInsert, RequestLogRepository } from '../storage/repositories/request-logs.js';
 import type { Logger } from './logger.js';
 
+/** Called synchronously with each record as it is queued; it must return at once and never throw. */
+export type RequestLogListener = (record: RequestLogInsert) => void;
+
 /** Past this many unwritten records (a database that keeps failing) new ones are dropped, loudly. */
 const MAX_PENDING = 100_000;
 
@@ -16,6 +19,18 @@ export function createRequestLogWriter(deps: { repo: RequestLogRepository; logge
   let dropped = 0;
   /** Records still being completed (priced); flush waits for them so that none is lost. */
   const completing = new Set<Promise<void>>();
+  /** Live followers (`GET /v1/logs/stream`); they see every record, before it reaches the database. */
+  const listeners = new Set<RequestLogListener>();
+
+  function notify(record: RequestLogInsert): void {
+    for (const listener of listeners) {
+      try {
+        listener(record);
+      } catch (error) {
+        deps.logger.warn({ err: error }, 'request log listener failed');
+      }
+    }
+  }
 
   function schedule(): void {
     if (timer === null) {
@@ -48,6 +63,7 @@ export function createRequestLogWriter(deps: { repo: RequestLogRepository; logge
   }
 
   function enqueue(record: RequestLogInsert): void {
+    if (listeners.size > 0) notify(record);
     if (pending.length >= MAX_PENDING) {
       if (dropped++ % 1000 === 0) deps.logger.error({ dropped }, 'request log queue full; dropping records');
       return;
@@ -65,6 +81,18 @@ export function createRequestLogWriter(deps: { repo: RequestLogRepository; logge
       completing.add(done);
     },
     flush,
+    /**
+     * Follows records as they are queued, on this instance only. Listeners run on the gateway's
+     * path, so they must not wait for anything: a slow follower drops records, never delays them.
+     * Returns the function that stops following.
+     */
+    onRecord(listener: RequestLogListener): () => void {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    get listenerCount(): number {
+      return listeners.size;
+    },
     get pendingCount(): number {
       return pending.length;
     },

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { onTestFinished } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
+import { apiClient } from './http.js';
+import { makeTempDir, startTestServer } from './start-test-server.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = fileURLToPath(new URL('../../bin/svcgw', import.meta.url));
@@ -65,4 +67,92 @@ function cleanEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVCGW_') && v !== undefined) env[k] = v;
   return env;
+}
+
+/** Runs the built CLI with `input` on its standard input (for --key-stdin, apply -f -). */
+export function runCliWithInput(args: string[], input: string, env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...cleanEnv(), ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+export interface CliProcess {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves once stdout has a line for which `match` is true (rejects after `timeoutMs`). */
+  waitForLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
+  /** Sends the signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  exited: Promise<number | null>;
+}
+
+/** Starts a long-running CLI command (such as `logs tail`); it is killed when the test ends. */
+export function spawnCli(args: string[], env: Record<string, string> = {}): CliProcess {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const waiters: { match: (line: string) => boolean; resolve: (line: string) => void }[] = [];
+  const check = () => {
+    const lines = out.split('\n').slice(0, -1);
+    for (const waiter of [...waiters]) {
+      const line = lines.find(waiter.match);
+      if (line !== undefined) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
+      }
+    }
+  };
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    check();
+  });
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  onTestFinished(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    waitForLine: (match, timeoutMs = 10_000) =>
+      new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no matching line within ${timeoutMs} ms; stdout:\n${out}\nstderr:\n${err}`)), timeoutMs);
+        waiters.push({ match, resolve: (line) => (clearTimeout(timer), resolve(line)) });
+        check();
+      }),
+    stop: async (signal = 'SIGINT') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** The built CLI pointed at a fresh in-process server through SVCGW_BASE_URL and SVCGW_API_KEY. */
+export async function cliAgainstServer() {
+  const server = await startTestServer();
+  const env = { SVCGW_BASE_URL: server.baseUrl, SVCGW_API_KEY: server.adminKey, XDG_CONFIG_HOME: makeTempDir() };
+  const cli = (args: string[], extra: Record<string, string> = {}) => runCli(args, { ...env, ...extra });
+  const ok = async (args: string[], extra: Record<string, string> = {}): Promise<any> => {
+    const res = await cli([...args, '--json'], extra);
+    expect(res.code, `${args.join(' ')}: ${res.stderr}`).toBe(0);
+    return JSON.parse(res.stdout);
+  };
+  const fails = async (args: string[], code: number, message: RegExp, extra: Record<string, string> = {}): Promise<CliResult> => {
+    const res = await cli(args, extra);
+    expect(res.code, `${args.join(' ')}: ${res.stdout}${res.stderr}`).toBe(code);
+    expect(res.stderr).toMatch(message);
+    return res;
+  };
+  return { server, env, cli, ok, fails, api: apiClient(server.baseUrl, server.adminKey) };
 }

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { SCOPES } from '../../auth/scopes.js';
-import { BOTH_KEY_TYPES, ADMIN_ONLY } from '../../server/route-config.js';
+import { BOTH_KEY_TYPES, ADMIN_ONLY, ORG_ADMINS, WORKSPACE_MANAGERS } from '../../server/route-config.js';
 import type { ZodApp } from '../../server/zod-app.js';
 import { listBody } from '../shared/pagination.js';
-import { apiKeyObject, apiKeyParams, createApiKeyBody, createdApiKey, listApiKeysQuery, updateApiKeyBody } from './schemas.js';
+import { apiKeyObject, apiKeyParams, createApiKeyBody, createdApiKey, listApiKeysQuery, rotateApiKeyBody, rotatedApiKey, updateApiKeyBody } from './schemas.js';
 import type { ApiKeyAdminService } from './service.js';
 
 const TAG = ['API keys'];
@@ -18,7 +18,7 @@ export function registerApiKeyRoutes(app: ZodApp, service: ApiKeyAdminService): 
 
   app.post('/v1/api-keys/organisation/service', {
     schema: { tags: TAG, summary: 'Create an admin (organisation) API key', description: 'The raw key is in this response only.', body: createApiKeyBody, response: { 200: createdApiKey } },
-    config: { auth: { scope: 'organisation_service_api_keys.create', keyTypes: ADMIN_ONLY }, audit: audit('create') },
+    config: { auth: { scope: 'organisation_service_api_keys.create', keyTypes: ADMIN_ONLY, roles: ORG_ADMINS }, audit: audit('create') },
   }, async (request) => {
     const { row, raw } = await service.createAdminKey(request.principal!, request.body);
     request.auditResourceId = row.id;
@@ -28,7 +28,7 @@ export function registerApiKeyRoutes(app: ZodApp, service: ApiKeyAdminService): 
   for (const [subType, type] of [['user', 'workspace-user'], ['service', 'workspace-service']] as const) {
     app.post(`/v1/api-keys/workspace/${subType}`, {
       schema: { tags: TAG, summary: `Create a workspace ${subType} API key`, description: 'workspace_id takes an id or a slug. The raw key is in this response only.', body: createApiKeyBody, response: { 200: createdApiKey } },
-      config: { auth: { scope: `workspace_${subType}_api_keys.create`, keyTypes: BOTH_KEY_TYPES }, audit: audit('create') },
+      config: { auth: { scope: `workspace_${subType}_api_keys.create`, keyTypes: BOTH_KEY_TYPES, roles: WORKSPACE_MANAGERS }, audit: audit('create') },
     }, async (request) => {
       const { row, raw } = await service.createWorkspaceKey(request.principal!, type, request.body);
       request.auditResourceId = row.id;
@@ -51,13 +51,31 @@ export function registerApiKeyRoutes(app: ZodApp, service: ApiKeyAdminService): 
   }, async (request) => service.get(request.principal!, request.params.apiKeyId));
 
   app.put('/v1/api-keys/:apiKeyId', {
-    schema: { tags: TAG, summary: 'Update an API key (name, scopes, expiry, rate and usage limits)', params: apiKeyParams, body: updateApiKeyBody, response: { 200: z.object({}) } },
+    schema: { tags: TAG, summary: 'Update an API key (name, scopes, expiry, rate and usage limits, rotation policy)', params: apiKeyParams, body: updateApiKeyBody, response: { 200: z.object({}) } },
     config: { auth: { scope: byKind('update'), keyTypes: BOTH_KEY_TYPES }, audit: audit('update') },
   }, async (request) => {
     request.auditResourceId = request.params.apiKeyId;
     const row = await service.update(request.principal!, request.params.apiKeyId, request.body);
     request.auditWorkspaceId = row.workspace_id;
     return {};
+  });
+
+  app.post('/v1/api-keys/:apiKeyId/rotate', {
+    schema: {
+      tags: TAG,
+      summary: 'Rotate an API key',
+      description: 'Issues a new secret for the key (same id, scopes and limits), shown in this response only. The previous secret stays valid until key_transition_expires_at; rotating again during a transition keeps only the latest previous secret. After a scheduled rotation this issues the new secret and leaves that rotation’s transition as it is.',
+      params: apiKeyParams,
+      body: rotateApiKeyBody.nullish(),
+      response: { 200: rotatedApiKey },
+    },
+    // The audit record holds the request body (no secret in it), never the response.
+    config: { auth: { scope: byKind('update'), keyTypes: BOTH_KEY_TYPES }, audit: audit('rotate') },
+  }, async (request) => {
+    request.auditResourceId = request.params.apiKeyId;
+    const { row, raw, transitionExpiresAt } = await service.rotate(request.principal!, request.params.apiKeyId, request.body);
+    request.auditWorkspaceId = row.workspace_id;
+    return { id: row.id, key: raw, key_transition_expires_at: transitionExpiresAt, object: 'api-key' as const };
   });
 
   app.delete('/v1/api-keys/:apiKeyId', {

@@ -1,8 +1,41 @@
 import { z } from 'zod';
+import { MAX_TRANSITION_MS, MIN_TRANSITION_MS, ROTATION_PERIOD_MS } from '../../auth/api-key-service.js';
 import { rateLimitsField, usageLimitsField } from '../../limits/schemas.js';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
 
 const keyName = z.string().min(1).max(255);
+
+const transitionPeriod = z
+  .number()
+  .int()
+  .min(MIN_TRANSITION_MS)
+  .max(MAX_TRANSITION_MS)
+  .describe('Milliseconds during which the old and the new key are both valid; at least 30 minutes (1800000).');
+
+/**
+ * When the key is rotated by itself: every `rotation_period`, or once at `next_rotation_at`
+ * (the two are mutually exclusive). The transition must be shorter than the period (7 days;
+ * 28 days for monthly, the shortest month). `null` removes the policy.
+ */
+export const rotationPolicyField = z
+  .object({
+    rotation_period: z.enum(['weekly', 'monthly']).nullable().optional(),
+    next_rotation_at: z.iso.datetime({ offset: true }).nullable().optional(),
+    key_transition_period_ms: transitionPeriod.optional(),
+  })
+  .strict()
+  .superRefine((policy, ctx) => {
+    if (policy.rotation_period && policy.next_rotation_at) {
+      ctx.addIssue({ code: 'custom', path: ['next_rotation_at'], message: 'rotation_period and next_rotation_at are mutually exclusive' });
+    } else if (!policy.rotation_period && !policy.next_rotation_at) {
+      ctx.addIssue({ code: 'custom', path: ['rotation_period'], message: 'rotation_policy needs rotation_period or next_rotation_at' });
+    }
+    if (policy.rotation_period && policy.key_transition_period_ms !== undefined && policy.key_transition_period_ms >= ROTATION_PERIOD_MS[policy.rotation_period]) {
+      ctx.addIssue({ code: 'custom', path: ['key_transition_period_ms'], message: `key_transition_period_ms must be less than the rotation period (${ROTATION_PERIOD_MS[policy.rotation_period]} ms)` });
+    }
+  })
+  .nullable();
+export type RotationPolicyInput = NonNullable<z.infer<typeof rotationPolicyField>>;
 
 export const createApiKeyBody = z
   .object({
@@ -15,6 +48,7 @@ export const createApiKeyBody = z
     expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
     rate_limits: rateLimitsField.optional(),
     usage_limits: usageLimitsField.optional(),
+    rotation_policy: rotationPolicyField.optional(),
   })
   .strict();
 
@@ -26,6 +60,7 @@ export const updateApiKeyBody = z
     expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
     rate_limits: rateLimitsField.optional(),
     usage_limits: usageLimitsField.optional(),
+    rotation_policy: rotationPolicyField.optional(),
     reset_usage: z.boolean().optional().describe('Starts a new usage period now (an exhausted key becomes active).'),
   })
   .strict()
@@ -50,7 +85,15 @@ export const apiKeyObject = z.object({
   expires_at: z.string().nullable(),
   rate_limits: z.array(z.object({ type: z.string(), unit: z.string(), value: z.number() })).nullable(),
   usage_limits: z.record(z.string(), z.unknown()).nullable(),
-  last_reset_at: z.string().nullable(),
+  last_reset_at: z.string().nullable().describe('Start of the current usage period (usage_limits.last_reset_at), or null.'),
+  rotation_policy: z
+    .object({ rotation_period: z.enum(['weekly', 'monthly']).nullable(), next_rotation_at: z.string().nullable(), key_transition_period_ms: z.number() })
+    .nullable(),
+  key_transition_expires_at: z.string().nullable().describe('While a rotation is in its transition: when the previous key stops working.'),
+  new_key_pending_since: z
+    .string()
+    .nullable()
+    .describe('Set by a scheduled rotation: no new key has been issued yet; POST /v1/api-keys/{apiKeyId}/rotate issues it.'),
   created_at: z.string(),
   last_updated_at: z.string(),
   object: z.literal('api-key'),
@@ -58,6 +101,16 @@ export const apiKeyObject = z.object({
 
 export const createdApiKey = z.object({ id: z.uuid(), key: z.string(), object: z.literal('api-key') });
 
+export const rotateApiKeyBody = z.object({ key_transition_period_ms: transitionPeriod.optional() }).strict();
+
+export const rotatedApiKey = z.object({
+  id: z.uuid(),
+  key: z.string().describe('The new raw key, shown in this response only.'),
+  key_transition_expires_at: z.string().describe('The previous key stays valid until then.'),
+  object: z.literal('api-key'),
+});
+
 export type CreateApiKeyBody = z.infer<typeof createApiKeyBody>;
 export type UpdateApiKeyBody = z.infer<typeof updateApiKeyBody>;
+export type RotateApiKeyBody = z.infer<typeof rotateApiKeyBody>;
 export type ApiKeyObject = z.infer<typeof apiKeyObject>;

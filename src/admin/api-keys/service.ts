@@ -1,4 +1,4 @@
-import { generateRawKey, hashKey, keyHint, type ApiKeyVerifier } from '../../auth/api-key-service.js';
+import { generateRawKey, hashKey, keyHint, MIN_TRANSITION_MS, nextRotationAfter, parseRotationPolicy, type ApiKeyVerifier, type StoredRotationPolicy } from '../../auth/api-key-service.js';
 import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
 import { isKnownScope, scopeInfo } from '../../auth/scopes.js';
 import { withResetSchedule, type UsageLimits } from '../../limits/schemas.js';
@@ -9,16 +9,17 @@ import { isUuid, newId } from '../../lib/ids.js';
 import type { ApiKeyRepository, ApiKeyRow } from '../../storage/repositories/api-keys.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import type { ApiKeyType } from '../../storage/schema.js';
+import type { CheckUserKeyPolicy } from '../settings/security-settings.js';
 import { pageWindow } from '../shared/pagination.js';
 import { effectiveWorkspaceRole, resolveWorkspace } from '../shared/workspace-access.js';
-import type { ApiKeyObject, CreateApiKeyBody, UpdateApiKeyBody } from './schemas.js';
+import type { ApiKeyObject, CreateApiKeyBody, RotateApiKeyBody, RotationPolicyInput, UpdateApiKeyBody } from './schemas.js';
 
 /**
  * Who may create, see and revoke which keys, after the spec's role table: owners and admins
  * make admin keys and workspace keys anywhere; workspace managers make workspace keys in their
  * own workspace; members make none. No key can grant a scope it does not hold itself.
  */
-export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspaces: WorkspaceRepository; usage: UsageCounterRepository; verifier: ApiKeyVerifier; clock: Clock }) {
+export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKeyPolicy; keys: ApiKeyRepository; workspaces: WorkspaceRepository; usage: UsageCounterRepository; verifier: ApiKeyVerifier; clock: Clock }) {
   const now = () => new Date(deps.clock.now()).toISOString();
 
   function checkScopes(principal: Principal, scopes: string[], forWorkspaceKey: boolean): void {
@@ -36,7 +37,16 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
     return new Date(at).toISOString();
   }
 
-  async function insertKey(principal: Principal, fields: Pick<ApiKeyRow, 'type' | 'workspace_id' | 'user_id' | 'name' | 'description' | 'scopes' | 'expires_at' | 'rate_limits' | 'usage_limits'>) {
+  /** The stored policy and its first due time: `next_rotation_at` as given, else one period from now. */
+  function rotationFields(input: RotationPolicyInput | null | undefined): Pick<ApiKeyRow, 'rotation_policy' | 'next_rotation_at'> {
+    if (!input) return { rotation_policy: null, next_rotation_at: null };
+    const at = input.next_rotation_at ? Date.parse(input.next_rotation_at) : nextRotationAfter(deps.clock.now(), input.rotation_period!);
+    if (at <= deps.clock.now()) throw invalid('rotation_policy.next_rotation_at', 'next_rotation_at must be in the future.');
+    const stored: StoredRotationPolicy = { rotation_period: input.rotation_period ?? null, key_transition_period_ms: input.key_transition_period_ms ?? MIN_TRANSITION_MS };
+    return { rotation_policy: JSON.stringify(stored), next_rotation_at: new Date(at).toISOString() };
+  }
+
+  async function insertKey(principal: Principal, fields: Pick<ApiKeyRow, 'type' | 'workspace_id' | 'user_id' | 'name' | 'description' | 'scopes' | 'expires_at' | 'rate_limits' | 'usage_limits' | 'rotation_policy' | 'next_rotation_at'>) {
     const raw = generateRawKey();
     const stamp = now();
     const row: ApiKeyRow = {
@@ -49,6 +59,10 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
       created_by_key_id: principal.keyId,
       created_at: stamp,
       last_updated_at: stamp,
+      previous_key_hash: null,
+      previous_key_expires_at: null,
+      last_rotated_at: null,
+      new_key_pending_since: null,
       ...fields,
     };
     await deps.keys.insert(row);
@@ -78,7 +92,7 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
 
   /** The key object with `usage_limits.current_usage` of the current period. */
   async function withUsage(row: ApiKeyRow): Promise<ApiKeyObject> {
-    const object = toObject(row);
+    const object = toObject(row, deps.clock.now());
     if (!object.usage_limits) return object;
     const limits = object.usage_limits as { last_reset_at?: string | null };
     const usage = await deps.usage.currentUsage('api_key', row.id, '', limits.last_reset_at ?? row.created_at);
@@ -100,6 +114,7 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
         scopes: JSON.stringify(body.scopes),
         expires_at: checkExpiry(body.expires_at),
         ...limitsOf(body, deps.clock.now()),
+        ...rotationFields(body.rotation_policy),
       });
     },
 
@@ -116,6 +131,7 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
         if (!(await deps.workspaces.findMember(workspace.id, body.user_id))) throw new AppError('NOT_FOUND', 'That user is not a member of the workspace.', { param: 'user_id' });
         userId = body.user_id;
       }
+      const expiresAt = checkExpiry(body.expires_at);
       return insertKey(principal, {
         type,
         workspace_id: workspace.id,
@@ -123,8 +139,9 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
         name: body.name,
         description: body.description ?? null,
         scopes: JSON.stringify(body.scopes),
-        expires_at: checkExpiry(body.expires_at),
+        expires_at: type === 'workspace-user' && userId !== null ? (await deps.checkUserKeyPolicy({ organisationId: principal.organisationId, workspaceId: workspace.id, userId, expiresAt })).expiresAt : expiresAt,
         ...limitsOf(body, deps.clock.now()),
+        ...rotationFields(body.rotation_policy),
       });
     },
 
@@ -154,7 +171,12 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
         checkScopes(principal, body.scopes, row.type !== 'organisation-service');
         patch.scopes = JSON.stringify(body.scopes);
       }
-      if (body.expires_at !== undefined) patch.expires_at = checkExpiry(body.expires_at);
+      if (body.expires_at !== undefined) {
+        patch.expires_at = checkExpiry(body.expires_at);
+        // A later (or no) expiry brings back a key the lifecycle worker marked expired.
+        if (row.status === 'expired') patch.status = 'active';
+      }
+      if (body.rotation_policy !== undefined) Object.assign(patch, rotationFields(body.rotation_policy));
       if (body.rate_limits !== undefined) patch.rate_limits = limitsOf({ rate_limits: body.rate_limits }, deps.clock.now()).rate_limits;
       const current = row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as UsageLimits & { last_reset_at?: string | null });
       let usage = body.usage_limits === undefined ? current : body.usage_limits === null ? null : { ...withResetSchedule(body.usage_limits, deps.clock.now()), last_reset_at: current?.last_reset_at ?? null };
@@ -163,6 +185,38 @@ export function createApiKeyAdminService(deps: { keys: ApiKeyRepository; workspa
       await deps.keys.update(row.id, patch);
       deps.verifier.invalidate(row.id);
       return { ...row, ...patch };
+    },
+
+    /**
+     * Issues a new secret for the key (same id, scopes and limits); the current one stays valid
+     * as the previous secret for the transition period. A rotation during a transition replaces
+     * the previous secret: only the latest one is kept. After a scheduled rotation (whose secret
+     * nobody holds) this only issues the secret; the transition that rotation started stands.
+     * A manual rotation counts as the scheduled one: the schedule restarts from now.
+     */
+    async rotate(principal: Principal, id: string, body: RotateApiKeyBody | null | undefined) {
+      const row = await findManageable(principal, id);
+      const at = deps.clock.now();
+      if (row.status === 'expired' || (row.expires_at !== null && Date.parse(row.expires_at) <= at)) {
+        throw new AppError('INVALID_REQUEST', 'The API key has expired; extend expires_at (PUT /v1/api-keys/{apiKeyId}) before rotating it.');
+      }
+      const stamp = new Date(at).toISOString();
+      const raw = generateRawKey();
+      const patch: Partial<ApiKeyRow> = { key_hash: hashKey(raw), key_hint: keyHint(raw), new_key_pending_since: null, last_updated_at: stamp };
+      let transitionExpiresAt: string;
+      if (row.new_key_pending_since !== null && row.previous_key_expires_at !== null) {
+        transitionExpiresAt = row.previous_key_expires_at;
+      } else {
+        const policy = parseRotationPolicy(row.rotation_policy);
+        transitionExpiresAt = new Date(at + (body?.key_transition_period_ms ?? policy?.key_transition_period_ms ?? MIN_TRANSITION_MS)).toISOString();
+        Object.assign(patch, { previous_key_hash: row.key_hash, previous_key_expires_at: transitionExpiresAt, last_rotated_at: stamp });
+        if (policy) patch.next_rotation_at = policy.rotation_period ? new Date(nextRotationAfter(at, policy.rotation_period)).toISOString() : null;
+      }
+      if (!(await deps.keys.updateIfUnchanged(row.id, { key_hash: row.key_hash }, patch))) {
+        throw new AppError('CONFLICT', 'The API key was rotated at the same moment by another request; read it again and retry.');
+      }
+      deps.verifier.invalidate(row.id);
+      return { row: { ...row, ...patch }, raw, transitionExpiresAt };
     },
   };
 }
@@ -174,7 +228,10 @@ const limitsOf = (body: Pick<CreateApiKeyBody, 'rate_limits' | 'usage_limits'>, 
   usage_limits: body.usage_limits ? JSON.stringify(withResetSchedule(body.usage_limits, now)) : null,
 });
 
-function toObject(row: ApiKeyRow): ApiKeyObject {
+function toObject(row: ApiKeyRow, now: number): ApiKeyObject {
+  const usageLimits = row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as ApiKeyObject['usage_limits'] & { last_reset_at?: string | null });
+  const policy = parseRotationPolicy(row.rotation_policy);
+  const inTransition = row.previous_key_expires_at !== null && Date.parse(row.previous_key_expires_at) > now;
   return {
     id: row.id,
     key: row.key_hint,
@@ -189,8 +246,11 @@ function toObject(row: ApiKeyRow): ApiKeyObject {
     creation_mode: row.creation_mode,
     expires_at: row.expires_at,
     rate_limits: row.rate_limits === null ? null : (JSON.parse(row.rate_limits) as ApiKeyObject['rate_limits']),
-    usage_limits: row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as ApiKeyObject['usage_limits']),
-    last_reset_at: null,
+    usage_limits: usageLimits,
+    last_reset_at: usageLimits?.last_reset_at ?? null,
+    rotation_policy: policy === null ? null : { rotation_period: policy.rotation_period, next_rotation_at: row.next_rotation_at, key_transition_period_ms: policy.key_transition_period_ms },
+    key_transition_expires_at: inTransition ? row.previous_key_expires_at : null,
+    new_key_pending_since: row.new_key_pending_since,
     created_at: row.created_at,
     last_updated_at: row.last_updated_at,
     object: 'api-key',

@@ -46,7 +46,7 @@ const iso = (value: string | undefined) => (value === undefined ? undefined : ne
 export function registerAuditLogRoutes(app: ZodApp, repo: AuditLogRepository): void {
   app.get('/v1/audit-logs', {
     schema: { tags: ['Audit logs'], summary: 'List audit records, newest first', querystring: listAuditLogsQuery, response: { 200: z.object({ object: z.literal('list'), total: z.number(), data: z.array(auditRecord) }) } },
-    config: { auth: { scope: 'audit_logs.list', keyTypes: ADMIN_ONLY } },
+    config: { auth: { scope: 'audit_logs.list', keyTypes: ADMIN_ONLY }, feature: 'audit_logs' },
   }, async (request) => {
     const q = request.query;
     const { total, rows } = await repo.list({

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { ADMIN_ONLY } from '../../server/route-config.js';
+import { ADMIN_ONLY, ORG_ADMINS } from '../../server/route-config.js';
 import type { ZodApp } from '../../server/zod-app.js';
 import { listBody } from '../shared/pagination.js';
 import { createIntegrationBody, integrationObject, integrationParams, listIntegrationsQuery, updateIntegrationBody } from './schemas.js';
 import type { IntegrationService } from './service.js';
 
 const TAG = ['Integrations'];
-const auth = (verb: string) => ({ scope: `integrations.${verb}`, keyTypes: ADMIN_ONLY });
+const auth = (verb: string) => ({ scope: `integrations.${verb}`, keyTypes: ADMIN_ONLY, roles: ORG_ADMINS });
 // `key` is the provider key; custom headers often carry credentials too.
 const audit = (action: string) => ({ resourceType: 'integration', action, secretFields: ['key', 'custom_headers'] });
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
+import type { LogVisibility } from '../settings/log-visibility.js';
 import { BOTH_KEY_TYPES } from '../../server/route-config.js';
 import type { ZodApp } from '../../server/zod-app.js';
 import type { RequestLogRepository } from '../../storage/repositories/request-logs.js';
@@ -67,9 +68,11 @@ const iso = (value: string | undefined) => (value === undefined ? undefined : ne
 
 /**
  * Request logs of the gateway. Pending batched records are flushed before a read, so that a
- * client sees its own requests at once on this instance.
+ * client sees its own requests at once on this instance. Workspace members and managers whose
+ * data visibility setting is off see only the logs of their own API keys; another key's log is
+ * a 404 to them, as if it did not exist.
  */
-export function registerLogRoutes(app: ZodApp, deps: { repo: RequestLogRepository; workspaces: WorkspaceRepository; writer: RequestLogWriter }): void {
+export function registerLogRoutes(app: ZodApp, deps: { repo: RequestLogRepository; workspaces: WorkspaceRepository; writer: RequestLogWriter; visibility: LogVisibility }): void {
   app.get('/v1/logs', {
     schema: { tags: ['Logs'], summary: 'List request logs, newest first', querystring: listLogsQuery },
     config: { auth: { scope: 'logs.list', keyTypes: BOTH_KEY_TYPES } },
@@ -77,8 +80,9 @@ export function registerLogRoutes(app: ZodApp, deps: { repo: RequestLogRepositor
     const principal = request.principal!;
     const q = request.query;
     const workspace = await resolveWorkspace(deps.workspaces, principal, q.workspace_id, { required: false });
+    const ownerId = await deps.visibility.ownDataOnly(principal);
     await deps.writer.flush();
-    const { total, rows } = await deps.repo.list({
+    const filter = {
       organisationId: principal.organisationId,
       workspaceId: workspace?.id,
       apiKeyId: q.api_key_id,
@@ -90,7 +94,8 @@ export function registerLogRoutes(app: ZodApp, deps: { repo: RequestLogRepositor
       startTime: iso(q.start_time),
       endTime: iso(q.end_time),
       ...pageWindow(q),
-    });
+    };
+    const { total, rows } = ownerId === null ? await deps.repo.list(filter) : await deps.visibility.list(filter, ownerId);
     return listBody(rows.map((row) => toLogObject(row, false)), total);
   });
 
@@ -103,6 +108,8 @@ export function registerLogRoutes(app: ZodApp, deps: { repo: RequestLogRepositor
     const row = isUuid(request.params.logId) ? await deps.repo.findById(principal.organisationId, request.params.logId) : undefined;
     if (!row) throw notFound('Log');
     assertWorkspaceReachable(principal, row.workspace_id);
+    const ownerId = await deps.visibility.ownDataOnly(principal);
+    if (ownerId !== null && !(await deps.visibility.ownsKey(principal.organisationId, ownerId, row.api_key_id))) throw notFound('Log');
     return toLogObject(row, true);
   });
 }

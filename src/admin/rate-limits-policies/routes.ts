@@ -12,7 +12,7 @@ const audit = (action: string) => ({ resourceType: 'rate_limits_policy', action 
 export function registerRateLimitPolicyRoutes(app: ZodApp, service: RateLimitPolicyService): void {
   app.get('/v1/policies/rate-limits', {
     schema: { tags: TAG, summary: 'List rate limits policies', querystring: listPoliciesQuery, response: { 200: z.object({ object: z.literal('list'), total: z.number(), data: z.array(policyObject) }) } },
-    config: { auth: auth('list') },
+    config: { feature: 'policy', auth: auth('list') },
   }, async (request) => {
     const { total, data } = await service.list(request.principal!, request.query);
     return listBody(data, total);
@@ -20,7 +20,7 @@ export function registerRateLimitPolicyRoutes(app: ZodApp, service: RateLimitPol
 
   app.post('/v1/policies/rate-limits', {
     schema: { tags: TAG, summary: 'Create a rate limits policy', body: createPolicyBody, response: { 200: z.object({ id: z.uuid(), object: z.literal('rate_limits_policy') }) } },
-    config: { auth: auth('create'), audit: audit('create') },
+    config: { feature: 'policy', auth: auth('create'), audit: audit('create') },
   }, async (request) => {
     const row = await service.create(request.principal!, request.body);
     request.auditResourceId = row.id;
@@ -30,12 +30,12 @@ export function registerRateLimitPolicyRoutes(app: ZodApp, service: RateLimitPol
 
   app.get('/v1/policies/rate-limits/:rateLimitsPolicyId', {
     schema: { tags: TAG, summary: 'Get a rate limits policy', params: policyParams, response: { 200: policyObject } },
-    config: { auth: auth('read') },
+    config: { feature: 'policy', auth: auth('read') },
   }, async (request) => service.get(request.principal!, request.params.rateLimitsPolicyId));
 
   app.put('/v1/policies/rate-limits/:rateLimitsPolicyId', {
     schema: { tags: TAG, summary: 'Update a rate limits policy', params: policyParams, body: updatePolicyBody, response: { 200: z.object({}) } },
-    config: { auth: auth('update'), audit: audit('update') },
+    config: { feature: 'policy', auth: auth('update'), audit: audit('update') },
   }, async (request) => {
     request.auditResourceId = request.params.rateLimitsPolicyId;
     const row = await service.update(request.principal!, request.params.rateLimitsPolicyId, request.body);
@@ -45,7 +45,7 @@ export function registerRateLimitPolicyRoutes(app: ZodApp, service: RateLimitPol
 
   app.delete('/v1/policies/rate-limits/:rateLimitsPolicyId', {
     schema: { tags: TAG, summary: 'Archive a rate limits policy', description: 'Deleting archives the policy: it stops applying and stays readable.', params: policyParams, response: { 200: z.object({}) } },
-    config: { auth: auth('delete'), audit: audit('delete') },
+    config: { feature: 'policy', auth: auth('delete'), audit: audit('delete') },
   }, async (request) => {
     request.auditResourceId = request.params.rateLimitsPolicyId;
     const row = await service.archive(request.principal!, request.params.rateLimitsPolicyId);

@@ -16,6 +16,7 @@ import {
 import type { UsageLimitPolicyService } from './service.js';
 
 const TAG = ['Usage limits policies'];
+const USAGE_LIMITS_POLICIES = ['usage_limits', 'policy'] as const;
 const auth = (verb: string) => ({ scope: `usage_limits_policies.${verb}`, keyTypes: BOTH_KEY_TYPES });
 const audit = (action: string) => ({ resourceType: 'usage_limits_policy', action });
 const listOf = <T extends z.ZodType>(item: T) => z.object({ object: z.literal('list'), total: z.number(), data: z.array(item) });
@@ -23,7 +24,7 @@ const listOf = <T extends z.ZodType>(item: T) => z.object({ object: z.literal('l
 export function registerUsageLimitPolicyRoutes(app: ZodApp, service: UsageLimitPolicyService): void {
   app.get('/v1/policies/usage-limits', {
     schema: { tags: TAG, summary: 'List usage limits policies', querystring: listPoliciesQuery, response: { 200: listOf(policyObject) } },
-    config: { auth: auth('list') },
+    config: { feature: USAGE_LIMITS_POLICIES, auth: auth('list') },
   }, async (request) => {
     const { total, data } = await service.list(request.principal!, request.query);
     return listBody(data, total);
@@ -31,7 +32,7 @@ export function registerUsageLimitPolicyRoutes(app: ZodApp, service: UsageLimitP
 
   app.post('/v1/policies/usage-limits', {
     schema: { tags: TAG, summary: 'Create a usage limits policy', body: createPolicyBody, response: { 200: z.object({ id: z.uuid(), object: z.literal('usage_limits_policy') }) } },
-    config: { auth: auth('create'), audit: audit('create') },
+    config: { feature: USAGE_LIMITS_POLICIES, auth: auth('create'), audit: audit('create') },
   }, async (request) => {
     const row = await service.create(request.principal!, request.body);
     request.auditResourceId = row.id;
@@ -41,12 +42,12 @@ export function registerUsageLimitPolicyRoutes(app: ZodApp, service: UsageLimitP
 
   app.get('/v1/policies/usage-limits/:policyUsageLimitsId', {
     schema: { tags: TAG, summary: 'Get a usage limits policy', params: policyParams, querystring: getPolicyQuery, response: { 200: policyObject } },
-    config: { auth: auth('read') },
+    config: { feature: USAGE_LIMITS_POLICIES, auth: auth('read') },
   }, async (request) => service.get(request.principal!, request.params.policyUsageLimitsId, { includeUsage: request.query.include_usage === 'true' }));
 
   app.put('/v1/policies/usage-limits/:policyUsageLimitsId', {
     schema: { tags: TAG, summary: 'Update a usage limits policy', params: policyParams, body: updatePolicyBody, response: { 200: z.object({}) } },
-    config: { auth: auth('update'), audit: audit('update') },
+    config: { feature: USAGE_LIMITS_POLICIES, auth: auth('update'), audit: audit('update') },
   }, async (request) => {
     request.auditResourceId = request.params.policyUsageLimitsId;
     const row = await service.update(request.principal!, request.params.policyUsageLimitsId, request.body);
@@ -56,7 +57,7 @@ export function registerUsageLimitPolicyRoutes(app: ZodApp, service: UsageLimitP
 
   app.delete('/v1/policies/usage-limits/:policyUsageLimitsId', {
     schema: { tags: TAG, summary: 'Archive a usage limits policy', description: 'Deleting archives the policy: it stops applying and stays readable.', params: policyParams, response: { 200: z.object({}) } },
-    config: { auth: auth('delete'), audit: audit('delete') },
+    config: { feature: USAGE_LIMITS_POLICIES, auth: auth('delete'), audit: audit('delete') },
   }, async (request) => {
     request.auditResourceId = request.params.policyUsageLimitsId;
     const row = await service.archive(request.principal!, request.params.policyUsageLimitsId);
@@ -73,7 +74,7 @@ export function registerUsageLimitPolicyRoutes(app: ZodApp, service: UsageLimitP
       querystring: listEntitiesQuery,
       response: { 200: listOf(entityObject) },
     },
-    config: { auth: auth('read') },
+    config: { feature: USAGE_LIMITS_POLICIES, auth: auth('read') },
   }, async (request) => {
     const { total, data } = await service.listEntities(request.principal!, request.params.policyUsageLimitsId, request.query);
     return listBody(data, total);
@@ -81,7 +82,7 @@ export function registerUsageLimitPolicyRoutes(app: ZodApp, service: UsageLimitP
 
   app.put('/v1/policies/usage-limits/:policyUsageLimitsId/entities/:entityId/reset', {
     schema: { tags: TAG, summary: "Reset an entity's usage", description: "Forgets the bucket's usage in the current period; entityId is its value key.", params: entityParams, response: { 200: z.object({}) } },
-    config: { auth: auth('update'), audit: audit('reset_usage') },
+    config: { feature: USAGE_LIMITS_POLICIES, auth: auth('update'), audit: audit('reset_usage') },
   }, async (request) => {
     request.auditResourceId = request.params.policyUsageLimitsId;
     const row = await service.resetEntity(request.principal!, request.params.policyUsageLimitsId, request.params.entityId);

@@ -1,6 +1,7 @@
-import { isOrgAdmin, type Principal } from '../../auth/principal.js';
+import type { ApiKeyVerifier } from '../../auth/api-key-service.js';
+import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
-import { AppError, notFound } from '../../lib/errors.js';
+import { AppError, invalid, notFound } from '../../lib/errors.js';
 import { newId, slugify } from '../../lib/ids.js';
 import type { WorkspaceRepository, WorkspaceRow } from '../../storage/repositories/workspaces.js';
 import type { WorkspaceStatus } from '../../storage/schema.js';
@@ -10,17 +11,37 @@ import { withResetSchedule, type UsageLimits } from '../../limits/schemas.js';
 import type { UsageCounterRepository } from '../../storage/repositories/usage-counters.js';
 import type { CreateWorkspaceBody, UpdateWorkspaceBody, WorkspaceObject } from './schemas.js';
 
-export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; usage: UsageCounterRepository; clock: Clock }) {
+/** How long an instance trusts what it knows of a workspace's status, like the key cache (`key_cache_ttl_ms`). */
+const DEFAULT_STATUS_TTL_MS = 30_000;
+
+export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; usage: UsageCounterRepository; clock: Clock; verifier: ApiKeyVerifier; statusTtlMs?: number }) {
+  const statusTtlMs = deps.statusTtlMs ?? DEFAULT_STATUS_TTL_MS;
+  const archivedCache = new Map<string, { archived: boolean; loadedAt: number }>();
+
   async function find(principal: Principal, idOrSlug: string): Promise<WorkspaceRow> {
     const row = await deps.workspaces.findByIdOrSlug(principal.organisationId, idOrSlug);
-    if (!row) throw notFound('Workspace');
+    if (!row) throw notFound('Workspace', 'workspaceId');
     assertWorkspaceReachable(principal, row.id);
     return row;
   }
 
+  function assertOrgAdmin(principal: Principal, what: string): void {
+    if (!isOrgAdmin(principal)) throw new AppError('ROLE_NOT_ALLOWED', `Only organisation owners and admins ${what}.`);
+  }
+
+  /** Archiving and unarchiving change what every key of the workspace may do: forget what we knew. */
+  async function setStatus(row: WorkspaceRow, status: WorkspaceStatus): Promise<WorkspaceRow> {
+    if (row.status === status) return row;
+    const patch = { status, last_updated_at: new Date(deps.clock.now()).toISOString() };
+    await deps.workspaces.update(row.id, patch);
+    archivedCache.delete(row.id);
+    deps.verifier.invalidateAll();
+    return { ...row, ...patch };
+  }
+
   return {
     async create(principal: Principal, body: CreateWorkspaceBody): Promise<WorkspaceRow> {
-      if (!isOrgAdmin(principal)) throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins create workspaces.');
+      assertOrgAdmin(principal, 'create workspaces');
       const slug = body.slug ?? slugify(body.name);
       if (await deps.workspaces.slugTaken(principal.organisationId, slug)) {
         throw new AppError('CONFLICT', `A workspace with slug ${slug} already exists.`, { param: 'slug' });
@@ -43,11 +64,20 @@ export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; 
       return row;
     },
 
-    /** Archived workspaces are listed only to organisation owners and admins (the spec's rule). */
+    /**
+     * Archived workspaces are listed only to organisation owners and admins (the spec's rule).
+     * A workspace key lists its own workspace only.
+     */
     async list(principal: Principal, query: { status: string; page_size: number; current_page: number }) {
       const statuses = [...new Set(query.status.split(','))] as WorkspaceStatus[];
       if (statuses.includes('archived') && !isOrgAdmin(principal)) {
         throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins list archived workspaces.', { param: 'status' });
+      }
+      if (keyKind(principal) === 'workspace' && principal.workspaceId !== null) {
+        const own = await deps.workspaces.findById(principal.workspaceId);
+        const matching = own && statuses.includes(own.status) ? [toWorkspaceObject(own)] : [];
+        const { limit, offset } = pageWindow(query);
+        return { total: matching.length, data: matching.slice(offset, offset + limit) };
       }
       const { total, rows } = await deps.workspaces.list({ organisationId: principal.organisationId, statuses, ...pageWindow(query) });
       return { total, data: rows.map(toWorkspaceObject) };
@@ -57,15 +87,15 @@ export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; 
       const row = await find(principal, idOrSlug);
       const object = toWorkspaceObject(row);
       if (!object.usage_limits) return object;
-      const limits = object.usage_limits as { last_reset_at?: string | null };
-      const usage = await deps.usage.currentUsage('workspace', row.id, '', limits.last_reset_at ?? row.created_at);
+      const usage = await deps.usage.currentUsage('workspace', row.id, '', object.last_reset_at ?? row.created_at);
       return { ...object, usage_limits: { ...object.usage_limits, current_usage: usage } };
     },
 
     /** Renames, and sets the workspace's budget; raising its credit limit lets traffic through at once. */
     async update(principal: Principal, idOrSlug: string, body: UpdateWorkspaceBody): Promise<WorkspaceRow> {
-      if (!isOrgAdmin(principal)) throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins change workspaces.');
+      assertOrgAdmin(principal, 'change workspaces');
       const row = await find(principal, idOrSlug);
+      if (row.status !== 'active') throw invalid('workspaceId', `Workspace ${row.slug} is archived; unarchive it first (POST /v1/workspaces/${row.slug}/unarchive).`);
       const now = deps.clock.now();
       const patch: Partial<WorkspaceRow> = { last_updated_at: new Date(now).toISOString() };
       if (body.name !== undefined) patch.name = body.name;
@@ -77,12 +107,45 @@ export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; 
       await deps.workspaces.update(row.id, patch);
       return { ...row, ...patch };
     },
+
+    /**
+     * Archives a workspace (the DELETE route). Nothing is revoked or deleted: its keys stop
+     * working while it is archived (see `isArchived`) and work again once it is unarchived.
+     * The default workspace, where admin keys' gateway traffic is counted, stays.
+     */
+    async archive(principal: Principal, idOrSlug: string): Promise<WorkspaceRow> {
+      assertOrgAdmin(principal, 'archive workspaces');
+      const row = await find(principal, idOrSlug);
+      if (row.is_default === 1) throw invalid('workspaceId', 'The default workspace cannot be archived.');
+      return setStatus(row, 'archived');
+    },
+
+    async unarchive(principal: Principal, idOrSlug: string): Promise<WorkspaceRow> {
+      assertOrgAdmin(principal, 'unarchive workspaces');
+      return setStatus(await find(principal, idOrSlug), 'active');
+    },
+
+    /**
+     * Whether a workspace is archived, for the check that refuses its keys. Cached per instance
+     * for `statusTtlMs` so that the gateway's hot path reads no database; changes made here
+     * apply at once, changes made by another instance within the TTL.
+     */
+    async isArchived(workspaceId: string): Promise<boolean> {
+      const cached = archivedCache.get(workspaceId);
+      if (cached && deps.clock.now() - cached.loadedAt < statusTtlMs) return cached.archived;
+      const row = await deps.workspaces.findById(workspaceId);
+      const archived = row?.status === 'archived';
+      archivedCache.set(workspaceId, { archived, loadedAt: deps.clock.now() });
+      return archived;
+    },
   };
 }
 
 export type WorkspaceService = ReturnType<typeof createWorkspaceService>;
 
 export function toWorkspaceObject(row: WorkspaceRow): WorkspaceObject {
+  const usageLimits = row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as Record<string, unknown>);
+  const lastReset = usageLimits?.last_reset_at;
   return {
     id: row.id,
     slug: row.slug,
@@ -91,8 +154,8 @@ export function toWorkspaceObject(row: WorkspaceRow): WorkspaceObject {
     status: row.status,
     is_default: row.is_default === 1,
     organisation_id: row.organisation_id,
-    usage_limits: row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as Record<string, unknown>),
-    last_reset_at: null,
+    usage_limits: usageLimits,
+    last_reset_at: typeof lastReset === 'string' ? lastReset : null,
     created_at: row.created_at,
     last_updated_at: row.last_updated_at,
     object: 'workspace',

@@ -1,7 +1,4 @@
 import { Command } from 'commander';
-import { bootstrap } from '../../bootstrap/bootstrap.js';
-import { systemClock } from '../../lib/clock.js';
-import { migrateToLatest, openSqlite } from '../../storage/database.js';
 import { addSettingsFlags, configFromFlags } from './settings-flags.js';
 
 /**
@@ -25,7 +22,8 @@ export function initCommand(): Command {
     .option('--json', 'print {"admin_api_key": …} as JSON')
     .addHelpText('after', '\nExamples:\n  svcgw init --data-dir ./data\n  KEY=$(svcgw init --json | jq -r .admin_api_key)')
     .action(async (flags: Record<string, unknown>) => {
-      const config = configFromFlags(flags);
+      const config = await configFromFlags(flags);
+      const [{ bootstrap }, { systemClock }, { migrateToLatest, openSqlite }] = await Promise.all([import('../../bootstrap/bootstrap.js'), import('../../lib/clock.js'), import('../../storage/database.js')]);
       const db = openSqlite(config.data_dir);
       try {
         await migrateToLatest(db);

@@ -1,5 +1,4 @@
 import { Command } from 'commander';
-import { startServer } from '../../server/start-server.js';
 import { addSettingsFlags, configFromFlags } from './settings-flags.js';
 import { printBootstrapBanner } from './init.js';
 
@@ -8,7 +7,9 @@ export function serveCommand(): Command {
     .description('start the gateway and the administration API on one port')
     .addHelpText('after', '\nExamples:\n  svcgw serve\n  svcgw serve --port 9000 --data-dir /var/lib/svcgw\n  SVCGW_CONFIG=config/svcgw.json svcgw serve')
     .action(async (flags: Record<string, unknown>) => {
-      const config = configFromFlags(flags);
+      const config = await configFromFlags(flags);
+      // Loaded here, so that the admin commands start without the server's modules.
+      const { startServer } = await import('../../server/start-server.js');
       const server = await startServer({ config });
       if (server.bootstrap.created) printBootstrapBanner(server.bootstrap.adminApiKey, server.bootstrap.keyFromSettings);
 

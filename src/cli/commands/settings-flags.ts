@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { ConfigError, loadConfig } from '../../config/load-config.js';
 import type { Config } from '../../config/schema.js';
 import { FatalError } from '../fatal-error.js';
 
@@ -13,7 +12,9 @@ export function addSettingsFlags(command: Command): Command {
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (SVCGW_LOG_LEVEL; default info)');
 }
 
-export function configFromFlags(flags: Record<string, unknown>): Config {
+/** Loads the settings module only when a command needs it, so that the admin commands start fast. */
+export async function configFromFlags(flags: Record<string, unknown>): Promise<Config> {
+  const { ConfigError, loadConfig } = await import('../../config/load-config.js');
   try {
     return loadConfig({
       flags: { host: flags.host, port: flags.port, data_dir: flags.dataDir, config: flags.config, log_level: flags.logLevel },

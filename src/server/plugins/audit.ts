@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { FeatureFlags } from '../../features/flags.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { redactSecrets } from '../../lib/redact.js';
@@ -7,9 +8,11 @@ import type { AuditLogRepository } from '../../storage/repositories/audit-logs.j
 /**
  * Writes one audit record per control-plane mutation made by an authenticated caller,
  * including refused ones (the status says which). It runs before the response is sent, so a
- * client that sees the answer can also see its record.
+ * client that sees the answer can also see its record. With AUDIT_LOGS_ENABLED=OFF nothing is
+ * recorded at all.
  */
-export function registerAudit(app: FastifyInstance, deps: { repo: AuditLogRepository; clock: Clock }): void {
+export function registerAudit(app: FastifyInstance, deps: { repo: AuditLogRepository; clock: Clock; features: FeatureFlags }): void {
+  if (!deps.features.enabled('audit_logs')) return;
   app.addHook('onSend', async (request, reply, payload) => {
     const audit = request.routeOptions.config.audit;
     const principal = request.principal;

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import { effectiveWorkspaceRole } from '../../admin/shared/workspace-access.js';
 import type { ApiKeyVerifier } from '../../auth/api-key-service.js';
-import { keyKind } from '../../auth/principal.js';
+import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
+import { featureDisabledError, type Feature, type FeatureFlags } from '../../features/flags.js';
 import { AppError } from '../../lib/errors.js';
-import type { RouteAccess } from '../route-config.js';
+import type { RouteAccess, RouteAuth, RouteRoles } from '../route-config.js';
 
 export const API_KEY_HEADER = 'x-service-api-key';
 
@@ -11,13 +13,43 @@ const REJECTIONS = {
   unknown: 'The API key is not valid.',
   revoked: 'The API key has been revoked.',
   expired: 'The API key has expired.',
+  rotated: 'The API key was rotated and its transition period has ended; use the new key.',
 } as const;
 
 /**
- * Authenticates every request before its body is read, then checks the key type and scope
- * the route declared. Services check the finer rules (workspace, role) themselves.
+ * Scopes of the data plane (provider traffic). Every other authenticated route is the
+ * control plane, which API_ACCESS_ENABLED=OFF turns off as a whole.
  */
-export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier; routes: RouteAccess[] }): void {
+export const DATA_PLANE_SCOPES: ReadonlySet<string> = new Set(['completions.write', 'mcp.invoke']);
+
+/** The features a route belongs to: those it declares, plus `api_access` for the control plane. */
+export function routeFeatures(auth: RouteAuth, declared: Feature | readonly Feature[] | undefined): Feature[] {
+  const features: Feature[] = declared === undefined ? [] : typeof declared === 'string' ? [declared] : [...declared];
+  if (!('public' in auth)) {
+    const scopes = auth.scope === null ? [null] : typeof auth.scope === 'string' ? [auth.scope] : Object.values(auth.scope);
+    const dataPlane = scopes.every((scope) => scope !== null && DATA_PLANE_SCOPES.has(scope));
+    if (!dataPlane && !features.includes('api_access')) features.unshift('api_access');
+  }
+  return features;
+}
+
+/** Whether the key's user holds one of the roles; see RouteRoles for what counts. */
+export function holdsRole(principal: Principal, roles: RouteRoles): boolean {
+  if (Array.isArray(roles)) return principal.orgRole !== null && (roles as readonly string[]).includes(principal.orgRole);
+  const { workspace } = roles as { workspace: readonly string[] };
+  const role = principal.workspaceId === null ? (isOrgAdmin(principal) ? 'admin' : null) : effectiveWorkspaceRole(principal, principal.workspaceId);
+  return role !== null && workspace.includes(role);
+}
+
+export const describeRoles = (roles: RouteRoles): string =>
+  Array.isArray(roles) ? `organisation ${(roles as readonly string[]).join(' or ')}` : `workspace ${(roles as { workspace: readonly string[] }).workspace.join(' or ')}`;
+
+/**
+ * Authenticates every request before its body is read, then checks, in this order, the
+ * features, key type, scope and roles the route declared. Services check the finer rules
+ * (the workspace a key reaches, rules that depend on the resource) themselves.
+ */
+export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier; routes: RouteAccess[]; features: FeatureFlags }): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('auditResourceId', null);
   app.decorateRequest('auditWorkspaceId', null);
@@ -26,13 +58,18 @@ export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier;
     const auth = route.config?.auth;
     if (!auth) throw new Error(`route ${String(route.method)} ${route.url} declares no auth; every route must`);
     const method = Array.isArray(route.method) ? 'ANY' : String(route.method);
-    if (method !== 'HEAD') deps.routes.push({ method, url: route.url, auth });
+    if (method !== 'HEAD') deps.routes.push({ method, url: route.url, auth, features: routeFeatures(auth, route.config?.feature) });
   });
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     const auth = request.routeOptions.config.auth;
-    if (!auth || 'public' in auth) return;
+    if (!auth) return;
+    const disabled = deps.features.firstDisabled(routeFeatures(auth, request.routeOptions.config.feature));
+    if ('public' in auth) {
+      if (disabled) throw featureDisabledError(disabled);
+      return;
+    }
 
     const raw = request.headers[API_KEY_HEADER];
     if (typeof raw !== 'string' || raw.length === 0) {
@@ -40,6 +77,8 @@ export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier;
     }
     const result = await deps.keys.verify(raw);
     if (!result.ok) throw new AppError('INVALID_API_KEY', REJECTIONS[result.reason]);
+    // After authentication, so that only callers with a key learn how the deployment is set up.
+    if (disabled) throw featureDisabledError(disabled);
 
     const principal = result.principal;
     const kind = keyKind(principal);
@@ -49,6 +88,9 @@ export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier;
     const scope = auth.scope === null || typeof auth.scope === 'string' ? auth.scope : auth.scope[kind];
     if (scope !== null && !principal.scopes.has(scope)) {
       throw new AppError('MISSING_SCOPE', `The API key lacks the scope ${scope}.`);
+    }
+    if (auth.roles && !holdsRole(principal, auth.roles)) {
+      throw new AppError('ROLE_NOT_ALLOWED', `This operation needs the ${describeRoles(auth.roles)} role; the key's user does not have it.`);
     }
     request.principal = principal;
   });

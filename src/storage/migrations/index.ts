@@ -4,6 +4,9 @@ import * as credentials from './0002-credentials.js';
 import * as requestLogs from './0003-request-logs.js';
 import * as limits from './0004-limits.js';
 import * as notifications from './0005-notifications.js';
+import * as identity from './0006-identity.js';
+import * as keyRotation from './0007-key-rotation.js';
+import * as settings from './0008-settings.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -12,6 +15,9 @@ const migrations: Record<string, Migration> = {
   '0003-request-logs': requestLogs,
   '0004-limits': limits,
   '0005-notifications': notifications,
+  '0006-identity': identity,
+  '0007-key-rotation': keyRotation,
+  '0008-settings': settings,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -9,6 +9,9 @@ import { createUsageLimitPolicyRepository } from './usage-limit-policies.js';
 import { createVirtualKeyRepository } from './virtual-keys.js';
 import { createUsageCounterRepository } from './usage-counters.js';
 import { createWorkspaceRepository } from './workspaces.js';
+import { createInviteRepository } from './invites.js';
+import { createMemberRepository } from './members.js';
+import { createUserRepository } from './users.js';
 
 export function createRepositories(db: Db) {
   return {
@@ -22,6 +25,9 @@ export function createRepositories(db: Db) {
     virtualKeys: createVirtualKeyRepository(db),
     usageCounters: createUsageCounterRepository(db),
     workspaces: createWorkspaceRepository(db),
+    users: createUserRepository(db),
+    invites: createInviteRepository(db),
+    members: createMemberRepository(db),
   };
 }
 

@@ -1,0 +1,15 @@
+import type { ApiKeyVerifier } from '../../auth/api-key-service.js';
+import type { Clock } from '../../lib/clock.js';
+import type { ZodApp } from '../../server/zod-app.js';
+import type { Repositories } from '../../storage/repositories/index.js';
+import { registerUserRoutes } from './routes.js';
+import { createUserService, type UserService } from './service.js';
+
+export { toUserObject, type UserService } from './service.js';
+
+/** Builds the users service and registers its admin routes. */
+export function registerUsers(app: ZodApp, deps: { repos: Pick<Repositories, 'users'>; keys: ApiKeyVerifier; clock: Clock }): UserService {
+  const service = createUserService({ users: deps.repos.users, verifier: deps.keys, clock: deps.clock });
+  registerUserRoutes(app, service);
+  return service;
+}

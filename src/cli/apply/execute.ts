@@ -1,0 +1,77 @@
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Client } from '../client/http-client.js';
+import { FatalError } from '../fatal-error.js';
+import { createProgress } from '../output.js';
+import type { ApplyFile } from './schema.js';
+import type { CurrentState, Step } from './plan.js';
+
+type Row = Record<string, any>;
+
+async function fetchAll(client: Client, path: string, query: Record<string, string> = {}): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (let page = 0; ; page++) {
+    const body = await client.get<{ total: number; data: Row[] }>(path, { ...query, page_size: 1000, current_page: page });
+    rows.push(...body.data);
+    if (body.data.length < 1000 || rows.length >= body.total) return rows;
+  }
+}
+
+/** Reads what the file's sections need; an admin key can read all of it. */
+export async function fetchCurrentState(client: Client, file: ApplyFile): Promise<CurrentState> {
+  const need = (n: number) => n > 0;
+  const [workspaces, integrations, providers, rateLimits, usageLimits, apiKeys] = await Promise.all([
+    fetchAll(client, '/v1/workspaces', { status: 'active,archived' }),
+    need(file.integrations.length + file.providers.length) ? fetchAll(client, '/v1/integrations', { status: 'active' }) : [],
+    need(file.providers.length) ? fetchAll(client, '/v1/providers', { status: 'active' }) : [],
+    need(file.policies.rate_limits.length) ? fetchAll(client, '/v1/policies/rate-limits', { status: 'active' }) : [],
+    need(file.policies.usage_limits.length) ? fetchAll(client, '/v1/policies/usage-limits', { status: 'active' }) : [],
+    need(file.api_keys.length) ? fetchAll(client, '/v1/api-keys') : [],
+  ]);
+  return { workspaces, integrations, providers, rateLimits, usageLimits, apiKeys };
+}
+
+export interface CreatedKey {
+  name: string;
+  id: string;
+  key: string;
+}
+
+/**
+ * Runs the plan's requests in order. Keys created before a failure are still returned through
+ * `onKey` at once, so that a failure half-way loses none of them.
+ */
+export async function executePlan(client: Client, steps: readonly Step[], onKey: (key: CreatedKey) => void): Promise<void> {
+  const todo = steps.filter((s) => s.request);
+  const progress = createProgress('applying');
+  let done = 0;
+  try {
+    for (const s of todo) {
+      progress.update(done, todo.length, `${s.action} ${s.kind} ${s.name}`);
+      let body: Row;
+      try {
+        body = await client.request<Row>(s.request!.method, s.request!.path, { body: s.request!.body });
+      } catch (error) {
+        const message = error instanceof FatalError ? error.message : String(error);
+        throw new FatalError(`${s.action} ${s.kind.replace(/_/g, ' ')} ${s.name} failed: ${message}\n${done} earlier change${done === 1 ? ' was' : 's were'} applied; fix the cause and apply again.`, error instanceof FatalError ? error.exitCode : 1);
+      }
+      if (s.kind === 'api_key' && s.action === 'create') onKey({ name: s.name, id: body.id, key: body.key });
+      done++;
+    }
+  } finally {
+    progress.done();
+  }
+}
+
+/** Adds keys to a JSON file only its owner can read (0600); keys already in it are kept. */
+export function writeKeysFile(path: string, keys: readonly CreatedKey[]): void {
+  let existing: CreatedKey[] = [];
+  try {
+    const parsed = JSON.parse(readFileSync(path, 'utf8')) as { keys?: CreatedKey[] };
+    if (Array.isArray(parsed.keys)) existing = parsed.keys;
+  } catch {
+    // absent or not ours: start afresh
+  }
+  const ids = new Set(keys.map((k) => k.id));
+  writeFileSync(path, `${JSON.stringify({ keys: [...existing.filter((k) => !ids.has(k.id)), ...keys] }, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+}

@@ -1,0 +1,102 @@
+import { z } from 'zod';
+
+const condition = z.object({ key: z.string().min(1), value: z.string() }).strict();
+const groupBy = z.object({ key: z.string().min(1) }).strict();
+const looseObject = z.record(z.string(), z.unknown());
+const slug = z.string().min(1).max(255);
+
+/** Fields whose value is left as it is on the server when the file does not mention them. */
+const workspace = z
+  .object({
+    slug: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,254}$/, 'slug takes lower-case letters, digits, - and _'),
+    name: z.string().min(1).max(255),
+    description: z.string().nullable().optional(),
+    usage_limits: looseObject.nullable().optional(),
+  })
+  .strict();
+
+const integration = z
+  .object({
+    slug,
+    name: z.string().min(1).max(255),
+    ai_provider_id: z.string().min(1),
+    key: z.string().min(1).nullable().optional(),
+    description: z.string().nullable().optional(),
+    configurations: looseObject.optional(),
+    tags: z.record(z.string(), z.string()).optional(),
+  })
+  .strict();
+
+const provider = z
+  .object({
+    slug,
+    name: z.string().min(1).max(255),
+    integration: slug.describe('slug of the integration'),
+    workspace: slug.optional().describe('slug of the workspace; the default workspace when left out'),
+    note: z.string().nullable().optional(),
+    tags: z.record(z.string(), z.string()).optional(),
+  })
+  .strict();
+
+const matching = {
+  name: z.string().min(1).max(255),
+  workspace: slug.optional(),
+  conditions: z.array(condition).min(1),
+  group_by: z.array(groupBy).min(1),
+};
+
+const rateLimitsPolicy = z
+  .object({ ...matching, type: z.enum(['requests', 'tokens']).default('requests'), unit: z.enum(['rpm', 'rph', 'rpd', 'rpw']), value: z.number().min(0) })
+  .strict();
+
+const usageLimitsPolicy = z
+  .object({
+    ...matching,
+    type: z.enum(['cost', 'tokens']).default('cost'),
+    credit_limit: z.number().positive(),
+    alert_threshold: z.number().positive().nullable().optional(),
+    periodic_reset: z.enum(['weekly', 'monthly']).nullable().optional(),
+    periodic_reset_days: z.number().int().min(1).max(365).nullable().optional(),
+  })
+  .strict();
+
+const apiKey = z
+  .object({
+    name: z.string().min(1).max(255),
+    type: z.enum(['admin', 'workspace-service', 'workspace-user']).default('workspace-service'),
+    workspace: slug.optional(),
+    user_id: z.uuid().optional(),
+    scopes: z.array(z.string().min(1)).default(['completions.write']),
+    description: z.string().nullable().optional(),
+    expires_at: z.string().nullable().optional(),
+    rate_limits: z.array(looseObject).nullable().optional(),
+    usage_limits: looseObject.nullable().optional(),
+  })
+  .strict()
+  .refine((key) => key.type !== 'admin' || key.workspace === undefined, { message: 'an admin key belongs to no workspace', path: ['workspace'] });
+
+/**
+ * The `svcgw apply` file: what should exist. Workspaces, integrations and providers are known by
+ * slug; policies and keys by name within their workspace. Nothing absent from the file is
+ * removed.
+ */
+export const applyFileSchema = z
+  .object({
+    workspaces: z.array(workspace).default([]),
+    integrations: z.array(integration).default([]),
+    providers: z.array(provider).default([]),
+    policies: z
+      .object({ rate_limits: z.array(rateLimitsPolicy).default([]), usage_limits: z.array(usageLimitsPolicy).default([]) })
+      .strict()
+      .default({ rate_limits: [], usage_limits: [] }),
+    api_keys: z.array(apiKey).default([]),
+  })
+  .strict();
+
+export type ApplyFile = z.infer<typeof applyFileSchema>;
+export type DesiredWorkspace = ApplyFile['workspaces'][number];
+export type DesiredIntegration = ApplyFile['integrations'][number];
+export type DesiredProvider = ApplyFile['providers'][number];
+export type DesiredRateLimitsPolicy = ApplyFile['policies']['rate_limits'][number];
+export type DesiredUsageLimitsPolicy = ApplyFile['policies']['usage_limits'][number];
+export type DesiredApiKey = ApplyFile['api_keys'][number];

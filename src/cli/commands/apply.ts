@@ -1,0 +1,108 @@
+import { Command } from 'commander';
+import type { CreatedKey } from '../apply/execute.js';
+import type { summarise, Step } from '../apply/plan.js';
+import { FatalError } from '../fatal-error.js';
+import { paint } from '../output.js';
+import { clientCommand, examples, run } from './common.js';
+
+const SIGN = { create: ['+', 'green'], update: ['~', 'yellow'], unchanged: ['=', 'gray'] } as const;
+
+function planText(steps: readonly Step[]): string {
+  const width = Math.max(0, ...steps.map((s) => s.kind.length));
+  return steps
+    .map((s) => {
+      const [sign, colour] = SIGN[s.action];
+      const detail = s.action === 'update' ? ` (${s.changes.join(', ')})` : '';
+      return paint(`  ${sign} ${s.action.padEnd(9)} ${s.kind.replace(/_/g, ' ').padEnd(width)}  ${s.name}${detail}`, colour);
+    })
+    .join('\n');
+}
+
+/** A complete apply file; the help shows it and a unit test parses it. */
+export const APPLY_FILE_EXAMPLE = `workspaces:
+  - { slug: team-a, name: Team A, description: null, usage_limits: { credit_limit: 100, periodic_reset: monthly } }
+integrations:              # created without a default provider
+  - { slug: openai-main, name: OpenAI, ai_provider_id: openai, key: "\${OPENAI_API_KEY}", tags: { env: prod } }
+providers:
+  - { slug: openai, name: OpenAI for team A, integration: openai-main, workspace: team-a }
+policies:
+  rate_limits:
+    - { name: chat rpm, workspace: team-a, conditions: [{ key: endpoint_type, value: chatComplete }],
+        group_by: [{ key: api_key }], type: requests, unit: rpm, value: 100 }
+  usage_limits:
+    - { name: monthly budget, workspace: team-a, conditions: [{ key: workspace_id, value: team-a }],
+        group_by: [{ key: api_key }], type: cost, credit_limit: 50, alert_threshold: 40, periodic_reset: monthly }
+api_keys:                  # type: workspace-service (default), workspace-user (with user_id) or admin
+  - { name: ci, workspace: team-a, scopes: [completions.write, logs.list] }
+`;
+
+const FILE_EXAMPLE = `
+A file (YAML or JSON; every section is optional; workspace defaults to the default workspace):
+${APPLY_FILE_EXAMPLE.replace(/^/gm, '  ').trimEnd()}
+A provider key is compared by its mask (first and last four characters): a new key that keeps them is
+not seen as a change. An integration's ai_provider_id, a provider's integration and a usage-limits
+policy's type cannot change; apply says so instead of guessing.`;
+
+const counts = (c: ReturnType<typeof summarise>) => `${c.create} to create, ${c.update} to update, ${c.unchanged} unchanged`;
+
+export function applyCommand(): Command {
+  return examples(
+    clientCommand(
+      'apply',
+      'make the server match a YAML or JSON file of workspaces, integrations, providers, policies and API keys (identified by slug, or by name for policies and keys). Idempotent: applying the same file again changes nothing. Nothing missing from the file is removed. ${VAR} in the file takes an environment variable (for provider keys).',
+    )
+      .summary('provision workspaces, credentials, policies and keys from a file')
+      .requiredOption('-f, --file <file>', 'the file (- for standard input)')
+      .option('--dry-run', 'print the plan (create / update / unchanged) and change nothing')
+      .option('--keys-out <file>', 'write the API keys it creates to this JSON file (mode 0600) instead of printing them')
+      .action(
+        run(async (ctx) => {
+          const o = ctx.opts;
+          // Loaded here: zod and yaml would slow the start of every other command.
+          const [{ executePlan, fetchCurrentState, writeKeysFile }, { readApplyFile }, { PlanError, planApply, summarise }] = await Promise.all([import('../apply/execute.js'), import('../apply/load.js'), import('../apply/plan.js')]);
+          const file = readApplyFile(o.file);
+          let steps: Step[];
+          try {
+            steps = planApply(file, await fetchCurrentState(ctx.client, file));
+          } catch (error) {
+            if (error instanceof PlanError) throw new FatalError(`${o.file} cannot be applied:\n${error.message}`);
+            throw error;
+          }
+          const summary = summarise(steps);
+          const changed = summary.create + summary.update > 0;
+          const keys: CreatedKey[] = [];
+          let failure: unknown = null;
+          if (!o.dryRun && changed) {
+            try {
+              await executePlan(ctx.client, steps, (key) => keys.push(key));
+            } catch (error) {
+              failure = error;
+            }
+          }
+          if (o.keysOut && keys.length > 0) writeKeysFile(o.keysOut, keys);
+          const report = {
+            file: o.file,
+            dry_run: o.dryRun === true,
+            changed: changed && !o.dryRun,
+            summary,
+            steps: steps.map(({ kind, name, action, changes }) => ({ kind, name, action, changes })),
+            keys: o.keysOut ? keys.map(({ name, id }) => ({ name, id })) : keys,
+            ...(o.keysOut && keys.length > 0 ? { keys_out: o.keysOut } : {}),
+          };
+          ctx.out.result(report, () => {
+            const lines = [`Plan for ${o.file}:`, planText(steps), ''];
+            if (o.dryRun) lines.push(`${counts(summary)}. Dry run: nothing was changed.`);
+            else if (!changed) lines.push(`No changes: the server already matches ${o.file} (${summary.unchanged} unchanged).`);
+            else lines.push(`${failure ? 'Stopped' : 'Applied'}: ${counts(summary).replace('to create', 'created').replace('to update', 'updated')}.`);
+            if (keys.length > 0 && o.keysOut) lines.push(`Wrote ${keys.length} new API key${keys.length > 1 ? 's' : ''} to ${o.keysOut} (mode 0600).`);
+            else if (keys.length > 0) lines.push('', 'New API keys, shown once (store them now):', ...keys.map((k) => `    ${k.name}  ${k.key}`));
+            return lines.join('\n');
+          });
+          if (failure) throw failure;
+        }),
+      ),
+    [
+      'svcgw apply -f svcgw.yaml --dry-run', 'OPENAI_API_KEY=sk-… svcgw apply -f svcgw.yaml --keys-out new-keys.json', 'svcgw apply -f svcgw.yaml --json | jq .changed',
+    ],
+  ).addHelpText('after', FILE_EXAMPLE);
+}

@@ -1,0 +1,51 @@
+import { Command, Option } from 'commander';
+import type { Column } from '../output.js';
+import { clientCommand, examples, isoTime, pagingOptions, printList, run } from './common.js';
+
+interface AuditRecord {
+  timestamp: string;
+  action: string;
+  resource_type: string;
+  resource_id: string | null;
+  method: string;
+  uri: string;
+  response_status_code: number;
+  api_key_id: string | null;
+}
+
+const COLUMNS: Column<AuditRecord>[] = [
+  { header: 'time', value: (r) => r.timestamp },
+  { header: 'action', value: (r) => r.action },
+  { header: 'resource', value: (r) => r.resource_type },
+  { header: 'resource id', value: (r) => r.resource_id },
+  { header: 'status', value: (r) => r.response_status_code, colour: (r) => (r.response_status_code >= 400 ? 'yellow' : 'green') },
+  { header: 'request', value: (r) => `${r.method} ${r.uri}` },
+  { header: 'api key', value: (r) => r.api_key_id },
+];
+
+export function auditLogsCommand(): Command {
+  const group = new Command('audit-logs').description('the audit log of administrative actions (admin keys)');
+  group.addCommand(
+    examples(
+      pagingOptions(clientCommand('list', 'list audit records, newest first'), 100)
+        .option('--since <time>', 'from this ISO 8601 time', isoTime)
+        .option('--until <time>', 'up to this ISO 8601 time', isoTime)
+        .option('--user-id <uuid>', 'only actions of this user')
+        .option('--api-key-id <uuid>', 'only actions made with this key')
+        .option('--workspace-id <uuid>', 'only this workspace')
+        .option('--resource-type <type>', 'only this resource type (api_key, workspace, rate_limits_policy, …)')
+        .option('--resource-id <id>', 'only this resource')
+        .option('--action <action>', 'only this action (create, update, delete, …)')
+        .addOption(new Option('--method <method>', 'only this HTTP method').choices(['POST', 'PUT', 'PATCH', 'DELETE']))
+        .action(
+          run(async (ctx) => {
+            const o = ctx.opts;
+            const query = { start_time: o.since, end_time: o.until, user_id: o.userId, api_key_id: o.apiKeyId, workspace_id: o.workspaceId, resource_type: o.resourceType, resource_id: o.resourceId, action: o.action, method: o.method };
+            await printList<AuditRecord>(ctx, '/v1/audit-logs', query, COLUMNS);
+          }),
+        ),
+      ['svcgw audit-logs list --resource-type api_key --action delete', 'svcgw audit-logs list --since 2026-01-01T00:00:00Z --all --json'],
+    ),
+  );
+  return group;
+}

@@ -1,0 +1,114 @@
+import { Command, Option } from 'commander';
+import type { Column } from '../output.js';
+import { clientCommand, defined, enc, examples, integer, isoTime, jsonValue, list, pagingOptions, printList, printOne, run, done } from './common.js';
+
+interface ApiKey {
+  id: string;
+  name: string;
+  type: string;
+  workspace_id: string | null;
+  status: string;
+  scopes: string[];
+  expires_at: string | null;
+  key: string;
+}
+
+const COLUMNS: Column<ApiKey>[] = [
+  { header: 'id', value: (k) => k.id },
+  { header: 'name', value: (k) => k.name },
+  { header: 'type', value: (k) => k.type },
+  { header: 'workspace', value: (k) => k.workspace_id },
+  { header: 'status', value: (k) => k.status, colour: (k) => (k.status === 'active' ? 'green' : 'red') },
+  { header: 'key', value: (k) => k.key },
+  { header: 'expires', value: (k) => k.expires_at },
+];
+
+const CREATE_PATHS: Record<string, string> = {
+  admin: '/v1/api-keys/organisation/service',
+  'workspace-service': '/v1/api-keys/workspace/service',
+  'workspace-user': '/v1/api-keys/workspace/user',
+};
+
+/** Shown once: the raw key is in this response only. */
+export function secretMessage(what: string, id: string, key: string, after = ''): string {
+  return `${what} ${id}. The key, shown once (store it now):\n\n    ${key}\n${after}`;
+}
+
+export function keysCommand(): Command {
+  const keys = new Command('keys').description('API keys of the gateway and the admin API: create, list, get, update, delete, rotate');
+
+  keys.addCommand(
+    examples(
+      clientCommand('create', 'create an API key and print it once')
+        .requiredOption('--name <name>', 'name of the key')
+        .addOption(new Option('--type <type>', 'admin (organisation-wide), workspace-service or workspace-user').choices(Object.keys(CREATE_PATHS)).default('workspace-service'))
+        .option('--workspace <id|slug>', 'workspace (id or slug) of a workspace key; required when calling with an admin key')
+        .option('--user-id <uuid>', 'user a workspace-user key acts for')
+        .option('--scopes <scopes>', 'scopes, comma-separated or repeated (default: completions.write)', list)
+        .option('--description <text>', 'description')
+        .option('--expires-at <time>', 'ISO 8601 expiry', isoTime)
+        .option('--data <json>', 'further body fields as JSON (rate_limits, usage_limits, …)', jsonValue)
+        .action(
+          run(async (ctx) => {
+            const o = ctx.opts;
+            const body = { ...(o.data as object), ...defined({ name: o.name, workspace_id: o.workspace, user_id: o.userId, scopes: o.scopes ?? (o.data as { scopes?: string[] })?.scopes ?? ['completions.write'], description: o.description, expires_at: o.expiresAt }) };
+            const created = await ctx.client.post<{ id: string; key: string }>(CREATE_PATHS[o.type as string]!, body);
+            ctx.out.result(created, () => secretMessage('Created API key', created.id, created.key));
+          }),
+        ),
+      ['svcgw keys create --name ci --workspace default --scopes completions.write,logs.list', 'svcgw keys create --name ops --type admin --scopes workspaces.list,workspaces.read --json | jq -r .key'],
+    ),
+  );
+
+  keys.addCommand(
+    examples(pagingOptions(clientCommand('list', 'list API keys (masked)')).option('--workspace <id|slug>', 'only this workspace').action(run(async (ctx) => printList<ApiKey>(ctx, '/v1/api-keys', { workspace_id: ctx.opts.workspace }, COLUMNS))), [
+      'svcgw keys list',
+      'svcgw keys list --workspace default --json | jq -r ".data[].id"',
+    ]),
+  );
+
+  keys.addCommand(examples(clientCommand('get', 'show one API key (masked)').argument('<id>', 'key id').action(run(async (ctx, id: string) => printOne(ctx, `/v1/api-keys/${enc(id)}`))), ['svcgw keys get 7f9c…']));
+
+  keys.addCommand(
+    examples(
+      clientCommand('update', 'change a key\'s name, description, scopes or expiry')
+        .argument('<id>', 'key id')
+        .option('--name <name>', 'new name')
+        .option('--description <text>', 'new description')
+        .option('--scopes <scopes>', 'the new scopes, comma-separated or repeated', list)
+        .option('--expires-at <time>', 'ISO 8601 expiry', isoTime)
+        .option('--no-expiry', 'remove the expiry')
+        .option('--reset-usage', 'start a new usage period now')
+        .option('--data <json>', 'further body fields as JSON', jsonValue)
+        .action(
+          run(async (ctx, id: string) => {
+            const o = ctx.opts;
+            const body = { ...(o.data as object), ...defined({ name: o.name, description: o.description, scopes: o.scopes, expires_at: o.expiry === false ? null : o.expiresAt, reset_usage: o.resetUsage }) };
+            done(ctx, await ctx.client.put(`/v1/api-keys/${enc(id)}`, body), `Updated API key ${id}.`);
+          }),
+        ),
+      ['svcgw keys update 7f9c… --scopes completions.write,logs.list', 'svcgw keys update 7f9c… --no-expiry'],
+    ),
+  );
+
+  keys.addCommand(
+    examples(clientCommand('delete', 'revoke an API key: it stops working at once').argument('<id>', 'key id').action(run(async (ctx, id: string) => done(ctx, await ctx.client.delete(`/v1/api-keys/${enc(id)}`), `Revoked API key ${id}.`))), ['svcgw keys delete 7f9c…']),
+  );
+
+  keys.addCommand(
+    examples(
+      clientCommand('rotate', 'issue a new value for a key and print it once; the old value works until the transition ends')
+        .argument('<id>', 'key id')
+        .option('--transition-ms <ms>', 'how long the old value keeps working, in milliseconds (at least 1800000)', integer(0))
+        .action(
+          run(async (ctx, id: string) => {
+            const rotated = await ctx.client.post<{ id: string; key: string; key_transition_expires_at?: string | null }>(`/v1/api-keys/${enc(id)}/rotate`, defined({ key_transition_period_ms: ctx.opts.transitionMs }));
+            const until = rotated.key_transition_expires_at ? `The old value works until ${rotated.key_transition_expires_at}.\n` : '';
+            ctx.out.result(rotated, () => secretMessage('Rotated API key', rotated.id, rotated.key, until));
+          }),
+        ),
+      ['svcgw keys rotate 7f9c…', 'export SVCGW_API_KEY=$(svcgw keys rotate 7f9c… --json | jq -r .key)'],
+    ),
+  );
+  return keys;
+}

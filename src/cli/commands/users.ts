@@ -1,0 +1,46 @@
+import { Command, Option } from 'commander';
+import type { Column } from '../output.js';
+import { clientCommand, done, enc, examples, pagingOptions, printList, printOne, run } from './common.js';
+
+interface User {
+  id: string;
+  email: string;
+  first_name?: string | null;
+  last_name?: string | null;
+  role: string;
+  created_at?: string;
+}
+
+const COLUMNS: Column<User>[] = [
+  { header: 'id', value: (u) => u.id },
+  { header: 'email', value: (u) => u.email },
+  { header: 'name', value: (u) => [u.first_name, u.last_name].filter(Boolean).join(' ') || null },
+  { header: 'role', value: (u) => u.role },
+  { header: 'created', value: (u) => u.created_at },
+];
+
+export function usersCommand(): Command {
+  const group = new Command('users').description('users of the organisation: list, get, update, delete (users join through invites)');
+
+  group.addCommand(
+    examples(
+      pagingOptions(clientCommand('list', 'list users'))
+        .addOption(new Option('--role <role>', 'only this organisation role').choices(['owner', 'admin', 'member']))
+        .option('--email <email>', 'only this e-mail address')
+        .action(run(async (ctx) => printList<User>(ctx, '/v1/users', { role: ctx.opts.role, email: ctx.opts.email }, COLUMNS))),
+      ['svcgw users list', 'svcgw users list --role admin --json'],
+    ),
+  );
+  group.addCommand(examples(clientCommand('get', 'show a user').argument('<id>', 'user id').action(run(async (ctx, id: string) => printOne(ctx, `/v1/users/${enc(id)}`))), ['svcgw users get 3b1e…']));
+  group.addCommand(
+    examples(
+      clientCommand('update', 'change a user\'s organisation role')
+        .argument('<id>', 'user id')
+        .addOption(new Option('--role <role>', 'organisation role').choices(['admin', 'member']).makeOptionMandatory())
+        .action(run(async (ctx, id: string) => done(ctx, await ctx.client.put(`/v1/users/${enc(id)}`, { role: ctx.opts.role }), `User ${id} is now ${ctx.opts.role}.`))),
+      ['svcgw users update 3b1e… --role admin'],
+    ),
+  );
+  group.addCommand(examples(clientCommand('delete', 'remove a user from the organisation').argument('<id>', 'user id').action(run(async (ctx, id: string) => done(ctx, await ctx.client.delete(`/v1/users/${enc(id)}`), `Deleted user ${id}.`))), ['svcgw users delete 3b1e…']));
+  return group;
+}

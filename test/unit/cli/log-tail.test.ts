@@ -1,0 +1,94 @@
+import { render } from 'ink-testing-library';
+import { createElement } from 'react';
+import { describe, expect, it } from 'vitest';
+import { addToTotals, EMPTY_TOTALS, formatCost, formatTokens, type LogRecord } from '../../../src/cli/tui/format.js';
+import { LogTail, LogTailApp, type LogSource } from '../../../src/cli/tui/LogTail.js';
+
+let n = 0;
+function record(overrides: Partial<LogRecord> = {}): LogRecord {
+  n++;
+  return {
+    id: `log-${n}`,
+    created_at: new Date(Date.UTC(2026, 0, 31, 12, 0, n)).toISOString(),
+    status_code: 200,
+    provider: 'openai',
+    model: 'gpt-4o-mini',
+    prompt_tokens: 12,
+    completion_tokens: 30,
+    total_tokens: 42,
+    cost: 0.00021,
+    latency_ms: 312.4,
+    ...overrides,
+  };
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 30));
+
+describe('LogTail', () => {
+  it('shows one row per request with status, provider, model, tokens, cost and latency, and a footer of totals', () => {
+    const records = [record(), record({ status_code: 502, provider: 'anthropic', model: 'claude-3-5-haiku', prompt_tokens: null, completion_tokens: null, total_tokens: null, cost: null, latency_ms: 12_500 })];
+    const totals = records.reduce(addToTotals, EMPTY_TOTALS);
+    const { lastFrame } = render(createElement(LogTail, { title: 'svcgw logs tail · http://gw', records, totals }));
+    const frame = lastFrame()!;
+    expect(frame).toContain('svcgw logs tail · http://gw');
+    expect(frame).toMatch(/TIME\s+STATUS\s+PROVIDER\s+MODEL\s+TOKENS\s+COST\s+LATENCY/);
+    expect(frame).toMatch(/200\s+openai\s+gpt-4o-mini\s+12→30\s+\$0\.00021\s+312ms/);
+    expect(frame).toMatch(/502\s+anthropic\s+claude-3-5-haiku\s+-\s+-\s+12\.5s/);
+    expect(frame).toContain('2 requests · 1 errors · 42 tokens · $0.00021 · avg 6406ms');
+    expect(frame).toContain('Ctrl+C to stop');
+  });
+
+  it('waits visibly before the first request, and keeps only the newest rows that fit', () => {
+    expect(render(createElement(LogTail, { title: 't', records: [], totals: EMPTY_TOTALS })).lastFrame()).toContain('waiting for requests…');
+    const records = Array.from({ length: 6 }, (_, i) => record({ model: `model-${i}` }));
+    const frame = render(createElement(LogTail, { title: 't', records, totals: records.reduce(addToTotals, EMPTY_TOTALS), maxRows: 3 })).lastFrame()!;
+    expect(frame).not.toContain('model-2');
+    expect(frame).toContain('model-3');
+    expect(frame).toContain('model-5');
+    expect(frame).toContain('6 requests');
+  });
+});
+
+describe('LogTailApp', () => {
+  it('follows records from its source as they arrive, totals everything seen, and shows why it ended', async () => {
+    let push: (r: LogRecord) => void = () => undefined;
+    let end: (reason: string) => void = () => undefined;
+    let stopped = false;
+    const source: LogSource = (onRecord, onEnd) => {
+      push = onRecord;
+      end = onEnd;
+      return () => void (stopped = true);
+    };
+    const { lastFrame, unmount } = render(createElement(LogTailApp, { title: 'following', source, maxRows: 2 }));
+    await tick();
+    expect(lastFrame()).toContain('waiting for requests…');
+
+    push(record({ model: 'first-model' }));
+    await tick();
+    expect(lastFrame()).toContain('first-model');
+    expect(lastFrame()).toContain('1 requests · 0 errors · 42 tokens');
+
+    push(record({ model: 'second-model', status_code: 429, cost: 0.5 }));
+    push(record({ model: 'third-model' }));
+    await tick();
+    const frame = lastFrame()!;
+    expect(frame).not.toContain('first-model'); // scrolled off
+    expect(frame).toMatch(/429\s+openai\s+second-model/);
+    expect(frame).toContain('3 requests · 1 errors · 126 tokens');
+
+    end('the server closed the stream');
+    await tick();
+    expect(lastFrame()).toContain('the server closed the stream');
+    unmount();
+    expect(stopped).toBe(true);
+  });
+});
+
+describe('log formatting', () => {
+  it('never shows an unknown cost as $0, and falls back to total tokens', () => {
+    expect(formatCost(null)).toBe('-');
+    expect(formatCost(0)).toBe('$0.0000');
+    expect(formatCost(1.23456)).toBe('$1.2346');
+    expect(formatTokens({ prompt_tokens: null, completion_tokens: null, total_tokens: 7 })).toBe('7');
+  });
+});
