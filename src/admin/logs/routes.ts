@@ -5,9 +5,9 @@ import type { LogVisibility } from '../settings/log-visibility.js';
 import { BOTH_KEY_TYPES } from '../../server/route-config.js';
 import type { ZodApp } from '../../server/zod-app.js';
 import type { RequestLogRepository } from '../../storage/repositories/request-logs.js';
-import type { RequestLogsTable } from '../../storage/schema.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import type { RequestLogWriter } from '../../telemetry/request-log-writer.js';
+import { toLogObject } from './log-object.js';
 import { idOrSlug, listBody, pageWindow, paginationQuery } from '../shared/pagination.js';
 import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
 
@@ -25,44 +25,6 @@ const listLogsQuery = z
     ...paginationQuery,
   })
   .strict();
-
-type Row = Omit<RequestLogsTable, 'seq'> & { seq?: number };
-
-/** The log record as the API shows it; bodies only on the single-record read. */
-function toLogObject(row: Row, withBodies: boolean) {
-  return {
-    id: row.id,
-    trace_id: row.trace_id,
-    request_id: row.request_id,
-    organisation_id: row.organisation_id,
-    workspace_id: row.workspace_id,
-    api_key_id: row.api_key_id,
-    provider: row.provider,
-    credential_source: row.credential_source,
-    model: row.model,
-    endpoint_type: row.endpoint_type,
-    method: row.method,
-    path: row.path,
-    status_code: row.status_code,
-    is_success: row.is_success === 1,
-    stream: row.is_stream === 1,
-    error_code: row.error_code,
-    error_message: row.error_message,
-    latency_ms: row.latency_ms,
-    ttfb_ms: row.ttfb_ms,
-    prompt_tokens: row.prompt_tokens,
-    completion_tokens: row.completion_tokens,
-    cached_tokens: row.cached_tokens,
-    total_tokens: row.total_tokens,
-    cost: row.cost,
-    cost_currency: row.cost_currency,
-    cache_status: row.cache_status,
-    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, string>),
-    created_at: row.created_at,
-    ...(withBodies ? { request_body: row.request_body, response_body: row.response_body } : {}),
-    object: 'log' as const,
-  };
-}
 
 const iso = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());
 

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { BOTH_KEY_TYPES } from '../../server/route-config.js';
 import type { ZodApp } from '../../server/zod-app.js';
-import type { RequestLogInsert } from '../../storage/repositories/request-logs.js';
+import { toLogObject } from './log-object.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import type { RequestLogWriter } from '../../telemetry/request-log-writer.js';
 import type { LogVisibility } from '../settings/log-visibility.js';
@@ -46,41 +46,6 @@ function ownKeysOnly(visibility: LogVisibility, organisationId: string, userId: 
       },
       () => known.delete(apiKeyId),
     );
-  };
-}
-
-/** A queued record in the shape `GET /v1/logs` lists it (no bodies). */
-export function toStreamRecord(row: RequestLogInsert) {
-  return {
-    id: row.id,
-    trace_id: row.trace_id,
-    request_id: row.request_id,
-    organisation_id: row.organisation_id,
-    workspace_id: row.workspace_id,
-    api_key_id: row.api_key_id,
-    provider: row.provider ?? null,
-    credential_source: row.credential_source ?? null,
-    model: row.model ?? null,
-    endpoint_type: row.endpoint_type,
-    method: row.method,
-    path: row.path,
-    status_code: row.status_code,
-    is_success: row.is_success === 1,
-    stream: row.is_stream === 1,
-    error_code: row.error_code ?? null,
-    error_message: row.error_message ?? null,
-    latency_ms: row.latency_ms,
-    ttfb_ms: row.ttfb_ms ?? null,
-    prompt_tokens: row.prompt_tokens ?? null,
-    completion_tokens: row.completion_tokens ?? null,
-    cached_tokens: row.cached_tokens ?? null,
-    total_tokens: row.total_tokens ?? null,
-    cost: row.cost ?? null,
-    cost_currency: row.cost_currency,
-    cache_status: row.cache_status,
-    metadata: row.metadata ? (JSON.parse(row.metadata) as Record<string, string>) : null,
-    created_at: row.created_at,
-    object: 'log' as const,
   };
 }
 
@@ -140,7 +105,7 @@ export function registerLogStreamRoute(app: ZodApp, deps: { workspaces: Workspac
           dropped++;
           return;
         }
-        res.write(`data: ${JSON.stringify(toStreamRecord(row))}\n\n`);
+        res.write(`data: ${JSON.stringify(toLogObject(row, false))}\n\n`);
       });
     });
     const heartbeat = setInterval(() => res.write(dropped > 0 ? `: heartbeat, ${dropped} records dropped\n\n` : ': heartbeat\n\n'), deps.heartbeatMs ?? HEARTBEAT_MS);

@@ -1,0 +1,40 @@
+import type { RequestLogInsert } from '../../storage/repositories/request-logs.js';
+
+/**
+ * A request log record as the API shows it, from a stored row or one still queued; bodies only
+ * on the single-record read.
+ */
+export function toLogObject(row: RequestLogInsert, withBodies: boolean) {
+  return {
+    id: row.id,
+    trace_id: row.trace_id,
+    request_id: row.request_id,
+    organisation_id: row.organisation_id,
+    workspace_id: row.workspace_id,
+    api_key_id: row.api_key_id,
+    provider: row.provider ?? null,
+    credential_source: row.credential_source ?? null,
+    model: row.model ?? null,
+    endpoint_type: row.endpoint_type,
+    method: row.method,
+    path: row.path,
+    status_code: row.status_code,
+    is_success: row.is_success === 1,
+    stream: row.is_stream === 1,
+    error_code: row.error_code ?? null,
+    error_message: row.error_message ?? null,
+    latency_ms: row.latency_ms,
+    ttfb_ms: row.ttfb_ms ?? null,
+    prompt_tokens: row.prompt_tokens ?? null,
+    completion_tokens: row.completion_tokens ?? null,
+    cached_tokens: row.cached_tokens ?? null,
+    total_tokens: row.total_tokens ?? null,
+    cost: row.cost ?? null,
+    cost_currency: row.cost_currency,
+    cache_status: row.cache_status,
+    metadata: row.metadata ? (JSON.parse(row.metadata) as Record<string, string>) : null,
+    created_at: row.created_at,
+    ...(withBodies ? { request_body: row.request_body ?? null, response_body: row.response_body ?? null } : {}),
+    object: 'log' as const,
+  };
+}
