@@ -57,7 +57,7 @@ export function registerLogRoutes(app: ZodApp, deps: { repo: RequestLogRepositor
       endTime: iso(q.end_time),
       ...pageWindow(q),
     };
-    const { total, rows } = ownerId === null ? await deps.repo.list(filter) : await deps.visibility.list(filter, ownerId);
+    const { total, rows } = await deps.repo.list({ ...filter, ownerUserId: ownerId ?? undefined });
     return listBody(rows.map((row) => toLogObject(row, false)), total);
   });
 

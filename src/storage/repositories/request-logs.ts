@@ -15,6 +15,8 @@ export interface RequestLogFilter {
   traceId?: string | undefined;
   startTime?: string | undefined;
   endTime?: string | undefined;
+  /** Only logs of the API keys of this user (data visibility off for members and managers). */
+  ownerUserId?: string | undefined;
   limit: number;
   offset: number;
 }
@@ -46,6 +48,9 @@ export function createRequestLogRepository(db: Db) {
       if (filter.traceId) query = query.where('trace_id', '=', filter.traceId);
       if (filter.startTime) query = query.where('created_at', '>=', filter.startTime);
       if (filter.endTime) query = query.where('created_at', '<=', filter.endTime);
+      if (filter.ownerUserId) {
+        query = query.where('api_key_id', 'in', db.selectFrom('api_keys').select('id').where('organisation_id', '=', filter.organisationId).where('user_id', '=', filter.ownerUserId));
+      }
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('seq', 'desc').limit(filter.limit).offset(filter.offset).execute();
       return { total: Number(total), rows };
