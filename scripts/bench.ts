@@ -1,16 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { PACKAGE_ROOT } from '../src/lib/package-root.js';
-import { formatSummary, summariseCpuProfile } from './bench/cpuprofile.js';
+import { formatSummary, newestProfile, summariseCpuProfile } from './bench/cpuprofile.js';
 import { quantile, runLoad, type LoadTarget } from './bench/load.js';
-import { cpuMs, machine, machineBusyMs, memory, selfCpuMs } from './bench/proc.js';
-import { startNode, type BenchChild } from './bench/processes.js';
+import { cpuMs, machine, machineBusyMs, memory, selfCpuMs, waitForQuiet } from './bench/proc.js';
+import { killAllNow, startNode, stopAll, type BenchChild } from './bench/processes.js';
 import { backgroundWarning, checkTargets, derive, derivedLines, failureReport, failures, machineLine, runsTable, targetsTable, type Kind, type RunFigures, type Via } from './bench/report.js';
 
 /**
@@ -26,7 +25,7 @@ import { backgroundWarning, checkTargets, derive, derivedLines, failureReport, f
  * `--cpu-prof DIR` runs the gateway under `node --cpu-prof` and prints its hottest functions;
  * `--node-flags "…"` starts the gateway's node with those flags (to try V8 or GC settings).
  */
-const USAGE = 'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR] [--wait-quiet SECONDS] [--node-flags "--max-semi-space-size=4 ..."]';
+const USAGE = 'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR] [--wait-quiet SECONDS] [--no-limits] [--node-flags "--max-semi-space-size=4 ..."]';
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
@@ -35,6 +34,7 @@ const { values } = parseArgs({
     scenarios: { type: 'string', default: 'chat:1,chat:32,stream:1,stream:32' },
     'cpu-prof': { type: 'string' },
     'wait-quiet': { type: 'string', default: '30' },
+    'no-limits': { type: 'boolean', default: false },
     'node-flags': { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
   },
@@ -45,7 +45,7 @@ if (values.help) {
 }
 const measureSeconds = positive('seconds', false);
 const warmupSeconds = positive('warmup', true);
-const maxRequests = Math.floor(positive('max-requests', false));
+const maxRequests = Math.floor(positive('max-requests', false, 10_000_000));
 const waitQuietSeconds = positive('wait-quiet', true);
 
 const SCENARIOS = parseScenarios(values.scenarios!);
@@ -55,11 +55,12 @@ const MESSAGES = [{ role: 'user', content: 'hello' }];
 const BIN = join(PACKAGE_ROOT, 'bin', 'svcgw');
 const MOCK = fileURLToPath(new URL('./mock-provider.js', import.meta.url));
 
+const QUIET_CORES = 0.2;
 const children: BenchChild[] = [];
 let dataDir: string | null = null;
 
 async function cleanUp(): Promise<void> {
-  await Promise.all(children.splice(0).map((child) => child.stop()));
+  await stopAll();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   dataDir = null;
 }
@@ -70,9 +71,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     void cleanUp().finally(() => process.exit(130));
   });
 }
-// Last resort if something exits the process early: never leave the children running.
+// Last resort if something exits the process early: never leave the children running or their data behind.
 process.once('exit', () => {
-  for (const child of children) child.killNow();
+  killAllNow();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function main(): Promise<void> {
@@ -129,6 +131,8 @@ async function main(): Promise<void> {
     };
   };
 
+  // Run once with --no-limits and once without to see what the limit checks cost per request.
+  if (!values['no-limits']) await enableLimits(gateway.url, adminKey);
   await preflight(gateway.url, targets('chat').gateway);
   const memoryBefore = memory(gateway.pid);
 
@@ -136,7 +140,12 @@ async function main(): Promise<void> {
   let aborted: string | null = null;
   scenarios: for (const { kind, connections } of SCENARIOS) {
     for (const via of ['direct', 'gateway'] as const) {
-      const background = await waitForQuiet([mock.pid, gateway.pid]);
+      const background = await waitForQuiet({
+        pids: [mock.pid, gateway.pid],
+        quietCores: QUIET_CORES,
+        maxSeconds: waitQuietSeconds,
+        onWait: (busy) => process.stdout.write(`(waiting up to ${waitQuietSeconds} s for other processes to go quiet: ${busy.toFixed(2)} cores) `),
+      });
       if (background > QUIET_CORES) process.stdout.write(`(machine still busy: ${background.toFixed(2)} cores used by other processes) `);
       process.stdout.write(`running ${kind} via ${via}, ${connections} connection(s)… `);
       const run = await measure(kind, via, connections, targets(kind)[via], gateway.pid, mock.pid);
@@ -215,23 +224,6 @@ async function measure(kind: Kind, via: Via, connections: number, target: LoadTa
   };
 }
 
-const QUIET_CORES = 0.2;
-
-/** Samples the CPU used by processes other than ours until it is low or `--wait-quiet` has passed; returns the last sample, in cores. */
-async function waitForQuiet(pids: number[]): Promise<number> {
-  const deadline = Date.now() + waitQuietSeconds * 1000;
-  let said = false;
-  for (;;) {
-    const ours = () => pids.reduce((ms, pid) => ms + cpuMs(pid), selfCpuMs());
-    const [machine0, ours0, t0] = [machineBusyMs(), ours(), Date.now()];
-    await sleep(500);
-    const background = (machineBusyMs() - machine0 - (ours() - ours0)) / (Date.now() - t0);
-    if (background <= QUIET_CORES || Date.now() >= deadline) return background;
-    if (!said) process.stdout.write(`(waiting up to ${waitQuietSeconds} s for other processes to go quiet: ${background.toFixed(2)} cores) `);
-    said = true;
-  }
-}
-
 /** One request through the gateway before any load: a broken set-up fails here, clearly, not as 8 runs of errors. */
 async function preflight(gatewayUrl: string, target: LoadTarget): Promise<void> {
   const health = await request(`${gatewayUrl}/v1/health`);
@@ -262,12 +254,9 @@ function parseScenarios(text: string): Array<{ kind: Kind; connections: number }
   });
 }
 
-/** The gateway's newest profile (written when it exits), summarised. */
+/** The gateway's profile (written when it exits), summarised. */
 function printProfile(dir: string): void {
-  const newest = readdirSync(dir)
-    .filter((f) => f.endsWith('.cpuprofile'))
-    .map((f) => join(dir, f))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  const newest = newestProfile(dir);
   if (!newest) {
     process.stderr.write(`bench: no .cpuprofile in ${dir}\n`);
     return;
@@ -275,10 +264,10 @@ function printProfile(dir: string): void {
   process.stdout.write(`\ngateway CPU profile ${newest} (start-up included):\n${formatSummary(summariseCpuProfile(newest, PACKAGE_ROOT))}\n`);
 }
 
-function positive(name: 'seconds' | 'warmup' | 'max-requests' | 'wait-quiet', zeroOk: boolean): number {
+function positive(name: 'seconds' | 'warmup' | 'max-requests' | 'wait-quiet', zeroOk: boolean, max = Number.MAX_SAFE_INTEGER): number {
   const value = Number(values[name]);
-  if (!Number.isFinite(value) || value < 0 || (!zeroOk && value === 0)) {
-    process.stderr.write(`bench: --${name} must be a ${zeroOk ? 'non-negative' : 'positive'} number, got ${String(values[name])}\n${USAGE}\n`);
+  if (!Number.isFinite(value) || value < 0 || (!zeroOk && value === 0) || value > max) {
+    process.stderr.write(`bench: --${name} must be a ${zeroOk ? 'non-negative' : 'positive'} number${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ''}, got ${String(values[name])}\n${USAGE}\n`);
     process.exit(2);
   }
   return value;
@@ -294,3 +283,20 @@ try {
   await cleanUp();
 }
 if (profileDir && process.exitCode !== 1) printProfile(profileDir);
+
+/**
+ * "With auth, limits and logging all on": a rate-limits policy and a usage-limits policy that
+ * cover every bench request (high enough never to refuse one), so that each request pays for
+ * the rate check, the budget reservation and its settlement.
+ */
+async function enableLimits(baseUrl: string, apiKey: string): Promise<void> {
+  const common = { workspace_id: 'default', conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'api_key' }] };
+  const policies: Array<[string, Record<string, unknown>]> = [
+    ['/v1/policies/rate-limits', { ...common, name: 'bench rate limit', type: 'requests', unit: 'rpm', value: 1e12 }],
+    ['/v1/policies/usage-limits', { ...common, name: 'bench budget', type: 'cost', credit_limit: 1e9 }],
+  ];
+  for (const [path, body] of policies) {
+    const res = await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'x-service-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (res.status !== 200) throw new Error(`could not create ${path}: ${res.status} ${await res.text()}`);
+  }
+}

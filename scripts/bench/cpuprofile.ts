@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 
 /** The parts of a V8 `.cpuprofile` (what `node --cpu-prof` writes) that a summary needs. */
 interface CpuProfile {
@@ -25,7 +25,31 @@ export interface ProfileSummary {
   functions: HotSpot[];
   /** Self time by owner: svcgw's own code, each dependency, Node internals, GC, native. */
   owners: HotSpot[];
+  /** Time by gateway pipeline stage: each sample goes to the first stage (in `STAGES` order) found anywhere on its stack. */
+  stages: HotSpot[];
 }
+
+/**
+ * The gateway's pipeline, as file patterns. Order is priority: a sample whose stack holds the
+ * request-log writer and kysely counts as "request log", one holding undici as "upstream call".
+ */
+const STAGES: Array<[string, (url: string) => boolean]> = [
+  ['start-up (module loading, migrations)', (u) => u.startsWith('node:internal/modules') || u.includes('/storage/migrations/')],
+  ['request log: SQLite insert (kysely, better-sqlite3)', (u) => /request-logs?\.js|request-log-writer|\/kysely\/|better-sqlite3/.test(u)],
+  ['request log: building the row (RequestLogDraft)', (u) => u.includes('request-log-draft')],
+  ['auth hook (key hash, cache)', (u) => u.includes('plugins/auth') || u.includes('api-key-service')],
+  ['zod validation of the body', (u) => u.includes('/zod/') || u.includes('fastify-type-provider-zod')],
+  ['request body JSON.parse (content-type parser)', (u) => u.includes('/gateway/routes.')],
+  ['gateway headers (trace id, custom host check)', (u) => u.includes('gateway-headers')],
+  ['header copying (forward-headers)', (u) => u.includes('forward-headers')],
+  ['upstream target (URL building)', (u) => u.includes('/providers/') || u.includes('resolve-target')],
+  ['SSE relay', (u) => u.includes('sse-relay')],
+  ['upstream call: undici', (u) => u.includes('/undici/') || u.includes('upstream-client') || u.startsWith('wasm://')],
+  ['response to client: fastify reply + socket write', (u) => u.includes('fastify/lib/reply')],
+  ['other gateway code (handle-request)', (u) => u.includes('handle-request')],
+  ['fastify routing, hooks, request objects', (u) => /\/fastify\/|find-my-way|avvio/.test(u)],
+  ["node's http server (parsing, ServerResponse)", (u) => u.startsWith('node:_http')],
+];
 
 /**
  * Self time per function, from the samples: each sample is charged to the function on top of the
@@ -41,8 +65,22 @@ export function summariseCpuProfile(file: string, root: string): ProfileSummary 
     const delta = profile.timeDeltas[i + 1] ?? 0;
     selfUs.set(id, (selfUs.get(id) ?? 0) + Math.max(0, delta));
   }
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const stageMemo = new Map<number, number>();
+  const stageOf = (id: number | undefined): number => {
+    if (id === undefined) return STAGES.length;
+    const known = stageMemo.get(id);
+    if (known !== undefined) return known;
+    const url = byId.get(id)?.callFrame.url ?? '';
+    const own = STAGES.findIndex(([, test]) => test(url));
+    const stage = Math.min(own === -1 ? STAGES.length : own, stageOf(parent.get(id)));
+    stageMemo.set(id, stage);
+    return stage;
+  };
   const functions = new Map<string, number>();
   const owners = new Map<string, number>();
+  const stages = new Map<string, number>();
   let idleUs = 0;
   let busyUs = 0;
   for (const [id, us] of selfUs) {
@@ -58,21 +96,34 @@ export function summariseCpuProfile(file: string, root: string): ProfileSummary 
     functions.set(where, (functions.get(where) ?? 0) + us);
     const owner = ownerOf(frame.url, frame.functionName, root);
     owners.set(owner, (owners.get(owner) ?? 0) + us);
+    const stage = STAGES[stageOf(id)]?.[0] ?? (frame.functionName.startsWith('(') ? frame.functionName : `other: ${ownerOf(frame.url, frame.functionName, root)}`);
+    stages.set(stage, (stages.get(stage) ?? 0) + us);
   }
   const rank = (m: Map<string, number>): HotSpot[] =>
     [...m].map(([where, us]) => ({ where, selfMs: us / 1000, share: busyUs > 0 ? us / busyUs : 0 })).sort((a, b) => b.selfMs - a.selfMs);
-  return { busyMs: busyUs / 1000, idleMs: idleUs / 1000, functions: rank(functions), owners: rank(owners) };
+  return { busyMs: busyUs / 1000, idleMs: idleUs / 1000, functions: rank(functions), owners: rank(owners), stages: rank(stages) };
 }
 
 export function formatSummary(summary: ProfileSummary, top = 25): string {
   const line = (h: HotSpot) => `${(h.share * 100).toFixed(1).padStart(5)}%  ${h.selfMs.toFixed(0).padStart(7)} ms  ${h.where}`;
   return [
     `busy ${summary.busyMs.toFixed(0)} ms, idle ${summary.idleMs.toFixed(0)} ms (shares are of busy time)`,
+    'time by pipeline stage:',
+    ...summary.stages.slice(0, 20).map(line),
     'self time by owner:',
-    ...summary.owners.slice(0, 15).map(line),
+    ...summary.owners.slice(0, 12).map(line),
     `top ${top} functions by self time:`,
     ...summary.functions.slice(0, top).map(line),
   ].join('\n');
+}
+
+/** The most recent `.cpuprofile` in `dir` (node writes one when the profiled process exits), or null. */
+export function newestProfile(dir: string): string | null {
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => join(dir, f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  return files[0] ?? null;
 }
 
 function displayFile(url: string, root: string): string {

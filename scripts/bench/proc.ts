@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * What Linux knows about a process, read from /proc: CPU time and memory. The benchmark reads
@@ -48,6 +49,24 @@ export function machineBusyMs(): number {
   // cpu  user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user)
   const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line.trim().split(/\s+/).slice(1).map(Number);
   return ((user + nice + system + irq + softirq + steal) * 1000) / CLOCK_TICKS;
+}
+
+/**
+ * Samples, half a second at a time, the CPU used by processes other than `pids` and this one,
+ * until it is at most `quietCores` or `maxSeconds` have passed; returns the last sample, in cores.
+ */
+export async function waitForQuiet(options: { pids: number[]; quietCores: number; maxSeconds: number; onWait(busyCores: number): void }): Promise<number> {
+  const deadline = Date.now() + options.maxSeconds * 1000;
+  const ours = () => options.pids.reduce((ms, pid) => ms + cpuMs(pid), selfCpuMs());
+  let waited = false;
+  for (;;) {
+    const [machine0, ours0, t0] = [machineBusyMs(), ours(), Date.now()];
+    await sleep(500);
+    const background = (machineBusyMs() - machine0 - (ours() - ours0)) / (Date.now() - t0);
+    if (!Number.isFinite(background) || background <= options.quietCores || Date.now() >= deadline) return background;
+    if (!waited) options.onWait(background);
+    waited = true;
+  }
 }
 
 export interface Memory {

@@ -3,8 +3,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 /** Headers that describe one hop, not the message (RFC 9110 §7.6.1), plus those the client re-derives. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
 
-function connectionTokens(headers: IncomingHttpHeaders): Set<string> {
+const NO_TOKENS: ReadonlySet<string> = new Set();
+
+function connectionTokens(headers: IncomingHttpHeaders): ReadonlySet<string> {
   const value = headers.connection;
+  if (value === undefined || value === 'keep-alive' || value === 'close') return NO_TOKENS;
   const text = Array.isArray(value) ? value.join(',') : (value ?? '');
   return new Set(text.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean));
 }

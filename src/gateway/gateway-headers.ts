@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { randomUUID } from 'node:crypto';
 import { invalid } from '../lib/errors.js';
+import { newTimeOrderedId } from '../lib/ids.js';
 
 /** The gateway's own request headers, read and checked once per request. */
 export interface GatewayHeaders {
@@ -45,13 +45,17 @@ export function readGatewayHeaders(headers: IncomingHttpHeaders): GatewayHeaders
     customHost,
     virtualKey: one(headers['x-service-virtual-key']),
     bearer,
-    traceId: traceHeader ?? randomUUID(),
+    traceId: traceHeader ?? newTimeOrderedId(),
     metadata: parseMetadata(one(headers['x-service-metadata'])),
     azure,
   };
 }
 
+/** Custom hosts already checked: a client sends the same one on every request. */
+const checkedHosts = new Set<string>();
+
 function checkCustomHost(value: string): void {
+  if (checkedHosts.has(value)) return;
   let url: URL;
   try {
     url = new URL(value);
@@ -59,6 +63,7 @@ function checkCustomHost(value: string): void {
     throw invalid('x-service-custom-host', 'x-service-custom-host must be an absolute http(s) URL.');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('x-service-custom-host', 'x-service-custom-host must use http or https.');
+  if (checkedHosts.size < 1000) checkedHosts.add(value);
 }
 
 /** `x-service-metadata`: a JSON object whose values are strings (what limits and logs filter on). */

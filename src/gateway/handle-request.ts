@@ -190,9 +190,19 @@ function usageRequested(json: Record<string, unknown> | null): boolean {
   return options?.include_usage === true;
 }
 
-/** The unchanged bytes when possible; re-encoded only to ask a stream for its usage. */
+const INCLUDE_USAGE = Buffer.from(',"stream_options":{"include_usage":true}');
+
+/**
+ * The unchanged bytes when possible. To ask a stream for its usage, the option is spliced in
+ * before the body's closing brace; the body is re-encoded only when it already has options.
+ */
 function jsonBodyFor(request: FastifyRequest, json: Record<string, unknown>, askForUsage: boolean): Buffer {
-  if (!askForUsage && request.rawBody) return request.rawBody;
+  const raw = request.rawBody;
+  if (!askForUsage && raw) return raw;
+  if (raw && json.stream_options === undefined) {
+    const end = raw.lastIndexOf(0x7d);
+    if (end > 0) return Buffer.concat([raw.subarray(0, end), INCLUDE_USAGE, raw.subarray(end)]);
+  }
   const streamOptions = { ...((json.stream_options as Record<string, unknown> | undefined) ?? {}), include_usage: true };
   return Buffer.from(JSON.stringify(askForUsage ? { ...json, stream_options: streamOptions } : json));
 }

@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/principal.js';
-import { newId } from '../lib/ids.js';
+import { newTimeOrderedId } from '../lib/ids.js';
 import type { RequestLogInsert } from '../storage/repositories/request-logs.js';
 import type { TokenUsage } from './usage.js';
 
@@ -8,7 +8,7 @@ import type { TokenUsage } from './usage.js';
  * row the batched writer stores. Fields a request never reached (no provider, no usage) stay null.
  */
 export class RequestLogDraft {
-  readonly id = newId();
+  readonly id = newTimeOrderedId();
   traceId: string | null = null;
   provider: string | null = null;
   credentialSource: string | null = null;

@@ -16,6 +16,9 @@ export interface SseRelayResult {
 }
 
 const EVENT_END = /\r?\n\r?\n/;
+const endsWithEvent = (chunk: Buffer) => chunk.length >= 2 && chunk[chunk.length - 1] === 0x0a && (chunk[chunk.length - 2] === 0x0a || (chunk.length >= 4 && chunk[chunk.length - 3] === 0x0a && chunk[chunk.length - 2] === 0x0d));
+const mayCarryUsage = (chunk: Buffer) => chunk.includes('"usage":{') || chunk.includes('"usage": {');
+
 /** Only events whose usage is an object are parsed; `"usage": null` on every chunk is skipped cheaply. */
 const HAS_USAGE = /"usage"\s*:\s*\{/;
 
@@ -57,6 +60,14 @@ export function createSseRelay(options: SseRelayOptions): { stream: Transform; r
       if (first) {
         first = false;
         options.onFirstChunk();
+      }
+      // Fast path: whole events without usage pass through as the provider's own bytes.
+      if (partial === '' && endsWithEvent(chunk) && !mayCarryUsage(chunk)) {
+        if (chunk.includes('data: [DONE]')) result.sawDone = true;
+        if (options.captureBytes > 0) keep(chunk.toString('utf8'));
+        this.push(chunk);
+        callback();
+        return;
       }
       const text = partial + chunk.toString('utf8');
       const events = text.split(EVENT_END);

@@ -21,8 +21,18 @@ export function openSqlite(dataDir: string): Db {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  rawHandles.set(db, sqlite);
+  return db;
 }
+
+const rawHandles = new WeakMap<Db, SQLite.Database>();
+
+/**
+ * The better-sqlite3 handle behind a SQLite `Db`, for the one hot write that is worth a
+ * prepared statement (request logs); undefined for other databases.
+ */
+export const rawSqlite = (db: Db): SQLite.Database | undefined => rawHandles.get(db);
 
 /** Runs every pending migration; fails with the migration's own error. */
 export async function migrateToLatest(db: Db): Promise<string[]> {

@@ -1,5 +1,5 @@
 import type { Insertable } from 'kysely';
-import type { Db } from '../database.js';
+import { rawSqlite, type Db } from '../database.js';
 import type { RequestLogsTable } from '../schema.js';
 
 export type RequestLogInsert = Insertable<RequestLogsTable>;
@@ -24,15 +24,41 @@ export interface RequestLogFilter {
 /** Rows per INSERT: 31 columns × 300 rows stays well under SQLite's 32,766 bound parameters. */
 const ROWS_PER_INSERT = 300;
 
+const COLUMNS = [
+  'id', 'trace_id', 'request_id', 'organisation_id', 'workspace_id', 'api_key_id', 'provider', 'credential_source', 'model',
+  'endpoint_type', 'method', 'path', 'status_code', 'is_success', 'is_stream', 'error_code', 'error_message', 'latency_ms',
+  'ttfb_ms', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'total_tokens', 'cost', 'cost_currency', 'cache_status',
+  'metadata', 'request_body', 'response_body', 'created_at',
+] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
+
+/**
+ * On SQLite, one statement prepared once and run per row inside a transaction: about a fifth of
+ * the CPU of a query-builder multi-row insert, and request logs are the one write per request.
+ */
+function preparedBatchInsert(db: Db): ((rows: RequestLogInsert[]) => Promise<void>) | null {
+  const sqlite = rawSqlite(db);
+  if (!sqlite) return null;
+  const insert = sqlite.prepare(`INSERT INTO request_logs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`);
+  const all = sqlite.transaction((rows: RequestLogInsert[]) => {
+    for (const row of rows) insert.run(COLUMNS.map((column) => row[column] ?? null));
+  });
+  return async (rows) => {
+    all(rows);
+  };
+}
+
 export function createRequestLogRepository(db: Db) {
+  const prepared = preparedBatchInsert(db);
   return {
     /** Writes a batch in one transaction: one fsync for many requests. */
-    insertBatch: (rows: RequestLogInsert[]) =>
-      db.transaction().execute(async (trx) => {
-        for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-          await trx.insertInto('request_logs').values(rows.slice(i, i + ROWS_PER_INSERT)).execute();
-        }
-      }),
+    insertBatch:
+      prepared ??
+      ((rows: RequestLogInsert[]) =>
+        db.transaction().execute(async (trx) => {
+          for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+            await trx.insertInto('request_logs').values(rows.slice(i, i + ROWS_PER_INSERT)).execute();
+          }
+        })),
 
     findById: (organisationId: string, id: string) =>
       db.selectFrom('request_logs').selectAll().where('organisation_id', '=', organisationId).where('id', '=', id).executeTakeFirst(),
