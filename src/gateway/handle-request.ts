@@ -62,7 +62,9 @@ export function createGatewayHandler(deps: GatewayDeps) {
     const abort = new AbortController();
     const admission: Admission = { tokenLimits: [], reservation: null, headers: null };
     let upstreamStatus: number | null = null;
+    let answered: Buffer | null = null;
     reply.raw.once('close', () => {
+      if (answered) readUsage(draft, answered);
       const finished = reply.raw.writableFinished;
       if (!finished) abort.abort();
       const status = finished || reply.statusCode >= 400 ? reply.statusCode : 499;
@@ -139,9 +141,8 @@ export function createGatewayHandler(deps: GatewayDeps) {
       }
 
       const bytes = Buffer.from(await res.body.arrayBuffer());
-      const parsed = parseJson(bytes);
-      draft.usage = usageFromBody(parsed);
-      if (parsed && typeof (parsed as { model?: unknown }).model === 'string') draft.model = (parsed as { model: string }).model;
+      // Usage and model are for the log and the limits: read once the reply is on its way.
+      answered = bytes;
       if (capture > 0) draft.responseBody = bytes.subarray(0, capture).toString('utf8');
       return reply.code(res.statusCode).headers(headersForClient(res.headers, { keepLength: false })).send(bytes);
     } catch (error) {
@@ -205,6 +206,12 @@ function jsonBodyFor(request: FastifyRequest, json: Record<string, unknown>, ask
   }
   const streamOptions = { ...((json.stream_options as Record<string, unknown> | undefined) ?? {}), include_usage: true };
   return Buffer.from(JSON.stringify(askForUsage ? { ...json, stream_options: streamOptions } : json));
+}
+
+function readUsage(draft: RequestLogDraft, bytes: Buffer): void {
+  const parsed = parseJson(bytes);
+  draft.usage = usageFromBody(parsed);
+  if (parsed && typeof (parsed as { model?: unknown }).model === 'string') draft.model = (parsed as { model: string }).model;
 }
 
 function parseJson(bytes: Buffer): unknown {

@@ -37,6 +37,7 @@ export const ERROR_CODES = {
   WORKSPACE_ARCHIVED: { status: 401, type: 'authentication_error', summary: "The API key belongs to an archived workspace; it works again once the workspace is unarchived." },
   FEATURE_DISABLED: { status: 403, type: 'permission_error', summary: 'The route belongs to a feature this deployment turned off; the message names the flag and its variable (such as AUDIT_LOGS_ENABLED=OFF).' },
   USER_KEY_LIMIT_REACHED: { status: 409, type: 'invalid_request_error', summary: 'The user already holds as many active API keys in the workspace as the security setting maxUserApiKeysPerWorkspace allows.' },
+  AB01_INVALID_CONFIG: { status: 400, type: 'invalid_request_error', summary: 'A gateway config object is invalid; `param` is the JSON path of the first problem (such as config.targets[1].weight) and the message lists every problem with its path.' },
 } as const satisfies Record<string, { status: number; type: string; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { registerApiKeyRoutes } from '../admin/api-keys/routes.js';
 import { createApiKeyAdminService } from '../admin/api-keys/service.js';
 import { registerAuditLogRoutes } from '../admin/audit-logs/routes.js';
+import { registerConfigs } from '../admin/configs/index.js';
 import { createCredentials, registerCredentialRoutes, type CredentialResolver } from '../admin/credentials/index.js';
 import { registerRateLimitPolicyRoutes } from '../admin/rate-limits-policies/routes.js';
 import { createRateLimitPolicyService } from '../admin/rate-limits-policies/service.js';
@@ -158,6 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerInvites(zapp, { repos, keys, clock: deps.clock });
   registerRateLimitPolicyRoutes(zapp, services.rateLimitPolicies);
   registerUsageLimitPolicies(zapp, { repos, clock: deps.clock, budgets: limits.service });
+  registerConfigs(zapp, { repos, clock: deps.clock });
   registerAuditLogRoutes(zapp, repos.auditLogs);
   registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
   const requestLogs = createRequestLogWriter({ repo: repos.requestLogs, logger: deps.logger, flushIntervalMs: deps.config.log_flush_interval_ms });

@@ -139,6 +139,8 @@ export interface Database {
   invites: InvitesTable;
   invite_workspaces: InviteWorkspacesTable;
   security_settings: SecuritySettingsTable;
+  configs: ConfigsTable;
+  config_versions: ConfigVersionsTable;
 }
 
 export type CredentialStatus = 'active' | 'archived';
@@ -338,4 +340,28 @@ export interface SecuritySettingsTable {
   settings: string;
   created_at: string;
   last_updated_at: string;
+}
+
+/** A gateway config; its body lives in `config_versions`, and `latest_version_id` is the one in use. */
+export interface ConfigsTable {
+  id: string;
+  organisation_id: string;
+  workspace_id: string;
+  /** Unique among the organisation's active configs. */
+  slug: string;
+  name: string;
+  status: 'active' | 'archived';
+  latest_version_id: string;
+  created_at: string;
+  last_updated_at: string;
+}
+
+/** One saved body of a config (JSON text); versions count from 1 and are never changed. */
+export interface ConfigVersionsTable {
+  id: string;
+  config_id: string;
+  version: number;
+  config: string;
+  created_at: string;
+  created_by_key_id: string | null;
 }

@@ -7,6 +7,7 @@ import * as notifications from './0005-notifications.js';
 import * as identity from './0006-identity.js';
 import * as keyRotation from './0007-key-rotation.js';
 import * as settings from './0008-settings.js';
+import * as configs from './0009-configs.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0006-identity': identity,
   '0007-key-rotation': keyRotation,
   '0008-settings': settings,
+  '0009-configs': configs,
 };
 
 export const migrationProvider: MigrationProvider = {

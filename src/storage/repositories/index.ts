@@ -1,6 +1,7 @@
 import type { Db } from '../database.js';
 import { createApiKeyRepository } from './api-keys.js';
 import { createAuditLogRepository } from './audit-logs.js';
+import { createConfigRepository } from './configs.js';
 import { createIntegrationRepository } from './integrations.js';
 import { createProviderRepository } from './providers.js';
 import { createRateLimitPolicyRepository } from './rate-limit-policies.js';
@@ -17,6 +18,7 @@ export function createRepositories(db: Db) {
   return {
     apiKeys: createApiKeyRepository(db),
     auditLogs: createAuditLogRepository(db),
+    configs: createConfigRepository(db),
     integrations: createIntegrationRepository(db),
     providers: createProviderRepository(db),
     rateLimitPolicies: createRateLimitPolicyRepository(db),

@@ -1,0 +1,195 @@
+import type { Principal } from '../../auth/principal.js';
+import { parseGatewayConfig, type GatewayConfig } from '../../gateway/config/index.js';
+import type { Clock } from '../../lib/clock.js';
+import { AppError, notFound } from '../../lib/errors.js';
+import { isUuid, newId, slugify } from '../../lib/ids.js';
+import { REDACTED } from '../../lib/redact.js';
+import type { ConfigRepository, ConfigRow, ConfigVersionRow } from '../../storage/repositories/configs.js';
+import { isUniqueViolation } from '../../storage/repositories/integrations.js';
+import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
+import { pageWindow } from '../shared/pagination.js';
+import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
+import type { ConfigObject, ConfigSummary, ConfigVersionObject, CreateConfigBody, ListConfigsQuery, UpdateConfigBody } from './schemas.js';
+
+/**
+ * Checks a config body and turns its problems into one AB01 error: `param` is the path of the
+ * first problem, the message lists them all, so that an author can fix everything at once.
+ */
+export function validateConfig(value: unknown): GatewayConfig {
+  const result = parseGatewayConfig(value);
+  if (result.ok) return result.config;
+  const paramOf = (path: string) => (path === '' ? 'config' : path.startsWith('[') ? `config${path}` : `config.${path}`);
+  const list = result.issues.map((issue) => `${paramOf(issue.path)}: ${issue.message}`).join('; ');
+  throw new AppError('AB01_INVALID_CONFIG', `Invalid config (${result.issues.length} problem${result.issues.length === 1 ? '' : 's'}): ${list}`, {
+    param: paramOf(result.issues[0]?.path ?? ''),
+  });
+}
+
+/** The rules of configs: versions, slugs, and which workspace a key may reach. */
+export function createConfigService(deps: { configs: ConfigRepository; workspaces: WorkspaceRepository; clock: Clock }) {
+  const now = () => new Date(deps.clock.now()).toISOString();
+
+  /** `:slug` takes the config's id or its slug (the active one first). */
+  async function findConfig(principal: Principal, slugOrId: string): Promise<ConfigRow> {
+    const row = isUuid(slugOrId)
+      ? await deps.configs.findById(principal.organisationId, slugOrId.toLowerCase())
+      : await deps.configs.findBySlug(principal.organisationId, slugOrId);
+    if (!row) throw notFound('Config');
+    assertWorkspaceReachable(principal, row.workspace_id);
+    return row;
+  }
+
+  async function latestVersion(row: ConfigRow): Promise<ConfigVersionRow> {
+    const version = await deps.configs.findVersion(row.id, row.latest_version_id);
+    if (!version) throw new Error(`config ${row.id} has no version ${row.latest_version_id}`);
+    return version;
+  }
+
+  async function assertSlugFree(organisationId: string, slug: string, exceptId?: string): Promise<void> {
+    const taken = await deps.configs.findActiveBySlug(organisationId, slug);
+    if (taken && taken.id !== exceptId) throw new AppError('CONFLICT', `An active config with slug ${slug} already exists.`, { param: 'slug' });
+  }
+
+  return {
+    async list(principal: Principal, query: ListConfigsQuery) {
+      const workspace = await resolveWorkspace(deps.workspaces, principal, query.workspace_id, { required: false });
+      const { total, rows } = await deps.configs.list({
+        organisationId: principal.organisationId,
+        ...(workspace ? { workspaceId: workspace.id } : {}),
+        status: query.status,
+        ...pageWindow(query),
+      });
+      return { total, data: rows.map((row) => toSummary(row, row.version)) };
+    },
+
+    /** Admin keys without `workspace_id` create in the default workspace; workspace keys in their own. */
+    async create(principal: Principal, body: CreateConfigBody): Promise<{ row: ConfigRow; version: ConfigVersionRow }> {
+      const config = validateConfig(body.config);
+      const workspace =
+        (await resolveWorkspace(deps.workspaces, principal, body.workspace_id, { required: false })) ?? (await deps.workspaces.findDefault(principal.organisationId));
+      if (!workspace) throw new AppError('INVALID_REQUEST', 'workspace_id is required.', { param: 'workspace_id' });
+      const slug = body.slug ?? slugify(body.name);
+      await assertSlugFree(principal.organisationId, slug);
+      const stamp = now();
+      const version: ConfigVersionRow = { id: newId(), config_id: newId(), version: 1, config: JSON.stringify(config), created_at: stamp, created_by_key_id: principal.keyId };
+      const row: ConfigRow = {
+        id: version.config_id,
+        organisation_id: principal.organisationId,
+        workspace_id: workspace.id,
+        slug,
+        name: body.name,
+        status: 'active',
+        latest_version_id: version.id,
+        created_at: stamp,
+        last_updated_at: stamp,
+      };
+      try {
+        await deps.configs.insert(row, version);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, { param: 'slug', cause: error });
+        throw error;
+      }
+      return { row, version };
+    },
+
+    async get(principal: Principal, slugOrId: string): Promise<ConfigObject> {
+      const row = await findConfig(principal, slugOrId);
+      const version = await latestVersion(row);
+      return { ...toSummary(row, version.version), config: publicConfig(version.config) };
+    },
+
+    /** A changed `config` becomes a new version (the latest, hence the one in use); name and status change in place. */
+    async update(principal: Principal, slugOrId: string, body: UpdateConfigBody): Promise<{ row: ConfigRow; versionId: string }> {
+      const row = await findConfig(principal, slugOrId);
+      const config = 'config' in body ? validateConfig(body.config) : undefined;
+      const patch: Partial<ConfigRow> = { last_updated_at: now() };
+      if (body.name !== undefined) patch.name = body.name;
+      if (body.status !== undefined && body.status !== row.status) {
+        if (body.status === 'active') await assertSlugFree(row.organisation_id, row.slug, row.id);
+        patch.status = body.status;
+      }
+      let versionId = row.latest_version_id;
+      try {
+        if (config !== undefined) {
+          const version = await deps.configs.addVersion(row.id, { id: newId(), config: JSON.stringify(config), created_at: patch.last_updated_at!, created_by_key_id: principal.keyId }, patch);
+          versionId = version.id;
+        } else {
+          await deps.configs.update(row.id, patch);
+        }
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new AppError('CONFLICT', `An active config with slug ${row.slug} already exists.`, { param: 'slug', cause: error });
+        throw error;
+      }
+      return { row: { ...row, ...patch, latest_version_id: versionId }, versionId };
+    },
+
+    /** Deleting archives: the config stops being usable by slug in requests but stays readable, versions included. */
+    async archive(principal: Principal, slugOrId: string): Promise<ConfigRow> {
+      const row = await findConfig(principal, slugOrId);
+      if (row.status !== 'archived') await deps.configs.update(row.id, { status: 'archived', last_updated_at: now() });
+      return row;
+    },
+
+    async listVersions(principal: Principal, slugOrId: string): Promise<ConfigVersionObject[]> {
+      const row = await findConfig(principal, slugOrId);
+      return (await deps.configs.listVersions(row.id)).map((version) => toVersionObject(row, version));
+    },
+
+    /** One version by number (`1`, `2`, …) or by version id. */
+    async getVersion(principal: Principal, slugOrId: string, version: string): Promise<ConfigVersionObject> {
+      const row = await findConfig(principal, slugOrId);
+      const found = /^[1-9][0-9]{0,8}$/.test(version)
+        ? await deps.configs.findVersionNumber(row.id, Number(version))
+        : isUuid(version)
+          ? await deps.configs.findVersion(row.id, version.toLowerCase())
+          : undefined;
+      if (!found) throw notFound('Config version', 'version');
+      return toVersionObject(row, found);
+    },
+  };
+}
+
+export type ConfigService = ReturnType<typeof createConfigService>;
+
+function toSummary(row: ConfigRow, version: number): ConfigSummary {
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    status: row.status,
+    workspace_id: row.workspace_id,
+    organisation_id: row.organisation_id,
+    version_id: row.latest_version_id,
+    version,
+    created_at: row.created_at,
+    last_updated_at: row.last_updated_at,
+    object: 'config',
+  };
+}
+
+function toVersionObject(row: ConfigRow, version: ConfigVersionRow): ConfigVersionObject {
+  return {
+    version_id: version.id,
+    version: version.version,
+    config_id: row.id,
+    slug: row.slug,
+    config: publicConfig(version.config),
+    is_latest: version.id === row.latest_version_id,
+    created_at: version.created_at,
+    created_by_key_id: version.created_by_key_id,
+    object: 'config_version',
+  };
+}
+
+/** A stored config as the API shows it: inline `api_key` values are never sent back. */
+function publicConfig(stored: string): Record<string, unknown> {
+  return maskKeys(JSON.parse(stored) as Record<string, unknown>);
+}
+
+function maskKeys(node: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...node };
+  if (typeof out['api_key'] === 'string') out['api_key'] = REDACTED;
+  if (Array.isArray(out['targets'])) out['targets'] = (out['targets'] as Array<Record<string, unknown>>).map(maskKeys);
+  return out;
+}
+

@@ -1,0 +1,86 @@
+import type { Db } from '../database.js';
+import type { ConfigsTable, ConfigVersionsTable } from '../schema.js';
+
+export type ConfigRow = ConfigsTable;
+export type ConfigVersionRow = ConfigVersionsTable;
+
+export interface ConfigFilter {
+  organisationId: string;
+  workspaceId?: string;
+  status?: ConfigRow['status'];
+  limit: number;
+  offset: number;
+}
+
+export function createConfigRepository(db: Db) {
+  return {
+    /** Inserts a config with its first version in one transaction. */
+    insert: (row: ConfigRow, version: ConfigVersionRow) =>
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto('configs').values(row).execute();
+        await trx.insertInto('config_versions').values(version).execute();
+      }),
+
+    findById: (organisationId: string, id: string) =>
+      db.selectFrom('configs').selectAll().where('organisation_id', '=', organisationId).where('id', '=', id).executeTakeFirst(),
+
+    /** The active config with this slug, or else the most recently changed archived one. */
+    findBySlug: (organisationId: string, slug: string) =>
+      db
+        .selectFrom('configs')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('slug', '=', slug)
+        .orderBy((eb) => eb.case().when('status', '=', 'active').then(0).else(1).end())
+        .orderBy('last_updated_at', 'desc')
+        .executeTakeFirst(),
+
+    findActiveBySlug: (organisationId: string, slug: string) =>
+      db.selectFrom('configs').selectAll().where('organisation_id', '=', organisationId).where('slug', '=', slug).where('status', '=', 'active').executeTakeFirst(),
+
+    /** A page of configs, each with the number of its latest version. */
+    list: async (filter: ConfigFilter) => {
+      let query = db.selectFrom('configs').innerJoin('config_versions as v', 'v.id', 'configs.latest_version_id').where('configs.organisation_id', '=', filter.organisationId);
+      if (filter.workspaceId) query = query.where('configs.workspace_id', '=', filter.workspaceId);
+      if (filter.status) query = query.where('configs.status', '=', filter.status);
+      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query
+        .selectAll('configs')
+        .select('v.version as version')
+        .orderBy('configs.created_at', 'asc')
+        .orderBy('configs.id')
+        .limit(filter.limit)
+        .offset(filter.offset)
+        .execute();
+      return { total: Number(total), rows };
+    },
+
+    update: (id: string, patch: Partial<ConfigRow>) => db.updateTable('configs').set(patch).where('id', '=', id).execute(),
+
+    /** Adds a version and makes it the latest, numbering it after the highest one so far. */
+    addVersion: (configId: string, version: Omit<ConfigVersionRow, 'version' | 'config_id'>, patch: Partial<ConfigRow>) =>
+      db.transaction().execute(async (trx) => {
+        const { highest } = await trx
+          .selectFrom('config_versions')
+          .select((eb) => eb.fn.max<number>('version').as('highest'))
+          .where('config_id', '=', configId)
+          .executeTakeFirstOrThrow();
+        const row: ConfigVersionRow = { ...version, config_id: configId, version: Number(highest ?? 0) + 1 };
+        await trx.insertInto('config_versions').values(row).execute();
+        await trx.updateTable('configs').set({ ...patch, latest_version_id: row.id }).where('id', '=', configId).execute();
+        return row;
+      }),
+
+    findVersion: (configId: string, versionId: string) =>
+      db.selectFrom('config_versions').selectAll().where('config_id', '=', configId).where('id', '=', versionId).executeTakeFirst(),
+
+    findVersionNumber: (configId: string, version: number) =>
+      db.selectFrom('config_versions').selectAll().where('config_id', '=', configId).where('version', '=', version).executeTakeFirst(),
+
+    /** Versions newest first. */
+    listVersions: (configId: string) =>
+      db.selectFrom('config_versions').selectAll().where('config_id', '=', configId).orderBy('version', 'desc').execute(),
+  };
+}
+
+export type ConfigRepository = ReturnType<typeof createConfigRepository>;
