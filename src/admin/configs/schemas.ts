@@ -9,7 +9,7 @@ export const configSlug = z
   .refine((slug) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(slug), 'slug cannot look like an id');
 const configName = z.string().min(1).max(255);
 /** The config body is checked by parseGatewayConfig so that its failures carry AB01 codes. */
-const configBody = z.unknown().describe('The gateway config object (see docs/configs.md).');
+const configBody = z.unknown().optional().describe('The gateway config object (see docs/configs.md).');
 
 export const createConfigBody = z
   .object({

@@ -17,11 +17,23 @@ import type { ConfigObject, ConfigSummary, ConfigVersionObject, CreateConfigBody
  */
 export function validateConfig(value: unknown): GatewayConfig {
   const result = parseGatewayConfig(value);
-  if (result.ok) return result.config;
+  // Stored configs hold no provider keys: keys are kept encrypted in integrations and providers.
+  const issues = result.ok ? inlineKeys(result.config, '').map((path) => ({ path, message: 'a stored config cannot hold a provider key; store it as a provider (or integration) and name it with provider: "@slug"' })) : result.issues;
+  if (result.ok && issues.length === 0) return result.config;
   const paramOf = (path: string) => (path === '' ? 'config' : path.startsWith('[') ? `config${path}` : `config.${path}`);
-  const list = result.issues.map((issue) => `${paramOf(issue.path)}: ${issue.message}`).join('; ');
-  throw new AppError('AB01_INVALID_CONFIG', `Invalid config (${result.issues.length} problem${result.issues.length === 1 ? '' : 's'}): ${list}`, {
-    param: paramOf(result.issues[0]?.path ?? ''),
+  const list = issues.map((issue) => `${paramOf(issue.path)}: ${issue.message}`).join('; ');
+  throw new AppError('AB01_INVALID_CONFIG', `Invalid config (${issues.length} problem${issues.length === 1 ? '' : 's'}): ${list}`, {
+    param: paramOf(issues[0]?.path ?? ''),
+  });
+}
+
+/** Paths of every `api_key` in the config tree. */
+function inlineKeys(node: unknown, path: string): string[] {
+  if (Array.isArray(node)) return node.flatMap((item, i) => inlineKeys(item, `${path}[${i}]`));
+  if (node === null || typeof node !== 'object') return [];
+  return Object.entries(node).flatMap(([key, value]) => {
+    const at = path === '' ? key : `${path}.${key}`;
+    return key === 'api_key' && value !== undefined ? [at] : inlineKeys(value, at);
   });
 }
 
@@ -101,7 +113,7 @@ export function createConfigService(deps: { configs: ConfigRepository; workspace
     /** A changed `config` becomes a new version (the latest, hence the one in use); name and status change in place. */
     async update(principal: Principal, slugOrId: string, body: UpdateConfigBody): Promise<{ row: ConfigRow; versionId: string }> {
       const row = await findConfig(principal, slugOrId);
-      const config = 'config' in body ? validateConfig(body.config) : undefined;
+      const config = body.config !== undefined ? validateConfig(body.config) : undefined;
       const patch: Partial<ConfigRow> = { last_updated_at: now() };
       if (body.name !== undefined) patch.name = body.name;
       if (body.status !== undefined && body.status !== row.status) {
@@ -192,4 +204,3 @@ function maskKeys(node: Record<string, unknown>): Record<string, unknown> {
   if (Array.isArray(out['targets'])) out['targets'] = (out['targets'] as Array<Record<string, unknown>>).map(maskKeys);
   return out;
 }
-

@@ -23,7 +23,7 @@ describe('parseGatewayConfig: valid configs', () => {
         { virtual_key: 'main-258f4d', provider: 'openai' },
         { provider: 'azure-openai', api_key: 'k', azure_entra_scope: 'https://cognitiveservices.azure.com/.default' },
         { provider: 'openai', custom_host: 'http://127.0.0.1:9000/v1' },
-        { provider: 'anthropic', anthropic_beta: 'prompt-caching-2024-07-31' },
+        { provider: 'openrouter', anthropic_beta: 'prompt-caching-2024-07-31' },
         {
           strategy: { mode: 'loadbalance' },
           targets: [{ ...openai, weight: 0.7 }, { ...openai, weight: 0 }],
