@@ -15,6 +15,7 @@ import { providersCommand } from './commands/providers.js';
 import { serveCommand } from './commands/serve.js';
 import { usersCommand } from './commands/users.js';
 import { virtualKeysCommand } from './commands/virtual-keys.js';
+import { configsCommand } from './commands/configs.js';
 import { workspacesCommand } from './commands/workspaces.js';
 import { FatalError } from './fatal-error.js';
 
@@ -46,6 +47,7 @@ export function buildProgram(): Command {
   program.addCommand(integrationsCommand());
   program.addCommand(providersCommand());
   program.addCommand(virtualKeysCommand());
+  program.addCommand(configsCommand());
   program.addCommand(policiesCommand());
   program.addCommand(logsCommand());
   program.addCommand(auditLogsCommand());
