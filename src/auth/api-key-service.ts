@@ -10,7 +10,7 @@ const RAW_KEY_RE = /^[A-Za-z0-9_.-]{32,256}$/;
 /** `rotated`: a rotated-out secret whose transition period has ended. */
 export type VerifyResult =
   | { ok: true; principal: Principal }
-  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' | 'rotated' };
+  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' | 'rotated' | 'workspace_archived' };
 
 interface CacheEntry {
   row: ApiKeyWithRoles;
@@ -106,6 +106,8 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
     if (row.status === 'expired') return { ok: false, reason: 'expired' };
     if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return { ok: false, reason: 'expired' };
     if (entry.previous && (row.previous_key_expires_at === null || Date.parse(row.previous_key_expires_at) <= now)) return { ok: false, reason: 'rotated' };
+    // Archiving revokes nothing: the keys work again once the workspace is unarchived.
+    if (row.workspace_status === 'archived') return { ok: false, reason: 'workspace_archived' };
     return { ok: true, principal: entry.principal };
   }
 

@@ -43,3 +43,16 @@ export function withResetSchedule(limits: UsageLimits, now: number): UsageLimits
   const next = nextResetAfter(now, limits);
   return { ...limits, next_usage_reset_at: next === null ? null : new Date(next).toISOString() };
 }
+
+/**
+ * The stored `usage_limits` JSON after an update of a key or a workspace: new limits keep the
+ * current period (`last_reset_at`), `null` removes them, and `reset_usage` starts a new period
+ * now. Undefined when the update touches neither.
+ */
+export function updatedUsageLimits(stored: string | null, update: { usage_limits?: UsageLimits | null | undefined; reset_usage?: boolean | undefined }, now: number): string | null | undefined {
+  if (update.usage_limits === undefined && !update.reset_usage) return undefined;
+  const current = stored === null ? null : (JSON.parse(stored) as UsageLimits & { last_reset_at?: string | null });
+  let usage = update.usage_limits === undefined ? current : update.usage_limits === null ? null : { ...withResetSchedule(update.usage_limits, now), last_reset_at: current?.last_reset_at ?? null };
+  if (update.reset_usage && usage) usage = { ...usage, last_reset_at: new Date(now).toISOString() };
+  return usage === null ? null : JSON.stringify(usage);
+}

@@ -13,7 +13,6 @@ import { createRateLimitPolicyService } from '../admin/rate-limits-policies/serv
 import { registerUsageLimitPolicies } from '../admin/usage-limits-policies/index.js';
 import { registerWorkspaceRoutes } from '../admin/workspaces/routes.js';
 import { createWorkspaceService } from '../admin/workspaces/service.js';
-import { registerArchivedWorkspaceGuard } from '../admin/workspaces/archived-guard.js';
 import { registerInvites } from '../admin/invites/index.js';
 import { registerMembers } from '../admin/members/index.js';
 import { registerUsers } from '../admin/users/index.js';
@@ -148,12 +147,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   const services = {
     apiKeys: createApiKeyAdminService({ keys: repos.apiKeys, workspaces: repos.workspaces, usage: repos.usageCounters, verifier: keys, clock: deps.clock, checkUserKeyPolicy: securitySettings.checkUserKeyPolicy }),
-    workspaces: createWorkspaceService({ workspaces: repos.workspaces, usage: repos.usageCounters, clock: deps.clock, verifier: keys, statusTtlMs: deps.config.key_cache_ttl_ms }),
+    workspaces: createWorkspaceService({ workspaces: repos.workspaces, usage: repos.usageCounters, clock: deps.clock, verifier: keys }),
     rateLimitPolicies: createRateLimitPolicyService({ policies: repos.rateLimitPolicies, workspaces: repos.workspaces, clock: deps.clock }),
   };
   registerApiKeyRoutes(zapp, services.apiKeys);
   registerWorkspaceRoutes(zapp, services.workspaces);
-  registerArchivedWorkspaceGuard(zapp, services.workspaces);
   registerMembers(zapp, { repos, keys, clock: deps.clock });
   registerUsers(zapp, { repos, keys, clock: deps.clock });
   registerInvites(zapp, { repos, keys, clock: deps.clock });

@@ -1,7 +1,7 @@
 import { generateRawKey, hashKey, keyHint, MIN_TRANSITION_MS, nextRotationAfter, parseRotationPolicy, type ApiKeyVerifier, type StoredRotationPolicy } from '../../auth/api-key-service.js';
 import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
 import { isKnownScope, scopeInfo } from '../../auth/scopes.js';
-import { withResetSchedule, type UsageLimits } from '../../limits/schemas.js';
+import { updatedUsageLimits, withResetSchedule } from '../../limits/schemas.js';
 import type { UsageCounterRepository } from '../../storage/repositories/usage-counters.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
@@ -178,10 +178,8 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
       }
       if (body.rotation_policy !== undefined) Object.assign(patch, rotationFields(body.rotation_policy));
       if (body.rate_limits !== undefined) patch.rate_limits = limitsOf({ rate_limits: body.rate_limits }, deps.clock.now()).rate_limits;
-      const current = row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as UsageLimits & { last_reset_at?: string | null });
-      let usage = body.usage_limits === undefined ? current : body.usage_limits === null ? null : { ...withResetSchedule(body.usage_limits, deps.clock.now()), last_reset_at: current?.last_reset_at ?? null };
-      if (body.reset_usage && usage) usage = { ...usage, last_reset_at: now() };
-      if (body.usage_limits !== undefined || body.reset_usage) patch.usage_limits = usage === null ? null : JSON.stringify(usage);
+      const usageLimits = updatedUsageLimits(row.usage_limits, body, deps.clock.now());
+      if (usageLimits !== undefined) patch.usage_limits = usageLimits;
       await deps.keys.update(row.id, patch);
       deps.verifier.invalidate(row.id);
       return { ...row, ...patch };

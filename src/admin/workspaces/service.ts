@@ -7,16 +7,11 @@ import type { WorkspaceRepository, WorkspaceRow } from '../../storage/repositori
 import type { WorkspaceStatus } from '../../storage/schema.js';
 import { pageWindow } from '../shared/pagination.js';
 import { assertWorkspaceReachable } from '../shared/workspace-access.js';
-import { withResetSchedule, type UsageLimits } from '../../limits/schemas.js';
+import { updatedUsageLimits, withResetSchedule } from '../../limits/schemas.js';
 import type { UsageCounterRepository } from '../../storage/repositories/usage-counters.js';
 import type { CreateWorkspaceBody, UpdateWorkspaceBody, WorkspaceObject } from './schemas.js';
 
-/** How long an instance trusts what it knows of a workspace's status, like the key cache (`key_cache_ttl_ms`). */
-const DEFAULT_STATUS_TTL_MS = 30_000;
-
-export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; usage: UsageCounterRepository; clock: Clock; verifier: ApiKeyVerifier; statusTtlMs?: number }) {
-  const statusTtlMs = deps.statusTtlMs ?? DEFAULT_STATUS_TTL_MS;
-  const archivedCache = new Map<string, { archived: boolean; loadedAt: number }>();
+export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; usage: UsageCounterRepository; clock: Clock; verifier: ApiKeyVerifier }) {
 
   async function find(principal: Principal, idOrSlug: string): Promise<WorkspaceRow> {
     const row = await deps.workspaces.findByIdOrSlug(principal.organisationId, idOrSlug);
@@ -29,12 +24,11 @@ export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; 
     if (!isOrgAdmin(principal)) throw new AppError('ROLE_NOT_ALLOWED', `Only organisation owners and admins ${what}.`);
   }
 
-  /** Archiving and unarchiving change what every key of the workspace may do: forget what we knew. */
+  /** Archiving and unarchiving change what every key of the workspace may do: the key cache forgets them. */
   async function setStatus(row: WorkspaceRow, status: WorkspaceStatus): Promise<WorkspaceRow> {
     if (row.status === status) return row;
     const patch = { status, last_updated_at: new Date(deps.clock.now()).toISOString() };
     await deps.workspaces.update(row.id, patch);
-    archivedCache.delete(row.id);
     deps.verifier.invalidateAll();
     return { ...row, ...patch };
   }
@@ -100,17 +94,15 @@ export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; 
       const patch: Partial<WorkspaceRow> = { last_updated_at: new Date(now).toISOString() };
       if (body.name !== undefined) patch.name = body.name;
       if (body.description !== undefined) patch.description = body.description;
-      const current = row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as UsageLimits & { last_reset_at?: string | null });
-      let usage = body.usage_limits === undefined ? current : body.usage_limits === null ? null : { ...withResetSchedule(body.usage_limits, now), last_reset_at: current?.last_reset_at ?? null };
-      if (body.reset_usage && usage) usage = { ...usage, last_reset_at: new Date(now).toISOString() };
-      if (body.usage_limits !== undefined || body.reset_usage) patch.usage_limits = usage === null ? null : JSON.stringify(usage);
+      const usageLimits = updatedUsageLimits(row.usage_limits, body, now);
+      if (usageLimits !== undefined) patch.usage_limits = usageLimits;
       await deps.workspaces.update(row.id, patch);
       return { ...row, ...patch };
     },
 
     /**
      * Archives a workspace (the DELETE route). Nothing is revoked or deleted: its keys stop
-     * working while it is archived (see `isArchived`) and work again once it is unarchived.
+     * working while it is archived (the key verifier refuses them) and work again once it is unarchived.
      * The default workspace, where admin keys' gateway traffic is counted, stays.
      */
     async archive(principal: Principal, idOrSlug: string): Promise<WorkspaceRow> {
@@ -123,20 +115,6 @@ export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; 
     async unarchive(principal: Principal, idOrSlug: string): Promise<WorkspaceRow> {
       assertOrgAdmin(principal, 'unarchive workspaces');
       return setStatus(await find(principal, idOrSlug), 'active');
-    },
-
-    /**
-     * Whether a workspace is archived, for the check that refuses its keys. Cached per instance
-     * for `statusTtlMs` so that the gateway's hot path reads no database; changes made here
-     * apply at once, changes made by another instance within the TTL.
-     */
-    async isArchived(workspaceId: string): Promise<boolean> {
-      const cached = archivedCache.get(workspaceId);
-      if (cached && deps.clock.now() - cached.loadedAt < statusTtlMs) return cached.archived;
-      const row = await deps.workspaces.findById(workspaceId);
-      const archived = row?.status === 'archived';
-      archivedCache.set(workspaceId, { archived, loadedAt: deps.clock.now() });
-      return archived;
     },
   };
 }

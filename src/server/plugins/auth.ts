@@ -14,6 +14,7 @@ const REJECTIONS = {
   revoked: 'The API key has been revoked.',
   expired: 'The API key has expired.',
   rotated: 'The API key was rotated and its transition period has ended; use the new key.',
+  workspace_archived: 'The API key belongs to an archived workspace.',
 } as const;
 
 /**
@@ -76,7 +77,7 @@ export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier;
       throw new AppError('UNAUTHENTICATED', `Missing API key: send it in the ${API_KEY_HEADER} header.`);
     }
     const result = await deps.keys.verify(raw);
-    if (!result.ok) throw new AppError('INVALID_API_KEY', REJECTIONS[result.reason]);
+    if (!result.ok) throw new AppError(result.reason === 'workspace_archived' ? 'WORKSPACE_ARCHIVED' : 'INVALID_API_KEY', REJECTIONS[result.reason]);
     // After authentication, so that only callers with a key learn how the deployment is set up.
     if (disabled) throw featureDisabledError(disabled);
 

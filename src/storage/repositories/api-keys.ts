@@ -1,11 +1,13 @@
 import type { Db } from '../database.js';
-import type { ApiKeysTable, OrgRole, WorkspaceRole } from '../schema.js';
+import type { ApiKeysTable, OrgRole, WorkspaceRole, WorkspaceStatus } from '../schema.js';
 
 export type ApiKeyRow = ApiKeysTable;
 
 export interface ApiKeyWithRoles extends ApiKeyRow {
   org_role: OrgRole | null;
   workspace_role: WorkspaceRole | null;
+  /** Status of the key's workspace (null for admin keys). */
+  workspace_status: WorkspaceStatus | null;
 }
 
 export function createApiKeyRepository(db: Db) {
@@ -31,8 +33,9 @@ export function createApiKeyRepository(db: Db) {
         .selectFrom('api_keys as k')
         .leftJoin('users as u', 'u.id', 'k.user_id')
         .leftJoin('workspace_members as m', (join) => join.onRef('m.workspace_id', '=', 'k.workspace_id').onRef('m.user_id', '=', 'k.user_id'))
+        .leftJoin('workspaces as w', 'w.id', 'k.workspace_id')
         .selectAll('k')
-        .select(['u.role as org_role', 'm.role as workspace_role'])
+        .select(['u.role as org_role', 'm.role as workspace_role', 'w.status as workspace_status'])
         .where((eb) => eb.or([eb('k.key_hash', '=', keyHash), eb('k.previous_key_hash', '=', keyHash)]))
         .executeTakeFirst(),
 
