@@ -1,7 +1,10 @@
 import type { EndpointType } from './endpoints.js';
 
 /** How a provider expects its credential: a bearer token, a named header, or none at all. */
-export type AuthStyle = { kind: 'bearer' } | { kind: 'header'; header: string } | { kind: 'none' };
+export type AuthStyle = { kind: 'bearer' } | { kind: 'header'; header: string } | { kind: 'none' } | { kind: 'adapter'; description: string };
+
+/** Wire formats: 'openai' is forwarded as it is; the others are translated by src/providers/adapters/<format>. */
+export type WireFormat = 'openai' | 'anthropic' | 'google' | 'vertex-ai' | 'bedrock' | 'cohere';
 
 /**
  * What the gateway knows about one upstream provider, as data. It says where the provider
@@ -17,8 +20,7 @@ export interface ProviderDefinition {
    */
   baseUrl: string | null;
   auth: AuthStyle;
-  /** Later wire formats ('anthropic', 'google', …) come with their own adapters. */
-  wireFormat: 'openai';
+  wireFormat: WireFormat;
   /** Endpoint families the provider serves; 'proxy' is always included. */
   endpoints: ReadonlySet<EndpointType>;
   requiresCustomHost?: boolean;
@@ -37,4 +39,6 @@ export interface TargetContext {
   customHost?: string | null;
   /** Azure OpenAI only: the resource, deployment and API version of the target. */
   azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string };
+  /** A stored credential's settings, secret fields decrypted (region, project, service account, …). */
+  configurations?: Readonly<Record<string, unknown>>;
 }

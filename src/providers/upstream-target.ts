@@ -36,6 +36,7 @@ function authHeaders(provider: ProviderDefinition, apiKey: string | null): Recor
     case 'header':
       return { [provider.auth.header.toLowerCase()]: apiKey };
     case 'none':
+    case 'adapter': // the provider's adapter authenticates its own requests
       return {};
   }
 }

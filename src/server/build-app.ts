@@ -32,6 +32,8 @@ import { registerAuth } from './plugins/auth.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import type { RouteAccess } from './route-config.js';
+import { registerAnalytics } from '../admin/analytics/index.js';
+import { registerObservability } from '../admin/observability/index.js';
 import { registerLogRoutes } from '../admin/logs/routes.js';
 import { registerLogStreamRoute } from '../admin/logs/stream-route.js';
 import { registerProviderCatalogRoute } from '../admin/provider-catalog/routes.js';
@@ -64,6 +66,8 @@ export interface App {
   /** Batched request-log writer; flushed when the app closes. */
   requestLogs: RequestLogWriter;
   limits: Limits;
+  /** Background work of the observability routes (retention, exports); started by the server. */
+  observability: { start(): void; stop(): Promise<void> };
 }
 
 /**
@@ -161,9 +165,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerAuditLogRoutes(zapp, repos.auditLogs);
   registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
   const requestLogs = createRequestLogWriter({ repo: repos.requestLogs, logger: deps.logger, flushIntervalMs: deps.config.log_flush_interval_ms });
-  registerLogRoutes(zapp, { repo: repos.requestLogs, workspaces: repos.workspaces, writer: requestLogs, visibility: createLogVisibility({ db: deps.db, settings: securitySettings }) });
+  const visibility = createLogVisibility({ db: deps.db, settings: securitySettings });
+  registerLogRoutes(zapp, { repo: repos.requestLogs, workspaces: repos.workspaces, writer: requestLogs, visibility });
+  const observabilityDeps = { config: deps.config, db: deps.db, repos, clock: deps.clock, logger: deps.logger, features, requestLogs, visibility, settings: securitySettings };
+  registerAnalytics(zapp, observabilityDeps);
+  const observability = registerObservability(zapp, observabilityDeps);
   registerSecuritySettingsRoutes(zapp, { settings: securitySettings, workspaces: repos.workspaces });
-  registerLogStreamRoute(zapp, { workspaces: repos.workspaces, writer: requestLogs, visibility: createLogVisibility({ db: deps.db, settings: securitySettings }) });
+  registerLogStreamRoute(zapp, { workspaces: repos.workspaces, writer: requestLogs, visibility });
   registerProviderCatalogRoute(zapp);
   const pricing = createPricingService({ config: deps.config, clock: deps.clock, logger: deps.logger });
   registerModelPricingRoutes(zapp, pricing);
@@ -175,6 +183,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }, deps.upstreamDispatcher);
   // Runs once the server has stopped accepting and in-flight requests are done: nothing is lost.
   app.addHook('onClose', async () => {
+    await observability.stop();
     await requestLogs.flush();
     await limits.close();
     await upstream.close();
@@ -192,5 +201,5 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   await app.ready();
-  return { app, keys, routes, credentials, requestLogs, limits };
+  return { app, keys, routes, credentials, requestLogs, limits, observability };
 }

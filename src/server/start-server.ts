@@ -40,6 +40,7 @@ export async function startServer(options: { config: Config; clock?: Clock; logg
   logger.info({ url: address, data_dir: config.data_dir }, 'svcgw listening');
   const keyLifecycle = createKeyLifecycleWorker({ db, clock, logger, verifier: built.keys, enqueue: (input) => notifications.outbox.enqueue(input) });
   keyLifecycle.start(KEY_LIFECYCLE_INTERVAL_MS);
+  built.observability.start();
 
   let closing: Promise<void> | null = null;
   return {

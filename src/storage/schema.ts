@@ -82,6 +82,8 @@ export interface ApiKeysTable {
   last_rotated_at: string | null;
   /** Set by a scheduled rotation (whose new secret nobody holds) until POST .../rotate issues one. */
   new_key_pending_since: string | null;
+  /** JSON {metadata?, config_id?, allow_config_override?}, or null. */
+  defaults: string | null;
 }
 
 export interface RateLimitPoliciesTable {
@@ -233,6 +235,15 @@ export interface RequestLogsTable {
   request_body: string | null;
   response_body: string | null;
   created_at: string;
+  /** The config that routed the request (id), when one did. */
+  config_id: string | null;
+  /** JSON array of {target, provider, status, latency_ms, error_code?}: every upstream attempt. */
+  attempts: string | null;
+  retry_count: Generated<number>;
+  span_id: string | null;
+  parent_span_id: string | null;
+  span_name: string | null;
+  prompt_id: string | null;
 }
 
 export interface UsageLimitPoliciesTable {

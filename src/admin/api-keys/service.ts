@@ -63,6 +63,7 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
       previous_key_expires_at: null,
       last_rotated_at: null,
       new_key_pending_since: null,
+      defaults: null,
       ...fields,
     };
     await deps.keys.insert(row);

@@ -8,6 +8,9 @@ import * as identity from './0006-identity.js';
 import * as keyRotation from './0007-key-rotation.js';
 import * as settings from './0008-settings.js';
 import * as configs from './0009-configs.js';
+import * as routing from './0010-routing.js';
+import * as cache from './0011-cache.js';
+import * as observability from './0012-observability.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -20,6 +23,9 @@ const migrations: Record<string, Migration> = {
   '0007-key-rotation': keyRotation,
   '0008-settings': settings,
   '0009-configs': configs,
+  '0010-routing': routing,
+  '0011-cache': cache,
+  '0012-observability': observability,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -21,14 +21,15 @@ export interface RequestLogFilter {
   offset: number;
 }
 
-/** Rows per INSERT: 31 columns × 300 rows stays well under SQLite's 32,766 bound parameters. */
+/** Rows per INSERT: 37 columns × 300 rows stays well under SQLite's 32,766 bound parameters. */
 const ROWS_PER_INSERT = 300;
 
 const COLUMNS = [
   'id', 'trace_id', 'request_id', 'organisation_id', 'workspace_id', 'api_key_id', 'provider', 'credential_source', 'model',
   'endpoint_type', 'method', 'path', 'status_code', 'is_success', 'is_stream', 'error_code', 'error_message', 'latency_ms',
   'ttfb_ms', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'total_tokens', 'cost', 'cost_currency', 'cache_status',
-  'metadata', 'request_body', 'response_body', 'created_at',
+  'metadata', 'request_body', 'response_body', 'created_at', 'config_id', 'attempts', 'retry_count', 'span_id', 'parent_span_id',
+  'span_name', 'prompt_id',
 ] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
 
 /**
