@@ -98,6 +98,14 @@ export const settingsSchema = z
     smtp_user: z.string().min(1).optional().describe('SMTP user name.'),
     smtp_password: z.string().min(1).optional().describe('SMTP password.'),
     smtp_from: z.string().min(3).default('svcgw <svcgw@localhost>').describe('From address of alert e-mails.'),
+    cache_purge_interval_ms: z.coerce.number().int().min(1000).default(60_000).describe('How often expired cache entries are purged in the background.'),
+    semantic_cache_threshold: z.coerce.number().min(0).max(1).default(0.95).describe('Cosine similarity at or above which a semantic cache entry answers a request.'),
+    semantic_cache_embedding_url: z.url().optional().describe('OpenAI-compatible base URL (…/v1) of the embedding model the semantic cache uses; without it semantic caching falls back to exact matches.'),
+    semantic_cache_embedding_api_key: z.string().min(1).optional().describe('Bearer key for semantic_cache_embedding_url.'),
+    semantic_cache_embedding_model: z.string().min(1).default('text-embedding-3-small').describe('Embedding model for the semantic cache.'),
+    metrics_enabled: onOff(true).describe('Serve GET /metrics (Prometheus text format).'),
+    metrics_token: z.string().min(16).optional().describe('When set, GET /metrics requires Authorization: Bearer <metrics_token> instead of an API key.'),
+    retention_interval_ms: z.coerce.number().int().min(1000).default(3_600_000).describe('How often request logs past LOG_RETENTION_DISPLAY are purged (in small batches).'),
   })
   .strict();
 
