@@ -142,5 +142,6 @@ function toPrincipal(row: ApiKeyWithRoles): Principal {
     usageLimits: row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as Principal['usageLimits']),
     keyCreatedAt: row.created_at,
     keyName: row.name,
+    defaults: row.defaults === null ? null : (JSON.parse(row.defaults) as Principal['defaults']),
   });
 }

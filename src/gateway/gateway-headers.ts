@@ -13,6 +13,14 @@ export interface GatewayHeaders {
   traceId: string;
   metadata: Record<string, string> | null;
   azure: { resourceName?: string; deploymentId?: string; apiVersion?: string };
+  /** Tracing: this request's span within its trace. */
+  spanId: string | null;
+  parentSpanId: string | null;
+  spanName: string | null;
+  /** `x-service-cache-namespace`: entries are shared only within one namespace. */
+  cacheNamespace: string | null;
+  /** `x-service-cache-force-refresh: true`: skip the cache lookup and store the fresh answer. */
+  cacheForceRefresh: boolean;
 }
 
 const TRACE_ID_RE = /^[A-Za-z0-9_.:/-]{1,128}$/;
@@ -48,7 +56,24 @@ export function readGatewayHeaders(headers: IncomingHttpHeaders): GatewayHeaders
     traceId: traceHeader ?? newTimeOrderedId(),
     metadata: parseMetadata(one(headers['x-service-metadata'])),
     azure,
+    spanId: idHeader(headers, 'x-service-span-id'),
+    parentSpanId: idHeader(headers, 'x-service-parent-span-id'),
+    spanName: textHeader(headers, 'x-service-span-name', 255),
+    cacheNamespace: textHeader(headers, 'x-service-cache-namespace', 255),
+    cacheForceRefresh: one(headers['x-service-cache-force-refresh'])?.toLowerCase() === 'true',
   };
+}
+
+function idHeader(headers: IncomingHttpHeaders, name: string): string | null {
+  const value = one(headers[name]);
+  if (value !== null && !TRACE_ID_RE.test(value)) throw invalid(name, `${name} must be 1–128 characters of A-Z a-z 0-9 _ . : / -.`);
+  return value;
+}
+
+function textHeader(headers: IncomingHttpHeaders, name: string, max: number): string | null {
+  const value = one(headers[name]);
+  if (value !== null && value.length > max) throw invalid(name, `${name} is longer than ${max} characters.`);
+  return value;
 }
 
 /** Custom hosts already checked: a client sends the same one on every request. */

@@ -22,6 +22,14 @@ export class RequestLogDraft {
   errorMessage: string | null = null;
   requestBody: string | null = null;
   responseBody: string | null = null;
+  configId: string | null = null;
+  /** Every upstream attempt, when a config routed the request (JSON text). */
+  attempts: string | null = null;
+  retryCount = 0;
+  spanId: string | null = null;
+  parentSpanId: string | null = null;
+  spanName: string | null = null;
+  cacheStatus = 'DISABLED';
 
   constructor(
     readonly principal: Principal,
@@ -66,11 +74,18 @@ export class RequestLogDraft {
       total_tokens: usage?.totalTokens ?? null,
       cost: this.cost,
       cost_currency: 'USD',
-      cache_status: 'DISABLED',
+      cache_status: this.cacheStatus,
       metadata: this.metadata ? JSON.stringify(this.metadata) : null,
       request_body: this.requestBody,
       response_body: this.responseBody,
       created_at: new Date(this.startedAt).toISOString(),
+      config_id: this.configId,
+      attempts: this.attempts,
+      retry_count: this.retryCount,
+      span_id: this.spanId,
+      parent_span_id: this.parentSpanId,
+      span_name: this.spanName,
+      prompt_id: null,
     };
   }
 }

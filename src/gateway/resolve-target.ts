@@ -3,6 +3,7 @@ import type { ResolvedCredential } from '../admin/credentials/resolve.js';
 import { AppError } from '../lib/errors.js';
 import { getProvider } from '../providers/registry.js';
 import type { ProviderDefinition, TargetContext } from '../providers/types.js';
+import type { ConfigTarget } from './config/schema.js';
 import type { GatewayHeaders } from './gateway-headers.js';
 
 /** Where one gateway request goes and with which credential. */
@@ -46,6 +47,30 @@ export async function resolveTarget(headers: GatewayHeaders, principal: Principa
   };
 }
 
+/**
+ * The target of a config leaf. A leaf without `provider` or `virtual_key` (a settings-only root)
+ * uses the request's headers. A provider name takes the leaf's `api_key`, else the request's
+ * own bearer key; its host is the leaf's `custom_host`, else the provider's default.
+ */
+export async function resolveLeafTarget(node: ConfigTarget | null, headers: GatewayHeaders, principal: Principal, workspaceId: string, credentials: CredentialLookup): Promise<ResolvedTarget> {
+  if (!node || (node.provider === undefined && node.virtual_key === undefined)) return resolveTarget(headers, principal, workspaceId, credentials);
+  if (node.provider?.startsWith('@')) {
+    const stored = await credentials.resolveProvider(principal, workspaceId, node.provider.slice(1));
+    return fromStored(stored, `provider:${stored.source.slug}`, headers);
+  }
+  if (node.virtual_key !== undefined) {
+    const stored = await credentials.resolveVirtualKey(principal, workspaceId, node.virtual_key);
+    return fromStored(stored, `virtual_key:${stored.source.slug}`, headers);
+  }
+  const provider = lookup(node.provider!);
+  const apiKey = node.api_key ?? headers.bearer;
+  const customHost = node.custom_host ?? null;
+  if (apiKey === null && customHost === null && provider.auth.kind !== 'none') {
+    throw new AppError('MISSING_PROVIDER', `The config target for ${provider.name} has no api_key and the request sent no Authorization: Bearer <provider key>.`, { param: 'x-service-config' });
+  }
+  return { provider, context: { apiKey, customHost, azure: headers.azure }, source: customHost !== null ? 'custom_host' : 'direct' };
+}
+
 function lookup(name: string): ProviderDefinition {
   const provider = getProvider(name);
   if (!provider) throw new AppError('UNKNOWN_PROVIDER', `Unknown provider ${name}; GET /v1/providers/catalog lists them. ${HOW_TO}`, { param: 'x-service-provider' });
@@ -63,5 +88,5 @@ function fromStored(stored: ResolvedCredential, source: string, headers: Gateway
   if (resourceName) azure.resourceName = resourceName;
   if (deploymentId) azure.deploymentId = deploymentId;
   if (apiVersion) azure.apiVersion = apiVersion;
-  return { provider, context: { apiKey: stored.apiKey, customHost: stored.customHost, azure }, source };
+  return { provider, context: { apiKey: stored.apiKey, customHost: stored.customHost, azure, configurations: config }, source };
 }

@@ -40,6 +40,8 @@ export function createUpstreamClient(settings: UpstreamSettings, dispatcher?: Di
         throw upstreamFailure(error);
       }
     },
+    /** The pooled client itself, for calls that are not relayed requests (token exchanges, embeddings). */
+    dispatcher: agent as Dispatcher,
     close: () => agent.close(),
   };
 }

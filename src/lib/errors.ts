@@ -37,6 +37,9 @@ export const ERROR_CODES = {
   WORKSPACE_ARCHIVED: { status: 401, type: 'authentication_error', summary: "The API key belongs to an archived workspace; it works again once the workspace is unarchived." },
   FEATURE_DISABLED: { status: 403, type: 'permission_error', summary: 'The route belongs to a feature this deployment turned off; the message names the flag and its variable (such as AUDIT_LOGS_ENABLED=OFF).' },
   USER_KEY_LIMIT_REACHED: { status: 409, type: 'invalid_request_error', summary: 'The user already holds as many active API keys in the workspace as the security setting maxUserApiKeysPerWorkspace allows.' },
+  CONFIG_NOT_FOUND: { status: 400, type: 'invalid_request_error', summary: 'x-service-config (or the API key\'s default config) names no active config this key can use.' },
+  CONFIG_OVERRIDE_FORBIDDEN: { status: 403, type: 'permission_error', summary: 'The API key has a default config with allow_config_override false: its requests cannot name another config.' },
+  CLIENT_CLOSED_REQUEST: { status: 499, type: 'api_error', summary: 'The client closed the connection before the answer was complete (seen in logs only).' },
   AB01_INVALID_CONFIG: { status: 400, type: 'invalid_request_error', summary: 'A gateway config object is invalid; `param` is the JSON path of the first problem (such as config.targets[1].weight) and the message lists every problem with its path.' },
 } as const satisfies Record<string, { status: number; type: string; summary: string }>;
 

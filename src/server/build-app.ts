@@ -38,6 +38,7 @@ import { registerLogRoutes } from '../admin/logs/routes.js';
 import { registerLogStreamRoute } from '../admin/logs/stream-route.js';
 import { registerProviderCatalogRoute } from '../admin/provider-catalog/routes.js';
 import { registerGatewayRoutes } from '../gateway/routes.js';
+import { createConfigSelector } from '../gateway/routing/config-selector.js';
 import { createLimits, type Limits } from '../limits/index.js';
 import type { AlertSink } from '../limits/usage-recorder.js';
 import { createUpstreamClient } from '../gateway/upstream-client.js';
@@ -150,7 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }, async () => app.swagger());
 
   const services = {
-    apiKeys: createApiKeyAdminService({ keys: repos.apiKeys, workspaces: repos.workspaces, usage: repos.usageCounters, verifier: keys, clock: deps.clock, checkUserKeyPolicy: securitySettings.checkUserKeyPolicy }),
+    apiKeys: createApiKeyAdminService({ keys: repos.apiKeys, configs: repos.configs, workspaces: repos.workspaces, usage: repos.usageCounters, verifier: keys, clock: deps.clock, checkUserKeyPolicy: securitySettings.checkUserKeyPolicy }),
     workspaces: createWorkspaceService({ workspaces: repos.workspaces, usage: repos.usageCounters, clock: deps.clock, verifier: keys }),
     rateLimitPolicies: createRateLimitPolicyService({ policies: repos.rateLimitPolicies, workspaces: repos.workspaces, clock: deps.clock }),
   };
@@ -161,7 +162,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerInvites(zapp, { repos, keys, clock: deps.clock });
   registerRateLimitPolicyRoutes(zapp, services.rateLimitPolicies);
   registerUsageLimitPolicies(zapp, { repos, clock: deps.clock, budgets: limits.service });
-  registerConfigs(zapp, { repos, clock: deps.clock });
+  const configSelector = createConfigSelector({ configs: repos.configs, clock: deps.clock });
+  registerConfigs(zapp, { repos, clock: deps.clock, onChange: () => configSelector.invalidate() });
   registerAuditLogRoutes(zapp, repos.auditLogs);
   registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
   const requestLogs = createRequestLogWriter({ repo: repos.requestLogs, logger: deps.logger, flushIntervalMs: deps.config.log_flush_interval_ms });
@@ -194,6 +196,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     clock: deps.clock,
     upstream,
     credentials,
+    configs: configSelector,
     logs: requestLogs,
     pricing,
     defaultWorkspaceId: defaultWorkspaceLookup(repos.workspaces),

@@ -231,7 +231,7 @@ describe('user API key policy and access helpers', () => {
     const { organisationId, workspaceId } = t.server.bootstrap;
     const settings = createSecuritySettings({ db: t.server.db, clock: systemClock });
     const principal = (orgRole: Principal['orgRole'], workspaceRole: Principal['workspaceRole']): Principal => ({
-      keyId: 'k', keyType: 'workspace-user', organisationId, workspaceId, userId: 'u', orgRole, workspaceRole, scopes: new Set(), rateLimits: null, usageLimits: null, keyCreatedAt: '', keyName: 'k',
+      keyId: 'k', keyType: 'workspace-user', organisationId, workspaceId, userId: 'u', orgRole, workspaceRole, scopes: new Set(), rateLimits: null, usageLimits: null, keyCreatedAt: '', keyName: 'k', defaults: null,
     });
     const member = principal('member', 'member');
     const manager = principal('member', 'manager');

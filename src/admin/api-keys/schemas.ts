@@ -37,6 +37,24 @@ export const rotationPolicyField = z
   .nullable();
 export type RotationPolicyInput = NonNullable<z.infer<typeof rotationPolicyField>>;
 
+/**
+ * What a key brings to every gateway request it makes: metadata merged under the request's own,
+ * and a default config (slug or id) used when the request names none. With
+ * `allow_config_override: false` the key's config is the only one its requests may use.
+ */
+export const keyDefaultsField = z
+  .object({
+    metadata: z.record(z.string().max(128), z.string().max(1024)).refine((m) => Object.keys(m).length <= 64, 'at most 64 metadata keys').optional(),
+    config_id: z.string().min(1).max(255).nullable().optional().describe('Slug or id of an active config; stored as its id.'),
+    allow_config_override: z.boolean().optional().describe('Whether requests may name another config with x-service-config (default true).'),
+  })
+  .strict()
+  .nullable();
+export type KeyDefaultsInput = NonNullable<z.infer<typeof keyDefaultsField>>;
+
+/** The stored (and shown) defaults of a key. */
+export const keyDefaultsObject = z.object({ metadata: z.record(z.string(), z.string()), config_id: z.string().nullable(), allow_config_override: z.boolean() }).nullable();
+
 export const createApiKeyBody = z
   .object({
     name: keyName,
@@ -49,6 +67,7 @@ export const createApiKeyBody = z
     rate_limits: rateLimitsField.optional(),
     usage_limits: usageLimitsField.optional(),
     rotation_policy: rotationPolicyField.optional(),
+    defaults: keyDefaultsField.optional(),
   })
   .strict();
 
@@ -61,6 +80,7 @@ export const updateApiKeyBody = z
     rate_limits: rateLimitsField.optional(),
     usage_limits: usageLimitsField.optional(),
     rotation_policy: rotationPolicyField.optional(),
+    defaults: keyDefaultsField.optional(),
     reset_usage: z.boolean().optional().describe('Starts a new usage period now (an exhausted key becomes active).'),
   })
   .strict()
@@ -89,6 +109,7 @@ export const apiKeyObject = z.object({
   rotation_policy: z
     .object({ rotation_period: z.enum(['weekly', 'monthly']).nullable(), next_rotation_at: z.string().nullable(), key_transition_period_ms: z.number() })
     .nullable(),
+  defaults: keyDefaultsObject,
   key_transition_expires_at: z.string().nullable().describe('While a rotation is in its transition: when the previous key stops working.'),
   new_key_pending_since: z
     .string()

@@ -7,19 +7,20 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
 import { isUuid, newId } from '../../lib/ids.js';
 import type { ApiKeyRepository, ApiKeyRow } from '../../storage/repositories/api-keys.js';
+import type { ConfigRepository } from '../../storage/repositories/configs.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import type { ApiKeyType } from '../../storage/schema.js';
 import type { CheckUserKeyPolicy } from '../settings/security-settings.js';
 import { pageWindow } from '../shared/pagination.js';
 import { effectiveWorkspaceRole, resolveWorkspace } from '../shared/workspace-access.js';
-import type { ApiKeyObject, CreateApiKeyBody, RotateApiKeyBody, RotationPolicyInput, UpdateApiKeyBody } from './schemas.js';
+import type { ApiKeyObject, CreateApiKeyBody, KeyDefaultsInput, RotateApiKeyBody, RotationPolicyInput, UpdateApiKeyBody } from './schemas.js';
 
 /**
  * Who may create, see and revoke which keys, after the spec's role table: owners and admins
  * make admin keys and workspace keys anywhere; workspace managers make workspace keys in their
  * own workspace; members make none. No key can grant a scope it does not hold itself.
  */
-export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKeyPolicy; keys: ApiKeyRepository; workspaces: WorkspaceRepository; usage: UsageCounterRepository; verifier: ApiKeyVerifier; clock: Clock }) {
+export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKeyPolicy; keys: ApiKeyRepository; configs: ConfigRepository; workspaces: WorkspaceRepository; usage: UsageCounterRepository; verifier: ApiKeyVerifier; clock: Clock }) {
   const now = () => new Date(deps.clock.now()).toISOString();
 
   function checkScopes(principal: Principal, scopes: string[], forWorkspaceKey: boolean): void {
@@ -46,7 +47,23 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
     return { rotation_policy: JSON.stringify(stored), next_rotation_at: new Date(at).toISOString() };
   }
 
-  async function insertKey(principal: Principal, fields: Pick<ApiKeyRow, 'type' | 'workspace_id' | 'user_id' | 'name' | 'description' | 'scopes' | 'expires_at' | 'rate_limits' | 'usage_limits' | 'rotation_policy' | 'next_rotation_at'>) {
+  /**
+   * The stored defaults: the config is named by slug or id and kept as its id, after checking it
+   * is active and one the key may use (a workspace key: a config of its own workspace).
+   */
+  async function defaultsOf(principal: Principal, keyWorkspaceId: string | null, input: KeyDefaultsInput | null | undefined): Promise<string | null> {
+    if (!input) return null;
+    let configId: string | null = null;
+    if (input.config_id) {
+      const config = isUuid(input.config_id) ? await deps.configs.findById(principal.organisationId, input.config_id.toLowerCase()) : await deps.configs.findActiveBySlug(principal.organisationId, input.config_id);
+      if (!config || config.status !== 'active') throw new AppError('NOT_FOUND', `No active config ${input.config_id}.`, { param: 'defaults.config_id' });
+      if (keyWorkspaceId !== null && config.workspace_id !== keyWorkspaceId) throw new AppError('WORKSPACE_FORBIDDEN', 'A workspace key can only default to a config of its own workspace.', { param: 'defaults.config_id' });
+      configId = config.id;
+    }
+    return JSON.stringify({ metadata: input.metadata ?? {}, config_id: configId, allow_config_override: input.allow_config_override ?? true });
+  }
+
+  async function insertKey(principal: Principal, fields: Pick<ApiKeyRow, 'type' | 'workspace_id' | 'user_id' | 'name' | 'description' | 'scopes' | 'expires_at' | 'rate_limits' | 'usage_limits' | 'rotation_policy' | 'next_rotation_at' | 'defaults'>) {
     const raw = generateRawKey();
     const stamp = now();
     const row: ApiKeyRow = {
@@ -63,7 +80,6 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
       previous_key_expires_at: null,
       last_rotated_at: null,
       new_key_pending_since: null,
-      defaults: null,
       ...fields,
     };
     await deps.keys.insert(row);
@@ -116,6 +132,7 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
         expires_at: checkExpiry(body.expires_at),
         ...limitsOf(body, deps.clock.now()),
         ...rotationFields(body.rotation_policy),
+        defaults: await defaultsOf(principal, null, body.defaults),
       });
     },
 
@@ -143,6 +160,7 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
         expires_at: type === 'workspace-user' && userId !== null ? (await deps.checkUserKeyPolicy({ organisationId: principal.organisationId, workspaceId: workspace.id, userId, expiresAt })).expiresAt : expiresAt,
         ...limitsOf(body, deps.clock.now()),
         ...rotationFields(body.rotation_policy),
+        defaults: await defaultsOf(principal, workspace.id, body.defaults),
       });
     },
 
@@ -178,6 +196,7 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
         if (row.status === 'expired') patch.status = 'active';
       }
       if (body.rotation_policy !== undefined) Object.assign(patch, rotationFields(body.rotation_policy));
+      if (body.defaults !== undefined) patch.defaults = await defaultsOf(principal, row.workspace_id, body.defaults);
       if (body.rate_limits !== undefined) patch.rate_limits = limitsOf({ rate_limits: body.rate_limits }, deps.clock.now()).rate_limits;
       const usageLimits = updatedUsageLimits(row.usage_limits, body, deps.clock.now());
       if (usageLimits !== undefined) patch.usage_limits = usageLimits;
@@ -248,6 +267,7 @@ function toObject(row: ApiKeyRow, now: number): ApiKeyObject {
     usage_limits: usageLimits,
     last_reset_at: usageLimits?.last_reset_at ?? null,
     rotation_policy: policy === null ? null : { rotation_period: policy.rotation_period, next_rotation_at: row.next_rotation_at, key_transition_period_ms: policy.key_transition_period_ms },
+    defaults: row.defaults === null ? null : (JSON.parse(row.defaults) as ApiKeyObject['defaults']),
     key_transition_expires_at: inTransition ? row.previous_key_expires_at : null,
     new_key_pending_since: row.new_key_pending_since,
     created_at: row.created_at,

@@ -65,6 +65,7 @@ type NodeData = z.infer<typeof nodeSchema>;
 /** Rules across fields of one node: strategy against targets, credentials of leaves. */
 function checkRules(node: NodeData, isRoot: boolean, add: (path: ConfigPath, message: string) => void): void {
   const { strategy, targets } = node;
+  if (!isRoot && node.cache !== undefined) add(['cache'], 'cache applies to the whole request: set it at the top level of the config');
   if (targets !== undefined) {
     if (!strategy) add(['strategy'], 'a node with targets needs a strategy');
     for (const field of CREDENTIAL_FIELDS) {

@@ -1,0 +1,162 @@
+import { PassThrough } from 'node:stream';
+import { performance } from 'node:perf_hooks';
+import type { FastifyReply } from 'fastify';
+import { ERROR_CODES } from '../lib/errors.js';
+import type { StreamContext, TranslatedEndpoint } from '../providers/adapters/types.js';
+import type { UpstreamAnswer } from './call-target.js';
+import { headersForClient } from './forward-headers.js';
+import type { RequestLogDraft } from './request-log-draft.js';
+import { createSseRelay } from './sse-relay.js';
+import { upstreamFailure } from './upstream-client.js';
+
+export interface RelayOptions {
+  /** Bytes of each body to keep for the log (0: none). */
+  capture: number;
+  /** True once the client has gone: a failing upstream stream is then not reported. */
+  aborted(): boolean;
+}
+
+/**
+ * Sends the chosen answer to the client: a pass-through body as it came, a JSON answer whole,
+ * a stream event by event. Answers of providers with their own wire format are translated on
+ * the way. Returns the bytes of a plain JSON answer in the OpenAI format, whose usage the
+ * caller reads once the reply is on its way.
+ */
+export function relayAnswer(reply: FastifyReply, draft: RequestLogDraft, answer: UpstreamAnswer, options: RelayOptions): { sent: unknown; plainJson: Buffer | null } {
+  const { res } = answer;
+  if (answer.body === null) {
+    // Pass-through: the provider's bytes, status and headers, unchanged.
+    res.body.once('data', () => draft.markFirstByte(performance.now()));
+    return { sent: reply.code(res.statusCode).headers(headersForClient(res.headers, { keepLength: true })).send(res.body), plainJson: null };
+  }
+  if (answer.adapter) return { sent: relayTranslated(reply, draft, answer, options), plainJson: null };
+  if (res.statusCode >= 400) return { sent: sendUpstreamError(reply, draft, res.statusCode, answer.bytes ?? Buffer.alloc(0)), plainJson: null };
+
+  const contentType = String(res.headers['content-type'] ?? '');
+  if (answer.isStream && contentType.includes('text/event-stream')) {
+    const relay = createSseRelay({ dropUsageOnlyChunk: answer.dropUsageOnlyChunk, captureBytes: options.capture, onFirstChunk: () => draft.markFirstByte(performance.now()) });
+    res.body.on('error', (error) => {
+      if (options.aborted()) return;
+      const failure = upstreamFailure(error);
+      draft.errorCode = 'UPSTREAM_STREAM_ERROR';
+      draft.errorMessage = failure.message;
+      relay.fail({ message: `The provider's stream failed: ${failure.message}`, type: 'api_error', code: 'UPSTREAM_STREAM_ERROR' });
+    });
+    relay.stream.once('end', () => {
+      draft.usage = relay.result.usage;
+      if (options.capture > 0) draft.responseBody = relay.result.captured;
+    });
+    res.body.pipe(relay.stream);
+    return { sent: reply.code(res.statusCode).headers(headersForClient(res.headers, { keepLength: false })).send(relay.stream), plainJson: null };
+  }
+
+  const bytes = answer.bytes ?? Buffer.alloc(0);
+  if (options.capture > 0) draft.responseBody = bytes.subarray(0, options.capture).toString('utf8');
+  return { sent: reply.code(res.statusCode).headers(headersForClient(res.headers, { keepLength: false })).send(bytes), plainJson: bytes };
+}
+
+const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
+
+/** An answer of a provider with its own wire format, in the OpenAI shape. */
+function relayTranslated(reply: FastifyReply, draft: RequestLogDraft, answer: UpstreamAnswer, options: RelayOptions): unknown {
+  const adapter = answer.adapter!;
+  const endpoint = draft.endpointType as TranslatedEndpoint;
+  const { res } = answer;
+  if (res.statusCode >= 400) {
+    const error = adapter.toOpenAIError(res.statusCode, answer.bytes ?? Buffer.alloc(0));
+    draft.errorCode = 'UPSTREAM_ERROR';
+    draft.errorMessage = error.message.slice(0, 2000);
+    const body = { error: { message: error.message, type: error.type ?? ERROR_CODES.UPSTREAM_ERROR.type, param: null, code: error.code ?? 'UPSTREAM_ERROR' } };
+    return reply.code(error.status).header('x-service-upstream-status', String(res.statusCode)).type('application/json; charset=utf-8').send(body);
+  }
+  const context: StreamContext = {
+    model: typeof answer.body?.model === 'string' ? answer.body.model : null,
+    includeUsage: (answer.body?.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true,
+    id: `chatcmpl-${draft.id}`,
+    created: Math.floor(draft.startedAt / 1000),
+  };
+  if (answer.isStream) {
+    const translator = adapter.createStreamTranslator(endpoint, context);
+    const out = new PassThrough();
+    let captured = '';
+    const write = (events: string[]) => {
+      for (const event of events) {
+        draft.markFirstByte(performance.now());
+        if (captured.length < options.capture) captured += event.slice(0, options.capture - captured.length);
+        out.write(event);
+      }
+    };
+    const finish = () => {
+      draft.usage = translator.usage;
+      if (translator.error && draft.errorCode === null) {
+        draft.errorCode = 'UPSTREAM_STREAM_ERROR';
+        draft.errorMessage = translator.error.message.slice(0, 2000);
+      }
+      if (options.capture > 0) draft.responseBody = captured;
+    };
+    res.body.on('data', (chunk: Buffer) => write(translator.push(chunk)));
+    res.body.once('end', () => {
+      write(translator.end());
+      finish();
+      out.end();
+    });
+    res.body.once('error', (error) => {
+      if (options.aborted()) return;
+      const failure = upstreamFailure(error);
+      draft.errorCode = 'UPSTREAM_STREAM_ERROR';
+      draft.errorMessage = failure.message;
+      finish();
+      out.end(`data: ${JSON.stringify({ error: { message: `The provider's stream failed: ${failure.message}`, type: 'api_error', param: null, code: 'UPSTREAM_STREAM_ERROR' } })}\n\n`);
+    });
+    res.body.resume();
+    return reply.code(200).headers(SSE_HEADERS).send(out);
+  }
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse((answer.bytes ?? Buffer.alloc(0)).toString('utf8'));
+  } catch {
+    parsed = null;
+  }
+  const translated = adapter.toOpenAIResponse(endpoint, parsed, context);
+  draft.usage = translated.usage;
+  if (typeof translated.body.model === 'string') draft.model = translated.body.model;
+  const bytes = Buffer.from(JSON.stringify(translated.body));
+  if (options.capture > 0) draft.responseBody = bytes.subarray(0, options.capture).toString('utf8');
+  return reply.code(200).type('application/json; charset=utf-8').send(bytes);
+}
+
+function parseJson(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A provider's 4xx/5xx on a unified route: the provider's status, in our error body, keeping
+ * the provider's message (and its type and code when it gave them in the OpenAI shape).
+ */
+function sendUpstreamError(reply: FastifyReply, draft: RequestLogDraft, status: number, bytes: Buffer) {
+  const parsed = parseJson(bytes) as { error?: unknown; message?: unknown } | null;
+  const inner = parsed && typeof parsed.error === 'object' && parsed.error !== null ? (parsed.error as Record<string, unknown>) : null;
+  const message =
+    (typeof inner?.message === 'string' && inner.message) ||
+    (typeof parsed?.error === 'string' && parsed.error) ||
+    (typeof parsed?.message === 'string' && parsed.message) ||
+    bytes.toString('utf8').slice(0, 2000) ||
+    `The provider answered ${status}.`;
+  const body = {
+    error: {
+      message,
+      type: typeof inner?.type === 'string' ? inner.type : ERROR_CODES.UPSTREAM_ERROR.type,
+      param: typeof inner?.param === 'string' ? inner.param : null,
+      code: typeof inner?.code === 'string' ? inner.code : 'UPSTREAM_ERROR',
+    },
+  };
+  draft.errorCode = 'UPSTREAM_ERROR';
+  draft.errorMessage = message.slice(0, 2000);
+  return reply.code(status).header('x-service-upstream-status', String(status)).type('application/json; charset=utf-8').send(body);
+}
+
+export { parseJson };

@@ -1,0 +1,113 @@
+import type { Principal } from '../../auth/principal.js';
+import type { Clock } from '../../lib/clock.js';
+import { AppError } from '../../lib/errors.js';
+import { isUuid } from '../../lib/ids.js';
+import type { ConfigRepository, ConfigRow } from '../../storage/repositories/configs.js';
+import { parseGatewayConfig, type ConfigIssue, type GatewayConfig } from '../config/index.js';
+
+/** The config that routes one request. */
+export interface SelectedConfig {
+  /** The stored config's id; null for an inline config. */
+  id: string | null;
+  versionId: string | null;
+  config: GatewayConfig;
+}
+
+interface StoredEntry {
+  row: Pick<ConfigRow, 'id' | 'workspace_id' | 'latest_version_id'>;
+  config: GatewayConfig;
+  loadedAt: number;
+}
+
+const STORED_TTL_MS = 5_000;
+const MAX_INLINE_CACHED = 256;
+const MAX_INLINE_LENGTH = 64 * 1024;
+
+/**
+ * Finds the config of a request: `x-service-config` (a slug, an id, or an inline JSON config),
+ * else the API key's default config. Parsed configs are kept in memory by version, and the
+ * slug → latest version lookup for a few seconds (at once on this instance's own changes), so
+ * choosing a config costs a map lookup on the hot path.
+ */
+export function createConfigSelector(deps: { configs: ConfigRepository; clock: Clock }) {
+  const stored = new Map<string, StoredEntry>();
+  const parsedVersions = new Map<string, GatewayConfig>();
+  const inline = new Map<string, GatewayConfig>();
+
+  function parseInline(text: string): GatewayConfig {
+    const hit = inline.get(text);
+    if (hit) return hit;
+    if (text.length > MAX_INLINE_LENGTH) throw new AppError('AB01_INVALID_CONFIG', `An inline config is at most ${MAX_INLINE_LENGTH} characters.`, { param: 'x-service-config' });
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new AppError('AB01_INVALID_CONFIG', 'x-service-config starts with "{" but is not valid JSON.', { param: 'x-service-config' });
+    }
+    const parsed = parseGatewayConfig(value);
+    if (!parsed.ok) throw invalidConfig('x-service-config', parsed.issues);
+    if (inline.size >= MAX_INLINE_CACHED) inline.delete(inline.keys().next().value!);
+    inline.set(text, parsed.config);
+    return parsed.config;
+  }
+
+  async function loadStored(principal: Principal, slugOrId: string): Promise<StoredEntry> {
+    const cacheKey = `${principal.organisationId}\u0000${slugOrId}`;
+    const now = deps.clock.now();
+    const hit = stored.get(cacheKey);
+    if (hit && now - hit.loadedAt < STORED_TTL_MS) return hit;
+
+    const row = isUuid(slugOrId) ? await deps.configs.findById(principal.organisationId, slugOrId.toLowerCase()) : await deps.configs.findActiveBySlug(principal.organisationId, slugOrId);
+    if (!row || row.status !== 'active') {
+      stored.delete(cacheKey);
+      throw new AppError('CONFIG_NOT_FOUND', `No active config ${slugOrId}.`, { param: 'x-service-config' });
+    }
+    let config = parsedVersions.get(row.latest_version_id);
+    if (!config) {
+      const version = await deps.configs.findVersion(row.id, row.latest_version_id);
+      const parsed = parseGatewayConfig(version ? JSON.parse(version.config) : null);
+      // Saved configs were valid when saved; one that no longer is (a provider removed) says why.
+      if (!parsed.ok) throw invalidConfig(`config ${row.slug}`, parsed.issues);
+      config = parsed.config;
+      parsedVersions.set(row.latest_version_id, config);
+    }
+    const entry: StoredEntry = { row: { id: row.id, workspace_id: row.workspace_id, latest_version_id: row.latest_version_id }, config, loadedAt: now };
+    stored.set(cacheKey, entry);
+    return entry;
+  }
+
+  return {
+    /** The request's config, or null when neither the request nor its key names one. */
+    async select(header: string | string[] | undefined, principal: Principal, workspaceId: string): Promise<SelectedConfig | null> {
+      const given = (Array.isArray(header) ? header[0] : header)?.trim() || null;
+      const keyDefault = principal.defaults?.config_id ?? null;
+      if (given !== null && keyDefault !== null && principal.defaults?.allow_config_override === false) {
+        throw new AppError('CONFIG_OVERRIDE_FORBIDDEN', 'This API key always uses its default config; leave out x-service-config.', { param: 'x-service-config' });
+      }
+      const name = given ?? keyDefault;
+      if (name === null) return null;
+      if (name.startsWith('{')) return { id: null, versionId: null, config: parseInline(name) };
+      const entry = await loadStored(principal, name);
+      // A workspace key uses the configs of its workspace; an admin key those of any.
+      if (principal.workspaceId !== null && entry.row.workspace_id !== workspaceId) {
+        throw new AppError('CONFIG_NOT_FOUND', `No active config ${name} in this key's workspace.`, { param: 'x-service-config' });
+      }
+      return { id: entry.row.id, versionId: entry.row.latest_version_id, config: entry.config };
+    },
+
+    /** After a config changes on this instance: the next request reads it again. */
+    invalidate(): void {
+      stored.clear();
+    },
+  };
+}
+
+export type ConfigSelector = ReturnType<typeof createConfigSelector>;
+
+function invalidConfig(where: string, issues: ConfigIssue[]): AppError {
+  const first = issues[0]!;
+  const describe = (issue: ConfigIssue) => `${issue.path ? `${where}.${issue.path}` : where}: ${issue.message}`;
+  return new AppError('AB01_INVALID_CONFIG', `Invalid config (${issues.length} problem${issues.length === 1 ? '' : 's'}): ${issues.map(describe).join('; ')}`, {
+    param: first.path ? `${where}.${first.path}` : where,
+  });
+}

@@ -1,0 +1,159 @@
+import { performance } from 'node:perf_hooks';
+import { AppError } from '../../lib/errors.js';
+import type { ConfigTarget, GatewayConfig } from '../config/schema.js';
+import { backoffDelay, MAX_RETRY_AFTER_MS } from './backoff.js';
+import { matchesQuery, type ConditionFacts } from './conditions.js';
+
+/** What a leaf inherits from the nodes above it: the nearest setting wins, override_params merge. */
+export interface LeafSettings {
+  overrideParams: Readonly<Record<string, unknown>> | null;
+  retry: ConfigTarget['retry'] | null;
+  requestTimeoutMs: number | null;
+  anthropicBeta: string | undefined;
+  azureEntraScope: string | undefined;
+}
+
+/** One provider target the router may call: a leaf of the config tree (or the request's own headers). */
+export interface Leaf {
+  /** The config node; null when no config routes the request. */
+  node: ConfigTarget | null;
+  /** Where the leaf sits, for logs and headers: its `name`, else its path (`targets[1].targets[0]`), `root` for the root. */
+  label: string;
+  settings: LeafSettings;
+}
+
+/** One try at one target: an answer with a status, or no answer at all (network error, time-out). */
+export type AttemptOutcome<R> = { ok: true; status: number; response: R; retryAfterMs: number | null } | { ok: false; error: AppError };
+
+export interface AttemptRecord {
+  target: string;
+  provider: string | null;
+  status: number | null;
+  latency_ms: number;
+  error_code?: string;
+}
+
+export interface RouteHooks<R> {
+  /** Calls the target once. Throws an AppError for a request that no target could serve (bad config, unknown provider). */
+  attempt(leaf: Leaf): Promise<AttemptOutcome<R> & { provider: string | null }>;
+  /** Releases an answer that will not be used (its body is drained or destroyed). */
+  discard(response: R): void;
+  sleep(ms: number): Promise<void>;
+  random(): number;
+  /** True once the client has gone: no further tries. */
+  cancelled(): boolean;
+}
+
+export interface RouteResult<R> {
+  outcome: AttemptOutcome<R>;
+  leaf: Leaf;
+  attempts: AttemptRecord[];
+}
+
+/** Fallback moves on for these when `strategy.on_status_codes` is not given: 429 and every 5xx. */
+const isDefaultFallbackStatus = (status: number) => status === 429 || status >= 500;
+/** Retried when `retry.on_status_codes` is not given. */
+const DEFAULT_RETRY_STATUSES: readonly number[] = [429, 500, 502, 503, 504];
+
+const NO_SETTINGS: LeafSettings = Object.freeze({ overrideParams: null, retry: null, requestTimeoutMs: null, anthropicBeta: undefined, azureEntraScope: undefined });
+
+/**
+ * Walks a config tree for one request: picks targets (single, fallback, loadbalance,
+ * conditional, nested to any depth), retries a target with backoff, and returns the answer
+ * to relay with a record of every attempt. Without a config the request's own target is tried
+ * once. Answers are handed back before their body is read: a stream is relayed by the caller,
+ * so nothing here can restart it once it has begun.
+ */
+export async function route<R>(config: GatewayConfig | null, facts: ConditionFacts, hooks: RouteHooks<R>): Promise<RouteResult<R>> {
+  const attempts: AttemptRecord[] = [];
+  const root = config ? inherit(NO_SETTINGS, config) : NO_SETTINGS;
+  const { outcome, leaf } = await runNode(config, 'root', root, facts, hooks, attempts);
+  return { outcome, leaf, attempts };
+}
+
+type NodeResult<R> = { outcome: AttemptOutcome<R>; leaf: Leaf };
+
+async function runNode<R>(node: GatewayConfig | null, label: string, settings: LeafSettings, facts: ConditionFacts, hooks: RouteHooks<R>, attempts: AttemptRecord[]): Promise<NodeResult<R>> {
+  const targets = node?.targets;
+  if (!node || !targets || !node.strategy) return runLeaf({ node, label, settings }, hooks, attempts);
+
+  const child = (i: number) => {
+    const target = targets[i]!;
+    const childLabel = target.name ?? `${label === 'root' ? '' : `${label}.`}targets[${i}]`;
+    return runNode(target, childLabel, inherit(settings, target), facts, hooks, attempts);
+  };
+  switch (node.strategy.mode) {
+    case 'single':
+      return child(0);
+    case 'loadbalance':
+      return child(pickWeighted(targets, hooks.random));
+    case 'conditional': {
+      const matched = node.strategy.conditions?.find((condition) => matchesQuery(condition.query, facts));
+      const name = matched?.then ?? node.strategy.default;
+      return child(targets.findIndex((target) => target.name === name));
+    }
+    case 'fallback': {
+      const codes = node.strategy.on_status_codes;
+      const movesOn = (outcome: AttemptOutcome<R>) => !outcome.ok || (codes ? codes.includes(outcome.status) : isDefaultFallbackStatus(outcome.status));
+      let result: NodeResult<R> | null = null;
+      for (let i = 0; i < targets.length; i++) {
+        if (result?.outcome.ok) hooks.discard(result.outcome.response);
+        result = await child(i);
+        if (!movesOn(result.outcome) || hooks.cancelled()) break;
+      }
+      return result!;
+    }
+  }
+}
+
+async function runLeaf<R>(leaf: Leaf, hooks: RouteHooks<R>, attempts: AttemptRecord[]): Promise<NodeResult<R>> {
+  const retry = leaf.settings.retry;
+  const retries = retry?.attempts ?? 0;
+  const retryStatuses = retry?.on_status_codes ?? DEFAULT_RETRY_STATUSES;
+  for (let n = 0; ; n++) {
+    const started = performance.now();
+    const outcome = await hooks.attempt(leaf);
+    const record: AttemptRecord = { target: leaf.label, provider: outcome.provider, status: outcome.ok ? outcome.status : null, latency_ms: Math.round((performance.now() - started) * 1000) / 1000 };
+    if (!outcome.ok) record.error_code = outcome.error.code;
+    attempts.push(record);
+
+    const retryable = !outcome.ok || retryStatuses.includes(outcome.status);
+    if (!retryable || n >= retries || hooks.cancelled()) return { outcome, leaf };
+    let wait = backoffDelay(n, hooks.random);
+    if (outcome.ok && retry?.use_retry_after_header && outcome.retryAfterMs !== null) {
+      // The provider said when to come back; past our bound the failure is returned as it is.
+      if (outcome.retryAfterMs > MAX_RETRY_AFTER_MS) return { outcome, leaf };
+      wait = outcome.retryAfterMs;
+    }
+    if (outcome.ok) hooks.discard(outcome.response);
+    await hooks.sleep(wait);
+    if (hooks.cancelled()) return { outcome: { ok: false, error: new AppError('CLIENT_CLOSED_REQUEST', 'The client closed the request.') }, leaf };
+  }
+}
+
+function inherit(parent: LeafSettings, node: ConfigTarget): LeafSettings {
+  const overrides = node.override_params;
+  if (!overrides && !node.retry && node.request_timeout === undefined && node.anthropic_beta === undefined && node.azure_entra_scope === undefined) return parent;
+  return {
+    overrideParams: overrides ? { ...parent.overrideParams, ...overrides } : parent.overrideParams,
+    retry: node.retry ?? parent.retry,
+    requestTimeoutMs: node.request_timeout ?? parent.requestTimeoutMs,
+    anthropicBeta: node.anthropic_beta ?? parent.anthropicBeta,
+    azureEntraScope: node.azure_entra_scope ?? parent.azureEntraScope,
+  };
+}
+
+function pickWeighted(targets: readonly ConfigTarget[], random: () => number): number {
+  let total = 0;
+  for (const target of targets) total += target.weight ?? 1;
+  let point = random() * total;
+  for (let i = 0; i < targets.length; i++) {
+    const weight = targets[i]!.weight ?? 1;
+    if (weight <= 0) continue;
+    if (point < weight) return i;
+    point -= weight;
+  }
+  // Rounding at the very top of the range: the last target with a weight.
+  for (let i = targets.length - 1; i >= 0; i--) if ((targets[i]!.weight ?? 1) > 0) return i;
+  return 0;
+}
