@@ -33,6 +33,13 @@ export function toLogObject(row: RequestLogInsert, withBodies: boolean) {
     cost_currency: row.cost_currency,
     cache_status: row.cache_status,
     metadata: row.metadata ? (JSON.parse(row.metadata) as Record<string, string>) : null,
+    config_id: row.config_id ?? null,
+    /** Every upstream attempt when a config routed the request: {target, provider, status, latency_ms, error_code?}. */
+    attempts: row.attempts ? (JSON.parse(row.attempts) as unknown[]) : null,
+    retry_count: row.retry_count ?? 0,
+    span_id: row.span_id ?? null,
+    parent_span_id: row.parent_span_id ?? null,
+    span_name: row.span_name ?? null,
     created_at: row.created_at,
     ...(withBodies ? { request_body: row.request_body ?? null, response_body: row.response_body ?? null } : {}),
     object: 'log' as const,
