@@ -3,7 +3,7 @@ import type { Client } from '../client/http-client.js';
 import { FatalError } from '../fatal-error.js';
 import { createProgress } from '../output.js';
 import type { ApplyFile } from './schema.js';
-import type { CurrentState, Step } from './plan.js';
+import { findConfig, type CurrentState, type Step } from './plan.js';
 
 type Row = Record<string, any>;
 
@@ -16,18 +16,52 @@ async function fetchAll(client: Client, path: string, query: Record<string, stri
   }
 }
 
+/** Calls `fn` on every item, a few at a time. */
+async function mapFew<T, R>(items: readonly T[], fn: (item: T) => Promise<R>, width = 4): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += width) out.push(...(await Promise.all(items.slice(i, i + width).map(fn))));
+  return out;
+}
+
+/**
+ * Every active and archived config, with the latest `config` object of those the file names
+ * (the list shows summaries only).
+ */
+async function fetchConfigs(client: Client, file: ApplyFile): Promise<Row[]> {
+  if (file.configs.length === 0) return [];
+  const rows = (await Promise.all(['active', 'archived'].map((status) => fetchAll(client, '/v1/configs', { status })))).flat();
+  const named = file.configs.map((c) => findConfig(rows, c.slug)).filter((row): row is Row => row !== undefined);
+  const full = new Map((await mapFew(named, (row) => client.get<Row>(`/v1/configs/${encodeURIComponent(row.id)}`))).map((row) => [row.id as string, row]));
+  return rows.map((row) => full.get(row.id) ?? row);
+}
+
 /** Reads what the file's sections need; an admin key can read all of it. */
 export async function fetchCurrentState(client: Client, file: ApplyFile): Promise<CurrentState> {
   const need = (n: number) => n > 0;
-  const [workspaces, integrations, providers, rateLimits, usageLimits, apiKeys] = await Promise.all([
+  const [workspaces, integrations, providers, rateLimits, usageLimits, apiKeys, configs] = await Promise.all([
     fetchAll(client, '/v1/workspaces', { status: 'active,archived' }),
     need(file.integrations.length + file.providers.length) ? fetchAll(client, '/v1/integrations', { status: 'active' }) : [],
     need(file.providers.length) ? fetchAll(client, '/v1/providers', { status: 'active' }) : [],
     need(file.policies.rate_limits.length) ? fetchAll(client, '/v1/policies/rate-limits', { status: 'active' }) : [],
     need(file.policies.usage_limits.length) ? fetchAll(client, '/v1/policies/usage-limits', { status: 'active' }) : [],
     need(file.api_keys.length) ? fetchAll(client, '/v1/api-keys') : [],
+    fetchConfigs(client, file),
   ]);
-  return { workspaces, integrations, providers, rateLimits, usageLimits, apiKeys };
+  return { workspaces, integrations, providers, rateLimits, usageLimits, apiKeys, configs };
+}
+
+const INVALID_CONFIG = /^Invalid config \(\d+ problems?\): ([\s\S]+) \(HTTP 400 AB01_INVALID_CONFIG\)$/;
+
+/**
+ * The server's refusal as it said it, except for an invalid config (400 AB01_INVALID_CONFIG),
+ * whose message lists every problem with its JSON path (`config.targets[1].weight: …`): one
+ * problem a line here, under the step that names the config's slug.
+ */
+function refusal(s: Step, message: string): string {
+  const invalid = s.kind === 'config' ? INVALID_CONFIG.exec(message) : null;
+  if (!invalid) return message;
+  const problems = invalid[1]!.split(/; (?=config[.[:])/);
+  return `the server refused its config (HTTP 400 AB01_INVALID_CONFIG), ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `    ${p}`).join('\n')}`;
 }
 
 export interface CreatedKey {
@@ -50,8 +84,9 @@ export async function executePlan(client: Client, steps: readonly Step[], onKey:
       let body: Row;
       try {
         body = await client.request<Row>(s.request!.method, s.request!.path, { body: s.request!.body });
+        if (s.then) await client.request<Row>(s.then.method, s.then.path, { body: s.then.body });
       } catch (error) {
-        const message = error instanceof FatalError ? error.message : String(error);
+        const message = refusal(s, error instanceof FatalError ? error.message : String(error));
         throw new FatalError(`${s.action} ${s.kind.replace(/_/g, ' ')} ${s.name} failed: ${message}\n${done} earlier change${done === 1 ? ' was' : 's were'} applied; fix the cause and apply again.`, error instanceof FatalError ? error.exitCode : 1);
       }
       if (s.kind === 'api_key' && s.action === 'create') onKey({ name: s.name, id: body.id, key: body.key });

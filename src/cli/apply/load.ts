@@ -45,6 +45,7 @@ function checkUnique(file: ApplyFile, source: string): void {
     ['workspaces', file.workspaces.map((w) => w.slug)],
     ['integrations', file.integrations.map((i) => i.slug)],
     ['providers', file.providers.map((p) => `${p.workspace ?? ''}/${p.slug}`)],
+    ['configs', file.configs.map((c) => c.slug)],
     ['policies.rate_limits', file.policies.rate_limits.map((p) => `${p.workspace ?? ''}/${p.name}`)],
     ['policies.usage_limits', file.policies.usage_limits.map((p) => `${p.workspace ?? ''}/${p.name}`)],
     ['api_keys', file.api_keys.map((k) => `${k.workspace ?? ''}/${k.type}/${k.name}`)],

@@ -1,8 +1,14 @@
 import { changedFields, covers, maskSecret, pick, same, shownConfigurations } from './compare.js';
 import type { ApplyFile } from './schema.js';
 
-export type Kind = 'workspace' | 'integration' | 'provider' | 'rate_limits_policy' | 'usage_limits_policy' | 'api_key';
+export type Kind = 'workspace' | 'integration' | 'provider' | 'config' | 'rate_limits_policy' | 'usage_limits_policy' | 'api_key';
 export type Action = 'create' | 'update' | 'unchanged';
+
+export interface Request {
+  method: 'POST' | 'PUT';
+  path: string;
+  body: Record<string, unknown>;
+}
 
 export interface Step {
   kind: Kind;
@@ -11,7 +17,9 @@ export interface Step {
   action: Action;
   /** Fields that differ (update), or those given (create). */
   changes: string[];
-  request?: { method: 'POST' | 'PUT'; path: string; body: Record<string, unknown> };
+  request?: Request;
+  /** A second request, sent once `request` succeeded (a config declared archived is created, then archived). */
+  then?: Request;
 }
 
 type Row = Record<string, any>;
@@ -24,6 +32,11 @@ export interface CurrentState {
   rateLimits: Row[];
   usageLimits: Row[];
   apiKeys: Row[];
+  /**
+   * Active and archived configs; those the file names (see `findConfig`) carry `config`, their
+   * latest version's object.
+   */
+  configs?: Row[];
 }
 
 export class PlanError extends Error {}
@@ -38,9 +51,19 @@ function step(kind: Kind, name: string, current: Row | undefined, desired: Recor
 }
 
 /**
+ * The config a file entry means: the active one with its slug, otherwise the archived one with
+ * that slug changed last (which apply restores when the file says `status: active`).
+ */
+export function findConfig(rows: readonly Row[], slug: string): Row | undefined {
+  const named = rows.filter((row) => row.slug === slug);
+  const archived = named.filter((row) => row.status === 'archived').sort((a, b) => String(b.last_updated_at).localeCompare(String(a.last_updated_at)));
+  return named.find((row) => row.status === 'active') ?? archived[0];
+}
+
+/**
  * Compares the file with the server and says, in dependency order (workspaces → integrations
- * → providers → policies → keys), what would be created, updated or left alone. Pure: the
- * caller fetched `current` and runs the requests.
+ * → providers → configs → policies → keys), what would be created, updated or left alone.
+ * Pure: the caller fetched `current` and runs the requests.
  */
 export function planApply(file: ApplyFile, current: CurrentState): Step[] {
   const problems: string[] = [];
@@ -86,6 +109,22 @@ export function planApply(file: ApplyFile, current: CurrentState): Step[] {
     const fields = defined({ name: p.name, note: p.note, tags: p.tags });
     const create = { method: 'POST' as const, path: '/v1/providers', body: { slug: p.slug, integration_id: p.integration, workspace_id: ws, ...fields } };
     steps.push(step('provider', `${ws}/${p.slug}`, now, { integration: p.integration, ...fields }, create, `/v1/providers/${enc(p.slug)}?workspace_id=${enc(ws)}`, now ? changedFields(now, fields, { tags: same }) : [], fields));
+  }
+
+  for (const c of file.configs) {
+    const ws = needWs(`config ${c.slug}`, c.workspace === undefined ? defaultWs : (wsById.get(c.workspace) ?? c.workspace));
+    const now = findConfig(current.configs ?? [], c.slug);
+    if (now && wsOf(now) !== ws) problems.push(`config ${c.slug}: its workspace is ${wsOf(now)} on the server and cannot change`);
+    // A changed object is a new version; name and status change in place. Objects compare as
+    // canonical JSON, so key order and formatting in the file do not matter.
+    const changes = now ? [...(now.name === c.name ? [] : ['name']), ...(same(now.config, c.config) ? [] : ['config']), ...(now.status === c.status ? [] : ['status'])] : [];
+    const fields = { name: c.name, config: c.config, status: c.status };
+    const create = { method: 'POST' as const, path: '/v1/configs', body: { slug: c.slug, name: c.name, workspace_id: ws, config: c.config } };
+    // `:slug` names the active config; an archived one is reached by its id.
+    const updatePath = `/v1/configs/${now?.status === 'archived' ? now.id : enc(c.slug)}`;
+    const planned = step('config', c.slug, now, defined({ workspace: ws, name: c.name, config: c.config, status: c.status === 'archived' ? c.status : undefined }), create, updatePath, changes, fields);
+    if (planned.action === 'create' && c.status === 'archived') planned.then = { method: 'PUT', path: `/v1/configs/${enc(c.slug)}`, body: { status: 'archived' } };
+    steps.push(planned);
   }
 
   for (const r of file.policies.rate_limits) {

@@ -38,6 +38,20 @@ const provider = z
   })
   .strict();
 
+/** A stored gateway config, known by its slug (unique among the organisation's active configs). */
+const gatewayConfig = z
+  .object({
+    slug: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a config slug is 1–63 lower-case letters, digits and dashes')
+      .refine((s) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(s), 'a config slug cannot look like an id'),
+    name: z.string().min(1).max(255),
+    workspace: slug.optional().describe('id or slug of the workspace; the default workspace when left out'),
+    config: looseObject.describe('the gateway config object (docs/configs.md); the server validates it'),
+    status: z.enum(['active', 'archived']).default('active'),
+  })
+  .strict();
+
 const matching = {
   name: z.string().min(1).max(255),
   workspace: slug.optional(),
@@ -76,8 +90,8 @@ const apiKey = z
   .refine((key) => key.type !== 'admin' || key.workspace === undefined, { message: 'an admin key belongs to no workspace', path: ['workspace'] });
 
 /**
- * The `svcgw apply` file: what should exist. Workspaces, integrations and providers are known by
- * slug; policies and keys by name within their workspace. Nothing absent from the file is
+ * The `svcgw apply` file: what should exist. Workspaces, integrations, providers and configs are
+ * known by slug; policies and keys by name within their workspace. Nothing absent from the file is
  * removed.
  */
 export const applyFileSchema = z
@@ -85,6 +99,7 @@ export const applyFileSchema = z
     workspaces: z.array(workspace).default([]),
     integrations: z.array(integration).default([]),
     providers: z.array(provider).default([]),
+    configs: z.array(gatewayConfig).default([]),
     policies: z
       .object({ rate_limits: z.array(rateLimitsPolicy).default([]), usage_limits: z.array(usageLimitsPolicy).default([]) })
       .strict()
@@ -97,6 +112,7 @@ export type ApplyFile = z.infer<typeof applyFileSchema>;
 export type DesiredWorkspace = ApplyFile['workspaces'][number];
 export type DesiredIntegration = ApplyFile['integrations'][number];
 export type DesiredProvider = ApplyFile['providers'][number];
+export type DesiredConfig = ApplyFile['configs'][number];
 export type DesiredRateLimitsPolicy = ApplyFile['policies']['rate_limits'][number];
 export type DesiredUsageLimitsPolicy = ApplyFile['policies']['usage_limits'][number];
 export type DesiredApiKey = ApplyFile['api_keys'][number];

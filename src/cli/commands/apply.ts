@@ -39,9 +39,19 @@ api_keys:                  # type: workspace-service (default), workspace-user (
 const FILE_EXAMPLE = `
 A file (YAML or JSON; every section is optional; workspace defaults to the default workspace):
 ${APPLY_FILE_EXAMPLE.replace(/^/gm, '  ').trimEnd()}
+configs: a section of gateway configs (docs/configs.md), known by slug; workspace is an id or a slug:
+  configs:
+    - slug: prod-fallback
+      name: Prod fallback
+      workspace: team-a
+      status: active        # or archived; active when left out
+      config: { strategy: { mode: fallback }, targets: [{ provider: "@openai" }, { provider: "@groq" }] }
+A config whose latest version equals the file's object (as JSON with sorted keys) is left alone; a
+changed object becomes a new version (PUT /v1/configs/:slug); name and status change in place. The
+server validates configs: a refusal names the config's slug and each problem's path (config.targets[1].weight).
 A provider key is compared by its mask (first and last four characters): a new key that keeps them is
-not seen as a change. An integration's ai_provider_id, a provider's integration and a usage-limits
-policy's type cannot change; apply says so instead of guessing.`;
+not seen as a change. An integration's ai_provider_id, a provider's integration, a config's workspace and a
+usage-limits policy's type cannot change; apply says so instead of guessing.`;
 
 const counts = (c: ReturnType<typeof summarise>) => `${c.create} to create, ${c.update} to update, ${c.unchanged} unchanged`;
 
@@ -49,9 +59,9 @@ export function applyCommand(): Command {
   return examples(
     clientCommand(
       'apply',
-      'make the server match a YAML or JSON file of workspaces, integrations, providers, policies and API keys (identified by slug, or by name for policies and keys). Idempotent: applying the same file again changes nothing. Nothing missing from the file is removed. ${VAR} in the file takes an environment variable (for provider keys).',
+      'make the server match a YAML or JSON file of workspaces, integrations, providers, configs, policies and API keys (identified by slug, or by name for policies and keys). Idempotent: applying the same file again changes nothing. Nothing missing from the file is removed. ${VAR} in the file takes an environment variable (for provider keys).',
     )
-      .summary('provision workspaces, credentials, policies and keys from a file')
+      .summary('provision workspaces, credentials, configs, policies and keys from a file')
       .requiredOption('-f, --file <file>', 'the file (- for standard input)')
       .option('--dry-run', 'print the plan (create / update / unchanged) and change nothing')
       .option('--keys-out <file>', 'write the API keys it creates to this JSON file (mode 0600) instead of printing them')
