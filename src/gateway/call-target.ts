@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
-import { AppError } from '../lib/errors.js';
+import { AppError, codeToStatus } from '../lib/errors.js';
 import type { AdapterContext, TranslatedEndpoint, WireAdapter } from '../providers/adapters/types.js';
 import { adapterFor, buildUpstreamTarget, ProviderConfigError, supportsEndpoint, UpstreamPathError } from '../providers/registry.js';
 import { headersForUpstream } from './forward-headers.js';
@@ -66,7 +66,14 @@ export async function callTarget(deps: CallDeps, req: AttemptRequest): Promise<A
   const body = req.json && req.settings.overrideParams ? { ...req.json, ...req.settings.overrideParams } : req.json;
   const isStream = body?.stream === true;
   const dropUsageOnlyChunk = isStream && !adapter && USAGE_ON_REQUEST.has(route.endpointType) && !usageRequested(body);
-  const outgoing = await buildProviderRequest(deps, req, adapter, body, dropUsageOnlyChunk);
+  let outgoing: Awaited<ReturnType<typeof buildProviderRequest>>;
+  try {
+    outgoing = await buildProviderRequest(deps, req, adapter, body, dropUsageOnlyChunk);
+  } catch (error) {
+    // A bad request or setting is the caller's to fix; a failed token exchange is the provider failing.
+    if (!(error instanceof AppError) || codeToStatus(error.code) < 500) throw error;
+    return { ok: false, error };
+  }
 
   const timeoutMs = req.settings.requestTimeoutMs;
   let timedOut = false;

@@ -118,11 +118,20 @@ function relayTranslated(reply: FastifyReply, draft: RequestLogDraft, answer: Up
     parsed = null;
   }
   const translated = adapter.toOpenAIResponse(endpoint, parsed, context);
+  if (endpoint === 'embed' && answer.body?.encoding_format === 'base64') embeddingsAsBase64(translated.body);
   draft.usage = translated.usage;
   if (typeof translated.body.model === 'string') draft.model = translated.body.model;
   const bytes = Buffer.from(JSON.stringify(translated.body));
   if (options.capture > 0) draft.responseBody = bytes.subarray(0, options.capture).toString('utf8');
   return reply.code(200).type('application/json; charset=utf-8').send(bytes);
+}
+
+/** What OpenAI sends for `encoding_format: "base64"` (the official client's default): little-endian float32 bytes. */
+function embeddingsAsBase64(body: Record<string, unknown>): void {
+  const data = Array.isArray(body.data) ? (body.data as Array<{ embedding?: unknown }>) : [];
+  for (const item of data) {
+    if (Array.isArray(item.embedding)) item.embedding = Buffer.from(new Float32Array(item.embedding as number[]).buffer).toString('base64');
+  }
 }
 
 function parseJson(bytes: Buffer): unknown {

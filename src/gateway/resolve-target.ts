@@ -37,7 +37,8 @@ export async function resolveTarget(headers: GatewayHeaders, principal: Principa
   if (headers.provider === null) throw new AppError('MISSING_PROVIDER', `No provider given. ${HOW_TO}`, { param: 'x-service-provider' });
 
   const provider = lookup(headers.provider);
-  if (headers.bearer === null && headers.customHost === null && provider.auth.kind !== 'none') {
+  // Adapters find their own credentials (service accounts, AWS keys) in headers or settings.
+  if (headers.bearer === null && headers.customHost === null && provider.auth.kind !== 'none' && provider.auth.kind !== 'adapter') {
     throw new AppError('MISSING_PROVIDER', `x-service-provider: ${provider.name} needs the provider key in Authorization: Bearer <key>. ${HOW_TO}`, { param: 'authorization' });
   }
   return {
@@ -65,7 +66,7 @@ export async function resolveLeafTarget(node: ConfigTarget | null, headers: Gate
   const provider = lookup(node.provider!);
   const apiKey = node.api_key ?? headers.bearer;
   const customHost = node.custom_host ?? null;
-  if (apiKey === null && customHost === null && provider.auth.kind !== 'none') {
+  if (apiKey === null && customHost === null && provider.auth.kind !== 'none' && provider.auth.kind !== 'adapter') {
     throw new AppError('MISSING_PROVIDER', `The config target for ${provider.name} has no api_key and the request sent no Authorization: Bearer <provider key>.`, { param: 'x-service-config' });
   }
   return { provider, context: { apiKey, customHost, azure: headers.azure }, source: customHost !== null ? 'custom_host' : 'direct' };

@@ -78,7 +78,7 @@ const LOCAL = new Set(['ollama', 'lm-studio', 'vllm']);
 
 describe('provider catalogue', () => {
   it('registers the required providers and has an expectation for every one', () => {
-    const names = listProviders().map((p) => p.name);
+    const names = listProviders().filter((p) => p.wireFormat === 'openai').map((p) => p.name);
     for (const required of [
       'openai', 'azure-openai', 'groq', 'together-ai', 'fireworks-ai', 'mistral-ai', 'deepseek', 'openrouter',
       'perplexity-ai', 'x-ai', 'deepinfra', 'cerebras', 'sambanova', 'nvidia-nim', 'ollama', 'lm-studio', 'vllm',
@@ -90,8 +90,15 @@ describe('provider catalogue', () => {
     expect(new Set(names).size).toBe(names.length);
   });
 
+  it('registers every name once, providers with their own wire format included, and reaches 40 or more', () => {
+    const names = listProviders().map((p) => p.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names.length).toBeGreaterThanOrEqual(40);
+  });
+
   it.each(listProviders().map((p) => [p.name, p] as const))('%s is a well-formed definition', (_name, def) => {
-    expect(def.wireFormat).toBe('openai');
+    if (def.wireFormat === 'openai') expect(def.auth.kind).not.toBe('adapter');
+    else expect(def.auth.kind).toBe('adapter');
     expect(def.endpoints.has('proxy')).toBe(true);
     expect(def.endpoints.has('chatComplete')).toBe(true);
     expect(def.displayName.length).toBeGreaterThan(0);

@@ -1,4 +1,6 @@
 import type { AdapterModule } from '../types.js';
+import { createGoogleAdapter } from './adapter.js';
+import { GOOGLE_PROVIDER, VERTEX_AI_PROVIDER } from './providers.js';
 
-/** Not built yet: filled in by the google adapter work. */
-export const google: AdapterModule = { providers: [], adapter: null };
+/** The Gemini API (`google`) and Gemini on Vertex AI (`vertex-ai`), one adapter for both. */
+export const google: AdapterModule = { providers: [GOOGLE_PROVIDER, VERTEX_AI_PROVIDER], adapter: createGoogleAdapter() };
