@@ -38,7 +38,7 @@ describe('fallback', () => {
     const config = { strategy: { mode: 'fallback' }, targets: [at(a!), at(b!), at(c!, { name: 'last-resort' })] };
     const res = await send(g, config);
     expect(res.status).toBe(200);
-    expect((await res.json()).object).toBe('chat.completion');
+    expect(((await res.json()) as any).object).toBe('chat.completion');
     expect(res.headers.get('x-service-target')).toBe('last-resort');
     expect(res.headers.get('x-service-retry-count')).toBe('2');
     expect([a!.requests.length, b!.requests.length, c!.requests.length]).toEqual([1, 1, 1]);
@@ -102,7 +102,7 @@ describe('fallback', () => {
     slow!.behave({ kind: 'delay', ms: 30_000 });
     const res = await send(g, { request_timeout: 150, targets: [at(slow!)], strategy: { mode: 'single' } });
     expect(res.status).toBe(504);
-    expect((await res.json()).error.code).toBe('UPSTREAM_TIMEOUT');
+    expect(((await res.json()) as any).error.code).toBe('UPSTREAM_TIMEOUT');
   });
 });
 
@@ -255,7 +255,7 @@ describe('choosing a config', () => {
     await g.admin.delete('/v1/configs/route');
     const gone = await send(g, 'route', chat, headers);
     expect(gone.status).toBe(400);
-    expect((await gone.json()).error).toMatchObject({ code: 'CONFIG_NOT_FOUND', param: 'x-service-config' });
+    expect(((await gone.json()) as any).error).toMatchObject({ code: 'CONFIG_NOT_FOUND', param: 'x-service-config' });
   });
 
   it('refuses an invalid inline config with AB01 and the JSON path of the problem, before any provider call', async () => {
@@ -271,12 +271,12 @@ describe('choosing a config', () => {
     for (const [config, param] of cases) {
       const res = await send(g, config);
       expect(res.status).toBe(400);
-      const { error } = await res.json();
+      const { error } = (await res.json()) as any;
       expect(error.code).toBe('AB01_INVALID_CONFIG');
       expect(error.param).toBe(param);
     }
     const notJson = await send(g, '{not json');
-    expect((await notJson.json()).error).toMatchObject({ code: 'AB01_INVALID_CONFIG', param: 'x-service-config' });
+    expect(((await notJson.json()) as any).error).toMatchObject({ code: 'AB01_INVALID_CONFIG', param: 'x-service-config' });
     expect(g.mock.requests).toHaveLength(0);
   });
 
@@ -301,7 +301,7 @@ describe('choosing a config', () => {
     await g.admin.put(`/v1/api-keys/${key.id}`, { defaults: { config_id: 'to-a', allow_config_override: false } });
     const refused = await call({ 'x-service-config': 'to-b' });
     expect(refused.status).toBe(403);
-    expect((await refused.json()).error.code).toBe('CONFIG_OVERRIDE_FORBIDDEN');
+    expect(((await refused.json()) as any).error.code).toBe('CONFIG_OVERRIDE_FORBIDDEN');
     expect((await call()).status).toBe(200);
 
     const unknown = await g.admin.put(`/v1/api-keys/${key.id}`, { defaults: { config_id: 'nope' } });
@@ -317,7 +317,7 @@ describe('choosing a config', () => {
     const key = await createWorkspaceKey(g.admin, { workspace_id: ws.id, scopes: ['completions.write'] });
     const res = await fetch(`${g.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'x-service-api-key': key.key, 'content-type': 'application/json', 'x-service-config': 'theirs', authorization: 'Bearer k' }, body: JSON.stringify(chat) });
     expect(res.status).toBe(400);
-    expect((await res.json()).error.code).toBe('CONFIG_NOT_FOUND');
+    expect(((await res.json()) as any).error.code).toBe('CONFIG_NOT_FOUND');
     const bad = await apiClient(g.baseUrl, g.adminKey).post('/v1/api-keys/workspace/service', { name: 'x', workspace_id: ws.id, scopes: ['completions.write'], defaults: { config_id: 'theirs' } });
     expect(bad.status).toBe(403);
   });

@@ -24,7 +24,8 @@ export interface AdapterContext {
 /** One HTTP request to the provider, ready to send. */
 export interface ProviderRequest {
   url: string;
-  method: 'GET' | 'POST';
+  /** Translated requests are POSTs; pass-through keeps the client's method. */
+  method: string;
   headers: Record<string, string>;
   body: Buffer | string | null;
 }
