@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { AppError, codeToStatus } from '../lib/errors.js';
 import type { AdapterContext, TranslatedEndpoint, WireAdapter } from '../providers/adapters/types.js';
+import { entraAuthHeaders, readEntraInputs } from '../providers/azure-entra.js';
 import { adapterFor, buildUpstreamTarget, ProviderConfigError, supportsEndpoint, UpstreamPathError } from '../providers/registry.js';
 import { headersForUpstream } from './forward-headers.js';
 import type { GatewayHeaders } from './gateway-headers.js';
@@ -132,12 +133,22 @@ async function buildProviderRequest(deps: CallDeps, req: AttemptRequest, adapter
     };
   }
   const upstream = toUpstreamTarget(target, req.path);
+  const auth = target.provider.name === 'azure-openai' ? await azureAuth(deps, req, upstream.headers) : upstream.headers;
   return {
     url: upstream.url,
     method: request.method,
-    headers: { ...headersForUpstream(request.headers, { keepLength: !body, keepEncoding: !body }), ...(body ? { 'content-type': 'application/json' } : {}), ...upstream.headers },
+    headers: { ...headersForUpstream(request.headers, { keepLength: !body, keepEncoding: !body }), ...(body ? { 'content-type': 'application/json' } : {}), ...auth },
     body: body ? jsonBody(request, body, req.json, askForUsage) : ((request.body as Readable | undefined) ?? null),
   };
+}
+
+/** Azure OpenAI with Microsoft Entra ID inputs: a bearer token instead of the api-key header. */
+async function azureAuth(deps: CallDeps, req: AttemptRequest, keyHeaders: Record<string, string>): Promise<Record<string, string>> {
+  const inputs = readEntraInputs(req.target.context.configurations, req.request.headers, req.settings.azureEntraScope);
+  const entra = await entraAuthHeaders(inputs, { dispatcher: deps.upstream.dispatcher, now: deps.now });
+  if (!entra) return keyHeaders;
+  const { 'api-key': _apiKey, ...rest } = keyHeaders;
+  return { ...rest, ...entra };
 }
 
 function toUpstreamTarget(target: ResolvedTarget, path: string) {

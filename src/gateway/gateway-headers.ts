@@ -13,6 +13,8 @@ export interface GatewayHeaders {
   traceId: string;
   metadata: Record<string, string> | null;
   azure: { resourceName?: string; deploymentId?: string; apiVersion?: string };
+  /** Microsoft Entra ID inputs came as headers (x-service-azure-client-id, …): Azure needs no key then. */
+  azureEntra: boolean;
   /** Tracing: this request's span within its trace. */
   spanId: string | null;
   parentSpanId: string | null;
@@ -56,6 +58,7 @@ export function readGatewayHeaders(headers: IncomingHttpHeaders): GatewayHeaders
     traceId: traceHeader ?? newTimeOrderedId(),
     metadata: parseMetadata(one(headers['x-service-metadata'])),
     azure,
+    azureEntra: headers['x-service-azure-client-id'] !== undefined,
     spanId: idHeader(headers, 'x-service-span-id'),
     parentSpanId: idHeader(headers, 'x-service-parent-span-id'),
     spanName: textHeader(headers, 'x-service-span-name', 255),

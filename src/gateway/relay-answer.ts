@@ -74,6 +74,7 @@ function relayTranslated(reply: FastifyReply, draft: RequestLogDraft, answer: Up
     includeUsage: (answer.body?.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true,
     id: `chatcmpl-${draft.id}`,
     created: Math.floor(draft.startedAt / 1000),
+    request: answer.body,
   };
   if (answer.isStream) {
     const translator = adapter.createStreamTranslator(endpoint, context);

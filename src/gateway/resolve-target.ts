@@ -38,7 +38,8 @@ export async function resolveTarget(headers: GatewayHeaders, principal: Principa
 
   const provider = lookup(headers.provider);
   // Adapters find their own credentials (service accounts, AWS keys) in headers or settings.
-  if (headers.bearer === null && headers.customHost === null && provider.auth.kind !== 'none' && provider.auth.kind !== 'adapter') {
+  const ownAuth = provider.auth.kind === 'none' || provider.auth.kind === 'adapter' || (provider.name === 'azure-openai' && headers.azureEntra);
+  if (headers.bearer === null && headers.customHost === null && !ownAuth) {
     throw new AppError('MISSING_PROVIDER', `x-service-provider: ${provider.name} needs the provider key in Authorization: Bearer <key>. ${HOW_TO}`, { param: 'authorization' });
   }
   return {

@@ -321,13 +321,57 @@ export const OPENAI_COMPATIBLE_PROVIDERS: readonly ProviderDefinition[] = Object
     docsUrl: 'https://docs.ai21.com/reference/jamba-1-6-api-ref',
   }),
   define({
-    // Cohere's Compatibility API; its native v2 API would come with its own adapter.
-    name: 'cohere',
-    displayName: 'Cohere (Compatibility API)',
-    baseUrl: 'https://api.cohere.ai/compatibility/v1',
+    // Model APIs; a dedicated deployment has its own host (model-{id}.api.baseten.co/…/v1), set as a custom host.
+    name: 'baseten',
+    displayName: 'Baseten Model APIs',
+    baseUrl: 'https://inference.baseten.co/v1',
+    auth: BEARER,
+    endpoints: families('chatComplete', 'listModels'),
+    docsUrl: 'https://docs.baseten.co/reference/inference-api/chat-completions',
+  }),
+  define({
+    // Serverless endpoints; dedicated endpoints use https://api.friendli.ai/dedicated/v1 as a custom host.
+    name: 'friendli-ai',
+    displayName: 'FriendliAI',
+    baseUrl: 'https://api.friendli.ai/serverless/v1',
+    auth: BEARER,
+    endpoints: families('chatComplete', 'complete', 'listModels'),
+    docsUrl: 'https://friendli.ai/docs/openapi/model-apis/chat-completions',
+  }),
+  define({
+    name: 'upstage',
+    displayName: 'Upstage (Solar)',
+    baseUrl: 'https://api.upstage.ai/v1',
     auth: BEARER,
     endpoints: families('chatComplete', 'embed'),
-    docsUrl: 'https://docs.cohere.com/docs/compatibility-api',
+    docsUrl: 'https://console.upstage.ai/docs/getting-started',
+  }),
+  define({
+    // International platform; the China platform is api.minimaxi.com (set it as a custom host).
+    name: 'minimax',
+    displayName: 'MiniMax',
+    baseUrl: 'https://api.minimax.io/v1',
+    auth: BEARER,
+    endpoints: families('chatComplete', 'createModelResponse', 'listModels'),
+    docsUrl: 'https://platform.minimax.io/docs/api-reference/text-openai-api',
+  }),
+  define({
+    // Serverless Generative APIs; project-scoped (api.scaleway.ai/{project_id}/v1) and dedicated
+    // deployments ({uuid}.ifr.fr-par.scaleway.com/v1) are set as a custom host.
+    name: 'scaleway',
+    displayName: 'Scaleway Generative APIs',
+    baseUrl: 'https://api.scaleway.ai/v1',
+    auth: BEARER,
+    endpoints: families('chatComplete', 'embed', 'createModelResponse', 'listModels'),
+    docsUrl: 'https://www.scaleway.com/en/docs/generative-apis/reference-content/openai-compatibility/',
+  }),
+  define({
+    name: 'venice-ai',
+    displayName: 'Venice.ai',
+    baseUrl: 'https://api.venice.ai/api/v1',
+    auth: BEARER,
+    endpoints: families('chatComplete', 'embed', 'listModels'),
+    docsUrl: 'https://docs.venice.ai/api-reference/api-spec',
   }),
 ]);
 
@@ -348,4 +392,7 @@ export const PROVIDER_ALIASES: Readonly<Record<string, string>> = Object.freeze(
   'hugging-face': 'huggingface',
   'workers-ai': 'cloudflare-workers-ai',
   featherless: 'featherless-ai',
+  friendli: 'friendli-ai',
+  friendliai: 'friendli-ai',
+  venice: 'venice-ai',
 });

@@ -62,6 +62,8 @@ export interface StreamContext {
   id: string;
   /** Seconds since the epoch, for `created`. */
   created: number;
+  /** The OpenAI-shaped request as sent (after override_params): `encoding_format`, `return_documents`, … */
+  request?: Readonly<Record<string, unknown>> | null;
 }
 
 /**

@@ -71,7 +71,12 @@ const EXPECTED: Record<string, { url: string; header: 'authorization' | 'api-key
     ctx: { customHost: 'https://serving.app.predibase.com/tenant1/deployments/v2/llms/qwen3-8b/v1' },
   },
   ai21: { url: 'https://api.ai21.com/studio/v1/chat/completions', header: 'authorization' },
-  cohere: { url: 'https://api.cohere.ai/compatibility/v1/chat/completions', header: 'authorization' },
+  baseten: { url: 'https://inference.baseten.co/v1/chat/completions', header: 'authorization' },
+  'friendli-ai': { url: 'https://api.friendli.ai/serverless/v1/chat/completions', header: 'authorization' },
+  upstage: { url: 'https://api.upstage.ai/v1/chat/completions', header: 'authorization' },
+  minimax: { url: 'https://api.minimax.io/v1/chat/completions', header: 'authorization' },
+  scaleway: { url: 'https://api.scaleway.ai/v1/chat/completions', header: 'authorization' },
+  'venice-ai': { url: 'https://api.venice.ai/api/v1/chat/completions', header: 'authorization' },
 };
 
 const LOCAL = new Set(['ollama', 'lm-studio', 'vllm']);

@@ -1,4 +1,6 @@
 import type { AdapterModule } from '../types.js';
+import { cohereAdapter } from './adapter.js';
+import { COHERE_PROVIDER } from './provider.js';
 
-/** Not built yet: filled in by the cohere adapter work. */
-export const cohere: AdapterModule = { providers: [], adapter: null };
+/** Cohere's native API v2 (chat, embed, rerank). */
+export const cohere: AdapterModule = { providers: [COHERE_PROVIDER], adapter: cohereAdapter };
