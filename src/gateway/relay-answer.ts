@@ -63,7 +63,7 @@ function relayTranslated(reply: FastifyReply, draft: RequestLogDraft, answer: Up
   const endpoint = draft.endpointType as TranslatedEndpoint;
   const { res } = answer;
   if (res.statusCode >= 400) {
-    const error = adapter.toOpenAIError(res.statusCode, answer.bytes ?? Buffer.alloc(0));
+    const error = adapter.toOpenAIError(res.statusCode, answer.bytes ?? Buffer.alloc(0), res.headers);
     draft.errorCode = 'UPSTREAM_ERROR';
     draft.errorMessage = error.message.slice(0, 2000);
     const body = { error: { message: error.message, type: error.type ?? ERROR_CODES.UPSTREAM_ERROR.type, param: null, code: error.code ?? 'UPSTREAM_ERROR' } };

@@ -76,7 +76,8 @@ export interface WireAdapter {
   buildRequest(endpoint: TranslatedEndpoint, body: Record<string, unknown>, ctx: AdapterContext): Promise<ProviderRequest>;
   /** A 2xx body (parsed JSON) in the OpenAI shape, with usage read from the provider's own fields. */
   toOpenAIResponse(endpoint: TranslatedEndpoint, body: unknown, ctx: StreamContext): { body: Record<string, unknown>; usage: TokenUsage | null };
-  toOpenAIError(status: number, body: Buffer): TranslatedError;
+  /** `headers` are the provider's response headers (some name the error there, such as `x-amzn-errortype`). */
+  toOpenAIError(status: number, body: Buffer, headers?: IncomingHttpHeaders): TranslatedError;
   createStreamTranslator(endpoint: TranslatedEndpoint, ctx: StreamContext): StreamTranslator;
   /**
    * Pass-through (any other path, forwarded unchanged): the URL and auth headers for `path`
