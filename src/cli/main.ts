@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../lib/version.js';
+import { analyticsCommand } from './commands/analytics.js';
 import { applyCommand } from './commands/apply.js';
 import { auditLogsCommand } from './commands/audit-logs.js';
 import { groupExamples } from './commands/common.js';
@@ -16,6 +17,7 @@ import { serveCommand } from './commands/serve.js';
 import { usersCommand } from './commands/users.js';
 import { virtualKeysCommand } from './commands/virtual-keys.js';
 import { configsCommand } from './commands/configs.js';
+import { feedbackCommand } from './commands/feedback.js';
 import { workspacesCommand } from './commands/workspaces.js';
 import { FatalError } from './fatal-error.js';
 
@@ -50,7 +52,9 @@ export function buildProgram(): Command {
   program.addCommand(configsCommand());
   program.addCommand(policiesCommand());
   program.addCommand(logsCommand());
+  program.addCommand(feedbackCommand());
   program.addCommand(auditLogsCommand());
+  program.addCommand(analyticsCommand());
   configureTree(program);
   return program;
 }

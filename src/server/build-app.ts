@@ -33,7 +33,7 @@ import { registerErrorHandling } from './plugins/errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import type { RouteAccess } from './route-config.js';
 import { registerAnalytics } from '../admin/analytics/index.js';
-import { registerObservability } from '../admin/observability/index.js';
+import { registerObservability, type Observability } from '../admin/observability/index.js';
 import { registerLogRoutes } from '../admin/logs/routes.js';
 import { registerLogStreamRoute } from '../admin/logs/stream-route.js';
 import { registerProviderCatalogRoute } from '../admin/provider-catalog/routes.js';
@@ -68,7 +68,7 @@ export interface App {
   requestLogs: RequestLogWriter;
   limits: Limits;
   /** Background work of the observability routes (retention, exports); started by the server. */
-  observability: { start(): void; stop(): Promise<void> };
+  observability: Observability;
 }
 
 /**
@@ -168,7 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
   const requestLogs = createRequestLogWriter({ repo: repos.requestLogs, logger: deps.logger, flushIntervalMs: deps.config.log_flush_interval_ms });
   const visibility = createLogVisibility({ db: deps.db, settings: securitySettings });
-  registerLogRoutes(zapp, { repo: repos.requestLogs, workspaces: repos.workspaces, writer: requestLogs, visibility });
+  registerLogRoutes(zapp, { db: deps.db, repo: repos.requestLogs, workspaces: repos.workspaces, writer: requestLogs, visibility });
   const observabilityDeps = { config: deps.config, db: deps.db, repos, clock: deps.clock, logger: deps.logger, features, requestLogs, visibility, settings: securitySettings };
   registerAnalytics(zapp, observabilityDeps);
   const observability = registerObservability(zapp, observabilityDeps);

@@ -7,6 +7,8 @@ import type { ZodApp } from '../../server/zod-app.js';
 import type { RequestLogRepository } from '../../storage/repositories/request-logs.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import type { RequestLogWriter } from '../../telemetry/request-log-writer.js';
+import type { Db } from '../../storage/database.js';
+import { feedbackForTraces, formatLog, LOG_FORMATS } from '../observability/index.js';
 import { toLogObject } from './log-object.js';
 import { idOrSlug, listBody, pageWindow, paginationQuery } from '../shared/pagination.js';
 import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
@@ -34,7 +36,7 @@ const iso = (value: string | undefined) => (value === undefined ? undefined : ne
  * data visibility setting is off see only the logs of their own API keys; another key's log is
  * a 404 to them, as if it did not exist.
  */
-export function registerLogRoutes(app: ZodApp, deps: { repo: RequestLogRepository; workspaces: WorkspaceRepository; writer: RequestLogWriter; visibility: LogVisibility }): void {
+export function registerLogRoutes(app: ZodApp, deps: { db: Db; repo: RequestLogRepository; workspaces: WorkspaceRepository; writer: RequestLogWriter; visibility: LogVisibility }): void {
   app.get('/v1/logs', {
     schema: { tags: ['Logs'], summary: 'List request logs, newest first', querystring: listLogsQuery },
     config: { auth: { scope: 'logs.list', keyTypes: BOTH_KEY_TYPES } },
@@ -58,11 +60,19 @@ export function registerLogRoutes(app: ZodApp, deps: { repo: RequestLogRepositor
       ...pageWindow(q),
     };
     const { total, rows } = await deps.repo.list({ ...filter, ownerUserId: ownerId ?? undefined });
-    return listBody(rows.map((row) => toLogObject(row, false)), total);
+    // Feedback belongs to the workspace of the key that gave it: a record shows its own workspace's.
+    const feedback = await feedbackForTraces(deps.db, principal.organisationId, rows.map((row) => row.trace_id));
+    const withFeedback = (row: (typeof rows)[number]) => (feedback.get(row.trace_id) ?? []).filter((item) => item.workspace_id === row.workspace_id);
+    return listBody(rows.map((row) => ({ ...toLogObject(row, false), feedback: withFeedback(row) })), total);
   });
 
   app.get('/v1/logs/:logId', {
-    schema: { tags: ['Logs'], summary: 'Get one request log, with bodies when they were recorded', params: z.object({ logId: z.string().max(64) }) },
+    schema: {
+      tags: ['Logs'],
+      summary: 'Get one request log, with bodies when they were recorded and the feedback on its trace',
+      params: z.object({ logId: z.string().max(64) }),
+      querystring: z.object({ log_format: z.enum(LOG_FORMATS).default('default').describe('default: the record as stored; structured: bodies parsed and grouped (docs/observability.md).') }).strict(),
+    },
     config: { auth: { scope: 'logs.view', keyTypes: BOTH_KEY_TYPES } },
   }, async (request) => {
     const principal = request.principal!;
@@ -72,6 +82,7 @@ export function registerLogRoutes(app: ZodApp, deps: { repo: RequestLogRepositor
     assertWorkspaceReachable(principal, row.workspace_id);
     const ownerId = await deps.visibility.ownDataOnly(principal);
     if (ownerId !== null && !(await deps.visibility.ownsKey(principal.organisationId, ownerId, row.api_key_id))) throw notFound('Log');
-    return toLogObject(row, true);
+    const feedback = await feedbackForTraces(deps.db, principal.organisationId, [row.trace_id], row.workspace_id);
+    return formatLog(row, request.query.log_format, feedback.get(row.trace_id) ?? []);
   });
 }

@@ -1,10 +1,55 @@
+import { join } from 'node:path';
 import type { ZodApp } from '../../server/zod-app.js';
 import type { ObservabilityDeps } from './deps.js';
+import { createExportRunner, type ExportRunner } from './exports/export-runner.js';
+import { registerExportRoutes } from './exports/export-routes.js';
+import { createExportStore } from './exports/export-store.js';
+import { registerFeedbackRoutes } from './feedback/feedback-routes.js';
+import { createMetricsRegistry, type MetricsRegistry } from './metrics/metrics-registry.js';
+import { registerMetricsRoute } from './metrics/metrics-route.js';
+import { createRetentionWorker, type RetentionWorker } from './retention/retention-worker.js';
+import { registerTraceRoutes } from './traces/trace-routes.js';
+import './tables.js';
+
+export { feedbackForTraces } from './feedback/feedback-store.js';
+export { formatLog, LOG_FORMATS, type LogFormat } from './log-format.js';
+
+/** What registerObservability hands the server: the background work, and its parts for tests. */
+export interface Observability {
+  start(): void;
+  stop(): Promise<void>;
+  retention: RetentionWorker;
+  exports: ExportRunner;
+  metrics: MetricsRegistry;
+}
 
 /**
- * Feedback, traces, log exports, metrics and retention. Returns what runs in the background
- * (started and stopped by the server).
+ * Feedback, traces, log exports, metrics and retention. Routes are registered now; the export
+ * runner and the retention worker run between `start()` (after listen) and `stop()` (on close).
  */
-export function registerObservability(_app: ZodApp, _deps: ObservabilityDeps): { start(): void; stop(): Promise<void> } {
-  return { start() {}, async stop() {} };
+export function registerObservability(app: ZodApp, deps: ObservabilityDeps): Observability {
+  const exportsDir = join(deps.config.data_dir, 'exports');
+  const metrics = createMetricsRegistry();
+  const unsubscribe = deps.requestLogs.onRecord(metrics.record);
+  const exports = createExportRunner({ db: deps.db, store: createExportStore(deps.db), dir: exportsDir, clock: deps.clock, logger: deps.logger });
+  const retention = createRetentionWorker({ db: deps.db, clock: deps.clock, logger: deps.logger, config: deps.config, exportsDir });
+
+  registerFeedbackRoutes(app, { db: deps.db, clock: deps.clock });
+  registerTraceRoutes(app, deps);
+  registerExportRoutes(app, { ...deps, runner: exports, dir: exportsDir });
+  registerMetricsRoute(app, { config: deps.config, registry: metrics });
+
+  return {
+    start() {
+      if (deps.features.enabled('data_exports')) exports.start();
+      retention.start();
+    },
+    async stop() {
+      unsubscribe();
+      await Promise.all([exports.stop(), retention.stop()]);
+    },
+    retention,
+    exports,
+    metrics,
+  };
 }

@@ -1,9 +1,12 @@
-import { Command } from 'commander';
+import { createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Command, Option } from 'commander';
 import { readSseData } from '../client/sse.js';
 import { FatalError } from '../fatal-error.js';
-import { isTerminal, type Column } from '../output.js';
+import { createProgress, isTerminal, type Column } from '../output.js';
 import { formatCost, formatLatency, formatTokens, statusColour, type LogRecord } from '../tui/format.js';
-import { clientCommand, enc, examples, integer, isoTime, pagingOptions, printList, printOne, run, type Context } from './common.js';
+import { clientCommand, defined, done, enc, examples, integer, isoTime, list, pagingOptions, pairs, printList, printOne, run, type Context } from './common.js';
 
 const COLUMNS: Column<LogRecord>[] = [
   { header: 'time', value: (r) => r.created_at },
@@ -96,8 +99,155 @@ async function followOnScreen(ctx: Context, events: AsyncIterable<string>, signa
   return reason;
 }
 
+interface ExportItem {
+  id: string;
+  status: string;
+  total: number;
+  rows_written: number;
+  workspace_id: string | null;
+  created_at: string;
+  description: string | null;
+  error: string | null;
+}
+
+const EXPORT_COLUMNS: Column<ExportItem>[] = [
+  { header: 'id', value: (e) => e.id },
+  { header: 'status', value: (e) => e.status, colour: (e) => (e.status === 'success' ? 'green' : e.status === 'failed' ? 'red' : null) },
+  { header: 'rows', value: (e) => `${e.rows_written}/${e.total}` },
+  { header: 'workspace', value: (e) => e.workspace_id ?? 'all' },
+  { header: 'created', value: (e) => e.created_at },
+  { header: 'description', value: (e) => e.description },
+];
+
+/** Fields exported when --fields is left out. */
+const DEFAULT_EXPORT_FIELDS = ['id', 'trace_id', 'created_at', 'ai_org', 'ai_model', 'response_status_code', 'is_success', 'req_units', 'res_units', 'total_units', 'cost', 'cost_currency', 'response_time', 'metadata'];
+const POLL_MS = 500;
+
+function exportFiltersFrom(o: Record<string, any>): Record<string, unknown> {
+  return defined({
+    time_of_generation_min: o.since,
+    time_of_generation_max: o.until,
+    api_key_ids: o.apiKeyId,
+    ai_org: o.provider,
+    ai_model: o.model,
+    status_code: o.status?.join(','),
+    metadata: o.metadata,
+    trace_id: o.traceId,
+  });
+}
+
+/** Polls an export until it is no longer running; a failed or stopped export is exit 1. */
+async function waitForExport(ctx: Context, id: string): Promise<ExportItem> {
+  const progress = createProgress(`export ${id}`);
+  for (;;) {
+    const item = await ctx.client.get<ExportItem>(`/v1/logs/exports/${enc(id)}`);
+    progress.update(item.rows_written, item.total);
+    if (item.status !== 'in_progress') {
+      progress.done();
+      if (item.status === 'failed' || item.status === 'stopped') throw new FatalError(`export ${id} ${item.status}${item.error ? `: ${item.error}` : ''}`);
+      return item;
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/** Streams the file to --output (mode 0600) or to stdout, never holding it whole. */
+async function download(ctx: Context, id: string): Promise<void> {
+  const res = await ctx.client.stream(`/v1/logs/exports/${enc(id)}/download`, { format: ctx.opts.format }, new AbortController().signal);
+  const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
+  if (!ctx.opts.output || ctx.opts.output === '-') {
+    await pipeline(body, process.stdout, { end: false });
+    return;
+  }
+  await pipeline(body, createWriteStream(ctx.opts.output, { mode: 0o600 }));
+  process.stderr.write(`Saved export ${id} to ${ctx.opts.output}.\n`);
+}
+
+function exportCommand(): Command {
+  const group = new Command('export').description('log exports (DATA_EXPORTS_ENABLED, scope logs.export): create, start, cancel, status, download, list');
+  group.addCommand(
+    examples(
+      clientCommand('create', 'create a log export of the logs that match the filters; --start runs it at once')
+        .option('--workspace <id|slug>', 'only this workspace (admin keys: default every workspace)')
+        .option('--since <time>', 'from this ISO 8601 time', isoTime)
+        .option('--until <time>', 'up to this ISO 8601 time', isoTime)
+        .option('--api-key-id <uuid>', 'only requests made with this key (repeatable)', list)
+        .option('--provider <name>', 'only this provider')
+        .option('--model <model>', 'only this model')
+        .option('--status <codes>', 'only these HTTP statuses, comma-separated', list)
+        .option('--metadata <key=value>', 'only requests whose metadata has this pair (repeatable)', pairs)
+        .option('--trace-id <id>', 'only this trace')
+        .option('--fields <fields>', `fields to export, comma-separated (default: ${DEFAULT_EXPORT_FIELDS.join(',')})`, list)
+        .option('--description <text>', 'a note shown with the export')
+        .option('--start', 'start it right away')
+        .option('--wait', 'with --start: wait until it has finished')
+        .action(
+          run(async (ctx) => {
+            const o = ctx.opts;
+            const created = await ctx.client.post<{ id: string; total: number }>('/v1/logs/exports', defined({ workspace_id: o.workspace, filters: exportFiltersFrom(o), requested_data: o.fields ?? DEFAULT_EXPORT_FIELDS, description: o.description }));
+            if (o.start) await ctx.client.post(`/v1/logs/exports/${enc(created.id)}/start`);
+            const item = o.start && o.wait ? await waitForExport(ctx, created.id) : await ctx.client.get<ExportItem>(`/v1/logs/exports/${enc(created.id)}`);
+            ctx.out.result(item, () => `Created export ${item.id} (${item.total} logs match; ${item.status}).`);
+          }),
+        ),
+      ['svcgw logs export create --since 2026-01-01T00:00:00Z --provider openai --start --wait', 'svcgw logs export create --workspace team-a --status 500,502 --fields id,created_at,request,response --json'],
+    ),
+  );
+  group.addCommand(
+    examples(
+      clientCommand('start', 'start (or restart) an export in the background')
+        .argument('<id>', 'export id')
+        .option('--wait', 'wait until it has finished')
+        .action(
+          run(async (ctx, id: string) => {
+            const started = await ctx.client.post<{ message: string }>(`/v1/logs/exports/${enc(id)}/start`);
+            if (ctx.opts.wait) {
+              const item = await waitForExport(ctx, id);
+              ctx.out.result(item, () => `Export ${id}: ${item.status}, ${item.rows_written} logs.`);
+            } else ctx.out.result(started, () => `Started export ${id}.`);
+          }),
+        ),
+      ['svcgw logs export start 0c1d… --wait'],
+    ),
+  );
+  group.addCommand(examples(clientCommand('cancel', 'cancel a draft or running export').argument('<id>', 'export id').action(run(async (ctx, id: string) => done(ctx, await ctx.client.post(`/v1/logs/exports/${enc(id)}/cancel`), `Cancelled export ${id}.`))), ['svcgw logs export cancel 0c1d…']));
+  group.addCommand(
+    examples(
+      clientCommand('status', 'show an export: status, rows written, filters')
+        .argument('<id>', 'export id')
+        .option('--wait', 'wait until it is no longer running (exit 1 if it failed or was cancelled)')
+        .action(
+          run(async (ctx, id: string) => {
+            const item = ctx.opts.wait ? await waitForExport(ctx, id) : await ctx.client.get<ExportItem>(`/v1/logs/exports/${enc(id)}`);
+            ctx.out.result(item, () => ctx.out.record(item as unknown as Record<string, unknown>));
+          }),
+        ),
+      ['svcgw logs export status 0c1d… --wait'],
+    ),
+  );
+  group.addCommand(
+    examples(
+      clientCommand('download', 'download a finished export, streamed to a file or stdout')
+        .argument('<id>', 'export id')
+        .addOption(new Option('--format <format>', 'jsonl or csv').choices(['jsonl', 'csv']).default('jsonl'))
+        .option('-o, --output <path>', 'write to this file (mode 0600) instead of stdout')
+        .action(run(async (ctx, id: string) => download(ctx, id))),
+      ['svcgw logs export download 0c1d… --format csv -o logs.csv', 'svcgw logs export download 0c1d… | jq -c .ai_model'],
+    ),
+  );
+  group.addCommand(
+    examples(
+      pagingOptions(clientCommand('list', 'list log exports, newest first'))
+        .option('--workspace <id|slug>', 'only this workspace')
+        .action(run(async (ctx) => printList<ExportItem>(ctx, '/v1/logs/exports', { workspace_id: ctx.opts.workspace }, EXPORT_COLUMNS))),
+      ['svcgw logs export list'],
+    ),
+  );
+  return group;
+}
+
 export function logsCommand(): Command {
-  const group = new Command('logs').description('request logs of the gateway: list, get, tail');
+  const group = new Command('logs').description('request logs of the gateway: list, get, tail, export');
 
   group.addCommand(
     examples(
@@ -131,6 +281,7 @@ export function logsCommand(): Command {
       ['svcgw logs tail', 'svcgw logs tail --status 500 --provider openai', 'svcgw logs tail --json | jq -c "{status_code, model, cost}"'],
     ),
   );
+  group.addCommand(exportCommand());
   return group;
 }
 

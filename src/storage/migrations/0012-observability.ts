@@ -1,6 +1,78 @@
 import type { Kysely } from 'kysely';
 
-/** Reserved; filled in by the work that owns it. */
-export async function up(_db: Kysely<unknown>): Promise<void> {}
+/**
+ * Observability: feedback on traces, log export jobs, and the daily roll-up of request logs
+ * that analytics read once the raw logs are past their retention.
+ */
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await db.schema
+    .createTable('feedback')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('organisation_id', 'text', (c) => c.notNull())
+    .addColumn('workspace_id', 'text', (c) => c.notNull())
+    .addColumn('trace_id', 'text', (c) => c.notNull())
+    .addColumn('value', 'integer', (c) => c.notNull())
+    .addColumn('weight', 'real', (c) => c.notNull())
+    .addColumn('metadata', 'text')
+    .addColumn('api_key_id', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('last_updated_at', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('feedback_org_trace').on('feedback').columns(['organisation_id', 'trace_id']).execute();
 
-export async function down(_db: Kysely<unknown>): Promise<void> {}
+  await db.schema
+    .createTable('log_exports')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('organisation_id', 'text', (c) => c.notNull())
+    .addColumn('workspace_id', 'text')
+    .addColumn('filters', 'text', (c) => c.notNull())
+    .addColumn('requested_data', 'text', (c) => c.notNull())
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('description', 'text')
+    .addColumn('created_by', 'text', (c) => c.notNull())
+    .addColumn('api_key_id', 'text', (c) => c.notNull())
+    .addColumn('total', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('rows_written', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('file_name', 'text')
+    .addColumn('error', 'text')
+    .addColumn('owner_user_id', 'text')
+    .addColumn('cursor_seq', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('until_seq', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('last_updated_at', 'text', (c) => c.notNull())
+    .addColumn('started_at', 'text')
+    .addColumn('finished_at', 'text')
+    .execute();
+  await db.schema.createIndex('log_exports_org').on('log_exports').columns(['organisation_id', 'created_at']).execute();
+  await db.schema.createIndex('log_exports_status').on('log_exports').column('status').execute();
+
+  await db.schema
+    .createTable('request_log_daily')
+    .addColumn('day', 'text', (c) => c.notNull())
+    .addColumn('organisation_id', 'text', (c) => c.notNull())
+    .addColumn('workspace_id', 'text', (c) => c.notNull())
+    .addColumn('provider', 'text', (c) => c.notNull())
+    .addColumn('model', 'text', (c) => c.notNull())
+    .addColumn('status_class', 'text', (c) => c.notNull())
+    .addColumn('requests', 'integer', (c) => c.notNull())
+    .addColumn('errors', 'integer', (c) => c.notNull())
+    .addColumn('prompt_tokens', 'integer', (c) => c.notNull())
+    .addColumn('completion_tokens', 'integer', (c) => c.notNull())
+    .addColumn('total_tokens', 'integer', (c) => c.notNull())
+    .addColumn('cost', 'real', (c) => c.notNull())
+    .addColumn('latency_ms_sum', 'real', (c) => c.notNull())
+    .addColumn('cache_hits', 'integer', (c) => c.notNull())
+    .addPrimaryKeyConstraint('request_log_daily_pk', ['day', 'organisation_id', 'workspace_id', 'provider', 'model', 'status_class'])
+    .execute();
+  await db.schema.createIndex('request_log_daily_org_day').on('request_log_daily').columns(['organisation_id', 'day']).execute();
+
+  await db.schema
+    .createTable('observability_state')
+    .addColumn('name', 'text', (c) => c.primaryKey())
+    .addColumn('value', 'text', (c) => c.notNull())
+    .execute();
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  for (const table of ['observability_state', 'request_log_daily', 'log_exports', 'feedback']) await db.schema.dropTable(table).execute();
+}

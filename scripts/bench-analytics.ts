@@ -1,0 +1,180 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import SQLite from 'better-sqlite3';
+import { Agent, request } from 'undici';
+import { PACKAGE_ROOT } from '../src/lib/package-root.js';
+import { DATABASE_FILE } from '../src/storage/database.js';
+import { killAllNow, startNode, stopAll } from './bench/processes.js';
+
+/**
+ * `npm run bench:analytics`: writes N generated request logs (default 1,000,000, spread over the
+ * 90 days LOG_RETENTION_DISPLAY keeps) into the SQLite file of a real `svcgw serve`, then times
+ * every analytics endpoint over the whole 90 days, the worst case: every row is read.
+ *
+ *   node dist/scripts/bench-analytics.js [--rows 1000000] [--runs 5]
+ */
+const { values } = parseArgs({ options: { rows: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '5' }, help: { type: 'boolean', default: false } } });
+if (values.help) {
+  process.stdout.write('usage: node dist/scripts/bench-analytics.js [--rows N] [--runs N]\n');
+  process.exit(0);
+}
+const ROWS = Number(values.rows);
+const RUNS = Number(values.runs);
+if (!Number.isInteger(ROWS) || ROWS < 1 || !Number.isInteger(RUNS) || RUNS < 1) {
+  process.stderr.write('bench-analytics: --rows and --runs take positive integers\n');
+  process.exit(2);
+}
+const DAY_MS = 86_400_000;
+const TARGET_MS = 500;
+let dataDir: string | null = null;
+
+process.once('exit', () => {
+  killAllNow();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopAll().finally(() => process.exit(130)));
+
+/** A small seeded generator, so that every run draws the same mix (ids are random). */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Skewed choice: the first items are picked far more often, as real keys and models are. */
+const skewed = <T>(items: readonly T[], r: number): T => items[Math.min(items.length - 1, Math.floor(items.length * r * r))]!;
+
+const MODELS = [['openai', 'gpt-4o-mini'], ['openai', 'gpt-4o'], ['anthropic', 'claude-sonnet-4'], ['openai', 'text-embedding-3-small'], ['groq', 'llama-3.3-70b'], ['anthropic', 'claude-haiku-3.5'], ['mistral-ai', 'mistral-large'], ['google', 'gemini-2.0-flash']] as const;
+const SOURCES = ['provider:openai-prod', 'virtual_key:main', 'direct', 'custom_host'];
+
+/** One prepared INSERT in transactions of 50,000 rows: about 30 s for a million on a small machine. */
+function generate(file: string, organisationId: string, workspaces: string[], now: number): number {
+  const started = performance.now();
+  const db = new SQLite(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = OFF');
+  const next = random(42);
+  const keys = Array.from({ length: 40 }, () => randomUUID());
+  const configs = Array.from({ length: 5 }, () => randomUUID());
+  const columns = ['id', 'trace_id', 'request_id', 'organisation_id', 'workspace_id', 'api_key_id', 'provider', 'credential_source', 'model', 'endpoint_type', 'method', 'path', 'status_code', 'is_success', 'is_stream', 'latency_ms', 'ttfb_ms', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'total_tokens', 'cost', 'cost_currency', 'cache_status', 'metadata', 'created_at', 'config_id', 'retry_count'];
+  const insert = db.prepare(`INSERT INTO request_logs (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+  const span = 89 * DAY_MS;
+  const batch = db.transaction((from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      const [provider, model] = skewed(MODELS, next());
+      const r = next();
+      const status = r < 0.93 ? 200 : r < 0.96 ? 429 : r < 0.985 ? 500 : 400;
+      const prompt = status === 200 ? 50 + Math.floor(next() * 2000) : null;
+      const completion = status === 200 ? Math.floor(next() * 600) : null;
+      const key = skewed(keys, next());
+      const cache = next();
+      insert.run(
+        randomUUID(), randomUUID(), randomUUID(), organisationId, workspaces[keys.indexOf(key) % workspaces.length], key, provider, skewed(SOURCES, next()), model,
+        'chatComplete', 'POST', '/v1/chat/completions', status, status === 200 ? 1 : 0, 0, Math.exp(4 + next() * 3), null,
+        prompt, completion, 0, prompt === null ? null : prompt + completion!, prompt === null ? null : (prompt * 0.15 + completion! * 0.6) / 1e6, 'USD',
+        cache < 0.08 ? 'HIT' : cache < 0.1 ? 'SEMANTIC_HIT' : cache < 0.3 ? 'MISS' : 'DISABLED',
+        next() < 0.5 ? JSON.stringify({ env: next() < 0.7 ? 'prod' : 'dev', team: `team-${Math.floor(next() * 6)}` }) : null,
+        new Date(now - span + (i / ROWS) * span).toISOString(), next() < 0.3 ? skewed(configs, next()) : null, 0,
+      );
+    }
+  });
+  for (let i = 0; i < ROWS; i += 50_000) batch(i, Math.min(ROWS, i + 50_000));
+  db.close();
+  return performance.now() - started;
+}
+
+/** Resident memory of a process in MB, from /proc (Linux); '?' elsewhere. */
+function rssMb(pid: number): string {
+  try {
+    const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? (Number(kb) / 1024).toFixed(0) : '?';
+  } catch {
+    return '?';
+  }
+}
+
+/** Its own connection pool: the one used before the long generation may have been closed by the server. */
+const timing = new Agent();
+
+async function timed(url: string, key: string): Promise<{ ms: number; status: number }> {
+  const started = performance.now();
+  const res = await request(url, { headers: { 'x-service-api-key': key }, dispatcher: timing });
+  await res.body.text();
+  return { ms: performance.now() - started, status: res.statusCode };
+}
+
+async function main(): Promise<void> {
+  const adminKey = randomBytes(20).toString('hex');
+  dataDir = mkdtempSync(join(tmpdir(), 'svcgw-bench-analytics-'));
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVCGW_') && v !== undefined) env[k] = v;
+  const gateway = await startNode({
+    name: 'svcgw serve',
+    args: [join(PACKAGE_ROOT, 'bin', 'svcgw'), 'serve', '--port', '0', '--data-dir', dataDir],
+    cwd: PACKAGE_ROOT,
+    env: { ...env, SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey, SVCGW_LOG_LEVEL: 'warn' },
+  });
+  const file = join(dataDir, DATABASE_FILE);
+  const reader = new SQLite(file, { readonly: true });
+  const organisationId = (reader.prepare('SELECT id FROM organisations').get() as { id: string }).id;
+  reader.close();
+  const workspaces: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const res = await request(`${gateway.url}/v1/workspaces`, { method: 'POST', headers: { 'x-service-api-key': adminKey, 'content-type': 'application/json' }, body: JSON.stringify({ name: `Team ${i}` }) });
+    workspaces.push(((await res.body.json()) as { id: string }).id);
+  }
+  const now = Date.now();
+  process.stdout.write(`svcgw analytics benchmark, ${new Date(now).toISOString()}; gateway pid ${gateway.pid}\n`);
+  const generateMs = generate(file, organisationId, workspaces, now);
+  process.stdout.write(`generated ${ROWS} request logs over 89 days in ${(generateMs / 1000).toFixed(1)} s\n`);
+
+  const whole = `start_time=${new Date(now - 90 * DAY_MS).toISOString()}`;
+  const first = await timed(`${gateway.url}/v1/analytics/summary?${whole}`, adminKey);
+  process.stdout.write(`first query (the server loads the ${ROWS} rows into its analytics store): ${Math.round(first.ms)} ms; gateway RSS ${rssMb(gateway.pid)} MB\n\n`);
+
+  const all = 'cost,total_tokens,avg_tokens,avg_input_tokens,avg_output_tokens,avg_latency,p95_latency,p99_latency,success_rate,error_count,cache_hit_rate,last_seen,first_seen';
+  const cases: Array<[string, string]> = [
+    ['summary (90 days)', `/v1/analytics/summary?${whole}`],
+    ['summary (default 7 days)', '/v1/analytics/summary'],
+    ['summary, metadata + status filter', `/v1/analytics/summary?${whole}&metadata=${encodeURIComponent('{"env":"prod"}')}&status_code=200,429`],
+    ...['ai_service', 'model', 'status_code', 'api_key', 'config', 'workspace', 'provider', 'prompt'].map((g): [string, string] => [`groups/${g}, all columns`, `/v1/analytics/groups/${g}?${whole}&columns=${all}`]),
+    ['groups/model, count only', `/v1/analytics/groups/model?${whole}`],
+    ['logs/groups/api_key, p99', `/v1/logs/groups/api_key?${whole}&columns=p99_latency`],
+    ...['requests', 'cost', 'latency', 'tokens', 'errors', 'errors/rate', 'cache/hit-rate'].map((m): [string, string] => [`graphs/${m} (day)`, `/v1/analytics/graphs/${m}?${whole}&interval=day`]),
+    ['graphs/latency (hour: 2,160 buckets)', `/v1/analytics/graphs/latency?${whole}&interval=hour`],
+  ];
+  const results: Array<{ name: string; median: number; max: number; status: number }> = [];
+  for (const [name, path] of cases) {
+    const times: number[] = [];
+    let status = 0;
+    for (let i = 0; i < RUNS; i++) {
+      const r = await timed(`${gateway.url}${path}`, adminKey);
+      times.push(r.ms);
+      status = r.status;
+    }
+    times.sort((a, b) => a - b);
+    results.push({ name, median: times[Math.floor(times.length / 2)]!, max: times.at(-1)!, status });
+  }
+  const width = Math.max(...results.map((r) => r.name.length));
+  process.stdout.write(`${'endpoint'.padEnd(width)}  status  median ms  max ms  < ${TARGET_MS} ms\n`);
+  for (const r of results) {
+    process.stdout.write(`${r.name.padEnd(width)}  ${String(r.status).padEnd(6)}  ${r.median.toFixed(0).padStart(9)}  ${r.max.toFixed(0).padStart(6)}  ${r.max < TARGET_MS ? 'yes' : 'NO'}\n`);
+  }
+  process.stdout.write(`\nBENCH_JSON ${JSON.stringify({ rows: ROWS, runs: RUNS, first_query_ms: Math.round(first.ms), rss_mb: rssMb(gateway.pid), results: results.map((r) => ({ ...r, median: Math.round(r.median), max: Math.round(r.max) })) })}\n`);
+  await timing.close();
+  await stopAll();
+  if (results.some((r) => r.status !== 200)) process.exitCode = 1;
+}
+
+main().catch(async (error: unknown) => {
+  process.stderr.write(`bench-analytics: ${(error as Error).stack ?? String(error)}\n`);
+  await stopAll();
+  process.exitCode = 1;
+});

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { invalid } from '../../lib/errors.js';
+import { idOrSlug } from '../shared/pagination.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Without start_time, analytics cover the last 7 days (never more than LOG_RETENTION_DISPLAY). */
+export const DEFAULT_WINDOW_MS = 7 * DAY_MS;
+
+/** Query parameters every analytics route takes. */
+export const filterQuery = {
+  start_time: z.iso.datetime({ offset: true }).optional().describe('From this time (ISO 8601, inclusive); default: end_time minus 7 days; never before LOG_RETENTION_DISPLAY days ago.'),
+  end_time: z.iso.datetime({ offset: true }).optional().describe('Up to this time (ISO 8601, inclusive); default: now.'),
+  workspace_id: idOrSlug.optional().describe('Only this workspace (id or slug); workspace keys always see only their own.'),
+  api_key_id: z.uuid().optional().describe('Only requests made with this API key.'),
+  provider: z.string().max(128).optional().describe('Only this provider type (request_logs.provider, such as openai).'),
+  model: z.string().max(256).optional().describe('Only this model.'),
+  status_code: z.string().regex(/^\d{3}(,\d{3})*$/, 'status_code must be comma-separated HTTP status codes').optional().describe('Only these HTTP status codes, comma-separated.'),
+  metadata: z.string().max(4096).optional().describe('JSON object of key → value; only requests whose metadata holds every pair.'),
+};
+
+export type FilterQuery = { [K in keyof typeof filterQuery]?: string | undefined };
+
+export interface TimeWindow {
+  from: number;
+  to: number;
+}
+
+/** The window a query covers; asking for logs older than LOG_RETENTION_DISPLAY gets what is kept. */
+export function timeWindow(query: Pick<FilterQuery, 'start_time' | 'end_time'>, now: number, retentionDays: number): TimeWindow {
+  const to = query.end_time === undefined ? now : Date.parse(query.end_time);
+  const from = query.start_time === undefined ? to - DEFAULT_WINDOW_MS : Date.parse(query.start_time);
+  if (from > to) throw invalid('start_time', 'start_time must not be after end_time.');
+  return { from: Math.max(from, now - retentionDays * DAY_MS), to };
+}
+
+export function parseMetadata(value: string | undefined): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw invalid('metadata', 'metadata must be a JSON object such as {"env":"prod"}.');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('metadata', 'metadata must be a JSON object such as {"env":"prod"}.');
+  const entries = Object.entries(parsed as Record<string, unknown>);
+  for (const [key, v] of entries) if (typeof v !== 'string') throw invalid('metadata', `metadata.${key} must be a string (request metadata values are strings).`);
+  return Object.fromEntries(entries) as Record<string, string>;
+}
+
+export const parseStatusCodes = (value: string | undefined): number[] | undefined => value?.split(',').map(Number);

@@ -1,0 +1,61 @@
+import type { Selectable } from 'kysely';
+import { newId } from '../../../lib/ids.js';
+import type { Db } from '../../../storage/database.js';
+import type { FeedbackTable } from '../tables.js';
+
+export type FeedbackRow = Selectable<FeedbackTable>;
+
+/** Feedback as log records and traces show it. */
+export function toFeedbackObject(row: FeedbackRow) {
+  return {
+    id: row.id,
+    trace_id: row.trace_id,
+    workspace_id: row.workspace_id,
+    value: row.value,
+    weight: row.weight,
+    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, unknown>),
+    created_at: row.created_at,
+    last_updated_at: row.last_updated_at,
+    object: 'feedback' as const,
+  };
+}
+
+export type FeedbackObject = ReturnType<typeof toFeedbackObject>;
+
+/** SQLite's default bound-parameter limit is far above this; chunks keep one IN list small. */
+const TRACES_PER_QUERY = 500;
+
+/**
+ * Feedback of several traces at once, oldest first per trace, for the logs routes (list and
+ * get) and traces. Feedback belongs to the workspace of the key that gave it, so callers pass
+ * `workspaceId` to show a log only the feedback of its own workspace, or filter the returned
+ * objects by `workspace_id` themselves when the traces span workspaces.
+ */
+export async function feedbackForTraces(db: Db, organisationId: string, traceIds: readonly string[], workspaceId?: string): Promise<Map<string, FeedbackObject[]>> {
+  const byTrace = new Map<string, FeedbackObject[]>();
+  const unique = [...new Set(traceIds)];
+  for (let i = 0; i < unique.length; i += TRACES_PER_QUERY) {
+    let query = db.selectFrom('feedback').selectAll().where('organisation_id', '=', organisationId).where('trace_id', 'in', unique.slice(i, i + TRACES_PER_QUERY));
+    if (workspaceId !== undefined) query = query.where('workspace_id', '=', workspaceId);
+    for (const row of await query.orderBy('created_at').orderBy('id').execute()) {
+      const list = byTrace.get(row.trace_id) ?? [];
+      list.push(toFeedbackObject(row));
+      byTrace.set(row.trace_id, list);
+    }
+  }
+  return byTrace;
+}
+
+export function createFeedbackStore(db: Db) {
+  return {
+    async create(input: Omit<FeedbackRow, 'id' | 'created_at' | 'last_updated_at'>, now: string): Promise<FeedbackRow> {
+      const row: FeedbackRow = { id: newId(), ...input, created_at: now, last_updated_at: now };
+      await db.insertInto('feedback').values(row).execute();
+      return row;
+    },
+    find: (organisationId: string, id: string) => db.selectFrom('feedback').selectAll().where('organisation_id', '=', organisationId).where('id', '=', id).executeTakeFirst(),
+    async update(id: string, changes: Pick<FeedbackRow, 'value' | 'weight' | 'metadata' | 'last_updated_at'>): Promise<void> {
+      await db.updateTable('feedback').set(changes).where('id', '=', id).execute();
+    },
+  };
+}

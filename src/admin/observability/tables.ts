@@ -1,0 +1,92 @@
+/**
+ * Tables of feedback, log exports and the daily roll-up of request logs (migration 0012),
+ * declared here by module augmentation so that the shared schema file stays untouched.
+ */
+declare module '../../storage/schema.js' {
+  interface Database {
+    feedback: FeedbackTable;
+    log_exports: LogExportsTable;
+    request_log_daily: RequestLogDailyTable;
+    observability_state: ObservabilityStateTable;
+  }
+}
+
+/** Feedback on a trace, given by a workspace key; it belongs to that key's workspace. */
+export interface FeedbackTable {
+  id: string;
+  organisation_id: string;
+  workspace_id: string;
+  trace_id: string;
+  /** −10 to 10. */
+  value: number;
+  /** 0 to 1. */
+  weight: number;
+  /** JSON object, or null. */
+  metadata: string | null;
+  api_key_id: string;
+  created_at: string;
+  last_updated_at: string;
+}
+
+export type ExportStatus = 'draft' | 'in_progress' | 'success' | 'failed' | 'stopped';
+
+export interface LogExportsTable {
+  id: string;
+  organisation_id: string;
+  /** Null: every workspace of the organisation (admin keys only). */
+  workspace_id: string | null;
+  /** JSON of the validated filters. */
+  filters: string;
+  /** JSON array of the requested fields, in order. */
+  requested_data: string;
+  status: ExportStatus;
+  description: string | null;
+  /** The user of the key that created it, or the key itself when it has no user. */
+  created_by: string;
+  api_key_id: string;
+  /** Logs that matched when the export was created or last updated. */
+  total: number;
+  rows_written: number;
+  /** JSONL file under <data_dir>/exports, once a run has begun. */
+  file_name: string | null;
+  error: string | null;
+  /** Set when the creator sees only its own keys' logs (data visibility off): so does the export. */
+  owner_user_id: string | null;
+  /** The last request_logs.seq written by the current run: runs go forward by seq. */
+  cursor_seq: number;
+  /** The newest request_logs.seq when the run began: later requests are not exported, so a run ends. */
+  until_seq: number;
+  created_at: string;
+  last_updated_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+/**
+ * Request logs rolled up per UTC day × organisation × workspace × provider × model × status
+ * class, kept for METRICS_RETENTION_DISPLAY days so that analytics outlive the raw logs.
+ * `provider` and `model` are '' when the request never reached one.
+ */
+export interface RequestLogDailyTable {
+  day: string;
+  organisation_id: string;
+  workspace_id: string;
+  provider: string;
+  model: string;
+  /** '2xx', '3xx', '4xx', '5xx' (other statuses fall in the class of their first digit). */
+  status_class: string;
+  requests: number;
+  errors: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost: number;
+  latency_ms_sum: number;
+  cache_hits: number;
+}
+
+/** Small named values of the background work (the last day rolled up). */
+export interface ObservabilityStateTable {
+  name: string;
+  value: string;
+}
