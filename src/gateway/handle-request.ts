@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { cacheResponseHeaders, isCacheHit, replaySse, type CacheLookup, type ResponseCache } from '../cache/index.js';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
@@ -13,7 +14,7 @@ import { readGatewayHeaders, type GatewayHeaders } from './gateway-headers.js';
 import { parseJson, relayAnswer } from './relay-answer.js';
 import { RequestLogDraft } from './request-log-draft.js';
 import { resolveLeafTarget, type CredentialLookup } from './resolve-target.js';
-import type { ConfigSelector } from './routing/config-selector.js';
+import type { ConfigSelector, SelectedConfig } from './routing/config-selector.js';
 import { route as routeRequest, type Leaf, type RouteResult } from './routing/router.js';
 import { upstreamFailure, type UpstreamClient } from './upstream-client.js';
 import { usageFromBody } from './usage.js';
@@ -37,6 +38,7 @@ export interface GatewayDeps {
   upstream: UpstreamClient;
   credentials: CredentialLookup;
   configs: ConfigSelector;
+  cache: ResponseCache;
   logs: RequestLogWriter;
   pricing: PricingService;
   limits: LimitsService;
@@ -103,6 +105,12 @@ export function createGatewayHandler(deps: GatewayDeps) {
 
       const selected = await deps.configs.select(request.headers['x-service-config'], principal, workspaceId);
       if (selected) draft.configId = selected.id;
+      const cache = selected?.config.cache && json ? await lookUpCache(deps.cache, selected, json, headers, principal.organisationId, workspaceId, path) : null;
+      if (cache) {
+        draft.cacheStatus = cache.status;
+        reply.headers(cacheResponseHeaders(cache));
+        if (cache.hit) return sendCached(reply, draft, cache);
+      }
       // A streamed request body can be sent only once: raw routes get one attempt at one target.
       const config = selected && route.body === 'raw' ? withoutRetries(selected.config) : (selected?.config ?? null);
 
@@ -129,7 +137,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
       if (answer.body && typeof answer.body.model === 'string') draft.model = answer.body.model;
       draft.markFirstByte(performance.now());
       reply.header('x-service-provider', answer.target.provider.name);
-      const relayed = relayAnswer(reply, draft, answer, { capture, aborted: () => closed });
+      const relayed = relayAnswer(reply, draft, answer, { capture, aborted: () => closed, cache });
       plainJson = relayed.plainJson;
       return relayed.sent;
     } catch (error) {
@@ -140,6 +148,31 @@ export function createGatewayHandler(deps: GatewayDeps) {
       throw failure;
     }
   };
+}
+
+/**
+ * The cache entry for this request, if the config caches: keyed by the request body as sent by
+ * the client and by the config version (inline configs by their text), within the namespace.
+ */
+function lookUpCache(cache: ResponseCache, selected: SelectedConfig, json: Record<string, unknown>, headers: GatewayHeaders, organisationId: string, workspaceId: string, path: string): Promise<CacheLookup> {
+  const settings = selected.config.cache!;
+  const route = selected.id ? `config:${selected.id}@${selected.versionId}` : `inline:${selected.inlineText}`;
+  return cache.lookup(
+    { organisationId, workspaceId, namespace: headers.cacheNamespace, endpoint: path.split('?')[0]!, route, body: json },
+    { mode: settings.mode, maxAgeSeconds: settings.max_age, forceRefresh: headers.cacheForceRefresh },
+  );
+}
+
+/** A cache hit: the stored answer (a stream replayed event by event), no provider, no cost. */
+function sendCached(reply: FastifyReply, draft: RequestLogDraft, cache: CacheLookup): unknown {
+  const { response } = cache.hit!;
+  draft.markFirstByte(performance.now());
+  draft.cost = 0;
+  if (!response.stream) {
+    const parsed = parseJson(response.body) as { model?: unknown } | null;
+    if (typeof parsed?.model === 'string') draft.model = parsed.model;
+  }
+  return reply.code(response.status).headers(response.headers).send(response.stream ? replaySse(response.body) : response.body);
 }
 
 /** Which target served and how many tries it took, in the log record and the response headers. */
@@ -176,9 +209,9 @@ function actualUsage(draft: RequestLogDraft, served: UpstreamAnswer | null) {
   return null;
 }
 
-/** Prices the request from its usage; pricing answers from memory for known models. */
+/** Prices the request from its usage; pricing answers from memory for known models. A cache hit costs nothing. */
 async function priced(draft: RequestLogDraft, pricing: PricingService): Promise<void> {
-  if (draft.usage === null) return;
+  if (draft.usage === null || isCacheHit(draft.cacheStatus as never)) return;
   try {
     draft.cost = await pricing.costOf(draft.provider, draft.model, draft.usage);
   } catch {

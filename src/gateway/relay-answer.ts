@@ -1,6 +1,7 @@
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply } from 'fastify';
+import { createCacheCapture, DEFAULT_CACHE_LIMITS, keptHeaders, type CacheLookup } from '../cache/index.js';
 import { ERROR_CODES } from '../lib/errors.js';
 import type { StreamContext, TranslatedEndpoint } from '../providers/adapters/types.js';
 import type { UpstreamAnswer } from './call-target.js';
@@ -14,6 +15,20 @@ export interface RelayOptions {
   capture: number;
   /** True once the client has gone: a failing upstream stream is then not reported. */
   aborted(): boolean;
+  /** After a cache MISS or REFRESH: where a successful answer is kept. */
+  cache: CacheLookup | null;
+}
+
+/** The stream to send: through a capture that hands the whole stream to the cache when it ends well. */
+function cachedStream(stream: Readable, status: number, headers: Record<string, string | string[]>, draft: RequestLogDraft, cache: CacheLookup | null): Readable {
+  if (!cache) return stream;
+  const capture = createCacheCapture({
+    maxBytes: DEFAULT_CACHE_LIMITS.maxBodyBytes,
+    onComplete: (body) => {
+      if (body && draft.errorCode === null) cache.store({ status, headers: keptHeaders(headers), body, stream: true });
+    },
+  });
+  return stream.pipe(capture);
 }
 
 /**
@@ -47,12 +62,15 @@ export function relayAnswer(reply: FastifyReply, draft: RequestLogDraft, answer:
       if (options.capture > 0) draft.responseBody = relay.result.captured;
     });
     res.body.pipe(relay.stream);
-    return { sent: reply.code(res.statusCode).headers(headersForClient(res.headers, { keepLength: false })).send(relay.stream), plainJson: null };
+    const headers = headersForClient(res.headers, { keepLength: false });
+    return { sent: reply.code(res.statusCode).headers(headers).send(cachedStream(relay.stream, res.statusCode, headers, draft, options.cache)), plainJson: null };
   }
 
   const bytes = answer.bytes ?? Buffer.alloc(0);
   if (options.capture > 0) draft.responseBody = bytes.subarray(0, options.capture).toString('utf8');
-  return { sent: reply.code(res.statusCode).headers(headersForClient(res.headers, { keepLength: false })).send(bytes), plainJson: bytes };
+  const headers = headersForClient(res.headers, { keepLength: false });
+  options.cache?.store({ status: res.statusCode, headers: keptHeaders(headers), body: bytes, stream: false });
+  return { sent: reply.code(res.statusCode).headers(headers).send(bytes), plainJson: bytes };
 }
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
@@ -110,7 +128,7 @@ function relayTranslated(reply: FastifyReply, draft: RequestLogDraft, answer: Up
       out.end(`data: ${JSON.stringify({ error: { message: `The provider's stream failed: ${failure.message}`, type: 'api_error', param: null, code: 'UPSTREAM_STREAM_ERROR' } })}\n\n`);
     });
     res.body.resume();
-    return reply.code(200).headers(SSE_HEADERS).send(out);
+    return reply.code(200).headers(SSE_HEADERS).send(cachedStream(out, 200, SSE_HEADERS, draft, options.cache));
   }
   let parsed: unknown = null;
   try {
@@ -124,6 +142,7 @@ function relayTranslated(reply: FastifyReply, draft: RequestLogDraft, answer: Up
   if (typeof translated.body.model === 'string') draft.model = translated.body.model;
   const bytes = Buffer.from(JSON.stringify(translated.body));
   if (options.capture > 0) draft.responseBody = bytes.subarray(0, options.capture).toString('utf8');
+  options.cache?.store({ status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: bytes, stream: false });
   return reply.code(200).type('application/json; charset=utf-8').send(bytes);
 }
 

@@ -39,6 +39,7 @@ import { registerLogStreamRoute } from '../admin/logs/stream-route.js';
 import { registerProviderCatalogRoute } from '../admin/provider-catalog/routes.js';
 import { registerGatewayRoutes } from '../gateway/routes.js';
 import { createConfigSelector } from '../gateway/routing/config-selector.js';
+import { createResponseCache } from '../cache/index.js';
 import { createLimits, type Limits } from '../limits/index.js';
 import type { AlertSink } from '../limits/usage-recorder.js';
 import { createUpstreamClient } from '../gateway/upstream-client.js';
@@ -183,8 +184,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     headersTimeoutMs: deps.config.upstream_headers_timeout_ms,
     bodyTimeoutMs: deps.config.upstream_body_timeout_ms,
   }, deps.upstreamDispatcher);
+  const cache = createResponseCache({ db: deps.db, clock: deps.clock, config: deps.config, logger: deps.logger, dispatcher: upstream.dispatcher });
+  cache.start();
   // Runs once the server has stopped accepting and in-flight requests are done: nothing is lost.
   app.addHook('onClose', async () => {
+    await cache.stop();
     await observability.stop();
     await requestLogs.flush();
     await limits.close();
@@ -197,6 +201,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     upstream,
     credentials,
     configs: configSelector,
+    cache,
     logs: requestLogs,
     pricing,
     defaultWorkspaceId: defaultWorkspaceLookup(repos.workspaces),

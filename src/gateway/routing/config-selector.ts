@@ -11,6 +11,8 @@ export interface SelectedConfig {
   id: string | null;
   versionId: string | null;
   config: GatewayConfig;
+  /** An inline config's text (what caches key it by); null for a stored one. */
+  inlineText?: string | null;
 }
 
 interface StoredEntry {
@@ -86,7 +88,7 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
       }
       const name = given ?? keyDefault;
       if (name === null) return null;
-      if (name.startsWith('{')) return { id: null, versionId: null, config: parseInline(name) };
+      if (name.startsWith('{')) return { id: null, versionId: null, config: parseInline(name), inlineText: name };
       const entry = await loadStored(principal, name);
       // A workspace key uses the configs of its workspace; an admin key those of any.
       if (principal.workspaceId !== null && entry.row.workspace_id !== workspaceId) {
