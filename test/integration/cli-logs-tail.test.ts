@@ -1,13 +1,24 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { runCli, spawnCli } from '../helpers/cli.js';
-import { startGateway, type GatewayHarness } from '../helpers/gateway.js';
+import { startGateway as startGatewayHarness, type GatewayHarness } from '../helpers/gateway.js';
 import { apiClient } from '../helpers/http.js';
 import { makeTempDir } from '../helpers/start-test-server.js';
 
+/** Listeners the server has of its own (the /metrics registry), before any tail follows. */
+const ownListeners = new WeakMap<GatewayHarness, number>();
+
+async function startGateway(): Promise<GatewayHarness> {
+  const gw = await startGatewayHarness();
+  ownListeners.set(gw, gw.server.requestLogs.listenerCount);
+  return gw;
+}
+
+/** Resolves once `count` tails follow the server's records. */
 async function following(gw: GatewayHarness, count: number): Promise<void> {
-  for (let i = 0; i < 200 && gw.server.requestLogs.listenerCount < count; i++) await sleep(25);
-  expect(gw.server.requestLogs.listenerCount).toBe(count);
+  const own = ownListeners.get(gw) ?? 0;
+  for (let i = 0; i < 200 && gw.server.requestLogs.listenerCount < own + count; i++) await sleep(25);
+  expect(gw.server.requestLogs.listenerCount - own).toBe(count);
 }
 
 const chat = (gw: GatewayHarness, headers: Record<string, string> = {}) =>
@@ -37,8 +48,9 @@ describe('svcgw logs tail (JSON lines when stdout is not a terminal)', () => {
     expect(JSON.parse(listed.stdout).data.map((r: { id: string }) => r.id)).toEqual(expect.arrayContaining(records.map((r) => r.id)));
 
     expect(await tail.stop('SIGINT')).toBe(0);
-    for (let i = 0; i < 100 && gw.server.requestLogs.listenerCount > 0; i++) await sleep(20);
-    expect(gw.server.requestLogs.listenerCount).toBe(0); // the server let go of the follower
+    const own = ownListeners.get(gw)!;
+    for (let i = 0; i < 100 && gw.server.requestLogs.listenerCount > own; i++) await sleep(20);
+    expect(gw.server.requestLogs.listenerCount).toBe(own); // the server let go of the follower
   });
 
   it('filters by status, provider and model on the server', async () => {
