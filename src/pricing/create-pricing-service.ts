@@ -14,6 +14,7 @@ import {
   type FetchLike,
   type ModelConfigSource,
 } from './model-config-sources.js';
+import { priceAlias } from './price-aliases.js';
 import { parsePricingDocument } from './price-formats.js';
 import { costFromPrice, type ModelPrice, type PricingService, type Usage } from './pricing-service.js';
 
@@ -113,7 +114,10 @@ export function createPricingService(deps: {
 
   async function lookupPrice(provider: string, model: string): Promise<PriceLookup | null> {
     const found = await prices.lookup(provider, model);
-    return found ? { provider, model, entry: found.entry, source: found.source, price: found.value } : null;
+    if (found) return { provider, model, entry: found.entry, source: found.source, price: found.value };
+    const alias = priceAlias(provider, model);
+    const aliased = alias ? await prices.lookup(alias.provider, alias.model) : null;
+    return aliased ? { provider, model, entry: `${alias!.provider}/${aliased.entry}`, source: aliased.source, price: aliased.value } : null;
   }
 
   async function lookupCapabilities(provider: string, model: string): Promise<CapabilitiesLookup | null> {
