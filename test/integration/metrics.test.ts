@@ -1,3 +1,4 @@
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { createMetricsRegistry, MAX_SERIES } from '../../src/admin/observability/metrics/metrics-registry.js';
 import { createWorkspaceKey } from '../helpers/fixtures.js';
@@ -112,7 +113,14 @@ describe('GET /metrics', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     const m = parseExposition(res.body);
-    console.log(res.body.split('\n').filter((l: string) => l.startsWith('svcgw_requests_total')).join('\n'));
+    // An independent parser of the text format (prom2json's shape) reads the same figures.
+    const families = parsePrometheusTextFormat(res.body);
+    const family = (name: string) => families.find((f) => f.name === name)!;
+    expect(family('svcgw_requests_total').type).toBe('COUNTER');
+    expect(family('svcgw_requests_total').metrics.find((s) => s.labels?.model === 'gpt-4o-mini' && s.labels?.status_class === '2xx')?.value).toBe('4');
+    const histogram = family('svcgw_request_duration_seconds');
+    expect(histogram.type).toBe('HISTOGRAM');
+    expect(histogram.metrics.find((s) => s.labels?.model === 'gpt-4o-mini' && s.labels?.status_class === '2xx')?.count).toBe('4');
     const mini = { provider: 'openai', model: 'gpt-4o-mini' };
     expect(value(m, 'svcgw_requests_total', { ...mini, status_class: '2xx' })).toBe(4);
     expect(value(m, 'svcgw_requests_total', { provider: 'openai', model: 'gpt-4o', status_class: '2xx' })).toBe(1);
