@@ -118,9 +118,8 @@ describe('GET /metrics', () => {
     const family = (name: string) => families.find((f) => f.name === name)!;
     expect(family('svcgw_requests_total').type).toBe('COUNTER');
     expect(family('svcgw_requests_total').metrics.find((s) => s.labels?.model === 'gpt-4o-mini' && s.labels?.status_class === '2xx')?.value).toBe('4');
-    const histogram = family('svcgw_request_duration_seconds');
-    expect(histogram.type).toBe('HISTOGRAM');
-    expect(histogram.metrics.find((s) => s.labels?.model === 'gpt-4o-mini' && s.labels?.status_class === '2xx')?.count).toBe('4');
+    expect(family('svcgw_request_duration_seconds').type).toBe('HISTOGRAM');
+    expect(family('svcgw_tokens_total').metrics.find((s) => s.labels?.model === 'gpt-4o' && s.labels?.type === 'completion')?.value).toBe('5');
     const mini = { provider: 'openai', model: 'gpt-4o-mini' };
     expect(value(m, 'svcgw_requests_total', { ...mini, status_class: '2xx' })).toBe(4);
     expect(value(m, 'svcgw_requests_total', { provider: 'openai', model: 'gpt-4o', status_class: '2xx' })).toBe(1);
