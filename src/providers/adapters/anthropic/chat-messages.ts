@@ -1,3 +1,4 @@
+import { toolArgumentsObject } from '../shared/openai-shapes.js';
 import { invalid } from '../../../lib/errors.js';
 import { contentBlocks, textBlocks } from './content-parts.js';
 import { isObject, type Json, type RequestBlock, type RequestMessage } from './wire-types.js';
@@ -58,23 +59,10 @@ function toolUses(calls: unknown, at: string): RequestBlock[] {
     if (!isObject(call) || typeof call.id !== 'string' || !fn || typeof fn.name !== 'string') {
       throw invalid(where, `${where} must be a function call with an id and a name.`);
     }
-    return { type: 'tool_use', id: call.id, name: fn.name, input: argumentsObject(fn.arguments, `${where}.function.arguments`) };
+    return { type: 'tool_use', id: call.id, name: fn.name, input: toolArgumentsObject(fn.arguments, `${where}.function.arguments`) };
   });
 }
 
-/** `arguments` is a JSON string in OpenAI's format; Anthropic's `input` is the object itself. */
-function argumentsObject(raw: unknown, at: string): Json {
-  if (raw === undefined || raw === null || raw === '') return {};
-  if (typeof raw !== 'string') throw invalid(at, `${at} must be a JSON string.`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw invalid(at, `${at} is not valid JSON.`);
-  }
-  if (!isObject(parsed)) throw invalid(at, `${at} must encode a JSON object.`);
-  return parsed;
-}
 
 function toolResult(message: Json, at: string): RequestBlock {
   if (typeof message.tool_call_id !== 'string' || message.tool_call_id === '') throw invalid(`${at}.tool_call_id`, `${at}.tool_call_id must be the id of an earlier tool call.`);

@@ -1,3 +1,4 @@
+import { openAIErrorType, parseErrorBody } from '../shared/openai-shapes.js';
 import type { TranslatedError } from '../types.js';
 import { isObject, type AnthropicErrorBody } from './wire-types.js';
 
@@ -18,14 +19,6 @@ const OPENAI_TYPES: Record<string, string> = {
   timeout_error: 'api_error',
 };
 
-function typeForStatus(status: number): string {
-  if (status === 401) return 'authentication_error';
-  if (status === 403) return 'permission_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 429) return 'rate_limit_error';
-  if (status >= 500) return 'api_error';
-  return 'invalid_request_error';
-}
 
 /** The `error` object of an Anthropic error body or stream event, or null when it is not one. */
 export function anthropicErrorOf(value: unknown): { type?: string; message?: string } | null {
@@ -35,17 +28,12 @@ export function anthropicErrorOf(value: unknown): { type?: string; message?: str
 
 /** Maps `{ type: 'error', error: { type, message } }` to the OpenAI shape; the status is kept. */
 export function translateAnthropicError(status: number, body: Buffer): TranslatedError {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = parseErrorBody(body);
   const error = anthropicErrorOf(parsed);
   const anthropicType = typeof error?.type === 'string' ? error.type : undefined;
   const text = parsed === undefined ? body.toString('utf8').trim().slice(0, 200) : '';
   const message = typeof error?.message === 'string' && error.message !== '' ? error.message : `The provider answered with HTTP ${status}${text ? `: ${text}` : '.'}`;
-  return { status, message, type: (anthropicType && OPENAI_TYPES[anthropicType]) ?? typeForStatus(status), code: anthropicType };
+  return { status, message, type: (anthropicType && OPENAI_TYPES[anthropicType]) ?? openAIErrorType(status), code: anthropicType };
 }
 
 /** The same mapping for the data of an `error` event inside a 200 stream. */

@@ -1,3 +1,4 @@
+import { toolArgumentsObject } from '../shared/openai-shapes.js';
 import { AppError } from '../../../lib/errors.js';
 import { isObject, type GeminiContent, type GeminiPart, type Json } from './gemini-types.js';
 import { mediaPart, inlinePart } from './media-parts.js';
@@ -120,29 +121,17 @@ function assistantParts(message: Json, at: string, callNames: Map<string, string
     const fn = isObject(call) && isObject(call.function) ? call.function : null;
     if (!fn || typeof fn.name !== 'string') throw invalid(where, `${where} must be a function call with a name.`);
     if (typeof call.id === 'string') callNames.set(call.id, fn.name);
-    const part: GeminiPart = { functionCall: { name: fn.name, args: parseArguments(fn.arguments, `${where}.function.arguments`) } };
+    const part: GeminiPart = { functionCall: { name: fn.name, args: toolArgumentsObject(fn.arguments, `${where}.function.arguments`) } };
     const signature = thoughtSignatureOf(call.id);
     if (signature) part.thoughtSignature = signature;
     parts.push(part);
   });
   if (isObject(message.function_call) && typeof message.function_call.name === 'string') {
-    parts.push({ functionCall: { name: message.function_call.name, args: parseArguments(message.function_call.arguments, `${at}.function_call.arguments`) } });
+    parts.push({ functionCall: { name: message.function_call.name, args: toolArgumentsObject(message.function_call.arguments, `${at}.function_call.arguments`) } });
   }
   return parts;
 }
 
-function parseArguments(raw: unknown, at: string): Json {
-  if (raw === undefined || raw === null || raw === '') return {};
-  if (typeof raw !== 'string') throw invalid(at, `${at} must be a JSON string.`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw invalid(at, `${at} is not valid JSON.`);
-  }
-  if (!isObject(parsed)) throw invalid(at, `${at} must encode a JSON object.`);
-  return parsed;
-}
 
 /** A tool result as Gemini's `response` object: a JSON object as it is, anything else under `output`. */
 function functionResponseOf(content: unknown, at: string): Json {

@@ -1,4 +1,7 @@
+import { openAIErrorType, parseErrorBody } from '../shared/openai-shapes.js';
 import type { TranslatedError } from '../types.js';
+
+export { openAIErrorType };
 
 /** Google's error body: `{ error: { code, message, status, details } }` (Vertex may wrap it in an array). */
 export interface GoogleError {
@@ -7,15 +10,6 @@ export interface GoogleError {
   status?: string;
 }
 
-/** The OpenAI error `type` a client library expects for each HTTP status family. */
-export function openAIErrorType(status: number): string {
-  if (status === 401) return 'authentication_error';
-  if (status === 403) return 'permission_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 429) return 'rate_limit_error';
-  if (status >= 500) return 'api_error';
-  return 'invalid_request_error';
-}
 
 /** The `error` object of a Google error body, or null when the value is not one. */
 export function googleErrorOf(value: unknown): GoogleError | null {
@@ -31,13 +25,7 @@ export function googleErrorOf(value: unknown): GoogleError | null {
  * canonical status name (`INVALID_ARGUMENT`, `RESOURCE_EXHAUSTED`, …) becomes the `code`.
  */
 export function translateGoogleError(status: number, body: Buffer): TranslatedError {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    parsed = undefined;
-  }
-  const error = googleErrorOf(parsed);
+  const error = googleErrorOf(parseErrorBody(body));
   const message = typeof error?.message === 'string' && error.message !== '' ? error.message : `The provider answered with HTTP ${status}.`;
   return { status, message, type: openAIErrorType(status), code: typeof error?.status === 'string' ? error.status : undefined };
 }
