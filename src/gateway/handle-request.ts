@@ -15,7 +15,7 @@ import { parseJson, relayAnswer } from './relay-answer.js';
 import { RequestLogDraft } from './request-log-draft.js';
 import { resolveLeafTarget, type CredentialLookup } from './resolve-target.js';
 import type { ConfigSelector, SelectedConfig } from './routing/config-selector.js';
-import { route as routeRequest, type Leaf, type RouteResult } from './routing/router.js';
+import { HEADERS_LEAF, route as routeRequest, type AttemptOutcome, type Leaf, type RouteResult } from './routing/router.js';
 import { upstreamFailure, type UpstreamClient } from './upstream-client.js';
 import { usageFromBody } from './usage.js';
 
@@ -57,6 +57,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export function createGatewayHandler(deps: GatewayDeps) {
   const capture = deps.config.log_bodies ? deps.config.log_body_max_bytes : 0;
   const sleep = deps.sleep ?? defaultSleep;
+  const callDeps = { upstream: deps.upstream, now: deps.clock.now };
 
   return async function handle(route: GatewayRoute, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const principal = request.principal!;
@@ -103,7 +104,8 @@ export function createGatewayHandler(deps: GatewayDeps) {
       Object.assign(admission, await deps.limits.admitRate(principal, facts));
       if (admission.headers) reply.headers(rateHeaders(admission.headers, deps.clock.now()));
 
-      const selected = await deps.configs.select(request.headers['x-service-config'], principal, workspaceId);
+      const configHeader = request.headers['x-service-config'];
+      const selected = configHeader !== undefined || principal.defaults?.config_id ? await deps.configs.select(configHeader, principal, workspaceId) : null;
       if (selected) draft.configId = selected.id;
       const cache = selected?.config.cache && json ? await lookUpCache(deps.cache, selected, json, headers, principal.organisationId, workspaceId, path) : null;
       if (cache) {
@@ -123,14 +125,20 @@ export function createGatewayHandler(deps: GatewayDeps) {
           );
         }
         controller = new AbortController();
-        const outcome = await callTarget({ upstream: deps.upstream, now: deps.clock.now }, { route, request, path, json, headers, target, settings: leaf.settings, controller });
+        const outcome = await callTarget(callDeps, { route, request, path, json, headers, target, settings: leaf.settings, controller });
         return { ...outcome, provider: target.provider.name };
       };
-      const routed = await routeRequest(config, { metadata, params: json }, { attempt, discard: discardAnswer, sleep, random: Math.random, cancelled: () => closed });
-      if (selected) recordRouting(reply, draft, routed);
-      if (!routed.outcome.ok) throw routed.outcome.error;
+      let outcome: AttemptOutcome<UpstreamAnswer>;
+      if (config) {
+        const routed = await routeRequest(config, { metadata, params: json }, { attempt, discard: discardAnswer, sleep, random: Math.random, cancelled: () => closed });
+        recordRouting(reply, draft, routed);
+        outcome = routed.outcome;
+      } else {
+        outcome = await attempt(HEADERS_LEAF); // no config: one try at the target the headers name
+      }
+      if (!outcome.ok) throw outcome.error;
 
-      const answer = routed.outcome.response;
+      const answer = outcome.response;
       served = answer;
       draft.provider = answer.target.provider.name;
       draft.credentialSource = answer.target.source;

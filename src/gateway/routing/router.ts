@@ -57,6 +57,9 @@ const DEFAULT_RETRY_STATUSES: readonly number[] = [429, 500, 502, 503, 504];
 
 const NO_SETTINGS: LeafSettings = Object.freeze({ overrideParams: null, retry: null, requestTimeoutMs: null, anthropicBeta: undefined, azureEntraScope: undefined });
 
+/** The target of a request without a config: the one its headers name, tried once. */
+export const HEADERS_LEAF: Leaf = Object.freeze({ node: null, label: 'root', settings: NO_SETTINGS });
+
 /**
  * Walks a config tree for one request: picks targets (single, fallback, loadbalance,
  * conditional, nested to any depth), retries a target with backoff, and returns the answer
