@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/lib/clock.js';
-import { createRequestLogRepository, type RequestLogInsert } from '../../src/storage/repositories/request-logs.js';
+import { createRequestLogRepository, LATENCY_RELATIVE_ERROR, type RequestLogInsert } from '../../src/storage/repositories/request-logs.js';
 import { createWorkspace } from '../helpers/fixtures.js';
 import { apiClient } from '../helpers/http.js';
 import { startTestServer } from '../helpers/start-test-server.js';
@@ -12,6 +12,16 @@ const K1 = randomUUID();
 const K2 = randomUUID();
 const K3 = randomUUID();
 const CFG = randomUUID();
+
+/**
+ * Percentiles come from latency histograms: within LATENCY_RELATIVE_ERROR (2.44 %) of the exact
+ * nearest-rank value, and exact at rank 1 and rank n (the smallest and largest latency).
+ */
+const near = (exact: number) => ({
+  asymmetricMatch: (actual: unknown) => typeof actual === 'number' && Math.abs(actual - exact) <= exact * LATENCY_RELATIVE_ERROR,
+  toString: () => `within ${(LATENCY_RELATIVE_ERROR * 100).toFixed(2)} % of ${exact}`,
+  toAsymmetricMatcher: () => `near(${exact})`,
+});
 
 /**
  * A known set of rows, written through the repository so that latencies are exact:
@@ -99,10 +109,10 @@ describe('analytics over known rows', () => {
       model: 'claude', requests: 2, cost: 0.0005, total_tokens: 10, avg_tokens: 10, avg_input_tokens: 5, avg_output_tokens: 5, avg_latency: 450,
       p95_latency: 500, p99_latency: 500, success_rate: 0.5, error_count: 1, cache_hit_rate: 0.5, last_seen: at('07:30'), first_seen: at('07:05'), object: 'analytics-group',
     });
-    // Latencies 10, 20, …, 200: nearest rank 19 of 20 for p95, 20 for p99.
+    // Latencies 10, 20, …, 200: nearest rank 19 of 20 for p95 (approximate), 20 for p99 (the largest, exact).
     expect(byModel['gpt-4o-mini']).toEqual({
       model: 'gpt-4o-mini', requests: 20, cost: 0.002, total_tokens: 2000, avg_tokens: 100, avg_input_tokens: 60, avg_output_tokens: 40, avg_latency: 105,
-      p95_latency: 190, p99_latency: 200, success_rate: 1, error_count: 0, cache_hit_rate: 0, last_seen: at('08:19'), first_seen: at('08:00'), object: 'analytics-group',
+      p95_latency: near(190), p99_latency: 200, success_rate: 1, error_count: 0, cache_hit_rate: 0, last_seen: at('08:19'), first_seen: at('08:00'), object: 'analytics-group',
     });
     // Only the columns asked for, in that order; repeats ignored.
     expect(Object.keys((await get('/v1/analytics/groups/model?columns=error_count,cost,error_count')).data[0])).toEqual(['model', 'requests', 'error_count', 'cost', 'object']);
@@ -114,11 +124,11 @@ describe('analytics over known rows', () => {
     expect(body.object).toBe('analytics-summary');
     expect(body.end_time).toBe(new Date(NOW).toISOString());
     expect(body.start_time).toBe(new Date(NOW - 7 * 86_400_000).toISOString());
-    // 25 latencies: 10..200 by 10 plus 100, 200, 300, 400, 500. Ranks 13, 23, 24, 25.
+    // 25 latencies: 10..200 by 10 plus 100, 200, 300, 400, 500. Ranks 13, 23, 24 (approximate), 25 (exact).
     expect(body.summary).toEqual({
       requests: 25, successes: 23, errors: 2, success_rate: 0.92, error_rate: 0.08, cost: 0.0055, cost_currency: 'USD',
       total_tokens: 2090, prompt_tokens: 1235, completion_tokens: 855, avg_tokens: 90.87, avg_latency: 144,
-      p50_latency: 120, p90_latency: 300, p95_latency: 400, p99_latency: 500, cache_hits: 2, cache_hit_rate: 0.08,
+      p50_latency: near(120), p90_latency: near(300), p95_latency: near(400), p99_latency: 500, cache_hits: 2, cache_hit_rate: 0.08,
       first_seen: at('06:00'), last_seen: at('08:19'),
     });
   });
@@ -141,23 +151,44 @@ describe('analytics over known rows', () => {
     // Bounds are inclusive.
     expect(await requests(`start_time=${at('07:00')}&end_time=${at('07:30')}`)).toBe(3);
     expect(await pairs(`/v1/analytics/groups/model?start_time=${at('07:00')}&end_time=${at('07:30')}&columns=cost`, 'model')).toEqual([['claude', 2], ['gpt-4o', 1]]);
+    // Parts of hours at both edges (request_logs) around a whole hour (rollups): 06:10; 07:00, 07:05, 07:30; 08:00…08:10.
+    expect(await requests(`start_time=${at('06:05')}&end_time=${at('08:10')}`)).toBe(1 + 3 + 11);
+    const edges = await get(`/v1/analytics/groups/model?start_time=${at('06:05')}&end_time=${at('08:10')}&columns=cost,avg_latency,first_seen,last_seen`);
+    expect(edges.data).toEqual([
+      { model: 'gpt-4o-mini', requests: 11, cost: 0.0011, avg_latency: 60, first_seen: at('08:00'), last_seen: at('08:10'), object: 'analytics-group' },
+      { model: 'claude', requests: 2, cost: 0.0005, avg_latency: 450, first_seen: at('07:05'), last_seen: at('07:30'), object: 'analytics-group' },
+      { model: 'gpt-4o', requests: 2, cost: 0.002, avg_latency: 250, first_seen: at('06:10'), last_seen: at('07:00'), object: 'analytics-group' },
+    ]);
+    // With a metadata filter the same window is read from request_logs alone.
+    expect(await requests(`start_time=${at('06:05')}&end_time=${at('08:10')}&metadata=${encodeURIComponent('{"env":"prod"}')}`)).toBe(1);
   });
 
-  it('defaults to the last 7 days and never reaches past LOG_RETENTION_DISPLAY', async () => {
+  it('defaults to the last 7 days, reaches back METRICS_RETENTION_DISPLAY through rollups, and LOG_RETENTION_DISPLAY with a metadata filter', async () => {
     const { get, repo, organisationId, workspaceId } = await setUp();
-    const old = (daysAgo: number): RequestLogInsert => ({
+    const old = (daysAgo: number, metadata: string | null = null): RequestLogInsert => ({
       id: randomUUID(), trace_id: randomUUID(), request_id: randomUUID(), organisation_id: organisationId, workspace_id: workspaceId, api_key_id: K1,
       provider: 'openai', credential_source: 'direct', model: 'old', endpoint_type: 'chatComplete', method: 'POST', path: '/v1/chat/completions',
-      status_code: 200, is_success: 1, is_stream: 0, latency_ms: 1, cost_currency: 'USD', cache_status: 'DISABLED', retry_count: 0, created_at: new Date(NOW - daysAgo * 86_400_000).toISOString(),
+      status_code: 200, is_success: 1, is_stream: 0, latency_ms: 1, cost_currency: 'USD', cache_status: 'DISABLED', retry_count: 0, metadata, created_at: new Date(NOW - daysAgo * 86_400_000).toISOString(),
     });
-    await repo.insertBatch([old(8), old(100)]);
-    const requests = async (query: string) => (await get(`/v1/analytics/summary?${query}`)).summary.requests;
-    expect(await requests('')).toBe(25);
-    expect(await requests(`start_time=${new Date(NOW - 10 * 86_400_000).toISOString()}`)).toBe(26);
-    // 100 days ago is past the 90 days kept: the window starts at the retention limit.
-    const body = await get(`/v1/analytics/summary?start_time=${new Date(NOW - 120 * 86_400_000).toISOString()}`);
-    expect(body.summary.requests).toBe(26);
-    expect(body.start_time).toBe(new Date(NOW - 90 * 86_400_000).toISOString());
+    await repo.insertBatch([old(8), old(100, '{"env":"prod"}'), old(400)]);
+    const summary = async (query: string) => get(`/v1/analytics/summary?${query}`);
+    const ago = (days: number, minutes = 0) => new Date(NOW - days * 86_400_000 - minutes * 60_000).toISOString();
+    expect((await summary('')).summary.requests).toBe(25);
+    expect((await summary(`start_time=${ago(10)}`)).summary.requests).toBe(26);
+    // 100 days ago is past the 90 days of request logs, but within the 365 days of rollups.
+    const far = await summary(`start_time=${ago(120)}`);
+    expect(far.summary.requests).toBe(27);
+    expect(far.start_time).toBe(ago(120));
+    // Older than 365 days: the window starts on the first UTC day whose rollups are kept.
+    const farthest = await summary(`start_time=${ago(500)}`);
+    expect(farthest.summary.requests).toBe(27);
+    expect(farthest.start_time).toBe('2025-06-01T00:00:00.000Z');
+    // An edge older than LOG_RETENTION_DISPLAY inside an hour is widened to the hour (its rows may be gone).
+    expect((await summary(`start_time=${ago(100, 30)}`)).start_time).toBe(new Date(NOW - 100 * 86_400_000 - 3_600_000).toISOString());
+    // A metadata filter reads request logs: never before LOG_RETENTION_DISPLAY.
+    const prod = await summary(`start_time=${ago(120)}&metadata=${encodeURIComponent('{"env":"prod"}')}`);
+    expect(prod.summary.requests).toBe(2);
+    expect(prod.start_time).toBe(ago(90));
   });
 
   it('graphs per hour and per day, with zero-filled buckets', async () => {
@@ -173,7 +204,7 @@ describe('analytics over known rows', () => {
       { timestamp: at('09:00'), total: 0 },
     ]);
     const latency = await get(`/v1/analytics/graphs/latency?${range}`);
-    expect(latency.summary).toEqual({ avg: 144, p50: 120, p90: 300, p95: 400, p99: 500 });
+    expect(latency.summary).toEqual({ avg: 144, p50: near(120), p90: near(300), p95: near(400), p99: 500 });
     expect(latency.data_points[0]).toEqual({ timestamp: at('05:00'), avg: null, p50: null, p90: null, p95: null, p99: null });
     expect(latency.data_points[1]).toEqual({ timestamp: at('06:00'), avg: 150, p50: 100, p90: 200, p95: 200, p99: 200 });
     expect((await get(`/v1/analytics/graphs/cost?${range}`)).data_points[2]).toEqual({ timestamp: at('07:00'), total: 0.0005, avg: 0.000166666666667 });
@@ -192,8 +223,8 @@ describe('analytics over known rows', () => {
     expect(daily.data_points.slice(0, -1).every((p: any) => p.total === 0)).toBe(true);
   });
 
-  it('sees rows written after the first query, and notices deleted ones', async () => {
-    const { get, repo, clock, t, organisationId, workspaceId } = await setUp();
+  it('counts rows as soon as they are written; rollups keep counting rows deleted from request_logs', async () => {
+    const { get, repo, t, organisationId, workspaceId } = await setUp();
     expect((await get('/v1/analytics/summary')).summary.requests).toBe(25);
     await repo.insertBatch([{
       id: randomUUID(), trace_id: randomUUID(), request_id: randomUUID(), organisation_id: organisationId, workspace_id: workspaceId, api_key_id: K1,
@@ -201,9 +232,11 @@ describe('analytics over known rows', () => {
       status_code: 200, is_success: 1, is_stream: 0, latency_ms: 1, cost_currency: 'USD', cache_status: 'DISABLED', retry_count: 0, created_at: at('08:59'),
     }]);
     expect((await get('/v1/analytics/summary')).summary.requests).toBe(26);
+    // Rollups are sums of what was logged: deleting log rows (as retention does) leaves them,
+    // while a metadata filter, which reads request_logs, no longer finds the deleted rows.
     await t.server.db.deleteFrom('request_logs').where('model', '=', 'claude').execute();
-    clock.advance(61_000);
-    expect((await get('/v1/analytics/summary')).summary.requests).toBe(24);
+    expect((await get('/v1/analytics/summary')).summary.requests).toBe(26);
+    expect((await get(`/v1/analytics/summary?metadata=${encodeURIComponent('{"env":"dev"}')}`)).summary.requests).toBe(0);
   });
 
   it('names an unknown group-by or column, and refuses malformed filters', async () => {

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import '../../src/admin/analytics/tables.js';
 import type { Observability } from '../../src/admin/observability/index.js';
 import { PURGE_BATCH_ROWS } from '../../src/admin/observability/retention/retention-worker.js';
 import { createManualClock } from '../../src/lib/clock.js';
@@ -32,58 +33,51 @@ async function seeder(t: TestServer) {
     async feedback(traceId: string, at: string) {
       await db.insertInto('feedback').values({ id: newId(), organisation_id: org.id, workspace_id: ws.id, trace_id: traceId, value: 1, weight: 1, metadata: null, api_key_id: key.id, created_at: at, last_updated_at: at }).execute();
     },
-    count: async (table: 'request_logs' | 'feedback') => Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n),
-    daily: () => db.selectFrom('request_log_daily').selectAll().orderBy('day').orderBy('provider').orderBy('status_class').execute(),
+    count: async (table: 'request_logs' | 'feedback' | 'analytics_rollups' | 'analytics_key_rollups') => Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n),
   };
 }
 
 describe('retention', () => {
-  it('rolls logs up per day, then deletes logs past LOG_RETENTION_DISPLAY and daily rows past METRICS_RETENTION_DISPLAY, nothing newer', async () => {
+  it('deletes logs past LOG_RETENTION_DISPLAY while analytics keep counting them from rollups, and rollups past METRICS_RETENTION_DISPLAY', async () => {
     const clock = createManualClock(Date.parse('2026-06-01T12:00:00.000Z'));
     const t = await startTestServer({ clock, env: { LOG_RETENTION_DISPLAY: '60', METRICS_RETENTION_DISPLAY: '365' } });
     const retention = (t.server.observability as Observability).retention;
+    const admin = apiClient(t.baseUrl, t.adminKey);
     const s = await seeder(t);
     await s.logs(PURGE_BATCH_ROWS * 2 + 500, '2026-01-15T08:00:00.000Z'); // several delete batches
     await s.logs(20, '2026-01-15T09:00:00.000Z', { provider: 'anthropic', model: 'claude-3-5-haiku', status_code: 502, is_success: 0, cost: null, total_tokens: null, prompt_tokens: null, completion_tokens: null, cache_status: 'HIT' });
     await s.logs(3, '2025-05-01T10:00:00.000Z'); // past both retentions
     await s.logs(4, '2026-03-31T23:00:00.000Z'); // 62 days: past 60
     await s.logs(5, '2026-04-05T10:00:00.000Z'); // 57 days: kept
-    await s.logs(6, '2026-06-01T11:00:00.000Z'); // today: kept, not rolled up yet
+    await s.logs(6, '2026-06-01T11:00:00.000Z'); // today
     await s.feedback('old', '2026-01-15T08:00:00.000Z');
     await s.feedback('new', '2026-05-30T08:00:00.000Z');
 
     const run = await retention.runOnce();
-    expect(run.rolledUp).toEqual(['2025-05-01', '2026-01-15', '2026-03-31', '2026-04-05']); // days without logs are skipped
     expect(run).toMatchObject({ logsDeleted: PURGE_BATCH_ROWS * 2 + 500 + 20 + 3 + 4, feedbackDeleted: 1 });
-    expect(run.dailyRowsDeleted).toBe(1); // 2025-05-01, past 365 days
+    // 2025-05-01 is before 2025-06-01, the first day of the 365 kept: its hour, day, week and four weeks, in both tables.
+    expect(run.rollupRowsDeleted).toBe(8);
     expect(await s.count('request_logs')).toBe(11);
     expect(await s.count('feedback')).toBe(1);
 
-    const daily = await s.daily();
-    expect(daily.map((d) => [d.day, d.provider, d.status_class, d.requests])).toEqual([
-      ['2026-01-15', 'anthropic', '5xx', 20],
-      ['2026-01-15', 'openai', '2xx', PURGE_BATCH_ROWS * 2 + 500],
-      ['2026-03-31', 'openai', '2xx', 4],
-      ['2026-04-05', 'openai', '2xx', 5],
-    ]);
-    const [anthropic, openai] = daily;
-    expect(anthropic).toMatchObject({ organisation_id: s.ids.organisationId, workspace_id: s.ids.workspaceId, model: 'claude-3-5-haiku', errors: 20, total_tokens: 0, cost: 0, cache_hits: 20, latency_ms_sum: 2000 });
-    expect(openai).toMatchObject({ model: 'gpt-4o-mini', errors: 0, prompt_tokens: (PURGE_BATCH_ROWS * 2 + 500) * 10, completion_tokens: (PURGE_BATCH_ROWS * 2 + 500) * 5, cache_hits: 0 });
-    expect(openai!.cost).toBeCloseTo((PURGE_BATCH_ROWS * 2 + 500) * 0.002);
+    // The logs of 2026-01-15 are gone; analytics still count them, from the rollups.
+    const window = 'start_time=2026-01-15T00:00:00Z&end_time=2026-01-15T23:59:59.999Z';
+    const day = (await admin.get(`/v1/analytics/summary?${window}`)).body.summary;
+    expect(day).toMatchObject({ requests: PURGE_BATCH_ROWS * 2 + 520, errors: 20, cache_hits: 20, prompt_tokens: (PURGE_BATCH_ROWS * 2 + 500) * 10, total_tokens: (PURGE_BATCH_ROWS * 2 + 500) * 15, p99_latency: 100 });
+    expect(day.cost).toBeCloseTo((PURGE_BATCH_ROWS * 2 + 500) * 0.002);
+    expect((await admin.get(`/v1/analytics/groups/ai_service?${window}`)).body.data.map((g: any) => [g.ai_service, g.requests])).toEqual([['openai', PURGE_BATCH_ROWS * 2 + 500], ['anthropic', 20]]);
+    expect((await admin.get('/v1/analytics/graphs/requests?start_time=2026-03-31T00:00:00Z&end_time=2026-04-05T23:00:00Z&interval=day')).body.data_points.map((p: any) => p.total)).toEqual([4, 0, 0, 0, 0, 5]);
 
-    // Nothing more to do until a day ends; then that day is rolled up, once.
-    expect(await retention.runOnce()).toEqual({ rolledUp: [], logsDeleted: 0, feedbackDeleted: 0, exportsDeleted: 0, dailyRowsDeleted: 0 });
-    clock.advance(DAY);
-    expect((await retention.runOnce()).rolledUp).toEqual(['2026-06-01']);
-    expect((await s.daily()).find((d) => d.day === '2026-06-01')?.requests).toBe(6);
-    expect(await s.count('request_logs')).toBe(11);
+    // Nothing more to do until time passes.
+    expect(await retention.runOnce()).toEqual({ logsDeleted: 0, feedbackDeleted: 0, exportsDeleted: 0, rollupRowsDeleted: 0 });
 
-    // A year on, the logs are gone and so are the daily rows older than 365 days.
+    // A year on, the logs are gone, and so are the rollups older than 365 days.
     clock.advance(400 * DAY);
     const later = await retention.runOnce();
     expect(later.logsDeleted).toBe(11);
     expect(await s.count('request_logs')).toBe(0);
-    expect((await s.daily()).map((d) => d.day)).toEqual([]);
+    expect(await s.count('analytics_rollups')).toBe(0);
+    expect(await s.count('analytics_key_rollups')).toBe(0);
   });
 
   it('keeps every log with the default 90 days, and deletes exports past it with their files', async () => {

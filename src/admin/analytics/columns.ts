@@ -1,29 +1,21 @@
 import { invalid } from '../../lib/errors.js';
-import { byStatus, byText, percentile, sortedLatencies, type GroupOf, type Totals } from './aggregate.js';
-import type { LogStore } from './log-store.js';
-
-interface Dimension {
-  groupOf: GroupOf;
-  /** The group's value as the API shows it. */
-  label(store: LogStore, key: number): string | number | null;
-}
-
-const text = (column: Parameters<typeof byText>[0]): Dimension => ({
-  groupOf: byText(column),
-  label: (store, key) => store.dictionaries[column].values[key] ?? null,
-});
+import type { GroupColumn } from './reader.js';
+import { percentile, type Totals } from './totals.js';
 
 /** The spec's group-by names and the request-log column behind each. */
 export const DIMENSIONS = {
-  ai_service: text('provider'),
-  model: text('model'),
-  status_code: { groupOf: byStatus, label: (_store, key) => key },
-  api_key: text('api_key_id'),
-  config: text('config_id'),
-  workspace: text('workspace_id'),
-  provider: text('credential_source'),
-  prompt: text('prompt_id'),
-} satisfies Record<string, Dimension>;
+  ai_service: 'provider',
+  model: 'model',
+  status_code: 'status_code',
+  api_key: 'api_key_id',
+  config: 'config_id',
+  workspace: 'workspace_id',
+  provider: 'credential_source',
+  prompt: 'prompt_id',
+} as const satisfies Record<string, GroupColumn>;
+
+/** A group's value as the API shows it: rollups and queries use '' for NULL. */
+export const groupLabel = (key: string | number): string | number | null => (key === '' ? null : key);
 
 export type GroupBy = keyof typeof DIMENSIONS;
 export const GROUP_BYS = Object.keys(DIMENSIONS) as GroupBy[];
@@ -41,7 +33,7 @@ const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : 
 
 interface ColumnDef {
   needsLatencies?: boolean;
-  value(t: Totals, sorted: Float64Array | null): number | string | null;
+  value(t: Totals): number | string | null;
 }
 
 /** The columns `?columns=` selects, in the spec's order. Rates are fractions from 0 to 1. */
@@ -52,8 +44,8 @@ export const COLUMNS = {
   avg_input_tokens: { value: (t) => average(t.promptTokens, t.promptRows) },
   avg_output_tokens: { value: (t) => average(t.completionTokens, t.completionRows) },
   avg_latency: { value: (t) => average(t.latencySum, t.requests) },
-  p95_latency: { needsLatencies: true, value: (_t, sorted) => percentile(sorted!, 0.95) },
-  p99_latency: { needsLatencies: true, value: (_t, sorted) => percentile(sorted!, 0.99) },
+  p95_latency: { needsLatencies: true, value: (t) => percentile(t, 0.95) },
+  p99_latency: { needsLatencies: true, value: (t) => percentile(t, 0.99) },
   success_rate: { value: (t) => average(t.successes, t.requests, 4) },
   error_count: { value: (t) => t.requests - t.successes },
   cache_hit_rate: { value: (t) => average(t.cacheHits, t.requests, 4) },
@@ -77,9 +69,8 @@ export const needsLatencies = (columns: readonly ColumnName[]) => columns.some((
 
 /** `requests` plus the selected columns of one group. */
 export function columnValues(t: Totals, columns: readonly ColumnName[]): Record<string, number | string | null> {
-  const sorted = t.latencies ? sortedLatencies(t) : null;
   const out: Record<string, number | string | null> = { requests: t.requests };
-  for (const name of columns) out[name] = (COLUMNS[name] as ColumnDef).value(t, sorted);
+  for (const name of columns) out[name] = (COLUMNS[name] as ColumnDef).value(t);
   return out;
 }
 

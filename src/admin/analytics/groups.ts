@@ -1,6 +1,5 @@
-import { aggregate, type RowFilter } from './aggregate.js';
-import { columnValues, DIMENSIONS, needsLatencies, type ColumnName, type GroupBy } from './columns.js';
-import type { LogStore } from './log-store.js';
+import { columnValues, DIMENSIONS, groupLabel, needsLatencies, type ColumnName, type GroupBy } from './columns.js';
+import type { AnalyticsReader, RowFilter } from './reader.js';
 
 export interface GroupRow {
   [field: string]: unknown;
@@ -9,13 +8,12 @@ export interface GroupRow {
 
 /**
  * Requests grouped by one dimension, most requests first (ties by value, nulls last), one page
- * of them; columns are computed only for the groups on the page.
+ * of them.
  */
-export function groups(store: LogStore, filter: RowFilter, groupBy: GroupBy, columns: readonly ColumnName[], page: { limit: number; offset: number }) {
-  const dimension = DIMENSIONS[groupBy];
-  const totals = aggregate(store, filter, dimension.groupOf, { latencies: needsLatencies(columns) });
+export async function groups(reader: AnalyticsReader, filter: RowFilter, groupBy: GroupBy, columns: readonly ColumnName[], page: { limit: number; offset: number }) {
+  const totals = await reader.aggregate(filter, { by: 'column', column: DIMENSIONS[groupBy] }, { latencies: needsLatencies(columns) });
   const ordered = [...totals.entries()]
-    .map(([key, t]) => ({ label: dimension.label(store, key), t }))
+    .map(([key, t]) => ({ label: groupLabel(key), t }))
     .sort((a, b) => b.t.requests - a.t.requests || compareLabels(a.label, b.label));
   const data: GroupRow[] = ordered.slice(page.offset, page.offset + page.limit).map(({ label, t }) => ({ [groupBy]: label, ...columnValues(t, columns), object: 'analytics-group' }));
   return { total: ordered.length, data };

@@ -2,13 +2,14 @@ import { z } from 'zod';
 import { invalid } from '../../lib/errors.js';
 import { idOrSlug } from '../shared/pagination.js';
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-/** Without start_time, analytics cover the last 7 days (never more than LOG_RETENTION_DISPLAY). */
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
+/** Without start_time, analytics cover the last 7 days. */
 export const DEFAULT_WINDOW_MS = 7 * DAY_MS;
 
 /** Query parameters every analytics route takes. */
 export const filterQuery = {
-  start_time: z.iso.datetime({ offset: true }).optional().describe('From this time (ISO 8601, inclusive); default: end_time minus 7 days; never before LOG_RETENTION_DISPLAY days ago.'),
+  start_time: z.iso.datetime({ offset: true }).optional().describe('From this time (ISO 8601, inclusive); default: end_time minus 7 days; never before METRICS_RETENTION_DISPLAY days ago (LOG_RETENTION_DISPLAY with a metadata filter).'),
   end_time: z.iso.datetime({ offset: true }).optional().describe('Up to this time (ISO 8601, inclusive); default: now.'),
   workspace_id: idOrSlug.optional().describe('Only this workspace (id or slug); workspace keys always see only their own.'),
   api_key_id: z.uuid().optional().describe('Only requests made with this API key.'),
@@ -25,12 +26,29 @@ export interface TimeWindow {
   to: number;
 }
 
-/** The window a query covers; asking for logs older than LOG_RETENTION_DISPLAY gets what is kept. */
-export function timeWindow(query: Pick<FilterQuery, 'start_time' | 'end_time'>, now: number, retentionDays: number): TimeWindow {
-  const to = query.end_time === undefined ? now : Date.parse(query.end_time);
-  const from = query.start_time === undefined ? to - DEFAULT_WINDOW_MS : Date.parse(query.start_time);
+export interface Retention {
+  /** LOG_RETENTION_DISPLAY: request_logs rows are kept this many days. */
+  logDays: number;
+  /** METRICS_RETENTION_DISPLAY: rollups are kept this many days. */
+  metricsDays: number;
+}
+
+/**
+ * The window a query covers. Rollups reach back METRICS_RETENTION_DISPLAY days, from the start
+ * of the first UTC day kept whole; queries with a metadata filter read request_logs, which reach
+ * back LOG_RETENTION_DISPLAY days. Parts of hours are read from request_logs, so an edge older
+ * than LOG_RETENTION_DISPLAY (whose rows may be gone) is widened to its whole hour.
+ */
+export function timeWindow(query: Pick<FilterQuery, 'start_time' | 'end_time'>, now: number, retention: Retention, options: { metadata: boolean }): TimeWindow {
+  let to = query.end_time === undefined ? now : Date.parse(query.end_time);
+  let from = query.start_time === undefined ? to - DEFAULT_WINDOW_MS : Date.parse(query.start_time);
   if (from > to) throw invalid('start_time', 'start_time must not be after end_time.');
-  return { from: Math.max(from, now - retentionDays * DAY_MS), to };
+  const rawSince = now - retention.logDays * DAY_MS;
+  if (options.metadata) return { from: Math.max(from, rawSince), to };
+  from = Math.max(from, Math.floor((now - retention.metricsDays * DAY_MS) / DAY_MS) * DAY_MS);
+  if (from < rawSince) from = Math.floor(from / HOUR_MS) * HOUR_MS;
+  if (to < rawSince) to = Math.ceil((to + 1) / HOUR_MS) * HOUR_MS - 1;
+  return { from, to: Math.max(from, to) };
 }
 
 export function parseMetadata(value: string | undefined): Record<string, string> | undefined {
@@ -44,7 +62,8 @@ export function parseMetadata(value: string | undefined): Record<string, string>
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('metadata', 'metadata must be a JSON object such as {"env":"prod"}.');
   const entries = Object.entries(parsed as Record<string, unknown>);
   for (const [key, v] of entries) if (typeof v !== 'string') throw invalid('metadata', `metadata.${key} must be a string (request metadata values are strings).`);
-  return Object.fromEntries(entries) as Record<string, string>;
+  // {} holds for every request: no filter.
+  return entries.length === 0 ? undefined : (Object.fromEntries(entries) as Record<string, string>);
 }
 
 export const parseStatusCodes = (value: string | undefined): number[] | undefined => value?.split(',').map(Number);

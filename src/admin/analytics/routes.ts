@@ -4,12 +4,11 @@ import { BOTH_KEY_TYPES } from '../../server/route-config.js';
 import type { ZodApp } from '../../server/zod-app.js';
 import type { ObservabilityDeps } from '../observability/deps.js';
 import { listBody, pageWindow, paginationQuery } from '../shared/pagination.js';
-import type { RowFilter } from './aggregate.js';
 import { COLUMN_NAMES, GROUP_BYS, parseColumns, parseGroupBy } from './columns.js';
 import { defaultInterval, graph, INTERVALS, METRICS, type Interval } from './graphs.js';
 import { groups, type GroupRow } from './groups.js';
-import type { LogStore } from './log-store.js';
 import { filterQuery, type FilterQuery } from './params.js';
+import type { AnalyticsReader, RowFilter } from './reader.js';
 import { rowFilter } from './row-scope.js';
 import { summary } from './summary.js';
 
@@ -28,13 +27,12 @@ const groupParams = z.object({ groupBy: z.string().max(64).describe(`One of ${GR
 
 /**
  * Analytics over request logs: grouped (also under /v1/logs/groups), a summary, and graphs per
- * metric. Pending log records are flushed and the in-memory store caught up before each read.
+ * metric. This instance's pending log records are flushed first, so that they count at once.
  */
-export function registerAnalyticsRoutes(app: ZodApp, deps: ObservabilityDeps, store: LogStore): void {
+export function registerAnalyticsRoutes(app: ZodApp, deps: ObservabilityDeps, reader: AnalyticsReader): void {
   const rows = async (principal: Principal, query: FilterQuery, analytics: boolean): Promise<RowFilter> => {
     const filter = await rowFilter(deps, principal, query, { analytics });
     await deps.requestLogs.flush();
-    await store.sync();
     return filter;
   };
 
@@ -46,7 +44,7 @@ export function registerAnalyticsRoutes(app: ZodApp, deps: ObservabilityDeps, st
       const groupBy = parseGroupBy(request.params.groupBy);
       const columns = parseColumns(request.query.columns);
       const filter = await rows(request.principal!, request.query, analytics);
-      const { total, data } = groups(store, filter, groupBy, columns, pageWindow(request.query));
+      const { total, data } = await groups(reader, filter, groupBy, columns, pageWindow(request.query));
       return listBody(groupBy === 'workspace' ? await withWorkspaceNames(deps, request.principal!.organisationId, data) : data, total);
     });
   }
@@ -54,7 +52,7 @@ export function registerAnalyticsRoutes(app: ZodApp, deps: ObservabilityDeps, st
   app.get('/v1/analytics/summary', {
     schema: { tags: ['Analytics'], summary: 'Requests, cost, tokens, latency percentiles, errors and cache hits of a window', querystring: summaryQuery },
     config: { auth: { scope: 'analytics.view', keyTypes: BOTH_KEY_TYPES } },
-  }, async (request) => summary(store, await rows(request.principal!, request.query, true)));
+  }, async (request) => summary(reader, await rows(request.principal!, request.query, true)));
 
   for (const [name, metric] of Object.entries(METRICS)) {
     app.get(`/v1/analytics/graphs/${name}`, {
@@ -62,7 +60,7 @@ export function registerAnalyticsRoutes(app: ZodApp, deps: ObservabilityDeps, st
       config: { auth: { scope: 'analytics.view', keyTypes: BOTH_KEY_TYPES } },
     }, async (request) => {
       const filter = await rows(request.principal!, request.query, true);
-      return graph(store, filter, metric, request.query.interval ?? defaultInterval(filter.from, filter.to));
+      return graph(reader, filter, metric, request.query.interval ?? defaultInterval(filter.from, filter.to));
     });
   }
 }

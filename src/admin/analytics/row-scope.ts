@@ -3,7 +3,7 @@ import { AppError } from '../../lib/errors.js';
 import type { ObservabilityDeps } from '../observability/deps.js';
 import { governedRole } from '../settings/access.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
-import type { RowFilter } from './aggregate.js';
+import type { RowFilter } from './reader.js';
 import { parseMetadata, parseStatusCodes, timeWindow, type FilterQuery } from './params.js';
 
 /**
@@ -19,7 +19,8 @@ export async function rowFilter(deps: ObservabilityDeps, principal: Principal, q
     const setting = governedRole(principal) === 'manager' ? 'managersViewAnalytics' : 'membersViewAnalytics';
     throw new AppError('ROLE_NOT_ALLOWED', `Analytics are turned off for your role in this workspace (security setting ${setting}).`);
   }
-  const window = timeWindow(query, deps.clock.now(), deps.config.log_retention_display);
+  const metadata = parseMetadata(query.metadata);
+  const window = timeWindow(query, deps.clock.now(), { logDays: deps.config.log_retention_display, metricsDays: deps.config.metrics_retention_display }, { metadata: metadata !== undefined });
   const workspace = await resolveWorkspace(deps.repos.workspaces, principal, query.workspace_id, { required: false });
   const owner = await deps.visibility.ownDataOnly(principal);
   return {
@@ -31,11 +32,11 @@ export async function rowFilter(deps: ObservabilityDeps, principal: Principal, q
     provider: query.provider,
     model: query.model,
     statusCodes: parseStatusCodes(query.status_code),
-    metadata: parseMetadata(query.metadata),
+    metadata,
   };
 }
 
-async function keysOf(deps: ObservabilityDeps, organisationId: string, userId: string): Promise<Set<string>> {
+async function keysOf(deps: ObservabilityDeps, organisationId: string, userId: string): Promise<string[]> {
   const rows = await deps.db.selectFrom('api_keys').select('id').where('organisation_id', '=', organisationId).where('user_id', '=', userId).execute();
-  return new Set(rows.map((row) => row.id));
+  return rows.map((row) => row.id);
 }

@@ -1,13 +1,12 @@
-import { aggregate, allInOne, newTotals, percentile, sortedLatencies, type RowFilter } from './aggregate.js';
 import { totalsHelpers } from './columns.js';
-import type { LogStore } from './log-store.js';
+import type { AnalyticsReader, RowFilter } from './reader.js';
+import { newTotals, percentile } from './totals.js';
 
 const { average, money, iso } = totalsHelpers;
 
 /** Every headline figure of the window in one object (`GET /v1/analytics/summary`). */
-export function summary(store: LogStore, filter: RowFilter) {
-  const t = aggregate(store, filter, allInOne, { latencies: true }).get(0) ?? newTotals(true);
-  const sorted = sortedLatencies(t);
+export async function summary(reader: AnalyticsReader, filter: RowFilter) {
+  const t = (await reader.aggregate(filter, { by: 'all' }, { latencies: true })).get(0) ?? newTotals(true);
   const errors = t.requests - t.successes;
   return {
     object: 'analytics-summary' as const,
@@ -26,10 +25,10 @@ export function summary(store: LogStore, filter: RowFilter) {
       completion_tokens: t.completionTokens,
       avg_tokens: average(t.totalTokens, t.tokenRows),
       avg_latency: average(t.latencySum, t.requests),
-      p50_latency: percentile(sorted, 0.5),
-      p90_latency: percentile(sorted, 0.9),
-      p95_latency: percentile(sorted, 0.95),
-      p99_latency: percentile(sorted, 0.99),
+      p50_latency: percentile(t, 0.5),
+      p90_latency: percentile(t, 0.9),
+      p95_latency: percentile(t, 0.95),
+      p99_latency: percentile(t, 0.99),
       cache_hits: t.cacheHits,
       cache_hit_rate: average(t.cacheHits, t.requests, 4),
       first_seen: iso(t.first),

@@ -1,13 +1,11 @@
 /**
- * Tables of feedback, log exports and the daily roll-up of request logs (migration 0012),
+ * Tables of feedback and log exports (migration 0012),
  * declared here by module augmentation so that the shared schema file stays untouched.
  */
 declare module '../../storage/schema.js' {
   interface Database {
     feedback: FeedbackTable;
     log_exports: LogExportsTable;
-    request_log_daily: RequestLogDailyTable;
-    observability_state: ObservabilityStateTable;
   }
 }
 
@@ -60,33 +58,4 @@ export interface LogExportsTable {
   last_updated_at: string;
   started_at: string | null;
   finished_at: string | null;
-}
-
-/**
- * Request logs rolled up per UTC day × organisation × workspace × provider × model × status
- * class, kept for METRICS_RETENTION_DISPLAY days so that analytics outlive the raw logs.
- * `provider` and `model` are '' when the request never reached one.
- */
-export interface RequestLogDailyTable {
-  day: string;
-  organisation_id: string;
-  workspace_id: string;
-  provider: string;
-  model: string;
-  /** '2xx', '3xx', '4xx', '5xx' (other statuses fall in the class of their first digit). */
-  status_class: string;
-  requests: number;
-  errors: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  cost: number;
-  latency_ms_sum: number;
-  cache_hits: number;
-}
-
-/** Small named values of the background work (the last day rolled up). */
-export interface ObservabilityStateTable {
-  name: string;
-  value: string;
 }

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Observability: feedback on traces, log export jobs, and the daily roll-up of request logs
- * that analytics read once the raw logs are past their retention.
+ * Observability: feedback on traces, log export jobs, and small named values of background work.
+ * (Analytics rollups, which outlive the raw logs, are migration 0013.)
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -45,34 +45,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('log_exports_org').on('log_exports').columns(['organisation_id', 'created_at']).execute();
   await db.schema.createIndex('log_exports_status').on('log_exports').column('status').execute();
-
-  await db.schema
-    .createTable('request_log_daily')
-    .addColumn('day', 'text', (c) => c.notNull())
-    .addColumn('organisation_id', 'text', (c) => c.notNull())
-    .addColumn('workspace_id', 'text', (c) => c.notNull())
-    .addColumn('provider', 'text', (c) => c.notNull())
-    .addColumn('model', 'text', (c) => c.notNull())
-    .addColumn('status_class', 'text', (c) => c.notNull())
-    .addColumn('requests', 'integer', (c) => c.notNull())
-    .addColumn('errors', 'integer', (c) => c.notNull())
-    .addColumn('prompt_tokens', 'integer', (c) => c.notNull())
-    .addColumn('completion_tokens', 'integer', (c) => c.notNull())
-    .addColumn('total_tokens', 'integer', (c) => c.notNull())
-    .addColumn('cost', 'real', (c) => c.notNull())
-    .addColumn('latency_ms_sum', 'real', (c) => c.notNull())
-    .addColumn('cache_hits', 'integer', (c) => c.notNull())
-    .addPrimaryKeyConstraint('request_log_daily_pk', ['day', 'organisation_id', 'workspace_id', 'provider', 'model', 'status_class'])
-    .execute();
-  await db.schema.createIndex('request_log_daily_org_day').on('request_log_daily').columns(['organisation_id', 'day']).execute();
-
-  await db.schema
-    .createTable('observability_state')
-    .addColumn('name', 'text', (c) => c.primaryKey())
-    .addColumn('value', 'text', (c) => c.notNull())
-    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ['observability_state', 'request_log_daily', 'log_exports', 'feedback']) await db.schema.dropTable(table).execute();
+  for (const table of ['log_exports', 'feedback']) await db.schema.dropTable(table).execute();
 }

@@ -11,6 +11,7 @@ import * as configs from './0009-configs.js';
 import * as routing from './0010-routing.js';
 import * as cache from './0011-cache.js';
 import * as observability from './0012-observability.js';
+import * as analyticsRollups from './0013-analytics-rollups.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '0010-routing': routing,
   '0011-cache': cache,
   '0012-observability': observability,
+  '0013-analytics-rollups': analyticsRollups,
 };
 
 export const migrationProvider: MigrationProvider = {

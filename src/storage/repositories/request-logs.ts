@@ -1,3 +1,4 @@
+import type SQLite from 'better-sqlite3';
 import type { Insertable } from 'kysely';
 import { rawSqlite, type Db } from '../database.js';
 import type { RequestLogsTable } from '../schema.js';
@@ -15,14 +16,11 @@ export interface RequestLogFilter {
   traceId?: string | undefined;
   startTime?: string | undefined;
   endTime?: string | undefined;
-  /** Only logs of the API keys of this user (data visibility off for members and managers). */
+  /** Only logs of the API keys of this user (data visibility off for members and managers); '' matches no key. */
   ownerUserId?: string | undefined;
   limit: number;
   offset: number;
 }
-
-/** Rows per INSERT: 37 columns × 300 rows stays well under SQLite's 32,766 bound parameters. */
-const ROWS_PER_INSERT = 300;
 
 const COLUMNS = [
   'id', 'trace_id', 'request_id', 'organisation_id', 'workspace_id', 'api_key_id', 'provider', 'credential_source', 'model',
@@ -32,34 +30,235 @@ const COLUMNS = [
   'span_name', 'prompt_id',
 ] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
 
+// ---------------------------------------------------------------------------------------------
+// Latency histograms. Bucket 0 holds latencies up to LATENCY_FLOOR_MS; bucket i ≥ 1 holds
+// (FLOOR·γ^(i−1), FLOOR·γ^i] and stands for 2·FLOOR·γ^i/(γ+1), which is within (γ−1)/(γ+1)
+// = 2.44 % of every latency in it. The last bucket takes everything above (~7.6 days).
+// A histogram is stored sparse: (uint16 bucket, uint32 count) pairs, buckets ascending.
+// ---------------------------------------------------------------------------------------------
+
+export const LATENCY_GAMMA = 1.05;
+export const LATENCY_FLOOR_MS = 0.01;
+export const LATENCY_BUCKETS = 512;
+/** The largest relative error of a bucket's representative value: (γ−1)/(γ+1). */
+export const LATENCY_RELATIVE_ERROR = (LATENCY_GAMMA - 1) / (LATENCY_GAMMA + 1);
+const LOG_GAMMA = Math.log(LATENCY_GAMMA);
+
+export function latencyBucket(ms: number): number {
+  if (!(ms > LATENCY_FLOOR_MS)) return 0;
+  return Math.min(LATENCY_BUCKETS - 1, Math.max(1, Math.ceil(Math.log(ms / LATENCY_FLOOR_MS) / LOG_GAMMA)));
+}
+
+/** The value a bucket stands for in percentiles. */
+export const bucketValue = (bucket: number): number => (bucket === 0 ? LATENCY_FLOOR_MS : (2 * LATENCY_FLOOR_MS * LATENCY_GAMMA ** bucket) / (LATENCY_GAMMA + 1));
+
+/** Dense counts (index = bucket) to the stored sparse form. */
+export function encodeHistogram(counts: ArrayLike<number>): Buffer {
+  let n = 0;
+  for (let i = 0; i < counts.length; i++) if (counts[i]! > 0) n++;
+  const out = Buffer.allocUnsafe(n * 6);
+  let at = 0;
+  for (let i = 0; i < counts.length; i++) {
+    const c = counts[i]!;
+    if (c <= 0) continue;
+    out.writeUInt16LE(i, at);
+    out.writeUInt32LE(c, at + 2);
+    at += 6;
+  }
+  return out;
+}
+
+/** Adds a stored histogram into dense counts. */
+export function addHistogram(into: Float64Array, stored: Uint8Array | null): void {
+  if (!stored) return;
+  for (let at = 0; at + 6 <= stored.length; at += 6) {
+    into[stored[at]! | (stored[at + 1]! << 8)]! += stored[at + 2]! + stored[at + 3]! * 0x100 + stored[at + 4]! * 0x10000 + stored[at + 5]! * 0x1000000;
+  }
+}
+
+const registered = new WeakSet<SQLite.Database>();
+
 /**
- * On SQLite, one statement prepared once and run per row inside a transaction: about a fifth of
- * the CPU of a query-builder multi-row insert, and request logs are the one write per request.
+ * SQL functions over histograms, on this connection: `svcgw_hist_merge(a, b)` (the rollup
+ * upsert), and the aggregates `svcgw_hist_sum(histogram)` and `svcgw_latency_hist(latency_ms)`
+ * (analytics reads). Every process that writes request logs registers them on its connection.
  */
-function preparedBatchInsert(db: Db): ((rows: RequestLogInsert[]) => Promise<void>) | null {
-  const sqlite = rawSqlite(db);
-  if (!sqlite) return null;
-  const insert = sqlite.prepare(`INSERT INTO request_logs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`);
-  const all = sqlite.transaction((rows: RequestLogInsert[]) => {
-    for (const row of rows) insert.run(COLUMNS.map((column) => row[column] ?? null));
+export function registerHistogramFunctions(sqlite: SQLite.Database): void {
+  if (registered.has(sqlite)) return;
+  registered.add(sqlite);
+  sqlite.function('svcgw_hist_merge', { deterministic: true }, (a: unknown, b: unknown) => {
+    const dense = new Float64Array(LATENCY_BUCKETS);
+    addHistogram(dense, a as Buffer | null);
+    addHistogram(dense, b as Buffer | null);
+    return encodeHistogram(dense);
   });
-  return async (rows) => {
-    all(rows);
-  };
+  sqlite.aggregate('svcgw_hist_sum', {
+    start: () => new Float64Array(LATENCY_BUCKETS),
+    step: (dense: Float64Array, stored: unknown) => {
+      addHistogram(dense, stored as Buffer | null);
+      return dense;
+    },
+    result: (dense: Float64Array) => encodeHistogram(dense),
+  });
+  sqlite.aggregate('svcgw_latency_hist', {
+    start: () => new Float64Array(LATENCY_BUCKETS),
+    step: (dense: Float64Array, latency: unknown) => {
+      dense[latencyBucket(Number(latency))]!++;
+      return dense;
+    },
+    result: (dense: Float64Array) => encodeHistogram(dense),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rollups: every batch is summed per key in memory, then added to `analytics_rollups` (every
+// dimension) and `analytics_key_rollups` (workspace and key only), each for the UTC hour, day,
+// week and four weeks of the request, in the transaction that inserts the rows.
+// ---------------------------------------------------------------------------------------------
+
+const HOUR_MS = 3_600_000;
+/** Rollup periods, in hours: hour, UTC day, week (from Monday), four weeks (from a Monday, counted from 1970-01-05). */
+export const ROLLUP_PERIODS = [1, 24, 168, 672] as const;
+export type RollupPeriod = (typeof ROLLUP_PERIODS)[number];
+
+/** The first hour (hours since the epoch) of the period of `period` hours holding `hour`; weeks start on Monday. */
+export function periodStart(hour: number, period: RollupPeriod): number {
+  if (period === 1) return hour;
+  const day = Math.floor(hour / 24);
+  if (period === 24) return day * 24;
+  const monday = day - ((((day + 3) % 7) + 7) % 7);
+  if (period === 168) return monday * 24;
+  // Epoch day 4 (1970-01-05) was a Monday: four-week periods are counted from it.
+  return (4 + Math.floor((monday - 4) / 28) * 28) * 24;
+}
+
+/** Text dimensions of `analytics_rollups`, in key order after organisation, period and start; NULL is stored as ''. */
+export const ROLLUP_TEXT_DIMENSIONS = ['workspace_id', 'api_key_id', 'provider', 'credential_source', 'model', 'config_id', 'prompt_id'] as const;
+
+interface RollupSums {
+  dims: (string | number)[];
+  requests: number;
+  successes: number;
+  cacheHits: number;
+  semanticHits: number;
+  cost: number;
+  totalTokens: number;
+  tokenRows: number;
+  promptTokens: number;
+  promptRows: number;
+  completionTokens: number;
+  completionRows: number;
+  latencySum: number;
+  latencyMin: number;
+  latencyMax: number;
+  firstSeen: string;
+  lastSeen: string;
+  histogram: Map<number, number>;
+}
+
+const MEASURES = ['requests', 'successes', 'cache_hits', 'semantic_hits', 'cost', 'total_tokens', 'token_rows', 'prompt_tokens', 'prompt_rows', 'completion_tokens', 'completion_rows', 'latency_sum'] as const;
+
+function upsertSql(table: string, dims: readonly string[]): string {
+  const columns = ['organisation_id', 'period', 'period_start', ...dims, ...MEASURES, 'latency_min', 'latency_max', 'latency_hist', 'first_seen', 'last_seen'];
+  return `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})
+    ON CONFLICT (organisation_id, period, period_start, ${dims.join(', ')}) DO UPDATE SET
+    ${MEASURES.map((m) => `${m} = ${m} + excluded.${m}`).join(', ')},
+    latency_min = min(latency_min, excluded.latency_min), latency_max = max(latency_max, excluded.latency_max),
+    latency_hist = svcgw_hist_merge(latency_hist, excluded.latency_hist),
+    first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)`;
+}
+
+/** Sums a batch per rollup key: [all dimensions, workspace and key only], each per period. */
+function sumBatch(rows: readonly RequestLogInsert[]): [Map<string, RollupSums>, Map<string, RollupSums>] {
+  const full = new Map<string, RollupSums>();
+  const byKey = new Map<string, RollupSums>();
+  for (const row of rows) {
+    const hour = Math.floor(Date.parse(row.created_at) / HOUR_MS);
+    const keyPart = `${row.organisation_id}\u0000${row.workspace_id}\u0000${row.api_key_id}`;
+    const fullPart = `${keyPart}\u0000${row.provider ?? ''}\u0000${row.credential_source ?? ''}\u0000${row.model ?? ''}\u0000${row.config_id ?? ''}\u0000${row.prompt_id ?? ''}\u0000${row.status_code}`;
+    const bucket = latencyBucket(row.latency_ms);
+    for (const period of ROLLUP_PERIODS) {
+      const start = periodStart(hour, period);
+      add(full, `${period}\u0000${start}\u0000${fullPart}`, row, bucket, () => [row.organisation_id, period, start, ...ROLLUP_TEXT_DIMENSIONS.map((d) => row[d] ?? ''), row.status_code]);
+      add(byKey, `${period}\u0000${start}\u0000${keyPart}`, row, bucket, () => [row.organisation_id, period, start, row.workspace_id, row.api_key_id]);
+    }
+  }
+  return [full, byKey];
+}
+
+function add(sums: Map<string, RollupSums>, key: string, row: RequestLogInsert, bucket: number, dims: () => (string | number)[]): void {
+  let s = sums.get(key);
+  if (s === undefined) {
+    s = {
+      dims: dims(), requests: 0, successes: 0, cacheHits: 0, semanticHits: 0, cost: 0, totalTokens: 0, tokenRows: 0, promptTokens: 0, promptRows: 0,
+      completionTokens: 0, completionRows: 0, latencySum: 0, latencyMin: Infinity, latencyMax: -Infinity, firstSeen: row.created_at, lastSeen: row.created_at, histogram: new Map(),
+    };
+    sums.set(key, s);
+  }
+  s.requests++;
+  if (row.is_success) s.successes++;
+  if (row.cache_status === 'HIT' || row.cache_status === 'SEMANTIC_HIT') s.cacheHits++;
+  if (row.cache_status === 'SEMANTIC_HIT') s.semanticHits++;
+  if (typeof row.cost === 'number') s.cost += row.cost;
+  if (typeof row.total_tokens === 'number') {
+    s.totalTokens += row.total_tokens;
+    s.tokenRows++;
+  }
+  if (typeof row.prompt_tokens === 'number') {
+    s.promptTokens += row.prompt_tokens;
+    s.promptRows++;
+  }
+  if (typeof row.completion_tokens === 'number') {
+    s.completionTokens += row.completion_tokens;
+    s.completionRows++;
+  }
+  const latency = row.latency_ms;
+  s.latencySum += latency;
+  if (latency < s.latencyMin) s.latencyMin = latency;
+  if (latency > s.latencyMax) s.latencyMax = latency;
+  s.histogram.set(bucket, (s.histogram.get(bucket) ?? 0) + 1);
+  if (row.created_at < s.firstSeen) s.firstSeen = row.created_at;
+  if (row.created_at > s.lastSeen) s.lastSeen = row.created_at;
+}
+
+function rollupValues(s: RollupSums): unknown[] {
+  const dense = new Float64Array(LATENCY_BUCKETS);
+  for (const [bucket, count] of s.histogram) dense[bucket] = count;
+  return [
+    ...s.dims, s.requests, s.successes, s.cacheHits, s.semanticHits, s.cost, s.totalTokens, s.tokenRows, s.promptTokens, s.promptRows,
+    s.completionTokens, s.completionRows, s.latencySum, s.latencyMin, s.latencyMax, encodeHistogram(dense), s.firstSeen, s.lastSeen,
+  ];
+}
+
+/**
+ * One INSERT prepared once and run per row, then one upsert per rollup key, all in one
+ * transaction: the rollups are exactly the sums of the rows, whichever process wrote them
+ * (SQLite runs one write transaction at a time on the file).
+ */
+function preparedBatchInsert(sqlite: SQLite.Database): (rows: RequestLogInsert[]) => void {
+  registerHistogramFunctions(sqlite);
+  const insert = sqlite.prepare(`INSERT INTO request_logs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`);
+  const upsertFull = sqlite.prepare(upsertSql('analytics_rollups', [...ROLLUP_TEXT_DIMENSIONS, 'status_code']));
+  const upsertKey = sqlite.prepare(upsertSql('analytics_key_rollups', ['workspace_id', 'api_key_id']));
+  return sqlite.transaction((rows: RequestLogInsert[]) => {
+    for (const row of rows) insert.run(COLUMNS.map((column) => row[column] ?? null));
+    const [full, byKey] = sumBatch(rows);
+    for (const s of full.values()) upsertFull.run(rollupValues(s));
+    for (const s of byKey.values()) upsertKey.run(rollupValues(s));
+  });
 }
 
 export function createRequestLogRepository(db: Db) {
-  const prepared = preparedBatchInsert(db);
+  const sqlite = rawSqlite(db);
+  let write: ((rows: RequestLogInsert[]) => void) | null = null;
   return {
-    /** Writes a batch in one transaction: one fsync for many requests. */
-    insertBatch:
-      prepared ??
-      ((rows: RequestLogInsert[]) =>
-        db.transaction().execute(async (trx) => {
-          for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-            await trx.insertInto('request_logs').values(rows.slice(i, i + ROWS_PER_INSERT)).execute();
-          }
-        })),
+    /** Writes a batch and adds it to the analytics rollups, in one transaction: one fsync for many requests. */
+    insertBatch: async (rows: RequestLogInsert[]): Promise<void> => {
+      if (rows.length === 0) return;
+      if (!sqlite) throw new Error('request logs are written through the SQLite database (openSqlite)');
+      write ??= preparedBatchInsert(sqlite);
+      write(rows);
+    },
 
     findById: (organisationId: string, id: string) =>
       db.selectFrom('request_logs').selectAll().where('organisation_id', '=', organisationId).where('id', '=', id).executeTakeFirst(),
@@ -75,7 +274,8 @@ export function createRequestLogRepository(db: Db) {
       if (filter.traceId) query = query.where('trace_id', '=', filter.traceId);
       if (filter.startTime) query = query.where('created_at', '>=', filter.startTime);
       if (filter.endTime) query = query.where('created_at', '<=', filter.endTime);
-      if (filter.ownerUserId) {
+      // '' (a caller limited to its own keys that has no user) must match nothing, not everything.
+      if (filter.ownerUserId !== undefined) {
         query = query.where('api_key_id', 'in', db.selectFrom('api_keys').select('id').where('organisation_id', '=', filter.organisationId).where('user_id', '=', filter.ownerUserId));
       }
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();

@@ -5,8 +5,11 @@ import type { Config } from '../../../config/schema.js';
 import type { Clock } from '../../../lib/clock.js';
 import type { Db } from '../../../storage/database.js';
 import type { Logger } from '../../../telemetry/logger.js';
+import { ROLLUP_PERIODS } from '../../../storage/repositories/request-logs.js';
 import { exportFilePath } from '../exports/export-runner.js';
-import { DAY_MS, dayOf, rolledUpThrough, rollUpCompleteDays } from './daily-rollup.js';
+
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
 
 /** Rows per DELETE: short statements, so that the gateway's log writes never wait long. */
 export const PURGE_BATCH_ROWS = 1000;
@@ -15,12 +18,11 @@ export const PURGE_BATCH_ROWS = 1000;
 const FIRST_RUN_MAX_DELAY_MS = 5 * 60 * 1000;
 
 export interface RetentionRun {
-  /** Days added to the daily roll-up. */
-  rolledUp: string[];
   logsDeleted: number;
   feedbackDeleted: number;
   exportsDeleted: number;
-  dailyRowsDeleted: number;
+  /** Rows of analytics_rollups and analytics_key_rollups. */
+  rollupRowsDeleted: number;
 }
 
 export interface RetentionDeps {
@@ -33,10 +35,10 @@ export interface RetentionDeps {
 }
 
 /** Deletes up to `PURGE_BATCH_ROWS` rows a statement, yielding between statements, until none is left. */
-async function deleteInBatches(db: Db, table: 'request_logs' | 'feedback' | 'request_log_daily', key: 'seq' | 'id' | 'rowid', where: ReturnType<typeof sql>): Promise<number> {
+async function deleteInBatches(db: Db, table: string, key: string, where: ReturnType<typeof sql>): Promise<number> {
   let deleted = 0;
   for (;;) {
-    const result = await sql`delete from ${sql.table(table)} where ${sql.ref(key)} in (select ${sql.ref(key)} from ${sql.table(table)} where ${where} limit ${PURGE_BATCH_ROWS})`.execute(db);
+    const result = await sql`delete from ${sql.table(table)} where (${sql.raw(key)}) in (select ${sql.raw(key)} from ${sql.table(table)} where ${where} limit ${PURGE_BATCH_ROWS})`.execute(db);
     const n = Number(result.numAffectedRows ?? 0);
     deleted += n;
     if (n < PURGE_BATCH_ROWS) return deleted;
@@ -44,11 +46,18 @@ async function deleteInBatches(db: Db, table: 'request_logs' | 'feedback' | 'req
   }
 }
 
+/** Primary keys of the rollup tables (WITHOUT ROWID: rows are deleted by key). */
+const ROLLUP_KEYS = {
+  analytics_rollups: 'organisation_id, period, period_start, workspace_id, api_key_id, provider, credential_source, model, config_id, prompt_id, status_code',
+  analytics_key_rollups: 'organisation_id, period, period_start, workspace_id, api_key_id',
+};
+
 /**
- * Retention: rolls request logs up per day (`request_log_daily`), then deletes the logs older
- * than LOG_RETENTION_DISPLAY days, with their feedback and log exports, and the daily rows
- * older than METRICS_RETENTION_DISPLAY days. A log is never deleted before its day is rolled
- * up. Runs every `retention_interval_ms` on the server; `runOnce` reads the injected clock.
+ * Retention: deletes the request logs older than LOG_RETENTION_DISPLAY days, with their feedback
+ * and log exports, and the analytics rollups of the UTC days before the one METRICS_RETENTION_DISPLAY
+ * days ago (a week goes once its last day has). Rollups are written with the logs, so deleting
+ * logs never loses a figure that analytics show. Runs every `retention_interval_ms` on the
+ * server; `runOnce` reads the injected clock.
  */
 export function createRetentionWorker(deps: RetentionDeps) {
   const logger = deps.logger.child({ component: 'retention' });
@@ -58,24 +67,23 @@ export function createRetentionWorker(deps: RetentionDeps) {
 
   async function runOnce(): Promise<RetentionRun> {
     const now = deps.clock.now();
-    const rolledUp = await rollUpCompleteDays(deps.db, now);
-    const through = await rolledUpThrough(deps.db);
-    // Only whole days already rolled up may go.
-    const logCutoffMs = Math.min(now - deps.config.log_retention_display * DAY_MS, through === null ? -Infinity : Date.parse(`${through}T00:00:00.000Z`) + DAY_MS);
-    const run: RetentionRun = { rolledUp, logsDeleted: 0, feedbackDeleted: 0, exportsDeleted: 0, dailyRowsDeleted: 0 };
-    if (Number.isFinite(logCutoffMs)) {
-      const cutoff = new Date(logCutoffMs).toISOString();
-      const organisations = await deps.db.selectFrom('organisations').select('id').execute();
-      // Per organisation, so that each batch is a range of the (organisation_id, created_at) index.
-      for (const { id } of organisations) {
-        run.logsDeleted += await deleteInBatches(deps.db, 'request_logs', 'seq', sql`organisation_id = ${id} and created_at < ${cutoff}`);
+    const run: RetentionRun = { logsDeleted: 0, feedbackDeleted: 0, exportsDeleted: 0, rollupRowsDeleted: 0 };
+    const cutoff = new Date(now - deps.config.log_retention_display * DAY_MS).toISOString();
+    // The first hour of the first UTC day whose rollups are kept.
+    const rollupCutoffHour = Math.floor((now - deps.config.metrics_retention_display * DAY_MS) / DAY_MS) * 24;
+    const organisations = await deps.db.selectFrom('organisations').select('id').execute();
+    // Per organisation, so that each batch is a range of an index that starts with organisation_id.
+    for (const { id } of organisations) {
+      run.logsDeleted += await deleteInBatches(deps.db, 'request_logs', 'seq', sql`organisation_id = ${id} and created_at < ${cutoff}`);
+      for (const [table, key] of Object.entries(ROLLUP_KEYS)) {
+        for (const period of ROLLUP_PERIODS) {
+          run.rollupRowsDeleted += await deleteInBatches(deps.db, table, key, sql`organisation_id = ${id} and period = ${period} and period_start <= ${rollupCutoffHour - period}`);
+        }
       }
-      run.feedbackDeleted = await deleteInBatches(deps.db, 'feedback', 'id', sql`created_at < ${cutoff}`);
-      run.exportsDeleted = await purgeExports(cutoff);
     }
-    const dayCutoff = dayOf(now - deps.config.metrics_retention_display * DAY_MS);
-    run.dailyRowsDeleted = await deleteInBatches(deps.db, 'request_log_daily', 'rowid', sql`day < ${dayCutoff}`);
-    if (run.logsDeleted + run.feedbackDeleted + run.exportsDeleted + run.dailyRowsDeleted + rolledUp.length > 0) logger.info(run, 'retention run');
+    run.feedbackDeleted = await deleteInBatches(deps.db, 'feedback', 'id', sql`created_at < ${cutoff}`);
+    run.exportsDeleted = await purgeExports(cutoff);
+    if (run.logsDeleted + run.feedbackDeleted + run.exportsDeleted + run.rollupRowsDeleted > 0) logger.info(run, 'retention run');
     return run;
   }
 
