@@ -3,13 +3,22 @@ import { randomFillSync, randomUUID } from 'node:crypto';
 export const newId = (): string => randomUUID();
 
 const v7Bytes = Buffer.alloc(16);
+/** Random bytes drawn from the CSPRNG 4 KiB at a time: one call per ~400 ids instead of one per id. */
+const entropy = Buffer.alloc(4096);
+let entropyUsed = entropy.length;
+
 /**
  * A UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then random bits. Rows keyed by these are
  * appended at the end of their indexes instead of landing on random B-tree pages, which keeps
  * inserting request logs cheap as the table grows.
  */
 export function newTimeOrderedId(now = Date.now()): string {
-  randomFillSync(v7Bytes, 6, 10);
+  if (entropyUsed + 10 > entropy.length) {
+    randomFillSync(entropy);
+    entropyUsed = 0;
+  }
+  entropy.copy(v7Bytes, 6, entropyUsed, entropyUsed + 10);
+  entropyUsed += 10;
   v7Bytes.writeUIntBE(now, 0, 6);
   v7Bytes[6] = (v7Bytes[6]! & 0x0f) | 0x70;
   v7Bytes[8] = (v7Bytes[8]! & 0x3f) | 0x80;

@@ -8,7 +8,6 @@ import type { Repositories } from '../storage/repositories/index.js';
 import type { CounterStore } from './counter-store.js';
 import { createLimitsService, type LimitsService } from './limits-service.js';
 import { createMemoryCounterStore } from './memory-counter-store.js';
-import { createRedisCounterStore } from './redis-counter-store.js';
 import { createResetWorker } from './reset-worker.js';
 import { createUsageRecorder, type AlertSink } from './usage-recorder.js';
 
@@ -33,7 +32,7 @@ const LIMIT_SOURCES = ['/v1/policies/', '/v1/api-keys', '/v1/workspaces'];
 export async function createLimits(deps: { app: FastifyInstance; features: FeatureFlags; config: Config; db: Db; repos: Repositories; clock: Clock; logger: Logger; alerts: AlertSink; store?: CounterStore; onBudgetsReset?: () => void }): Promise<Limits> {
   const redisUrl = deps.config.redis_url;
   const memory = deps.store || redisUrl ? null : await createMemoryCounterStore({ db: deps.db, logger: deps.logger, now: () => deps.clock.now() });
-  const store = deps.store ?? (redisUrl ? await createRedisCounterStore({ url: redisUrl, keyPrefix: deps.config.redis_key_prefix, logger: deps.logger }) : memory!);
+  const store = deps.store ?? (redisUrl ? await (await import('./redis-counter-store.js')).createRedisCounterStore({ url: redisUrl, keyPrefix: deps.config.redis_key_prefix, logger: deps.logger }) : memory!);
   const recorder = createUsageRecorder({ db: deps.db, clock: deps.clock, logger: deps.logger, alerts: deps.alerts });
   const service = createLimitsService({ features: deps.features, repos: deps.repos, store, clock: deps.clock, logger: deps.logger, recorder, failOpen: deps.config.limits_on_store_failure === 'open' });
 

@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Config } from '../config/schema.js';
 import type { MailTransport, OutgoingMail, SendResult } from './transport.js';
 
@@ -49,11 +49,13 @@ const addressOf = (a: unknown) => (typeof a === 'string' ? a : typeof a === 'obj
 /**
  * Sends alert e-mails through one SMTP server with nodemailer: implicit TLS when
  * `smtp_secure`, otherwise STARTTLS whenever the server offers it; login only when a user is
- * set. Time-outs are short so that a hung server costs one retry, not the worker.
+ * set. Time-outs are short so that a hung server costs one retry, not the worker. nodemailer
+ * is loaded with the first e-mail: a gateway that sends none does not carry it in memory.
  */
 export function createSmtpTransport(config: SmtpSettings): MailTransport {
   const secrets = secretForms(config.smtp_user, config.smtp_password);
-  const transporter = nodemailer.createTransport({
+  let transporter: Transporter | null = null;
+  const connect = async (): Promise<Transporter> => (transporter ??= (await import('nodemailer')).default.createTransport({
     host: config.smtp_host,
     port: config.smtp_port,
     secure: config.smtp_secure,
@@ -65,11 +67,11 @@ export function createSmtpTransport(config: SmtpSettings): MailTransport {
     disableUrlAccess: true,
     logger: false,
     debug: false,
-  });
+  }));
   return {
     async send(mail: OutgoingMail): Promise<SendResult> {
       try {
-        const info = await transporter.sendMail({
+        const info = await (await connect()).sendMail({
           from: config.smtp_from,
           to: [...mail.to],
           subject: mail.subject,
@@ -82,6 +84,6 @@ export function createSmtpTransport(config: SmtpSettings): MailTransport {
         throw toSendError(error, secrets);
       }
     },
-    close: () => transporter.close(),
+    close: () => transporter?.close(),
   };
 }

@@ -1,9 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { EventStreamCodec } from '@smithy/core/event-streams';
+import { loadEventStreamCodec } from '../../src/providers/adapters/bedrock/event-stream.js';
 import { bedrock } from '../../src/providers/adapters/bedrock/index.js';
 import type { StreamContext } from '../../src/providers/adapters/types.js';
 
 const adapter = bedrock.adapter!;
+// The gateway loads the codec when it sends a ConverseStream request; here the translator runs alone.
+beforeAll(loadEventStreamCodec);
 const codec = new EventStreamCodec((b) => Buffer.from(b).toString('utf8'), (s) => new Uint8Array(Buffer.from(s, 'utf8')));
 const ctx: StreamContext = { model: 'amazon.nova-lite-v1:0', includeUsage: true, id: 'chatcmpl-s', created: 1700000000 };
 

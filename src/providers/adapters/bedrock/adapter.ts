@@ -8,6 +8,7 @@ import { resolveBedrockTarget, type BedrockTarget } from './credentials.js';
 import { toEmbeddingRequest, toEmbeddingResponse } from './embeddings.js';
 import { translateBedrockError } from './errors.js';
 import { rerankModelArn, toRerankRequest, toRerankResponse } from './rerank.js';
+import { loadEventStreamCodec } from './event-stream.js';
 import { signRequest } from './sign.js';
 
 /**
@@ -27,6 +28,7 @@ export const bedrockAdapter: WireAdapter = {
     switch (endpoint) {
       case 'chatComplete': {
         const stream = body.stream === true;
+        if (stream) await loadEventStreamCodec();
         const path = `/model/${pathLabel(model)}/${stream ? 'converse-stream' : 'converse'}`;
         return send(target, target.runtimeBase + path, toConverseRequest(body), ctx);
       }

@@ -1,15 +1,30 @@
-import { EventStreamCodec, type Message } from '@smithy/core/event-streams';
+import type { EventStreamCodec, Message } from '@smithy/core/event-streams';
 
-const codec = new EventStreamCodec(
-  (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
-  (text) => new Uint8Array(Buffer.from(text, 'utf8')),
-);
+let codec: EventStreamCodec | null = null;
+
+/**
+ * Loads the event-stream codec: called before the first ConverseStream request is sent, so
+ * that a gateway that never streams from Bedrock does not carry it in memory.
+ */
+export async function loadEventStreamCodec(): Promise<void> {
+  if (codec) return;
+  const { EventStreamCodec: Codec } = await import('@smithy/core/event-streams');
+  codec = new Codec(
+    (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
+    (text) => new Uint8Array(Buffer.from(text, 'utf8')),
+  );
+}
 
 /** Each frame starts with its total length (4 bytes, big-endian); frames are at least 16 bytes. */
 const PRELUDE_BYTES = 4;
 const MIN_FRAME = 16;
 /** Far above any Bedrock event; a length beyond it means the stream is not event-stream framing. */
 const MAX_FRAME = 16 * 1024 * 1024;
+
+function loadedCodec(): EventStreamCodec {
+  if (!codec) throw new Error('the event-stream codec is not loaded (loadEventStreamCodec)');
+  return codec;
+}
 
 /** One decoded `application/vnd.amazon.eventstream` message: string headers and its JSON payload. */
 export interface StreamMessage {
@@ -32,7 +47,7 @@ export class EventStreamReader {
       const total = this.pending.readUInt32BE(0);
       if (total < MIN_FRAME || total > MAX_FRAME) throw new Error(`invalid event-stream frame length ${total}`);
       if (this.pending.length < total) break;
-      messages.push(toStreamMessage(codec.decode(this.pending.subarray(0, total))));
+      messages.push(toStreamMessage(loadedCodec().decode(this.pending.subarray(0, total))));
       this.pending = this.pending.subarray(total);
     }
     return messages;

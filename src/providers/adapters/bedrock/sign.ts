@@ -1,5 +1,5 @@
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
-import { SignatureV4 } from '@smithy/signature-v4';
+
 
 /** AWS credentials as SigV4 takes them; the session token comes with temporary (STS) credentials. */
 export interface AwsCredentials {
@@ -62,6 +62,8 @@ export interface SignInput {
  * signature covers the host the request really goes to (a custom host too).
  */
 export async function signRequest(input: SignInput): Promise<Record<string, string>> {
+  // Loaded with the first Bedrock request, not by every gateway.
+  const { SignatureV4 } = await import('@smithy/signature-v4');
   const signer = new SignatureV4({
     credentials: input.credentials,
     region: input.region,

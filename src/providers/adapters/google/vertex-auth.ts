@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { importPKCS8, SignJWT } from 'jose';
+import type { CryptoKey } from 'jose';
 import { request, type Dispatcher } from 'undici';
 import { AppError } from '../../../lib/errors.js';
 import { isObject } from './gemini-types.js';
@@ -101,7 +101,9 @@ export function createTokenCache(maxEntries = 256): TokenCache {
 }
 
 async function signAssertion(account: ServiceAccount, scope: string, nowSeconds: number): Promise<string> {
-  let key: Awaited<ReturnType<typeof importPKCS8>>;
+  // jose is loaded when a service account first signs in, not by every gateway.
+  const { importPKCS8, SignJWT } = await import('jose');
+  let key: CryptoKey;
   try {
     key = await importPKCS8(account.privateKey, 'RS256');
   } catch {
