@@ -41,6 +41,9 @@ function authHeaders(provider: ProviderDefinition, apiKey: string | null): Recor
   }
 }
 
+const customBases = new Map<string, string>();
+const MAX_CACHED_BASES = 1000;
+
 /**
  * The base every path is appended to, without a trailing slash. A custom host with a path is
  * used as it is; a bare origin ('http://gpu-box:11434') gets the default base's path ('/v1'),
@@ -48,11 +51,17 @@ function authHeaders(provider: ProviderDefinition, apiKey: string | null): Recor
  */
 function resolveBase(provider: ProviderDefinition, customHost: string | null | undefined): string {
   if (customHost) {
+    // Clients send the same custom host on every request: parse it once.
+    const cacheKey = `${provider.name} ${customHost}`;
+    const known = customBases.get(cacheKey);
+    if (known !== undefined) return known;
     const custom = parseHost(provider, customHost);
     const customPath = trimSlashes(custom.pathname);
     const defaultPath = provider.baseUrl ? trimSlashes(new URL(provider.baseUrl).pathname) : '';
     const path = customPath || defaultPath;
-    return path ? `${custom.origin}/${path}` : custom.origin;
+    const base = path ? `${custom.origin}/${path}` : custom.origin;
+    if (customBases.size < MAX_CACHED_BASES) customBases.set(cacheKey, base);
+    return base;
   }
   if (provider.baseUrl) return provider.baseUrl.replace(/\/+$/, '');
   throw new ProviderConfigError(
