@@ -136,6 +136,7 @@ export function periodStart(hour: number, period: RollupPeriod): number {
 export const ROLLUP_TEXT_DIMENSIONS = ['workspace_id', 'api_key_id', 'provider', 'credential_source', 'model', 'config_id', 'prompt_id'] as const;
 
 interface RollupSums {
+  /** The key columns: organisation, period, period start, then the table's dimensions. */
   dims: (string | number)[];
   requests: number;
   successes: number;
@@ -168,33 +169,72 @@ function upsertSql(table: string, dims: readonly string[]): string {
     first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)`;
 }
 
-/** Sums a batch per rollup key: [all dimensions, workspace and key only], each per period. */
+const emptySums = (dims: (string | number)[], seen: string): RollupSums => ({
+  dims, requests: 0, successes: 0, cacheHits: 0, semanticHits: 0, cost: 0, totalTokens: 0, tokenRows: 0, promptTokens: 0, promptRows: 0,
+  completionTokens: 0, completionRows: 0, latencySum: 0, latencyMin: Infinity, latencyMax: -Infinity, firstSeen: seen, lastSeen: seen, histogram: new Map(),
+});
+
+/** An hour's sums, with what its longer periods need: the key after the period, and the dimensions. */
+interface HourSums {
+  hour: number;
+  /** The rollup key without period and start. */
+  group: string;
+  organisationId: string;
+  dimensions: (string | number)[];
+  sums: RollupSums;
+}
+
+/**
+ * Sums a batch per rollup key: [all dimensions, workspace and key only], each per period. Rows
+ * are summed per hour first (a batch usually falls in one or two hours, so a row costs two map
+ * lookups), and the hour sums then fan out to the day, week and four-week periods.
+ */
 function sumBatch(rows: readonly RequestLogInsert[]): [Map<string, RollupSums>, Map<string, RollupSums>] {
-  const full = new Map<string, RollupSums>();
-  const byKey = new Map<string, RollupSums>();
+  const fullHours = new Map<string, HourSums>();
+  const keyHours = new Map<string, HourSums>();
   for (const row of rows) {
     const hour = Math.floor(Date.parse(row.created_at) / HOUR_MS);
     const keyPart = `${row.organisation_id}\u0000${row.workspace_id}\u0000${row.api_key_id}`;
     const fullPart = `${keyPart}\u0000${row.provider ?? ''}\u0000${row.credential_source ?? ''}\u0000${row.model ?? ''}\u0000${row.config_id ?? ''}\u0000${row.prompt_id ?? ''}\u0000${row.status_code}`;
     const bucket = latencyBucket(row.latency_ms);
-    for (const period of ROLLUP_PERIODS) {
-      const start = periodStart(hour, period);
-      add(full, `${period}\u0000${start}\u0000${fullPart}`, row, bucket, () => [row.organisation_id, period, start, ...ROLLUP_TEXT_DIMENSIONS.map((d) => row[d] ?? ''), row.status_code]);
-      add(byKey, `${period}\u0000${start}\u0000${keyPart}`, row, bucket, () => [row.organisation_id, period, start, row.workspace_id, row.api_key_id]);
-    }
+    addToHour(fullHours, hour, fullPart, row, bucket, true);
+    addToHour(keyHours, hour, keyPart, row, bucket, false);
   }
-  return [full, byKey];
+  return [fanOut(fullHours), fanOut(keyHours)];
 }
 
-function add(sums: Map<string, RollupSums>, key: string, row: RequestLogInsert, bucket: number, dims: () => (string | number)[]): void {
-  let s = sums.get(key);
-  if (s === undefined) {
-    s = {
-      dims: dims(), requests: 0, successes: 0, cacheHits: 0, semanticHits: 0, cost: 0, totalTokens: 0, tokenRows: 0, promptTokens: 0, promptRows: 0,
-      completionTokens: 0, completionRows: 0, latencySum: 0, latencyMin: Infinity, latencyMax: -Infinity, firstSeen: row.created_at, lastSeen: row.created_at, histogram: new Map(),
-    };
-    sums.set(key, s);
+function addToHour(hours: Map<string, HourSums>, hour: number, group: string, row: RequestLogInsert, bucket: number, allDimensions: boolean): void {
+  const key = `${hour}\u0000${group}`;
+  let entry = hours.get(key);
+  if (entry === undefined) {
+    const dimensions = allDimensions ? [...ROLLUP_TEXT_DIMENSIONS.map((d) => row[d] ?? ''), row.status_code] : [row.workspace_id, row.api_key_id];
+    entry = { hour, group, organisationId: row.organisation_id, dimensions, sums: emptySums([row.organisation_id, 1, hour, ...dimensions], row.created_at) };
+    hours.set(key, entry);
   }
+  add(entry.sums, row, bucket);
+}
+
+/** The hour sums, plus their sums per day, week and four weeks. */
+function fanOut(hours: Map<string, HourSums>): Map<string, RollupSums> {
+  const out = new Map<string, RollupSums>();
+  for (const entry of hours.values()) {
+    out.set(`1\u0000${entry.hour}\u0000${entry.group}`, entry.sums);
+    for (const period of ROLLUP_PERIODS) {
+      if (period === 1) continue;
+      const start = periodStart(entry.hour, period);
+      const key = `${period}\u0000${start}\u0000${entry.group}`;
+      let sums = out.get(key);
+      if (sums === undefined) {
+        sums = emptySums([entry.organisationId, period, start, ...entry.dimensions], entry.sums.firstSeen);
+        out.set(key, sums);
+      }
+      merge(sums, entry.sums);
+    }
+  }
+  return out;
+}
+
+function add(s: RollupSums, row: RequestLogInsert, bucket: number): void {
   s.requests++;
   if (row.is_success) s.successes++;
   if (row.cache_status === 'HIT' || row.cache_status === 'SEMANTIC_HIT') s.cacheHits++;
@@ -219,6 +259,26 @@ function add(sums: Map<string, RollupSums>, key: string, row: RequestLogInsert, 
   s.histogram.set(bucket, (s.histogram.get(bucket) ?? 0) + 1);
   if (row.created_at < s.firstSeen) s.firstSeen = row.created_at;
   if (row.created_at > s.lastSeen) s.lastSeen = row.created_at;
+}
+
+function merge(into: RollupSums, from: RollupSums): void {
+  into.requests += from.requests;
+  into.successes += from.successes;
+  into.cacheHits += from.cacheHits;
+  into.semanticHits += from.semanticHits;
+  into.cost += from.cost;
+  into.totalTokens += from.totalTokens;
+  into.tokenRows += from.tokenRows;
+  into.promptTokens += from.promptTokens;
+  into.promptRows += from.promptRows;
+  into.completionTokens += from.completionTokens;
+  into.completionRows += from.completionRows;
+  into.latencySum += from.latencySum;
+  if (from.latencyMin < into.latencyMin) into.latencyMin = from.latencyMin;
+  if (from.latencyMax > into.latencyMax) into.latencyMax = from.latencyMax;
+  for (const [bucket, count] of from.histogram) into.histogram.set(bucket, (into.histogram.get(bucket) ?? 0) + count);
+  if (from.firstSeen < into.firstSeen) into.firstSeen = from.firstSeen;
+  if (from.lastSeen > into.lastSeen) into.lastSeen = from.lastSeen;
 }
 
 function rollupValues(s: RollupSums): unknown[] {
