@@ -1,9 +1,29 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliAgainstServer } from '../helpers/cli.js';
+import { makeTempDir } from '../helpers/start-test-server.js';
 
 const MISSING = '00000000-0000-4000-8000-000000000000';
 
 describe('svcgw keys', () => {
+  it('gives a key a default config, locks it, and removes it, keeping the key\'s default metadata', { timeout: 90_000 }, async () => {
+    const { ok, fails } = await cliAgainstServer();
+    const file = join(makeTempDir(), 'prod.json');
+    writeFileSync(file, JSON.stringify({ provider: 'openai', custom_host: 'http://127.0.0.1:9/v1' }));
+    const slug = (await ok(['configs', 'create', '--name', 'Prod', '--slug', 'prod', '-f', file])).slug;
+    const created = await ok(['keys', 'create', '--name', 'app', '--workspace', 'default', '--config', slug]);
+    const configId = (await ok(['configs', 'get', slug])).id;
+    expect((await ok(['keys', 'get', created.id])).defaults).toEqual({ config_id: configId, metadata: {}, allow_config_override: true });
+
+    await ok(['keys', 'update', created.id, '--data', JSON.stringify({ defaults: { metadata: { team: 'search' }, config_id: slug } })]);
+    await ok(['keys', 'update', created.id, '--lock-config']);
+    expect((await ok(['keys', 'get', created.id])).defaults).toEqual({ config_id: configId, metadata: { team: 'search' }, allow_config_override: false });
+    await ok(['keys', 'update', created.id, '--no-config', '--unlock-config']);
+    expect((await ok(['keys', 'get', created.id])).defaults).toEqual({ config_id: null, metadata: { team: 'search' }, allow_config_override: true });
+    await fails(['keys', 'update', created.id, '--config', 'no-such-config'], 1, /NOT_FOUND|No active config/);
+  });
+
   it('creates, lists, gets, updates and revokes keys; a created key works for the next command', { timeout: 90_000 }, async () => {
     const { ok, cli, fails } = await cliAgainstServer();
     const created = await ok(['keys', 'create', '--name', 'ci', '--workspace', 'default', '--scopes', 'completions.write,logs.list']);

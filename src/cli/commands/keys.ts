@@ -47,16 +47,23 @@ export function keysCommand(): Command {
         .option('--scopes <scopes>', 'scopes, comma-separated or repeated (default: completions.write)', list)
         .option('--description <text>', 'description')
         .option('--expires-at <time>', 'ISO 8601 expiry', isoTime)
-        .option('--data <json>', 'further body fields as JSON (rate_limits, usage_limits, …)', jsonValue)
+        .option('--config <slug|id>', 'default gateway config of the key\'s requests (docs/configs.md)')
+        .option('--lock-config', 'with --config: requests of this key cannot name another config')
+        .option('--data <json>', 'further body fields as JSON (rate_limits, usage_limits, defaults, …)', jsonValue)
         .action(
           run(async (ctx) => {
             const o = ctx.opts;
-            const body = { ...(o.data as object), ...defined({ name: o.name, workspace_id: o.workspace, user_id: o.userId, scopes: o.scopes ?? (o.data as { scopes?: string[] })?.scopes ?? ['completions.write'], description: o.description, expires_at: o.expiresAt }) };
+            const defaults = o.config ? { defaults: { config_id: o.config, allow_config_override: !o.lockConfig } } : {};
+            const body = { ...(o.data as object), ...defaults, ...defined({ name: o.name, workspace_id: o.workspace, user_id: o.userId, scopes: o.scopes ?? (o.data as { scopes?: string[] })?.scopes ?? ['completions.write'], description: o.description, expires_at: o.expiresAt }) };
             const created = await ctx.client.post<{ id: string; key: string }>(CREATE_PATHS[o.type as string]!, body);
             ctx.out.result(created, () => secretMessage('Created API key', created.id, created.key));
           }),
         ),
-      ['svcgw keys create --name ci --workspace default --scopes completions.write,logs.list', 'svcgw keys create --name ops --type admin --scopes workspaces.list,workspaces.read --json | jq -r .key'],
+      [
+        'svcgw keys create --name ci --workspace default --scopes completions.write,logs.list',
+        'svcgw keys create --name app --workspace default --config prod-fallback --lock-config',
+        'svcgw keys create --name ops --type admin --scopes workspaces.list,workspaces.read --json | jq -r .key',
+      ],
     ),
   );
 
@@ -79,15 +86,31 @@ export function keysCommand(): Command {
         .option('--expires-at <time>', 'ISO 8601 expiry', isoTime)
         .option('--no-expiry', 'remove the expiry')
         .option('--reset-usage', 'start a new usage period now')
+        .option('--config <slug|id>', 'new default gateway config (keeps the default metadata)')
+        .option('--no-config', 'remove the default config')
+        .option('--lock-config', 'requests of this key cannot name another config')
+        .option('--unlock-config', 'requests of this key may name another config again')
         .option('--data <json>', 'further body fields as JSON', jsonValue)
         .action(
           run(async (ctx, id: string) => {
             const o = ctx.opts;
-            const body = { ...(o.data as object), ...defined({ name: o.name, description: o.description, scopes: o.scopes, expires_at: o.expiry === false ? null : o.expiresAt, reset_usage: o.resetUsage }) };
+            const changesDefaults = typeof o.config === 'string' || o.config === false || o.lockConfig || o.unlockConfig;
+            let defaults = {};
+            if (changesDefaults) {
+              // The API replaces `defaults` whole: start from the key's current ones.
+              const current = (await ctx.client.get<{ defaults: { metadata?: object; config_id?: string | null; allow_config_override?: boolean } | null }>(`/v1/api-keys/${enc(id)}`)).defaults ?? {};
+              const next = { ...current };
+              if (typeof o.config === 'string') next.config_id = o.config;
+              if (o.config === false) next.config_id = null;
+              if (o.lockConfig) next.allow_config_override = false;
+              if (o.unlockConfig) next.allow_config_override = true;
+              defaults = { defaults: next };
+            }
+            const body = { ...(o.data as object), ...defaults, ...defined({ name: o.name, description: o.description, scopes: o.scopes, expires_at: o.expiry === false ? null : o.expiresAt, reset_usage: o.resetUsage }) };
             done(ctx, await ctx.client.put(`/v1/api-keys/${enc(id)}`, body), `Updated API key ${id}.`);
           }),
         ),
-      ['svcgw keys update 7f9c… --scopes completions.write,logs.list', 'svcgw keys update 7f9c… --no-expiry'],
+      ['svcgw keys update 7f9c… --scopes completions.write,logs.list', 'svcgw keys update 7f9c… --no-expiry', 'svcgw keys update 7f9c… --config prod-fallback --lock-config'],
     ),
   );
 
