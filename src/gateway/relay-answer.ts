@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyReply } from 'fastify';
 import { createCacheCapture, DEFAULT_CACHE_LIMITS, keptHeaders, type CacheLookup } from '../cache/index.js';
 import { ERROR_CODES } from '../lib/errors.js';
-import type { StreamContext, TranslatedEndpoint } from '../providers/adapters/types.js';
+import type { StreamContext, TranslatedEndpoint, WireAdapter } from '../providers/adapters/types.js';
 import type { UpstreamAnswer } from './call-target.js';
 import { headersForClient } from './forward-headers.js';
 import type { RequestLogDraft } from './request-log-draft.js';
@@ -42,7 +42,9 @@ export function relayAnswer(reply: FastifyReply, draft: RequestLogDraft, answer:
   if (answer.body === null) {
     // Pass-through: the provider's bytes, status and headers, unchanged.
     res.body.once('data', () => draft.markFirstByte(performance.now()));
-    return { sent: reply.code(res.statusCode).headers(headersForClient(res.headers, { keepLength: true })).send(res.body), plainJson: null };
+    const native = answer.adapter?.nativeChatPath && res.statusCode < 300 && draft.path === `/v1${answer.adapter.nativeChatPath}`;
+    const body = native ? withNativeUsage(res.body, answer.adapter!, draft, String(res.headers['content-type'] ?? '')) : res.body;
+    return { sent: reply.code(res.statusCode).headers(headersForClient(res.headers, { keepLength: true })).send(body), plainJson: null };
   }
   if (answer.adapter) return { sent: relayTranslated(reply, draft, answer, options), plainJson: null };
   if (res.statusCode >= 400) return { sent: sendUpstreamError(reply, draft, res.statusCode, answer.bytes ?? Buffer.alloc(0)), plainJson: null };
@@ -71,6 +73,61 @@ export function relayAnswer(reply: FastifyReply, draft: RequestLogDraft, answer:
   const headers = headersForClient(res.headers, { keepLength: false });
   options.cache?.store({ status: res.statusCode, headers: keptHeaders(headers), body: bytes, stream: false });
   return { sent: reply.code(res.statusCode).headers(headers).send(bytes), plainJson: bytes };
+}
+
+const MAX_NATIVE_JSON = 4 * 1024 * 1024;
+
+/**
+ * A provider's own chat answer, passed through untouched, with its usage and model read on the
+ * way (through the adapter's own chat translation) for the log, the cost and the budgets.
+ */
+function withNativeUsage(body: Readable, adapter: WireAdapter, draft: RequestLogDraft, contentType: string): Readable {
+  const out = new PassThrough();
+  body.pipe(out);
+  const context: StreamContext = { model: null, includeUsage: true, id: 'native', created: 0 };
+  if (contentType.includes('text/event-stream')) {
+    const translator = adapter.createStreamTranslator('chatComplete', context);
+    let model: string | null = null;
+    let readable = true; // a stream the translation cannot read is still relayed; only its usage is lost
+    body.on('data', (chunk: Buffer) => {
+      if (!readable) return;
+      try {
+        for (const event of translator.push(chunk)) model ??= /"model":"([^"]+)"/.exec(event)?.[1] ?? null;
+      } catch {
+        readable = false;
+      }
+    });
+    body.once('end', () => {
+      if (!readable) return;
+      try {
+        translator.end();
+      } catch {
+        return;
+      }
+      draft.usage = translator.usage;
+      if (model) draft.model = model;
+    });
+    return out;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  body.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= MAX_NATIVE_JSON) chunks.push(chunk);
+  });
+  body.once('end', () => {
+    if (size > MAX_NATIVE_JSON) return;
+    const parsed = parseJson(Buffer.concat(chunks));
+    if (parsed === null) return;
+    try {
+      const translated = adapter.toOpenAIResponse('chatComplete', parsed, context);
+      draft.usage = translated.usage;
+      if (typeof translated.body.model === 'string') draft.model = translated.body.model;
+    } catch {
+      // not a chat answer after all (the path matched, the body did not): no usage
+    }
+  });
+  return out;
 }
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };

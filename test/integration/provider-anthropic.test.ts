@@ -274,5 +274,15 @@ describe('anthropic provider through the gateway', () => {
     expect(await error.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: 'model: Field required' } });
     const logs = await g.logs(3);
     expect(logs.every((l: any) => l.provider === 'anthropic' && l.endpoint_type === 'proxy')).toBe(true);
+    // Native chat answers are read on the way: tokens, model and cost, for JSON and for streams.
+    const [failed, streamedLog, plainLog] = logs;
+    for (const log of [plainLog, streamedLog]) {
+      expect(log).toMatchObject({ model: MODEL, is_success: true });
+      expect(log.prompt_tokens).toBeGreaterThan(0);
+      expect(log.completion_tokens).toBeGreaterThan(0);
+      expect(log.cost).toBeGreaterThan(0);
+    }
+    expect(streamedLog.prompt_tokens).toBe(plainLog.prompt_tokens);
+    expect(failed.prompt_tokens).toBeNull();
   });
 });

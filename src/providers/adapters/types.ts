@@ -73,6 +73,12 @@ export interface StreamContext {
 export interface WireAdapter {
   /** Unified endpoints this adapter translates for the providers that use it. */
   readonly endpoints: ReadonlySet<TranslatedEndpoint>;
+  /**
+   * The provider's own chat path (Anthropic's `/messages`): clients that call it through
+   * pass-through get its answer untouched, and the gateway reads the usage of that answer
+   * with this adapter's chat translation, for the log, the cost and the budgets.
+   */
+  readonly nativeChatPath?: string;
   buildRequest(endpoint: TranslatedEndpoint, body: Record<string, unknown>, ctx: AdapterContext): Promise<ProviderRequest>;
   /** A 2xx body (parsed JSON) in the OpenAI shape, with usage read from the provider's own fields. */
   toOpenAIResponse(endpoint: TranslatedEndpoint, body: unknown, ctx: StreamContext): { body: Record<string, unknown>; usage: TokenUsage | null };

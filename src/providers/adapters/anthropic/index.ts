@@ -17,6 +17,7 @@ function unsupported(endpoint: TranslatedEndpoint): never {
 /** Chat and legacy completions translated to `POST /v1/messages`; any other path passed through. */
 export const anthropicAdapter: WireAdapter = {
   endpoints: ENDPOINTS,
+  nativeChatPath: '/messages',
 
   async buildRequest(endpoint, body, ctx: AdapterContext): Promise<ProviderRequest> {
     if (!ENDPOINTS.has(endpoint)) unsupported(endpoint);
