@@ -1,22 +1,7 @@
-import { addHistogram, bucketValue, LATENCY_BUCKETS } from '../../storage/repositories/request-logs.js';
+import { addHistogram, bucketValue, LATENCY_BUCKETS, type RollupMeasures } from '../../storage/repositories/request-logs.js';
 
 /** Running totals of one group. Token averages count only requests that reported tokens. */
-export interface Totals {
-  requests: number;
-  successes: number;
-  /** HIT and SEMANTIC_HIT. */
-  cacheHits: number;
-  semanticHits: number;
-  cost: number;
-  totalTokens: number;
-  tokenRows: number;
-  promptTokens: number;
-  promptRows: number;
-  completionTokens: number;
-  completionRows: number;
-  latencySum: number;
-  latencyMin: number;
-  latencyMax: number;
+export interface Totals extends RollupMeasures {
   /** Earliest and latest created_at, ms. */
   first: number;
   last: number;

@@ -135,15 +135,16 @@ export function periodStart(hour: number, period: RollupPeriod): number {
 /** Text dimensions of `analytics_rollups`, in key order after organisation, period and start; NULL is stored as ''. */
 export const ROLLUP_TEXT_DIMENSIONS = ['workspace_id', 'api_key_id', 'provider', 'credential_source', 'model', 'config_id', 'prompt_id'] as const;
 
-interface RollupSums {
-  /** The key columns: organisation, period, period start, then the table's dimensions. */
-  dims: (string | number)[];
+/** The additive measures of a rollup row (and of the analytics totals built from them). */
+export interface RollupMeasures {
   requests: number;
   successes: number;
+  /** HIT and SEMANTIC_HIT. */
   cacheHits: number;
   semanticHits: number;
   cost: number;
   totalTokens: number;
+  /** Requests that reported tokens: token averages count only these. */
   tokenRows: number;
   promptTokens: number;
   promptRows: number;
@@ -152,6 +153,11 @@ interface RollupSums {
   latencySum: number;
   latencyMin: number;
   latencyMax: number;
+}
+
+interface RollupSums extends RollupMeasures {
+  /** The key columns: organisation, period, period start, then the table's dimensions. */
+  dims: (string | number)[];
   firstSeen: string;
   lastSeen: string;
   histogram: Map<number, number>;
