@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listenOnLoopback } from './loopback-server.js';
 
 /**
  * A stand-in for api.anthropic.com speaking the Messages API as documented: JSON messages,
@@ -55,7 +55,6 @@ export const MOCK_TOOL_PREFACE = 'Let me check.';
 
 export async function startMockAnthropic(options: MockAnthropicOptions = {}): Promise<MockAnthropic> {
   const requests: RecordedAnthropicRequest[] = [];
-  const sockets = new Set<Socket>();
   let behaviour: AnthropicBehaviour | null = null;
   let remaining: number | undefined;
 
@@ -103,19 +102,10 @@ export async function startMockAnthropic(options: MockAnthropicOptions = {}): Pr
       else res.destroy();
     });
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const loopback = await listenOnLoopback(server);
 
-  let closed: Promise<void> | null = null;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: loopback.url,
     requests,
     behave(next, opts = {}) {
       behaviour = next;
@@ -126,13 +116,7 @@ export async function startMockAnthropic(options: MockAnthropicOptions = {}): Pr
       behaviour = null;
       remaining = undefined;
     },
-    close() {
-      closed ??= new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      });
-      return closed;
-    },
+    close: loopback.close,
   };
 }
 

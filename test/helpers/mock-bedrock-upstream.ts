@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listenOnLoopback } from './loopback-server.js';
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { Hash } from '@smithy/core/serde';
 import { SignatureV4 } from '@smithy/signature-v4';
@@ -64,7 +64,6 @@ export const BEDROCK_REPLY = 'Hello from Bedrock';
 
 export async function startMockBedrock(options: { credentials: MockAwsCredentials[]; apiKeys?: string[] }): Promise<MockBedrock> {
   const requests: RecordedBedrockRequest[] = [];
-  const sockets = new Set<Socket>();
   let behaviour: BedrockBehaviour | null = null;
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -95,23 +94,14 @@ export async function startMockBedrock(options: { credentials: MockAwsCredential
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => send(res, awsError(500, 'InternalServerException', `mock failure: ${String(error)}`)));
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const loopback = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: loopback.url,
     requests,
     behave(next) {
       behaviour = next;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: loopback.close,
   };
 }
 

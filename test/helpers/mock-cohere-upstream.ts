@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listenOnLoopback } from './loopback-server.js';
 
 /**
  * A stand-in for api.cohere.com speaking API v2 as documented (docs.cohere.com/reference/chat,
@@ -41,7 +41,6 @@ type Json = Record<string, any>;
 
 export async function startMockCohere(): Promise<MockCohere> {
   const requests: RecordedCohereRequest[] = [];
-  const sockets = new Set<Socket>();
   let behaviour: CohereBehaviour | null = null;
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -68,23 +67,14 @@ export async function startMockCohere(): Promise<MockCohere> {
   };
 
   const server = createServer((req, res) => void handle(req, res).catch(() => res.destroy()));
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const loopback = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: loopback.url,
     requests,
     behave(next) {
       behaviour = next;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: loopback.close,
   };
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listenOnLoopback } from './loopback-server.js';
 import { jwtVerify, type CryptoKey, type KeyObject } from 'jose';
 
 /**
@@ -60,7 +60,6 @@ export function mockGoogleReply(lastUserText: string): string {
 
 export async function startMockGoogle(options: MockGoogleOptions = {}): Promise<MockGoogle> {
   const requests: RecordedGoogleRequest[] = [];
-  const sockets = new Set<Socket>();
   const issuedTokens = new Set<string>();
   const issuedSignatures = new Set<string>();
   let tokenRequests = 0;
@@ -200,12 +199,8 @@ export async function startMockGoogle(options: MockGoogleOptions = {}): Promise<
     return send(res, 200, { access_token: accessToken, expires_in: options.tokenLifetimeSeconds ?? 3599, token_type: 'Bearer' });
   }
 
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const loopback = await listenOnLoopback(server);
+  const address = loopback.url;
 
   return {
     url: address,
@@ -218,11 +213,7 @@ export async function startMockGoogle(options: MockGoogleOptions = {}): Promise<
       behaviour = next;
       remaining = opts.times;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: loopback.close,
   };
 }
 
