@@ -116,7 +116,7 @@ const answerBody = (i: number) =>
 const prepared = new Map<string, Float64Array>();
 const embed = async (text: string): Promise<number[] | null> => {
   const vector = prepared.get(text);
-  return vector ? (Array.from(vector) as number[]) : null;
+  return vector ? Array.from<number>(vector) : null;
 };
 
 const SETTINGS = {

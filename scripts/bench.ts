@@ -48,9 +48,9 @@ const warmupSeconds = positive('warmup', true);
 const maxRequests = Math.floor(positive('max-requests', false, 10_000_000));
 const waitQuietSeconds = positive('wait-quiet', true);
 
-const SCENARIOS = parseScenarios(values.scenarios!);
+const SCENARIOS = parseScenarios(values.scenarios);
 const profileDir = values['cpu-prof'] === undefined ? null : resolve(values['cpu-prof']);
-const gatewayNodeFlags = values['node-flags']!.split(/\s+/).filter(Boolean);
+const gatewayNodeFlags = values['node-flags'].split(/\s+/).filter(Boolean);
 const MESSAGES = [{ role: 'user', content: 'hello' }];
 const BIN = join(PACKAGE_ROOT, 'bin', 'svcgw');
 const MOCK = fileURLToPath(new URL('./mock-provider.js', import.meta.url));

@@ -24,7 +24,7 @@ const KEY_VERSION = 'k1';
 
 const hash = (text: string | Buffer): string => createHash('sha256').update(text).digest('base64url');
 
-function scope(req: CacheRequest): unknown[] {
+function scope(req: CacheRequest): Array<string | number> {
   return [KEY_VERSION, req.organisationId, req.workspaceId ?? '', req.namespace ?? '', req.endpoint, req.route];
 }
 
@@ -58,8 +58,9 @@ export interface SemanticSplit {
 export function splitForSemantic(req: CacheRequest, embeddingModel: string): SemanticSplit | null {
   const body = req.body;
   if (body === null || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return null;
-  const messages = (body as { messages?: unknown }).messages;
-  if (!Array.isArray(messages) || messages.length === 0) return null;
+  const given = (body as { messages?: unknown }).messages;
+  if (!Array.isArray(given) || given.length === 0) return null;
+  const messages: unknown[] = given;
   const last: unknown = messages[messages.length - 1];
   if (last === null || typeof last !== 'object' || (last as { role?: unknown }).role !== 'user') return null;
   const text = messageText((last as { content?: unknown }).content);

@@ -24,8 +24,9 @@ const settingKeys = Object.keys(settingsSchema.shape) as SettingName[];
 
 /** Resolves settings with precedence flags > SVCGW_* env > settings file > defaults. */
 export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() }: LoadConfigInput = {}): Config {
-  const configPath = pick(flags.config) ?? pick(env.SVCGW_CONFIG);
-  const file = configPath ? readSettingsFile(resolve(cwd, String(configPath))) : {};
+  const chosenPath = pick(flags.config) ?? pick(env.SVCGW_CONFIG);
+  const configPath = typeof chosenPath === 'string' ? chosenPath : null;
+  const file = configPath ? readSettingsFile(resolve(cwd, configPath)) : {};
 
   const merged: Record<string, unknown> = {};
   const sources: Record<string, string> = {};
@@ -53,7 +54,7 @@ export function loadConfig({ flags = {}, env = process.env, cwd = process.cwd() 
     });
     throw new ConfigError(`invalid settings:\n${lines.join('\n')}`);
   }
-  const config: Config = { ...parsed.data, data_dir: resolve(cwd, parsed.data.data_dir), config_file: configPath ? resolve(cwd, String(configPath)) : null };
+  const config: Config = { ...parsed.data, data_dir: resolve(cwd, parsed.data.data_dir), config_file: configPath ? resolve(cwd, configPath) : null };
   return Object.freeze(config);
 }
 

@@ -3,7 +3,8 @@
  * instead of by the wall clock.
  */
 export interface Clock {
-  now(): number;
+  /** A property, not a method: callers pass `clock.now` around unbound. */
+  now: () => number;
 }
 
 export const systemClock: Clock = { now: () => Date.now() };

@@ -40,7 +40,7 @@ const FIELDS = [
 ] as const;
 
 const text = (value: unknown): string | null => {
-  const first = Array.isArray(value) ? value[0] : value;
+  const first: unknown = Array.isArray(value) ? value[0] : value;
   return typeof first === 'string' && first.trim() !== '' ? first.trim() : null;
 };
 
@@ -108,7 +108,7 @@ export interface EntraTokenSource {
  * client id but sends a wrong secret would be handed a token minted for the right one.
  * Concurrent requests for the same key share one token request.
  */
-export function createEntraTokenSource(deps: { dispatcher?: Dispatcher | undefined; now(): number }): EntraTokenSource {
+export function createEntraTokenSource(deps: { dispatcher?: Dispatcher | undefined; now: () => number }): EntraTokenSource {
   const cache = new Map<string, CachedToken>();
   const inFlight = new Map<string, Promise<CachedToken>>();
 
@@ -137,7 +137,7 @@ function cacheKey(inputs: EntraInputs): string {
   return [inputs.authorityHost, inputs.tenantId, inputs.clientId, inputs.scope, secret].join('\n');
 }
 
-async function fetchToken(inputs: EntraInputs, deps: { dispatcher?: Dispatcher | undefined; now(): number }): Promise<CachedToken> {
+async function fetchToken(inputs: EntraInputs, deps: { dispatcher?: Dispatcher | undefined; now: () => number }): Promise<CachedToken> {
   const url = `${inputs.authorityHost}/${encodeURIComponent(inputs.tenantId)}/oauth2/v2.0/token`;
   const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: inputs.clientId, client_secret: inputs.clientSecret, scope: inputs.scope });
   const startedAt = deps.now();
@@ -190,7 +190,7 @@ const NO_DISPATCHER = {};
  */
 export async function entraAuthHeaders(
   inputs: EntraInputs | null,
-  deps: { dispatcher?: Dispatcher | undefined; now(): number; source?: EntraTokenSource },
+  deps: { dispatcher?: Dispatcher | undefined; now: () => number; source?: EntraTokenSource },
 ): Promise<Record<string, string> | null> {
   if (!inputs) return null;
   let source = deps.source;

@@ -18,7 +18,7 @@ export interface AdapterContext {
   headers: IncomingHttpHeaders;
   /** The gateway's HTTP client, for token exchanges (Vertex service accounts, Entra ID). */
   dispatcher: Dispatcher;
-  now(): number;
+  now: () => number;
 }
 
 /** One HTTP request to the provider, ready to send. */

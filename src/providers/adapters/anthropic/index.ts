@@ -45,7 +45,7 @@ export const anthropicAdapter: WireAdapter = {
    */
   async passThrough(path, method, ctx) {
     const { url, headers } = anthropicTarget(path, ctx, { passThrough: true });
-    return { url, method: method.toUpperCase() as ProviderRequest['method'], headers, body: null };
+    return { url, method: method.toUpperCase(), headers, body: null };
   },
 };
 

@@ -107,7 +107,7 @@ function textBlocks(content: unknown, param: string): Block[] {
   return content.map((raw, i) => {
     const part = asObject(raw);
     if (part?.type !== 'text' || typeof part.text !== 'string') invalid(`${param}[${i}]`, 'Only text parts are allowed here.');
-    return { text: part.text as string };
+    return { text: part.text };
   });
 }
 

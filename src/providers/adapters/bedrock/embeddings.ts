@@ -31,7 +31,7 @@ export function toEmbeddingRequest(body: Json, modelId: string): Json {
 
 function inputTexts(input: unknown): string[] {
   if (typeof input === 'string') return [input];
-  if (Array.isArray(input) && input.every((item) => typeof item === 'string')) return input as string[];
+  if (Array.isArray(input) && input.every((item) => typeof item === 'string')) return input;
   throw new AppError('INVALID_REQUEST', 'Bedrock embedding models take text: input must be a string or an array of strings (not token ids).', { param: 'input' });
 }
 

@@ -41,7 +41,7 @@ export function exceptionName(raw: unknown): string | undefined {
 
 /** The OpenAI error `type` for an AWS error name, else for the status family. */
 export function errorTypeFor(name: string | undefined, status: number | null): string {
-  if (name && TYPE_BY_NAME[name]) return TYPE_BY_NAME[name]!;
+  if (name && TYPE_BY_NAME[name]) return TYPE_BY_NAME[name];
   if (status === 401) return 'authentication_error';
   if (status === 403) return 'permission_error';
   if (status === 404) return 'not_found_error';

@@ -10,7 +10,7 @@ export async function loadEventStreamCodec(): Promise<void> {
   if (codec) return;
   const { EventStreamCodec: Codec } = await import('@smithy/core/event-streams');
   codec = new Codec(
-    (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
+    (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
     (text) => new Uint8Array(Buffer.from(text, 'utf8')),
   );
 }
@@ -65,11 +65,15 @@ function toStreamMessage(message: Message): StreamMessage {
     if (header.type === 'string') headers[name] = header.value;
   }
   const text = Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength).toString('utf8');
-  let payload: unknown = null;
+  return { headers, payload: parsePayload(text) };
+}
+
+/** An event's payload: its JSON, or the text itself when it is not JSON. */
+function parsePayload(text: string): unknown {
+  if (text === '') return null;
   try {
-    payload = text === '' ? null : JSON.parse(text);
+    return JSON.parse(text);
   } catch {
-    payload = text;
+    return text;
   }
-  return { headers, payload };
 }

@@ -115,10 +115,11 @@ function assistantParts(message: Json, at: string, callNames: Map<string, string
     const text = textOnly(message.content, at, ['text', 'refusal']);
     if (text !== '') parts.push({ text });
   }
-  const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
-  calls.forEach((call, i) => {
+  const calls: unknown[] = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+  calls.forEach((item, i) => {
     const where = `${at}.tool_calls[${i}]`;
-    const fn = isObject(call) && isObject(call.function) ? call.function : null;
+    const call = isObject(item) ? item : {};
+    const fn = isObject(call.function) ? call.function : null;
     if (!fn || typeof fn.name !== 'string') throw invalid(where, `${where} must be a function call with a name.`);
     if (typeof call.id === 'string') callNames.set(call.id, fn.name);
     const part: GeminiPart = { functionCall: { name: fn.name, args: toolArgumentsObject(fn.arguments, `${where}.function.arguments`) } };

@@ -13,11 +13,11 @@ export interface GoogleError {
 
 /** The `error` object of a Google error body, or null when the value is not one. */
 export function googleErrorOf(value: unknown): GoogleError | null {
-  const first = Array.isArray(value) ? value[0] : value;
+  const first: unknown = Array.isArray(value) ? value[0] : value;
   if (typeof first !== 'object' || first === null) return null;
   const error = (first as { error?: unknown }).error;
   if (typeof error !== 'object' || error === null) return null;
-  return error as GoogleError;
+  return error;
 }
 
 /**
