@@ -13,6 +13,11 @@ const VALUE: Record<BodyKind, RegExp> = {
   multipart: /^(?:;[^\r\n]*)?\r\n(?:[^\r\n]+\r\n)*\r\n([^\r\n]{1,256})\r\n/,
   json: /^\s*:\s*"((?:[^"\\]|\\.){1,256})"/,
 };
+/** Text after the marker that may still become a value once more bytes arrive. */
+const MAY_FOLLOW: Record<BodyKind, RegExp> = {
+  multipart: /^(?:$|;|\r)/,
+  json: /^\s*(?::\s*(?:"(?:[^"\\]|\\.)*\\?)?)?$/,
+};
 const TAIL_BYTES = 512;
 
 export function bodyKindOf(contentType: string | undefined): BodyKind | null {
@@ -24,38 +29,49 @@ export function bodyKindOf(contentType: string | undefined): BodyKind | null {
 
 export function sniffModel(kind: BodyKind, onModel: (model: string) => void): Transform {
   const marker = MARKER[kind];
-  const valueRe = VALUE[kind];
-  let carry = Buffer.alloc(0); // the last bytes of the previous chunk, for a marker split across chunks
+  const overlap = marker.length - 1;
+  let carry = Buffer.alloc(0); // the last bytes seen, for a marker split across chunks
   let tail: Buffer | null = null; // bytes after a marker, until the value can be read
   let done = false;
 
-  const readValue = (): void => {
-    const match = valueRe.exec(tail!.toString('latin1'));
+  /** Reads the value after the marker if it is all there; false once it cannot be the field. */
+  const judge = (): boolean => {
+    const text = tail!.toString('latin1');
+    const match = VALUE[kind].exec(text);
     if (match) {
       done = true;
       const raw = Buffer.from(match[1]!, 'latin1').toString('utf8');
       onModel(kind === 'json' ? unescapeJson(raw) : raw.trim());
-    } else if (tail!.length >= TAIL_BYTES) {
-      tail = null; // not the field after all (`"model": {…}`, a file's bytes): keep looking
+      return true;
     }
+    return tail!.length < TAIL_BYTES && MAY_FOLLOW[kind].test(text);
   };
 
   const scan = (chunk: Buffer): void => {
     let from = 0;
+    let joinChecked = false;
     while (!done && from < chunk.length) {
       if (tail !== null) {
         const take = chunk.subarray(from, from + TAIL_BYTES - tail.length);
         tail = Buffer.concat([tail, take]);
         from += take.length;
-        readValue();
+        if (!judge()) {
+          // Not the field (`"model": {…}`, a file's bytes): look again in what followed the marker.
+          const rest = tail;
+          tail = null;
+          carry = Buffer.alloc(0);
+          scan(rest);
+          joinChecked = false;
+        }
         continue;
       }
-      // A marker that starts in the carried bytes and ends in this chunk.
-      if (from === 0 && carry.length > 0) {
-        const joined = Buffer.concat([carry, chunk.subarray(0, marker.length - 1)]);
+      if (!joinChecked && carry.length > 0) {
+        // A marker that starts in the carried bytes and ends here.
+        joinChecked = true;
+        const joined = Buffer.concat([carry, chunk.subarray(from, from + overlap)]);
         const at = joined.indexOf(marker);
         if (at >= 0) {
-          from = at + marker.length - carry.length;
+          from += at + marker.length - carry.length;
           tail = Buffer.alloc(0);
           continue;
         }
@@ -66,7 +82,7 @@ export function sniffModel(kind: BodyKind, onModel: (model: string) => void): Tr
       tail = Buffer.alloc(0);
     }
     // A copy, so that the carried bytes do not keep the whole chunk alive.
-    carry = Buffer.from(Buffer.concat([carry, chunk.subarray(-(marker.length - 1))]).subarray(-(marker.length - 1)));
+    if (tail === null) carry = Buffer.from(Buffer.concat([carry, chunk.subarray(-overlap)]).subarray(-overlap));
   };
 
   return new Transform({
