@@ -95,7 +95,8 @@ describe('answers keep the contract', () => {
 
     // The official client sees them too (its retries read retry-after and x-request-id).
     g.mock.behave({ kind: 'error', status: 429, headers: providerHeaders }, { times: 1 });
-    const error = await g.openai().chat.completions.create(chat as never).catch((e: unknown) => e as { status: number; requestID: string | null; headers: Headers });
+    type ApiError = { status: number; requestID: string | null; headers: Headers };
+    const error = (await g.openai().chat.completions.create(chat as never).then(() => null, (e: unknown) => e)) as ApiError;
     expect(error.status).toBe(429);
     expect(error.requestID).toBe('req_provider_429');
     expect(error.headers.get('retry-after')).toBe('7');
