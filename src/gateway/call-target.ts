@@ -30,7 +30,10 @@ export interface UpstreamAnswer {
   isStream: boolean;
   /** Whether the client did not ask for the stream's usage chunk (the gateway did, for the log). */
   dropUsageOnlyChunk: boolean;
-  /** The whole body of a JSON answer that is not a stream (error bodies capped at 1 MiB). */
+  /**
+   * The whole body of an answer that is not a stream (error bodies capped at 1 MiB); also of a
+   * stream request the provider answered with a plain body. Null while a stream is to be relayed.
+   */
   bytes: Buffer | null;
 }
 
@@ -92,7 +95,8 @@ export async function callTarget(deps: CallDeps, req: AttemptRequest): Promise<A
     const answer: UpstreamAnswer = { res, target, adapter, body, isStream, dropUsageOnlyChunk, bytes: null };
     if (route.body === 'json') {
       if (res.statusCode >= 400) answer.bytes = await readLimited(res.body, MAX_ERROR_BODY);
-      else if (isStream) await firstBytes(res.body);
+      else if (isStream && streamsBack(String(res.headers['content-type'] ?? ''), adapter)) await firstBytes(res.body);
+      // A stream asked for and a whole JSON answer given: read it like one, relayed as the provider sent it.
       else answer.bytes = Buffer.from(await res.body.arrayBuffer());
     }
     return { ok: true, status: res.statusCode, response: answer, retryAfterMs: res.statusCode >= 400 ? retryAfterMs(res.headers, deps.now()) : null };
@@ -101,6 +105,15 @@ export async function callTarget(deps: CallDeps, req: AttemptRequest): Promise<A
   } finally {
     if (timer) clearTimeout(timer);
   }
+}
+
+/**
+ * Whether a provider asked for a stream answers with one: OpenAI-format providers with SSE;
+ * adapted ones with anything but plain JSON (Bedrock's event stream is not SSE).
+ */
+function streamsBack(contentType: string | undefined, adapter: WireAdapter | undefined): boolean {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  return adapter ? type !== 'application/json' : type === 'text/event-stream';
 }
 
 /** Drops an answer the router will not use. */

@@ -30,14 +30,37 @@ export function headersForUpstream(incoming: IncomingHttpHeaders, options: { kee
   return out;
 }
 
+/** Set by this gateway on every answer; a provider (another gateway as custom host) cannot replace it. */
+const OWN_HEADERS: ReadonlySet<string> = new Set(['x-service-request-id']);
+
 /** The provider's response headers for the client, without hop-by-hop ones. */
 export function headersForClient(upstream: IncomingHttpHeaders, options: { keepLength: boolean }): Record<string, string | string[]> {
   const dropped = connectionTokens(upstream);
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(upstream)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || dropped.has(name)) continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || dropped.has(name) || OWN_HEADERS.has(name)) continue;
     if (name === 'content-length' && !options.keepLength) continue;
     out[name] = value;
+  }
+  return out;
+}
+
+/** The provider's request ids, under the names providers use (OpenAI, Anthropic, Bedrock, Azure). */
+const REQUEST_ID_HEADERS: ReadonlySet<string> = new Set(['x-request-id', 'request-id', 'x-amzn-requestid', 'x-amz-request-id', 'apim-request-id']);
+const RATE_LIMIT_PREFIXES = ['x-ratelimit-', 'anthropic-ratelimit-'];
+
+/**
+ * What a client's SDK needs from a provider's answer when the gateway writes the body itself
+ * (errors, translated answers): when to retry (`retry-after`, `retry-after-ms`), the provider's
+ * rate-limit state, and its request id for support tickets.
+ */
+export function providerSignalHeaders(upstream: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(upstream)) {
+    if (value === undefined) continue;
+    if (name === 'retry-after' || name === 'retry-after-ms' || REQUEST_ID_HEADERS.has(name) || RATE_LIMIT_PREFIXES.some((prefix) => name.startsWith(prefix))) {
+      out[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
   }
   return out;
 }

@@ -2,7 +2,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { invalid } from '../lib/errors.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 
-/** The gateway's own request headers, read and checked once per request. */
+/**
+ * The gateway's own request headers, read and checked once per request. Errors name the header
+ * and never repeat its value: provider keys end up in the wrong header often enough.
+ */
 export interface GatewayHeaders {
   /** `x-service-provider`: `@<provider slug>` or a provider name. */
   provider: string | null;
@@ -91,6 +94,10 @@ function checkCustomHost(value: string): void {
     throw invalid('x-service-custom-host', 'x-service-custom-host must be an absolute http(s) URL.');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('x-service-custom-host', 'x-service-custom-host must use http or https.');
+  // Named, never echoed: the value holds a password.
+  if (url.username !== '' || url.password !== '') {
+    throw invalid('x-service-custom-host', 'x-service-custom-host must not carry credentials (user:password@); send the provider key in Authorization: Bearer <key>.');
+  }
   if (checkedHosts.size < 1000) checkedHosts.add(value);
 }
 

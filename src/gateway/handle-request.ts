@@ -18,6 +18,8 @@ import type { ConfigSelector, SelectedConfig } from './routing/config-selector.j
 import { HEADERS_LEAF, route as routeRequest, type AttemptOutcome, type Leaf, type RouteResult } from './routing/router.js';
 import { upstreamFailure, type UpstreamClient } from './upstream-client.js';
 import { usageFromBody } from './usage.js';
+import { withModelSniffer } from './model-sniffer.js';
+import { withoutUrlCredentials } from '../lib/mask.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -64,6 +66,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
     const path = request.url.slice('/v1'.length) || '/';
     const workspaceId = principal.workspaceId ?? (await deps.defaultWorkspaceId(principal.organisationId));
     const draft = new RequestLogDraft(principal, workspaceId, route.endpointType, request.method, request.url.split('?')[0] ?? request.url, request.id, deps.clock.now(), performance.now());
+    reply.header('x-service-request-id', draft.id); // the log record's id: GET /v1/logs/{id}
     const admission: Admission = { tokenLimits: [], reservation: null, headers: null };
     let controller: AbortController | null = null;
     let closed = false;
@@ -96,7 +99,8 @@ export function createGatewayHandler(deps: GatewayDeps) {
       reply.header('x-service-trace-id', headers.traceId);
 
       const json = route.body === 'json' ? (request.body as Record<string, unknown>) : null;
-      if (json && typeof json.model === 'string') draft.model = json.model;
+      if (json && typeof json.model === 'string') draft.model = draft.requestedModel = json.model;
+      if (route.body === 'raw') request.body = withModelSniffer(request.body, request.headers['content-type'], (model) => (draft.model = draft.requestedModel = model));
       draft.isStream = json?.stream === true;
       if (capture > 0 && request.rawBody) draft.requestBody = request.rawBody.subarray(0, capture).toString('utf8');
 
@@ -150,7 +154,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
       return relayed.sent;
     } catch (error) {
       if (error instanceof RateLimitedError) reply.headers(error.headers);
-      const failure = error instanceof AppError ? error : upstreamFailure(error);
+      const failure = withoutCredentials(error instanceof AppError ? error : upstreamFailure(error));
       draft.errorCode = failure.code;
       draft.errorMessage = failure.message;
       throw failure;
@@ -231,6 +235,12 @@ function readUsage(draft: RequestLogDraft, bytes: Buffer): void {
   const parsed = parseJson(bytes);
   draft.usage = usageFromBody(parsed);
   if (parsed && typeof (parsed as { model?: unknown }).model === 'string') draft.model = (parsed as { model: string }).model;
+}
+
+/** An error whose message quotes a URL with a password in it (a custom host) loses the password. */
+function withoutCredentials(error: AppError): AppError {
+  const message = withoutUrlCredentials(error.message);
+  return message === error.message ? error : new AppError(error.code, message, { param: error.param, cause: error.cause });
 }
 
 export type { GatewayHeaders };

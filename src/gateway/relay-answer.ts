@@ -5,10 +5,11 @@ import { createCacheCapture, DEFAULT_CACHE_LIMITS, keptHeaders, type CacheLookup
 import { ERROR_CODES } from '../lib/errors.js';
 import type { StreamContext, TranslatedEndpoint, WireAdapter } from '../providers/adapters/types.js';
 import type { UpstreamAnswer } from './call-target.js';
-import { headersForClient } from './forward-headers.js';
+import { headersForClient, providerSignalHeaders } from './forward-headers.js';
 import type { RequestLogDraft } from './request-log-draft.js';
 import { createSseRelay } from './sse-relay.js';
 import { upstreamFailure } from './upstream-client.js';
+import { usageFromBody } from './usage.js';
 
 export interface RelayOptions {
   /** Bytes of each body to keep for the log (0: none). */
@@ -42,15 +43,18 @@ export function relayAnswer(reply: FastifyReply, draft: RequestLogDraft, answer:
   if (answer.body === null) {
     // Pass-through: the provider's bytes, status and headers, unchanged.
     res.body.once('data', () => draft.markFirstByte(performance.now()));
+    const contentType = String(res.headers['content-type'] ?? '');
+    // The body was not parsed: the answer tells whether the client asked for a stream (native /v1/messages, transcriptions).
+    if (contentType.includes('text/event-stream')) draft.isStream = true;
     const native = answer.adapter?.nativeChatPath && res.statusCode < 300 && draft.path === `/v1${answer.adapter.nativeChatPath}`;
-    const body = native ? withNativeUsage(res.body, answer.adapter!, draft, String(res.headers['content-type'] ?? '')) : res.body;
+    const withUsage = !answer.adapter && res.statusCode < 300 && USAGE_ON_PASS_THROUGH.has(draft.endpointType);
+    const body = native ? withNativeUsage(res.body, answer.adapter!, draft, contentType) : withUsage ? withOpenAIUsage(res.body, draft, contentType) : res.body;
     return { sent: reply.code(res.statusCode).headers(headersForClient(res.headers, { keepLength: true })).send(body), plainJson: null };
   }
   if (answer.adapter) return { sent: relayTranslated(reply, draft, answer, options), plainJson: null };
-  if (res.statusCode >= 400) return { sent: sendUpstreamError(reply, draft, res.statusCode, answer.bytes ?? Buffer.alloc(0)), plainJson: null };
+  if (res.statusCode >= 400) return { sent: sendUpstreamError(reply, draft, answer), plainJson: null };
 
-  const contentType = String(res.headers['content-type'] ?? '');
-  if (answer.isStream && contentType.includes('text/event-stream')) {
+  if (answer.isStream && answer.bytes === null) {
     const relay = createSseRelay({ dropUsageOnlyChunk: answer.dropUsageOnlyChunk, captureBytes: options.capture, onFirstChunk: () => draft.markFirstByte(performance.now()) });
     res.body.on('error', (error) => {
       if (options.aborted()) return;
@@ -61,6 +65,7 @@ export function relayAnswer(reply: FastifyReply, draft: RequestLogDraft, answer:
     });
     relay.stream.once('end', () => {
       draft.usage = relay.result.usage;
+      if (relay.result.model) draft.model = relay.result.model;
       if (options.capture > 0) draft.responseBody = relay.result.captured;
     });
     res.body.pipe(relay.stream);
@@ -68,11 +73,58 @@ export function relayAnswer(reply: FastifyReply, draft: RequestLogDraft, answer:
     return { sent: reply.code(res.statusCode).headers(headers).send(cachedStream(relay.stream, res.statusCode, headers, draft, options.cache)), plainJson: null };
   }
 
+  // A whole answer; also when a stream was asked for and the provider sent one body instead:
+  // relayed as sent (status, type, bytes), logged with its usage, not cached as a stream.
   const bytes = answer.bytes ?? Buffer.alloc(0);
   if (options.capture > 0) draft.responseBody = bytes.subarray(0, options.capture).toString('utf8');
   const headers = headersForClient(res.headers, { keepLength: false });
-  options.cache?.store({ status: res.statusCode, headers: keptHeaders(headers), body: bytes, stream: false });
+  if (!answer.isStream) options.cache?.store({ status: res.statusCode, headers: keptHeaders(headers), body: bytes, stream: false });
   return { sent: reply.code(res.statusCode).headers(headers).send(bytes), plainJson: bytes };
+}
+
+/** Pass-through endpoints whose OpenAI answers report usage (multipart uploads: no JSON route reads them). */
+const USAGE_ON_PASS_THROUGH: ReadonlySet<string> = new Set(['createTranscription', 'createTranslation', 'imageEdit']);
+
+/**
+ * An OpenAI answer passed through untouched, its usage read on the way: a JSON body
+ * (`usage` with tokens, or `seconds` for transcriptions billed by duration) or a stream's
+ * events (`transcript.text.done` carries the usage of a streamed transcription).
+ */
+function withOpenAIUsage(body: Readable, draft: RequestLogDraft, contentType: string): Readable {
+  if (contentType.includes('text/event-stream')) {
+    const reader = createSseRelay({ dropUsageOnlyChunk: false, captureBytes: 0, onFirstChunk: () => undefined });
+    reader.stream.resume(); // a side reader: its output is not sent
+    reader.stream.once('end', () => {
+      draft.usage = reader.result.usage ?? draft.usage;
+    });
+    const out = new PassThrough();
+    body.on('data', (chunk: Buffer) => reader.stream.write(chunk));
+    body.once('end', () => reader.stream.end());
+    body.pipe(out);
+    return out;
+  }
+  if (!contentType.includes('json')) return body;
+  return tapJson(body, (parsed) => {
+    draft.usage = usageFromBody(parsed) ?? draft.usage;
+  });
+}
+
+/** The body as it comes, with `onJson` called on its parsed JSON once it has ended (up to MAX_NATIVE_JSON). */
+function tapJson(body: Readable, onJson: (parsed: unknown) => void): Readable {
+  const out = new PassThrough();
+  body.pipe(out);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  body.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= MAX_NATIVE_JSON) chunks.push(chunk);
+  });
+  body.once('end', () => {
+    if (size > MAX_NATIVE_JSON) return;
+    const parsed = parseJson(Buffer.concat(chunks));
+    if (parsed !== null) onJson(parsed);
+  });
+  return out;
 }
 
 const MAX_NATIVE_JSON = 4 * 1024 * 1024;
@@ -82,10 +134,10 @@ const MAX_NATIVE_JSON = 4 * 1024 * 1024;
  * way (through the adapter's own chat translation) for the log, the cost and the budgets.
  */
 function withNativeUsage(body: Readable, adapter: WireAdapter, draft: RequestLogDraft, contentType: string): Readable {
-  const out = new PassThrough();
-  body.pipe(out);
   const context: StreamContext = { model: null, includeUsage: true, id: 'native', created: 0 };
   if (contentType.includes('text/event-stream')) {
+    const out = new PassThrough();
+    body.pipe(out);
     const translator = adapter.createStreamTranslator('chatComplete', context);
     let model: string | null = null;
     let readable = true; // a stream the translation cannot read is still relayed; only its usage is lost
@@ -109,16 +161,7 @@ function withNativeUsage(body: Readable, adapter: WireAdapter, draft: RequestLog
     });
     return out;
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  body.on('data', (chunk: Buffer) => {
-    size += chunk.length;
-    if (size <= MAX_NATIVE_JSON) chunks.push(chunk);
-  });
-  body.once('end', () => {
-    if (size > MAX_NATIVE_JSON) return;
-    const parsed = parseJson(Buffer.concat(chunks));
-    if (parsed === null) return;
+  return tapJson(body, (parsed) => {
     try {
       const translated = adapter.toOpenAIResponse('chatComplete', parsed, context);
       draft.usage = translated.usage;
@@ -127,9 +170,9 @@ function withNativeUsage(body: Readable, adapter: WireAdapter, draft: RequestLog
       // not a chat answer after all (the path matched, the body did not): no usage
     }
   });
-  return out;
 }
 
+const SERVED_MODEL = /"model":"([^"\\]{1,256})"/;
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 
 /** An answer of a provider with its own wire format, in the OpenAI shape. */
@@ -142,8 +185,9 @@ function relayTranslated(reply: FastifyReply, draft: RequestLogDraft, answer: Up
     draft.errorCode = 'UPSTREAM_ERROR';
     draft.errorMessage = error.message.slice(0, 2000);
     const body = { error: { message: error.message, type: error.type ?? ERROR_CODES.UPSTREAM_ERROR.type, param: null, code: error.code ?? 'UPSTREAM_ERROR' } };
-    return reply.code(error.status).header('x-service-upstream-status', String(res.statusCode)).type('application/json; charset=utf-8').send(body);
+    return reply.code(error.status).headers(providerSignalHeaders(res.headers)).header('x-service-upstream-status', String(res.statusCode)).type('application/json; charset=utf-8').send(body);
   }
+  const signals = providerSignalHeaders(res.headers);
   const context: StreamContext = {
     model: typeof answer.body?.model === 'string' ? answer.body.model : null,
     includeUsage: (answer.body?.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true,
@@ -151,19 +195,22 @@ function relayTranslated(reply: FastifyReply, draft: RequestLogDraft, answer: Up
     created: Math.floor(draft.startedAt / 1000),
     request: answer.body,
   };
-  if (answer.isStream) {
+  if (answer.isStream && answer.bytes === null) {
     const translator = adapter.createStreamTranslator(endpoint, context);
     const out = new PassThrough();
     let captured = '';
+    let served: string | null = null;
     const write = (events: string[]) => {
       for (const event of events) {
         draft.markFirstByte(performance.now());
+        served ??= SERVED_MODEL.exec(event)?.[1] ?? null;
         if (captured.length < options.capture) captured += event.slice(0, options.capture - captured.length);
         out.write(event);
       }
     };
     const finish = () => {
       draft.usage = translator.usage;
+      if (served) draft.model = served;
       if (translator.error && draft.errorCode === null) {
         draft.errorCode = 'UPSTREAM_STREAM_ERROR';
         draft.errorMessage = translator.error.message.slice(0, 2000);
@@ -185,7 +232,7 @@ function relayTranslated(reply: FastifyReply, draft: RequestLogDraft, answer: Up
       out.end(`data: ${JSON.stringify({ error: { message: `The provider's stream failed: ${failure.message}`, type: 'api_error', param: null, code: 'UPSTREAM_STREAM_ERROR' } })}\n\n`);
     });
     res.body.resume();
-    return reply.code(200).headers(SSE_HEADERS).send(cachedStream(out, 200, SSE_HEADERS, draft, options.cache));
+    return reply.code(200).headers(signals).headers(SSE_HEADERS).send(cachedStream(out, 200, SSE_HEADERS, draft, options.cache));
   }
   let parsed: unknown = null;
   try {
@@ -199,8 +246,9 @@ function relayTranslated(reply: FastifyReply, draft: RequestLogDraft, answer: Up
   if (typeof translated.body.model === 'string') draft.model = translated.body.model;
   const bytes = Buffer.from(JSON.stringify(translated.body));
   if (options.capture > 0) draft.responseBody = bytes.subarray(0, options.capture).toString('utf8');
-  options.cache?.store({ status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: bytes, stream: false });
-  return reply.code(200).type('application/json; charset=utf-8').send(bytes);
+  // A stream request answered with one JSON body is answered the same way, and not cached as a stream.
+  if (!answer.isStream) options.cache?.store({ status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: bytes, stream: false });
+  return reply.code(200).headers(signals).type('application/json; charset=utf-8').send(bytes);
 }
 
 /** What OpenAI sends for `encoding_format: "base64"` (the official client's default): little-endian float32 bytes. */
@@ -223,7 +271,9 @@ function parseJson(bytes: Buffer): unknown {
  * A provider's 4xx/5xx on a unified route: the provider's status, in our error body, keeping
  * the provider's message (and its type and code when it gave them in the OpenAI shape).
  */
-function sendUpstreamError(reply: FastifyReply, draft: RequestLogDraft, status: number, bytes: Buffer) {
+function sendUpstreamError(reply: FastifyReply, draft: RequestLogDraft, answer: UpstreamAnswer) {
+  const status = answer.res.statusCode;
+  const bytes = answer.bytes ?? Buffer.alloc(0);
   const parsed = parseJson(bytes) as { error?: unknown; message?: unknown } | null;
   const inner = parsed && typeof parsed.error === 'object' && parsed.error !== null ? (parsed.error as Record<string, unknown>) : null;
   const message =
@@ -242,7 +292,8 @@ function sendUpstreamError(reply: FastifyReply, draft: RequestLogDraft, status: 
   };
   draft.errorCode = 'UPSTREAM_ERROR';
   draft.errorMessage = message.slice(0, 2000);
-  return reply.code(status).header('x-service-upstream-status', String(status)).type('application/json; charset=utf-8').send(body);
+  // The provider's retry-after, rate-limit and request-id headers: SDK retries honour them.
+  return reply.code(status).headers(providerSignalHeaders(answer.res.headers)).header('x-service-upstream-status', String(status)).type('application/json; charset=utf-8').send(body);
 }
 
 export { parseJson };

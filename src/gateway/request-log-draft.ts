@@ -12,7 +12,10 @@ export class RequestLogDraft {
   traceId: string | null = null;
   provider: string | null = null;
   credentialSource: string | null = null;
+  /** The model that answered (the provider's own word when it gave one), else the one sent. */
   model: string | null = null;
+  /** The model the client asked for, before overrides. */
+  requestedModel: string | null = null;
   isStream = false;
   ttfbMs: number | null = null;
   usage: TokenUsage | null = null;
@@ -86,6 +89,8 @@ export class RequestLogDraft {
       parent_span_id: this.parentSpanId,
       span_name: this.spanName,
       prompt_id: null,
+      requested_model: this.requestedModel,
+      audio_seconds: usage?.audioSeconds ?? null,
     };
   }
 }

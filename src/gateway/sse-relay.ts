@@ -13,6 +13,8 @@ export interface SseRelayResult {
   usage: TokenUsage | null;
   sawDone: boolean;
   captured: string;
+  /** The model the provider named in its first chunks (what actually served the request). */
+  model: string | null;
 }
 
 const EVENT_END = /\r?\n\r?\n/;
@@ -21,15 +23,19 @@ const mayCarryUsage = (chunk: Buffer) => chunk.includes('"usage":{') || chunk.in
 
 /** Only events whose usage is an object are parsed; `"usage": null` on every chunk is skipped cheaply. */
 const HAS_USAGE = /"usage"\s*:\s*\{/;
+const MODEL = /"model"\s*:\s*"([^"\\]{1,256})"/;
+/** Chunks searched for the model: it is in the first one when the provider names it at all. */
+const MODEL_CHUNKS = 3;
 
 /**
  * Relays a server-sent-event stream event by event as it arrives, reading the usage from the
  * events that carry it. Nothing is held back but a partial event at a chunk boundary.
  */
 export function createSseRelay(options: SseRelayOptions): { stream: Transform; result: SseRelayResult; fail(error: { message: string; type: string; code: string }): void } {
-  const result: SseRelayResult = { usage: null, sawDone: false, captured: '' };
+  const result: SseRelayResult = { usage: null, sawDone: false, captured: '', model: null };
   let partial = '';
   let first = true;
+  let modelChunks = 0;
 
   const keep = (text: string) => {
     if (result.captured.length < options.captureBytes) result.captured += text.slice(0, options.captureBytes - result.captured.length);
@@ -61,6 +67,7 @@ export function createSseRelay(options: SseRelayOptions): { stream: Transform; r
         first = false;
         options.onFirstChunk();
       }
+      if (result.model === null && modelChunks++ < MODEL_CHUNKS) result.model = MODEL.exec(chunk.toString('utf8'))?.[1] ?? null;
       // Fast path: whole events without usage pass through as the provider's own bytes.
       if (partial === '' && endsWithEvent(chunk) && !mayCarryUsage(chunk)) {
         if (chunk.includes('data: [DONE]')) result.sawDone = true;

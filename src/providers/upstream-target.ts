@@ -133,15 +133,15 @@ function parseHost(provider: ProviderDefinition, customHost: string): URL {
   try {
     url = new URL(customHost);
   } catch {
-    throw new ProviderConfigError(provider.name, `Custom host '${customHost}' is not a valid URL.`, ['customHost']);
+    throw new ProviderConfigError(provider.name, 'The custom host is not a valid URL.', ['customHost']);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ProviderConfigError(provider.name, `Custom host '${customHost}' must be an http(s) URL.`, ['customHost']);
+    throw new ProviderConfigError(provider.name, 'The custom host must be an http(s) URL.', ['customHost']);
   }
   if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
     throw new ProviderConfigError(
       provider.name,
-      `Custom host '${customHost}' must be a plain base URL, without credentials, query string or fragment.`,
+      'The custom host must be a plain base URL, without credentials, query string or fragment.',
       ['customHost'],
     );
   }

@@ -244,6 +244,10 @@ export interface RequestLogsTable {
   parent_span_id: string | null;
   span_name: string | null;
   prompt_id: string | null;
+  /** The model the client asked for; `model` is the one that answered (they differ after overrides or aliases). */
+  requested_model: string | null;
+  /** Seconds of audio, for transcriptions billed by duration. */
+  audio_seconds: number | null;
 }
 
 export interface UsageLimitPoliciesTable {

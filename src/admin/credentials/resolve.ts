@@ -1,6 +1,7 @@
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
+import { maskValue } from '../../lib/mask.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { Db } from '../../storage/database.js';
 import { createProviderRepository } from '../../storage/repositories/providers.js';
@@ -106,7 +107,7 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
       const found = await cached(`provider:${org}:${workspaceId}:${slug}`, async () =>
         (await loadProvider(org, workspaceId, slug)) ?? (await loadVirtualKey(org, workspaceId, slug)),
       );
-      if (!found) throw notFound('Provider', `@${slug}`, param);
+      if (!found) throw notFound('Provider', `@${maskValue(slug)}`, param);
       return found;
     },
 
@@ -118,7 +119,7 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
       const found = await cached(`virtual_key:${org}:${workspaceId}:${slug}`, async () =>
         (await loadVirtualKey(org, workspaceId, slug)) ?? (await loadProvider(org, workspaceId, slug)),
       );
-      if (!found) throw notFound('Virtual key', slug, param);
+      if (!found) throw notFound('Virtual key', maskValue(slug), param);
       return found;
     },
 
@@ -133,6 +134,7 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
 
 export type CredentialResolver = ReturnType<typeof createCredentialResolver>;
 
+/** The name comes masked: a slug-shaped value may still be a provider key sent in the wrong header. */
 function notFound(what: string, name: string, param: string): AppError {
-  return new AppError('NOT_FOUND', `${what} ${name} not found in this workspace (or it has been deleted).`, { param });
+  return new AppError('NOT_FOUND', `${what} '${name}' (${param}) not found in this workspace (or it has been deleted).`, { param });
 }

@@ -64,6 +64,7 @@ export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier;
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    reply.header('x-service-request-id', request.id); // the gateway's own id; a relayed answer may carry the provider's x-request-id
     const auth = request.routeOptions.config.auth;
     if (!auth) return;
     const disabled = deps.features.firstDisabled(routeFeatures(auth, request.routeOptions.config.feature));

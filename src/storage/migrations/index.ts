@@ -12,6 +12,7 @@ import * as routing from './0010-routing.js';
 import * as cache from './0011-cache.js';
 import * as observability from './0012-observability.js';
 import * as analyticsRollups from './0013-analytics-rollups.js';
+import * as requestLogModels from './0014-request-log-models.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0011-cache': cache,
   '0012-observability': observability,
   '0013-analytics-rollups': analyticsRollups,
+  '0014-request-log-models': requestLogModels,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -27,7 +27,7 @@ const COLUMNS = [
   'endpoint_type', 'method', 'path', 'status_code', 'is_success', 'is_stream', 'error_code', 'error_message', 'latency_ms',
   'ttfb_ms', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'total_tokens', 'cost', 'cost_currency', 'cache_status',
   'metadata', 'request_body', 'response_body', 'created_at', 'config_id', 'attempts', 'retry_count', 'span_id', 'parent_span_id',
-  'span_name', 'prompt_id',
+  'span_name', 'prompt_id', 'requested_model', 'audio_seconds',
 ] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
 
 // ---------------------------------------------------------------------------------------------

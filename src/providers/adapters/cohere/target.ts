@@ -13,7 +13,7 @@ export function cohereBase(ctx: AdapterContext): string {
   try {
     url = new URL(custom);
   } catch {
-    throw new AppError('PROVIDER_CONFIG', `Custom host '${custom}' is not a valid URL.`, { param: 'x-service-custom-host' });
+    throw new AppError('PROVIDER_CONFIG', 'The custom host is not a valid URL.', { param: 'x-service-custom-host' });
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
     throw new AppError('PROVIDER_CONFIG', `Custom host '${url.origin}' must be a plain http(s) base URL.`, { param: 'x-service-custom-host' });
