@@ -154,7 +154,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const services = {
     apiKeys: createApiKeyAdminService({ keys: repos.apiKeys, configs: repos.configs, workspaces: repos.workspaces, usage: repos.usageCounters, verifier: keys, clock: deps.clock, checkUserKeyPolicy: securitySettings.checkUserKeyPolicy }),
     workspaces: createWorkspaceService({ workspaces: repos.workspaces, usage: repos.usageCounters, clock: deps.clock, verifier: keys }),
-    rateLimitPolicies: createRateLimitPolicyService({ policies: repos.rateLimitPolicies, workspaces: repos.workspaces, clock: deps.clock }),
+    rateLimitPolicies: createRateLimitPolicyService({ policies: repos.rateLimitPolicies, workspaces: repos.workspaces, apiKeys: repos.apiKeys, clock: deps.clock }),
   };
   registerApiKeyRoutes(zapp, services.apiKeys);
   registerWorkspaceRoutes(zapp, services.workspaces);

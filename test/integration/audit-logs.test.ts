@@ -54,7 +54,7 @@ describe('audit log', () => {
     await admin.post('/v1/policies/rate-limits', validPolicy({ workspace_id: 'default' }));
     await createWorkspace(admin, 'Team A', 'team-a');
     const other = await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: ['rate_limits_policies.create'] });
-    await apiClient(t.baseUrl, other.key).post('/v1/policies/rate-limits', validPolicy());
+    await apiClient(t.baseUrl, other.key).post('/v1/policies/rate-limits', validPolicy({ conditions: [{ key: 'workspace_id', value: 'team-a' }] }));
     // Unauthenticated attempts have no actor and are not recorded as actions.
     await apiClient(t.baseUrl).post('/v1/policies/rate-limits', validPolicy());
 

@@ -156,13 +156,13 @@ describe('rate-limits policies: update, archive and isolation', () => {
     const a = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: POLICY_SCOPES })).key);
     const b = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'team-b', scopes: POLICY_SCOPES })).key);
 
-    const ownA = await a.post('/v1/policies/rate-limits', validPolicy()); // workspace implied by the key
+    const ownA = await a.post('/v1/policies/rate-limits', validPolicy({ conditions: [{ key: 'workspace_id', value: 'team-a' }] })); // workspace implied by the key
     expect(ownA.status).toBe(200);
     expect((await a.get(`/v1/policies/rate-limits/${ownA.body.id}`)).body.workspace_id).toBe((await admin.get('/v1/workspaces/team-a')).body.id);
     const intoB = await a.post('/v1/policies/rate-limits', validPolicy({ workspace_id: 'team-b' }));
     expect(intoB.status).toBe(403);
     expect(intoB.body.error.code).toBe('WORKSPACE_FORBIDDEN');
-    const ownB = await b.post('/v1/policies/rate-limits', validPolicy({ workspace_id: 'team-b' }));
+    const ownB = await b.post('/v1/policies/rate-limits', validPolicy({ workspace_id: 'team-b', conditions: [{ key: 'workspace_id', value: 'team-b' }] }));
 
     expect((await a.get('/v1/policies/rate-limits')).body.data.map((p: { id: string }) => p.id)).toEqual([ownA.body.id]);
     expect((await a.get('/v1/policies/rate-limits?workspace_id=team-b')).status).toBe(403);

@@ -267,13 +267,13 @@ describe('usage-limits policies: update, archive, isolation and audit', () => {
     const a = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: POLICY_SCOPES })).key);
     const b = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'team-b', scopes: POLICY_SCOPES })).key);
 
-    const ownA = await a.post(PATH, validUsagePolicy()); // workspace implied by the key
+    const ownA = await a.post(PATH, validUsagePolicy({ conditions: [{ key: 'workspace_id', value: 'team-a' }] })); // workspace implied by the key
     expect(ownA.status).toBe(200);
     expect((await a.get(`${PATH}/${ownA.body.id}`)).body.workspace_id).toBe((await admin.get('/v1/workspaces/team-a')).body.id);
     const intoB = await a.post(PATH, validUsagePolicy({ workspace_id: 'team-b' }));
     expect(intoB.status).toBe(403);
     expect(intoB.body.error.code).toBe('WORKSPACE_FORBIDDEN');
-    const ownB = await b.post(PATH, validUsagePolicy({ workspace_id: 'team-b' }));
+    const ownB = await b.post(PATH, validUsagePolicy({ workspace_id: 'team-b', conditions: [{ key: 'workspace_id', value: 'team-b' }] }));
     expect(ownB.status).toBe(200);
 
     expect((await a.get(PATH)).body.data.map((p: { id: string }) => p.id)).toEqual([ownA.body.id]);

@@ -2,17 +2,28 @@ import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
+import type { ApiKeyRepository } from '../../storage/repositories/api-keys.js';
 import type { RateLimitPolicyRepository, RateLimitPolicyRow } from '../../storage/repositories/rate-limit-policies.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { pageWindow } from '../shared/pagination.js';
 import { findReachable, resolveWorkspace } from '../shared/workspace-access.js';
 import type { CreatePolicyBody, ListPoliciesQuery, PolicyObject, UpdatePolicyBody } from './schemas.js';
+import { assertChangeable, confineConditions } from './tenant-scope.js';
 
-/** The rules of rate-limits policies: which workspace they belong to and who may touch them. */
-export function createRateLimitPolicyService(deps: { policies: RateLimitPolicyRepository; workspaces: WorkspaceRepository; clock: Clock }) {
+/**
+ * The rules of rate-limits policies: which workspace they belong to, who may touch them, and
+ * the tenant wall (tenant-scope.ts): a workspace key's policy applies only inside its workspace.
+ */
+export function createRateLimitPolicyService(deps: { policies: RateLimitPolicyRepository; workspaces: WorkspaceRepository; apiKeys: ApiKeyRepository; clock: Clock }) {
   const now = () => new Date(deps.clock.now()).toISOString();
 
   const findPolicy = (principal: Principal, id: string) => findReachable(principal, id, deps.policies.findById, 'Rate limits policy');
+  /** A policy this key may change: reachable, and (for a workspace key) applying only inside its workspace. */
+  const findChangeable = async (principal: Principal, id: string) => {
+    const row = await findPolicy(principal, id);
+    assertChangeable(principal, row.conditions);
+    return row;
+  };
 
   return {
     async list(principal: Principal, query: ListPoliciesQuery) {
@@ -34,13 +45,14 @@ export function createRateLimitPolicyService(deps: { policies: RateLimitPolicyRe
       }
       const workspace = await resolveWorkspace(deps.workspaces, principal, body.workspace_id, { required: true });
       if (!workspace) throw new AppError('INVALID_REQUEST', 'workspace_id is required.', { param: 'workspace_id' });
+      const conditions = await confineConditions(deps, principal, body.conditions);
       const stamp = now();
       const row: RateLimitPolicyRow = {
         id: newId(),
         organisation_id: principal.organisationId,
         workspace_id: workspace.id,
         name: body.name ?? null,
-        conditions: JSON.stringify(body.conditions),
+        conditions: JSON.stringify(conditions),
         group_by: JSON.stringify(body.group_by),
         type: body.type,
         unit: body.unit,
@@ -56,10 +68,10 @@ export function createRateLimitPolicyService(deps: { policies: RateLimitPolicyRe
     get: async (principal: Principal, id: string) => toObject(await findPolicy(principal, id)),
 
     async update(principal: Principal, id: string, body: UpdatePolicyBody): Promise<RateLimitPolicyRow> {
-      const row = await findPolicy(principal, id);
+      const row = await findChangeable(principal, id);
       const patch: Partial<RateLimitPolicyRow> = { last_updated_at: now() };
       if (body.name !== undefined) patch.name = body.name;
-      if (body.conditions) patch.conditions = JSON.stringify(body.conditions);
+      if (body.conditions) patch.conditions = JSON.stringify(await confineConditions(deps, principal, body.conditions));
       if (body.group_by) patch.group_by = JSON.stringify(body.group_by);
       if (body.type) patch.type = body.type;
       if (body.unit) patch.unit = body.unit;
@@ -71,7 +83,7 @@ export function createRateLimitPolicyService(deps: { policies: RateLimitPolicyRe
 
     /** Deleting archives: the policy stops applying but stays readable for the record. */
     async archive(principal: Principal, id: string): Promise<RateLimitPolicyRow> {
-      const row = await findPolicy(principal, id);
+      const row = await findChangeable(principal, id);
       if (row.status !== 'archived') await deps.policies.update(row.id, { status: 'archived', last_updated_at: now() });
       return row;
     },

@@ -8,6 +8,7 @@ import type { UsageLimitPolicyRepository, UsageLimitPolicyRow } from '../../stor
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { pageWindow } from '../shared/pagination.js';
 import { findReachable, resolveWorkspace } from '../shared/workspace-access.js';
+import { assertChangeable, confineConditions } from '../rate-limits-policies/tenant-scope.js';
 import { createEntityLookup } from './entities.js';
 import type { CreatePolicyBody, ListEntitiesQuery, ListPoliciesQuery, PolicyObject, UpdatePolicyBody } from './schemas.js';
 
@@ -51,6 +52,12 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
   }
 
   const findPolicy = (principal: Principal, id: string) => findReachable(principal, id, deps.policies.findById, 'Usage limits policy');
+  /** A policy this key may change or see the usage of: for a workspace key, one applying only inside its workspace. */
+  const findChangeable = async (principal: Principal, id: string) => {
+    const row = await findPolicy(principal, id);
+    assertChangeable(principal, row.conditions);
+    return row;
+  };
 
   return {
     async list(principal: Principal, query: ListPoliciesQuery) {
@@ -79,6 +86,7 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
       assertCoherent(limits);
       const workspace = await resolveWorkspace(deps.workspaces, principal, body.workspace_id, { required: true });
       if (!workspace) throw new AppError('INVALID_REQUEST', 'workspace_id is required.', { param: 'workspace_id' });
+      const conditions = await confineConditions(deps, principal, body.conditions);
       limits.next_usage_reset_at ??= nextReset(limits);
       const stamp = now();
       const row: UsageLimitPolicyRow = {
@@ -86,7 +94,7 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
         organisation_id: principal.organisationId,
         workspace_id: workspace.id,
         name: body.name ?? null,
-        conditions: JSON.stringify(body.conditions),
+        conditions: JSON.stringify(conditions),
         group_by: JSON.stringify(body.group_by),
         type: body.type,
         ...limits,
@@ -105,7 +113,7 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
     },
 
     async update(principal: Principal, id: string, body: UpdatePolicyBody): Promise<UsageLimitPolicyRow> {
-      const row = await findPolicy(principal, id);
+      const row = await findChangeable(principal, id);
       const limits: Limits = {
         credit_limit: body.credit_limit ?? row.credit_limit,
         alert_threshold: body.alert_threshold !== undefined ? body.alert_threshold : row.alert_threshold,
@@ -120,7 +128,7 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
 
       const patch: Partial<UsageLimitPolicyRow> = { ...limits, last_updated_at: now() };
       if (body.name !== undefined) patch.name = body.name;
-      if (body.conditions) patch.conditions = JSON.stringify(body.conditions);
+      if (body.conditions) patch.conditions = JSON.stringify(await confineConditions(deps, principal, body.conditions));
       if (body.group_by) patch.group_by = JSON.stringify(body.group_by);
       if (body.status) patch.status = body.status;
       await deps.policies.update(row.id, patch);
@@ -130,18 +138,18 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
 
     /** Deleting archives: the policy stops applying (enforcement skips it) but stays readable. */
     async archive(principal: Principal, id: string): Promise<UsageLimitPolicyRow> {
-      const row = await findPolicy(principal, id);
+      const row = await findChangeable(principal, id);
       if (row.status !== 'archived') await deps.policies.update(row.id, { status: 'archived', last_updated_at: now() });
       return row;
     },
 
     async listEntities(principal: Principal, id: string, query: ListEntitiesQuery) {
-      return listEntities(await findPolicy(principal, id), query);
+      return listEntities(await findChangeable(principal, id), query);
     },
 
     /** Forgets one bucket's usage in the current period; resetting a bucket without usage is a no-op. */
     async resetEntity(principal: Principal, id: string, valueKey: string): Promise<UsageLimitPolicyRow> {
-      const row = await findPolicy(principal, id);
+      const row = await findChangeable(principal, id);
       await resetBucket(row, valueKey);
       return row;
     },
