@@ -61,7 +61,9 @@ export function registerRequestGate(app: FastifyInstance, deps: RequestGateDeps)
     const endpointType = request.routeOptions.config.gateway;
     const principal = request.principal ?? request.verifiedPrincipal;
     const error = sentError(request);
-    const path = (request.originalUrl ?? request.url).split('?')[0] ?? request.url;
+    // The path as routed (normalised), or as sent when that path was itself the refusal.
+    const url = pathRefusal(request.raw) ? (request.originalUrl ?? request.url) : request.url;
+    const path = url.split('?')[0] ?? url;
     if (endpointType && principal && !wasHandled(request)) {
       const elapsed = reply.elapsedTime;
       logRefusedRequest(deps.logs, deps.defaultWorkspaceId, {
