@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startGateway, type GatewayHarness } from '../helpers/gateway.js';
+import { createWorkspace, createWorkspaceKey } from '../helpers/fixtures.js';
+import { apiClient } from '../helpers/http.js';
 import { rawRequest } from '../helpers/raw-http.js';
 
 const chat = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] };
@@ -129,5 +131,26 @@ describe('gateway: best_of and validation refusals in the logs', () => {
     const refused = await g.logs(2, 'status_code=400');
     expect(refused).toHaveLength(2);
     expect(refused.every((l) => l.endpoint_type === 'complete' && l.error_code === 'INVALID_REQUEST' && l.is_success === false)).toBe(true);
+  });
+});
+
+describe('gateway: refusals by authorisation', () => {
+  it('a key without completions.write is refused (403) and the refusal is in its workspace’s logs; a missing key is in the server log', async () => {
+    const g = await startGateway();
+    const workspace = await createWorkspace(g.admin, 'Refused', 'refused');
+    const logsOnly = await createWorkspaceKey(g.admin, { workspace_id: workspace.id, scopes: ['logs.list'] });
+    const refused = await apiClient(g.baseUrl, logsOnly.key).post('/v1/chat/completions', chat, g.viaMock);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('MISSING_SCOPE');
+    const anonymous = await apiClient(g.baseUrl).post('/v1/chat/completions', chat, { ...g.viaMock, 'x-request-id': 'anon-1' });
+    expect(anonymous.status).toBe(401);
+    expect(g.mock.requests).toHaveLength(0);
+
+    const logs = await g.logs(1);
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatchObject({ status_code: 403, error_code: 'MISSING_SCOPE', workspace_id: workspace.id, api_key_id: logsOnly.id, endpoint_type: 'chatComplete' });
+    // The key's own workspace sees it too.
+    expect((await apiClient(g.baseUrl, logsOnly.key).get('/v1/logs')).body.data).toHaveLength(1);
+    expect(g.logLines.some((line) => line.includes('"request refused"') && line.includes('anon-1') && line.includes('"status":401'))).toBe(true);
   });
 });
