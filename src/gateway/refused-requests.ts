@@ -31,6 +31,8 @@ export interface RefusedRequest {
   status: number;
   errorCode: string | null;
   errorMessage: string | null;
+  /** The model the body named, when it was parsed before the refusal (a validation 400). */
+  model: string | null;
   /** When the request arrived (the clock's milliseconds) and its `performance.now()` then. */
   startedAt: number;
   startedPerf: number;
@@ -44,6 +46,7 @@ export function logRefusedRequest(logs: RequestLogWriter, defaultWorkspaceId: (o
     const draft = new RequestLogDraft(principal, workspaceId, refused.endpointType, refused.method, refused.path, refused.requestId, refused.startedAt, refused.startedPerf);
     draft.errorCode = refused.errorCode;
     draft.errorMessage = refused.errorMessage;
+    draft.model = refused.model;
     return draft.finish(refused.status, performance.now());
   })();
   logs.enqueueWhenReady(record);

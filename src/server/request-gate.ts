@@ -75,6 +75,7 @@ export function registerRequestGate(app: FastifyInstance, deps: RequestGateDeps)
         status,
         errorCode: error?.code ?? null,
         errorMessage: error?.message ?? null,
+        model: modelOf(request.body),
         startedAt: deps.clock.now() - elapsed,
         startedPerf: performance.now() - elapsed,
       });
@@ -83,6 +84,11 @@ export function registerRequestGate(app: FastifyInstance, deps: RequestGateDeps)
       request.log.info({ request_id: request.id, method: request.method, path, status, code: error?.code ?? null }, 'request refused');
     }
   });
+}
+
+function modelOf(body: unknown): string | null {
+  const model = body !== null && typeof body === 'object' ? (body as { model?: unknown }).model : undefined;
+  return typeof model === 'string' ? model : null;
 }
 
 function declaredLength(request: FastifyRequest): number | null {

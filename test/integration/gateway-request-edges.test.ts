@@ -130,7 +130,7 @@ describe('gateway: best_of and validation refusals in the logs', () => {
     expect(g.mock.requests).toHaveLength(4);
     const refused = await g.logs(2, 'status_code=400');
     expect(refused).toHaveLength(2);
-    expect(refused.every((l) => l.endpoint_type === 'complete' && l.error_code === 'INVALID_REQUEST' && l.is_success === false)).toBe(true);
+    expect(refused.every((l) => l.endpoint_type === 'complete' && l.error_code === 'INVALID_REQUEST' && l.is_success === false && l.model === completion.model)).toBe(true);
   });
 });
 
