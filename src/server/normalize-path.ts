@@ -9,6 +9,8 @@ import type { IncomingMessage } from 'node:http';
 export type PathVerdict = { ok: true; url: string } | { ok: false; url: string; reason: string };
 
 const PERCENT = /%(?![0-9A-Fa-f]{2})/;
+/** What the usual path lacks: anything that may need collapsing, decoding or refusing. */
+const UNUSUAL = /[%\\]|\/\/|\/\.|.\/$/;
 const ENCODED_SLASH = /%(2f|5c)/i;
 
 /** The request target with its path normalised (query untouched), or the reason it is refused. */
@@ -16,6 +18,7 @@ export function normalizeRequestUrl(raw: string): PathVerdict {
   const queryAt = raw.indexOf('?');
   const path = queryAt === -1 ? raw : raw.slice(0, queryAt);
   const query = queryAt === -1 ? '' : raw.slice(queryAt);
+  if (!UNUSUAL.test(path)) return { ok: true, url: raw };
   const refuse = (reason: string): PathVerdict => ({ ok: false, url: routableSpelling(path) + query, reason });
 
   if (path.includes('\\')) return refuse('must not contain backslashes');
