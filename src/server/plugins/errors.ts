@@ -49,7 +49,9 @@ export function send(reply: FastifyReply, code: ErrorCode, message: string, para
 /**
  * fastify's `frameworkErrors`: failures it meets before routing (a path it cannot decode, a
  * parameter over maxParamLength) get the one error body and a request id like any other
- * answer. No hook runs for these, so the refusal is logged here.
+ * answer. No hook runs for these, so the refusal is logged here. A backstop: path
+ * normalisation already turns undecodable paths into a routable spelling that the request
+ * gate refuses (and logs as a gateway record when a key made it).
  */
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const mapped = mapFastifyError(error) ?? { code: 'INVALID_REQUEST' as const, message: error.message };
