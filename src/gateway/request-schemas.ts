@@ -14,14 +14,18 @@ const logitBias = z.record(z.string(), z.number().min(-100).max(100)).nullish();
 const seed = z.number().int().min(-9223372036854776000).max(9223372036854776000).nullish();
 const streamOptions = z.looseObject({ include_usage: z.boolean().optional() }).nullish();
 
-/** Rules that join two fields: `stream_options` needs `stream: true`; `best_of` > `n` and never streamed. */
+/**
+ * Rules that join two fields: `stream_options` needs `stream: true`; `best_of` is at least `n`
+ * (OpenAI's rule; `best_of: 1, n: 1` are its defaults sent explicitly), and only `best_of: 1`
+ * (one candidate, nothing to choose) can be streamed.
+ */
 function crossFieldRules(body: { stream?: boolean | null | undefined; stream_options?: unknown; best_of?: number | null | undefined; n?: number | null | undefined }, ctx: z.RefinementCtx) {
   if (body.stream_options !== undefined && body.stream_options !== null && body.stream !== true) {
     ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'stream_options is only allowed with stream: true' });
   }
   if (body.best_of !== undefined && body.best_of !== null) {
-    if (body.stream === true) ctx.addIssue({ code: 'custom', path: ['best_of'], message: 'best_of cannot be used with stream' });
-    if (body.n !== undefined && body.n !== null && body.best_of <= body.n) ctx.addIssue({ code: 'custom', path: ['best_of'], message: 'best_of must be greater than n' });
+    if (body.stream === true && body.best_of > 1) ctx.addIssue({ code: 'custom', path: ['best_of'], message: 'best_of greater than 1 cannot be used with stream' });
+    if (body.n !== undefined && body.n !== null && body.best_of < body.n) ctx.addIssue({ code: 'custom', path: ['best_of'], message: `best_of must be at least n (${body.n})` });
   }
 }
 

@@ -1,14 +1,19 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import { AppError } from '../lib/errors.js';
+import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
 import { ENDPOINT_PATHS, type EndpointType } from '../providers/endpoints.js';
 import { BOTH_KEY_TYPES, type RouteAccess } from '../server/route-config.js';
 import type { PricingService } from '../pricing/pricing-service.js';
-import { createGatewayHandler, type GatewayDeps } from './handle-request.js';
+import { createGatewayHandler, type GatewayDeps, type GatewayRoute } from './handle-request.js';
+import { limitedBody } from './limited-body.js';
+import { markHandled } from './refused-requests.js';
 import { chatCompletionBody, completionBody, embeddingsBody, imageGenerationBody, moderationBody, rerankBody, responsesBody, speechBody } from './request-schemas.js';
 
 const GATEWAY_AUTH = { auth: { scope: 'completions.write', keyTypes: BOTH_KEY_TYPES } } as const;
+/** A gateway route's config: its auth, and the endpoint type its refusals are logged under. */
+const gatewayConfig = (endpointType: EndpointType) => ({ ...GATEWAY_AUTH, gateway: endpointType });
 const TAG = ['Gateway'];
 
 const JSON_ROUTES: Array<[EndpointType, z.ZodType, string]> = [
@@ -29,8 +34,15 @@ const MULTIPART_ROUTES: EndpointType[] = ['imageEdit', 'createTranscription', 'c
  * never reach a provider, even for a method the admin API lacks.
  */
 export async function registerGatewayRoutes(app: FastifyInstance, deps: GatewayDeps & { controlPlane: RouteAccess[] }): Promise<void> {
-  const handle = createGatewayHandler(deps);
-  const controlPlaneSegments = new Set(deps.controlPlane.map((route) => route.url.split('/')[2]).filter((segment): segment is string => Boolean(segment)));
+  const pipeline = createGatewayHandler(deps);
+  const handle = (route: GatewayRoute, request: FastifyRequest, reply: FastifyReply) => {
+    markHandled(request);
+    return pipeline(route, request, reply);
+  };
+  // Lower case, so that /v1/WORKSPACES is as unreachable for a provider as /v1/workspaces.
+  const controlPlaneSegments = new Set(deps.controlPlane.map((route) => route.url.split('/')[2]?.toLowerCase()).filter((segment): segment is string => Boolean(segment)));
+  const firstClassPaths = new Set(['/v1/models', ...[...JSON_ROUTES.map(([type]) => type), ...MULTIPART_ROUTES].map((type) => `/v1${ENDPOINT_PATHS[type as Exclude<EndpointType, 'proxy'>].path}`)]);
+  const maxBodyBytes = deps.config.max_body_bytes;
 
   // JSON routes: the bytes are kept next to the parsed body so an unchanged body is forwarded as received.
   await app.register(async (json) => {
@@ -38,6 +50,7 @@ export async function registerGatewayRoutes(app: FastifyInstance, deps: GatewayD
     json.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
       const bytes = body as Buffer;
       request.rawBody = bytes;
+      if (exceedsJsonDepth(bytes)) return done(new AppError('INVALID_JSON', jsonTooDeepMessage()), undefined);
       try {
         done(null, JSON.parse(bytes.toString('utf8')));
       } catch {
@@ -49,25 +62,32 @@ export async function registerGatewayRoutes(app: FastifyInstance, deps: GatewayD
     zjson.setSerializerCompiler(serializerCompiler);
     for (const [endpointType, schema, summary] of JSON_ROUTES) {
       const { path } = ENDPOINT_PATHS[endpointType as Exclude<EndpointType, 'proxy'>];
-      zjson.post(`/v1${path}`, { schema: { tags: TAG, summary, body: schema }, config: GATEWAY_AUTH }, (request, reply) => handle({ endpointType, body: 'json' }, request, reply));
+      zjson.post(`/v1${path}`, { schema: { tags: TAG, summary, body: schema }, config: gatewayConfig(endpointType) }, (request, reply) => handle({ endpointType, body: 'json' }, request, reply));
     }
   });
 
   // Raw routes: the body streams to the provider untouched (multipart uploads, pass-through).
   await app.register(async (raw) => {
     raw.removeAllContentTypeParsers();
-    raw.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    raw.addContentTypeParser('*', (_request, payload, done) => done(null, limitedBody(payload, maxBodyBytes)));
     for (const endpointType of MULTIPART_ROUTES) {
       const { path } = ENDPOINT_PATHS[endpointType as Exclude<EndpointType, 'proxy'>];
-      raw.post(`/v1${path}`, { schema: { tags: TAG, summary: `${endpointType} (multipart, forwarded as sent)` }, config: GATEWAY_AUTH }, (request, reply) => handle({ endpointType, body: 'raw' }, request, reply));
+      raw.post(`/v1${path}`, { schema: { tags: TAG, summary: `${endpointType} (multipart, forwarded as sent)` }, config: gatewayConfig(endpointType) }, (request, reply) => handle({ endpointType, body: 'raw' }, request, reply));
     }
-    raw.get('/v1/models', { schema: { tags: TAG, summary: "List models: the provider's list with a provider header, else the models svcgw has prices for" }, config: GATEWAY_AUTH }, (request, reply) =>
+    raw.get('/v1/models', { schema: { tags: TAG, summary: "List models: the provider's list with a provider header, else the models svcgw has prices for" }, config: gatewayConfig('listModels') }, (request, reply) =>
       hasProviderHeader(request) ? handle({ endpointType: 'listModels', body: 'raw' }, request, reply) : reply.send(localModelList(deps.pricing)),
     );
-    raw.all('/v1/*', { schema: { tags: TAG, summary: 'Pass-through: any other provider endpoint, forwarded and returned unchanged' }, config: GATEWAY_AUTH }, (request, reply) => {
-      const segment = request.url.split(/[/?]/)[2] ?? '';
-      if (controlPlaneSegments.has(segment)) {
-        throw new AppError('ROUTE_NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}.`);
+    raw.all('/v1/*', { schema: { tags: TAG, summary: 'Pass-through: any other provider endpoint, forwarded and returned unchanged' }, config: gatewayConfig('proxy') }, (request, reply) => {
+      // Paths arrive normalised (one slash, no trailing slash). What is left to catch: a
+      // control-plane path, and another spelling (case) of a route svcgw serves itself, which
+      // must not reach a provider without that route's validation, limits and logging.
+      const path = request.url.split('?')[0] ?? request.url;
+      const lower = path.toLowerCase();
+      if (controlPlaneSegments.has(lower.split('/')[2] ?? '')) {
+        throw new AppError('ROUTE_NOT_FOUND', `No route for ${request.method} ${path}.`);
+      }
+      if (lower !== path && firstClassPaths.has(lower)) {
+        throw new AppError('ROUTE_NOT_FOUND', `No route for ${request.method} ${path}; paths are case-sensitive (${lower}).`);
       }
       return handle({ endpointType: 'proxy', body: 'raw' }, request, reply);
     });

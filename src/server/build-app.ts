@@ -29,9 +29,13 @@ import { createRepositories, type Repositories } from '../storage/repositories/i
 import type { Logger } from '../telemetry/logger.js';
 import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
-import { registerErrorHandling } from './plugins/errors.js';
+import { answerFrameworkError, registerErrorHandling } from './plugins/errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import type { RouteAccess } from './route-config.js';
+import { rewriteRequestUrl } from './normalize-path.js';
+import { registerRequestGate } from './request-gate.js';
+import { AppError } from '../lib/errors.js';
+import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
 import { registerAnalytics } from '../admin/analytics/index.js';
 import { registerObservability, type Observability } from '../admin/observability/index.js';
 import { registerLogRoutes } from '../admin/logs/routes.js';
@@ -72,22 +76,6 @@ export interface App {
   observability: Observability;
 }
 
-/**
- * Node's server.close() closes only the connections idle at that moment; a keep-alive
- * connection whose request was still in flight would hold shutdown open until it timed out.
- * Once closing starts, every response asks the client to close its connection.
- */
-function registerGracefulClose(app: FastifyInstance): void {
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onSend', async (_request, reply, payload) => {
-    if (closing) reply.header('connection', 'close');
-    return payload;
-  });
-}
-
 function logOnlyAlerts(logger: Logger): AlertSink {
   return { raise: async (alert) => void logger.warn({ kind: alert.kind, organisation_id: alert.organisationId }, alert.subject) };
 }
@@ -120,12 +108,24 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
-    return503OnClosing: true,
+    // One spelling per path before routing; refused spellings are answered by the request gate.
+    rewriteUrl: (req) => rewriteRequestUrl(req),
+    frameworkErrors: answerFrameworkError,
+    // The request gate answers requests that arrive while closing, in the one error body, logged.
+    return503OnClosing: false,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Admin routes take JSON only; anything else is a 415, not a confusing validation error.
   app.removeContentTypeParser('text/plain');
+  // fastify's JSON parser (prototype-poisoning checks included), behind a depth limit: what runs
+  // on a parsed body recurses, and a body nested thousands deep must be a 400, not a 500.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (exceedsJsonDepth(body as string)) return done(new AppError('INVALID_JSON', jsonTooDeepMessage()), undefined);
+    return parseJson(request, body as string, done);
+  });
 
   const repos = createRepositories(deps.db);
   const keys = createApiKeyVerifier({ repo: repos.apiKeys, clock: deps.clock, ttlMs: deps.config.key_cache_ttl_ms });
@@ -133,10 +133,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const routes: RouteAccess[] = [];
 
   registerErrorHandling(app);
-  registerGracefulClose(app);
   await registerOpenApi(app, VERSION);
   const features = createFeatureFlags(deps.config);
   registerAuth(app, { keys, routes, features });
+  const requestLogs = createRequestLogWriter({ repo: repos.requestLogs, logger: deps.logger, flushIntervalMs: deps.config.log_flush_interval_ms });
+  const defaultWorkspaceId = defaultWorkspaceLookup(repos.workspaces);
+  registerRequestGate(app, { maxBodyBytes: deps.config.max_body_bytes, clock: deps.clock, logs: requestLogs, defaultWorkspaceId });
   registerAudit(app, { repo: repos.auditLogs, clock: deps.clock, features });
   const limits = await createLimits({ app, features, config: deps.config, db: deps.db, repos, clock: deps.clock, logger: deps.logger, alerts: deps.alerts ?? logOnlyAlerts(deps.logger), onBudgetsReset: () => keys.invalidateAll() });
   const securitySettings = createSecuritySettings({ db: deps.db, clock: deps.clock });
@@ -167,7 +169,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerConfigs(zapp, { repos, clock: deps.clock, onChange: () => configSelector.invalidate() });
   registerAuditLogRoutes(zapp, repos.auditLogs);
   registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
-  const requestLogs = createRequestLogWriter({ repo: repos.requestLogs, logger: deps.logger, flushIntervalMs: deps.config.log_flush_interval_ms });
   const visibility = createLogVisibility({ db: deps.db, settings: securitySettings });
   registerLogRoutes(zapp, { db: deps.db, repo: repos.requestLogs, workspaces: repos.workspaces, writer: requestLogs, visibility });
   const observabilityDeps = { config: deps.config, db: deps.db, repos, clock: deps.clock, logger: deps.logger, features, requestLogs, visibility, settings: securitySettings };
@@ -204,7 +205,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     cache,
     logs: requestLogs,
     pricing,
-    defaultWorkspaceId: defaultWorkspaceLookup(repos.workspaces),
+    defaultWorkspaceId,
     controlPlane: [...routes],
   });
 

@@ -14,7 +14,7 @@ describe('gateway: every bound is checked before any upstream call', () => {
       ['/v1/chat/completions', { ...chat, n: 129 }, 'n'],
       ['/v1/completions', { ...completion, best_of: 21 }, 'best_of'],
       ['/v1/completions', { ...completion, best_of: -1 }, 'best_of'],
-      ['/v1/completions', { ...completion, best_of: 2, n: 2 }, 'best_of'],
+      ['/v1/completions', { ...completion, best_of: 1, n: 2 }, 'best_of'],
       ['/v1/completions', { ...completion, best_of: 3, stream: true }, 'best_of'],
       ['/v1/completions', { ...completion, logprobs: 6 }, 'logprobs'],
       ['/v1/completions', { ...completion, stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],

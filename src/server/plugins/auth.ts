@@ -8,6 +8,13 @@ import type { RouteAccess, RouteAuth, RouteRoles } from '../route-config.js';
 
 export const API_KEY_HEADER = 'x-service-api-key';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The key's principal once verified, also when the route then refuses it (for the refusal's log record). */
+    verifiedPrincipal: Principal | null;
+  }
+}
+
 const REJECTIONS = {
   malformed: 'The API key is malformed.',
   unknown: 'The API key is not valid.',
@@ -52,6 +59,7 @@ export const describeRoles = (roles: RouteRoles): string =>
  */
 export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier; routes: RouteAccess[]; features: FeatureFlags }): void {
   app.decorateRequest('principal', null);
+  app.decorateRequest('verifiedPrincipal', null);
   app.decorateRequest('auditResourceId', null);
   app.decorateRequest('auditWorkspaceId', null);
 
@@ -79,6 +87,7 @@ export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier;
     }
     const result = await deps.keys.verify(raw);
     if (!result.ok) throw new AppError(result.reason === 'workspace_archived' ? 'WORKSPACE_ARCHIVED' : 'INVALID_API_KEY', REJECTIONS[result.reason]);
+    request.verifiedPrincipal = result.principal;
     // After authentication, so that only callers with a key learn how the deployment is set up.
     if (disabled) throw featureDisabledError(disabled);
 

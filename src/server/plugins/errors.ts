@@ -1,6 +1,6 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError, errorBody, type ErrorCode } from '../../lib/errors.js';
+import { AppError, codeToStatus, errorBody, type ErrorCode } from '../../lib/errors.js';
 
 /**
  * One error handler for both planes: every failure becomes the OpenAI-shaped error body with
@@ -31,9 +31,33 @@ export function registerErrorHandling(app: FastifyInstance): void {
   );
 }
 
+/** The error each refused request was answered with, for the record of a refusal. */
+const sentErrors = new WeakMap<FastifyRequest, { code: ErrorCode; message: string }>();
+
+export function sentError(request: FastifyRequest): { code: ErrorCode; message: string } | null {
+  return sentErrors.get(request) ?? null;
+}
+
 export function send(reply: FastifyReply, code: ErrorCode, message: string, param: string | null = null) {
   const body = errorBody(code, message, param);
+  sentErrors.set(reply.request, { code, message });
+  // The rest of an oversized body is not worth reading just to keep the connection open.
+  if (code === 'PAYLOAD_TOO_LARGE') reply.header('connection', 'close');
   return reply.code(new AppError(code, message).status).type('application/json; charset=utf-8').send(body);
+}
+
+/**
+ * fastify's `frameworkErrors`: failures it meets before routing (a path it cannot decode, a
+ * parameter over maxParamLength) get the one error body and a request id like any other
+ * answer. No hook runs for these, so the refusal is logged here. A backstop: path
+ * normalisation already turns undecodable paths into a routable spelling that the request
+ * gate refuses (and logs as a gateway record when a key made it).
+ */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const mapped = mapFastifyError(error) ?? { code: 'INVALID_REQUEST' as const, message: error.message };
+  reply.header('x-request-id', request.id);
+  request.log.info({ request_id: request.id, method: request.method, status: codeToStatus(mapped.code), code: mapped.code, fastify_code: error.code }, 'request refused before routing');
+  void send(reply, mapped.code, mapped.message, mapped.code === 'INVALID_REQUEST' ? 'path' : null);
 }
 
 function mapFastifyError(error: FastifyError): { code: ErrorCode; message: string } | null {
@@ -48,6 +72,10 @@ function mapFastifyError(error: FastifyError): { code: ErrorCode; message: strin
       return { code: 'INVALID_JSON', message: 'Request body is not valid JSON.' };
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return { code: 'INVALID_REQUEST', message: 'Content-Length does not match the body.' };
+    case 'FST_ERR_BAD_URL':
+      return { code: 'INVALID_REQUEST', message: 'The path has a malformed percent-encoding.' };
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { code: 'INVALID_REQUEST', message: 'A path segment is too long.' };
   }
   if (error instanceof SyntaxError && error.statusCode === 400) {
     return { code: 'INVALID_JSON', message: `Request body is not valid JSON: ${error.message}` };
