@@ -137,7 +137,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerOpenApi(app, VERSION);
   const features = createFeatureFlags(deps.config);
   registerAuth(app, { keys, routes, features });
-  registerAudit(app, { repo: repos.auditLogs, clock: deps.clock, features });
+  registerAudit(app, { repo: repos.auditLogs, db: deps.db, clock: deps.clock, features });
   const limits = await createLimits({ app, features, config: deps.config, db: deps.db, repos, clock: deps.clock, logger: deps.logger, alerts: deps.alerts ?? logOnlyAlerts(deps.logger), onBudgetsReset: () => keys.invalidateAll() });
   const securitySettings = createSecuritySettings({ db: deps.db, clock: deps.clock });
 
