@@ -81,11 +81,51 @@ function copyOf(value: unknown, seen: WeakSet<object>): { value: unknown; childr
   return { value: {}, children: Object.entries(value) };
 }
 
-/** JSON text of a value already redacted, or a placeholder when it cannot be written (never throws). */
+/**
+ * JSON text of a value already redacted; never throws. JSON.stringify recurses and overflows on
+ * a few thousand levels, so deeper values are written without recursion.
+ */
 export function safeJson(value: unknown): string {
   try {
     return JSON.stringify(value) ?? 'null';
   } catch {
-    return JSON.stringify({ unrecorded: 'the value could not be serialised' });
+    try {
+      return stringifyWithoutRecursion(value);
+    } catch {
+      return JSON.stringify({ unrecorded: 'the value could not be serialised' });
+    }
   }
+}
+
+type Piece = { text: string } | { value: unknown };
+
+/** JSON.stringify's output for plain data (what redactSecrets returns), with an explicit stack. */
+function stringifyWithoutRecursion(value: unknown): string {
+  const out: string[] = [];
+  const stack: Piece[] = [{ value }];
+  while (stack.length > 0) {
+    const piece = stack.pop()!;
+    if ('text' in piece) {
+      out.push(piece.text);
+      continue;
+    }
+    const inner = piece.value;
+    if (inner === null || typeof inner !== 'object') {
+      out.push(JSON.stringify(inner) ?? 'null');
+      continue;
+    }
+    const pieces: Piece[] = [];
+    if (Array.isArray(inner)) {
+      pieces.push({ text: '[' });
+      inner.forEach((item, i) => pieces.push(...(i > 0 ? [{ text: ',' }] : []), { value: item }));
+      pieces.push({ text: ']' });
+    } else {
+      pieces.push({ text: '{' });
+      const fields = Object.entries(inner).filter(([, v]) => v !== undefined && typeof v !== 'function' && typeof v !== 'symbol');
+      fields.forEach(([name, v], i) => pieces.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(name)}:` }, { value: v }));
+      pieces.push({ text: '}' });
+    }
+    for (let i = pieces.length - 1; i >= 0; i--) stack.push(pieces[i]!);
+  }
+  return out.join('');
 }

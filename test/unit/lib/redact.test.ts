@@ -26,6 +26,18 @@ describe('redactSecrets', () => {
     const text = safeJson(out);
     expect(text).not.toContain('deep-secret');
     expect(text).toContain('"subscription_key":"[REDACTED]"');
+    // Written in full although JSON.stringify itself overflows at this depth.
+    expect(text.startsWith('{"n":{"n":')).toBe(true);
+    expect(text.split('"n":').length - 1).toBe(10_000);
+  });
+
+  it('writes what JSON.stringify writes', () => {
+    const value = { a: [1, 'two', null, undefined, { b: true, c: undefined }], d: { e: -1.5, 'quote"d': 'line\nbreak' }, f: [] as unknown[], g: {} };
+    let deep: unknown = value;
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    let text = safeJson(deep);
+    for (let i = 0; i < 10_000; i++) text = text.slice(1, -1);
+    expect(text).toBe(JSON.stringify(value));
   });
 
   it('copies arrays 10,000 deep and keeps the order of fields', () => {
