@@ -87,6 +87,24 @@ describe('an admin change and its audit record commit together', () => {
     expect(await auditActions(admin, created.body.id)).toEqual([['create', 200], ['update', 200]]);
   });
 
+  it('undoes a budget bucket reset whose record cannot be written: the budget still refuses', async () => {
+    const g = await startGateway();
+    const created = await g.admin.post('/v1/policies/usage-limits', { workspace_id: 'default', name: 'per user', conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'metadata.user' }], type: 'tokens', credit_limit: 13 });
+    const asAnn = { ...g.viaMock, 'x-service-metadata': JSON.stringify({ user: 'ann' }) };
+    const priced = { model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(32) }], max_tokens: 5 }; // 13 tokens
+    expect((await g.admin.post('/v1/chat/completions', priced, asAnn)).status).toBe(200);
+    await g.logs(1);
+    await g.server.limits.flush();
+    expect((await g.admin.post('/v1/chat/completions', priced, asAnn)).status).toBe(402);
+
+    const repair = await breakAuditFor(g, 'reset_usage');
+    expectInternalError(await g.admin.put(`/v1/policies/usage-limits/${created.body.id}/entities/ann/reset`, {}));
+    expect((await g.admin.post('/v1/chat/completions', priced, asAnn)).status).toBe(402);
+    await repair();
+    expect((await g.admin.put(`/v1/policies/usage-limits/${created.body.id}/entities/ann/reset`, {})).status).toBe(200);
+    expect((await g.admin.post('/v1/chat/completions', priced, asAnn)).status).toBe(200);
+  });
+
   it('keeps request logs written while an undone change held the database', async () => {
     // Logs are written only when flushed, so the export start's own flush writes this one inside its transaction.
     const t = await startTestServer({ env: { SVCGW_LOG_FLUSH_INTERVAL_MS: '60000' } });
