@@ -139,7 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const requestLogs = createRequestLogWriter({ repo: repos.requestLogs, logger: deps.logger, flushIntervalMs: deps.config.log_flush_interval_ms });
   const defaultWorkspaceId = defaultWorkspaceLookup(repos.workspaces);
   registerRequestGate(app, { maxBodyBytes: deps.config.max_body_bytes, clock: deps.clock, logs: requestLogs, defaultWorkspaceId });
-  registerAudit(app, { repo: repos.auditLogs, clock: deps.clock, features });
+  registerAudit(app, { repo: repos.auditLogs, db: deps.db, clock: deps.clock, features });
   const limits = await createLimits({ app, features, config: deps.config, db: deps.db, repos, clock: deps.clock, logger: deps.logger, alerts: deps.alerts ?? logOnlyAlerts(deps.logger), onBudgetsReset: () => keys.invalidateAll() });
   const securitySettings = createSecuritySettings({ db: deps.db, clock: deps.clock });
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { migrationProvider } from './migrations/index.js';
+import { withRequestTransactions } from './request-transaction.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -21,7 +22,8 @@ export function openSqlite(dataDir: string): Db {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  // Queries made inside an audited admin request run in that request's transaction (see request-transaction.ts).
+  const db = withRequestTransactions(new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }), sqlite);
   rawHandles.set(db, sqlite);
   return db;
 }

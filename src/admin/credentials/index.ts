@@ -12,6 +12,7 @@ import { createProviderService } from '../providers/service.js';
 import { registerVirtualKeyRoutes } from '../virtual-keys/routes.js';
 import { createVirtualKeyService } from '../virtual-keys/service.js';
 import { createCredentialResolver, type CredentialResolver } from './resolve.js';
+import { sealStoredConfigurations } from './seal-stored.js';
 
 export { createCredentialResolver, type CredentialResolver, type ResolvedCredential } from './resolve.js';
 
@@ -35,6 +36,10 @@ export function registerCredentialRoutes(
 ): void {
   const { repos, secretBox, clock } = deps;
   const onChange = () => deps.credentials.invalidateAll();
+  // Secret fields stored in clear by older versions are encrypted before the server answers.
+  app.addHook('onReady', async () => {
+    if ((await sealStoredConfigurations({ stores: [repos.integrations, repos.virtualKeys], secretBox })) > 0) onChange();
+  });
   registerIntegrationRoutes(app, createIntegrationService({ integrations: repos.integrations, providers: repos.providers, workspaces: repos.workspaces, secretBox, clock, onChange }));
   registerProviderRoutes(app, createProviderService({ providers: repos.providers, integrations: repos.integrations, workspaces: repos.workspaces, clock, onChange }));
   registerVirtualKeyRoutes(app, createVirtualKeyService({ virtualKeys: repos.virtualKeys, integrations: repos.integrations, workspaces: repos.workspaces, secretBox, clock, onChange }));

@@ -1,4 +1,4 @@
-import { isSecretField } from '../../lib/redact.js';
+import { isSecretField, redactSecrets } from '../../lib/redact.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 
 /**
@@ -15,7 +15,10 @@ interface SealedField {
   hint: unknown;
 }
 
-/** Configuration fields that hold secrets: the names lib/redact treats as secret, plus headers (they often carry auth). */
+/**
+ * Configuration fields that hold secrets: the names lib/redact treats as secret (`*_key`,
+ * `*_token`, `*_secret`, `password`, … in any free-form field too), plus headers (they often carry auth).
+ */
 export const isSecretConfigField = (name: string): boolean => name === 'custom_headers' || isSecretField(name);
 
 const isSealedField = (value: unknown): value is SealedField =>
@@ -26,6 +29,12 @@ function hintOf(value: unknown): unknown {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) return Object.fromEntries(Object.keys(value).map((name) => [name, '****']));
   return '****';
 }
+
+/** A stored secret field still in clear (written before its name counted as secret). */
+const isClearSecret = (name: string, value: unknown): boolean => isSecretConfigField(name) && value !== null && value !== undefined && !isSealedField(value);
+
+const seal = (box: SecretBox, value: unknown): SealedField => ({ $sealed: box.encrypt(JSON.stringify(value)), hint: hintOf(value) });
+const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /**
  * The stored JSON of a configurations object: secret fields are encrypted one by one. A secret
@@ -42,11 +51,27 @@ export function sealConfigurations(box: SecretBox, config: Record<string, unknow
       continue;
     }
     const before = previous[name];
-    out[name] = isSealedField(before) && JSON.stringify(before.hint) === JSON.stringify(value)
-      ? before
-      : ({ $sealed: box.encrypt(JSON.stringify(value)), hint: hintOf(value) } satisfies SealedField);
+    if (isSealedField(before) && sameJson(before.hint, value)) out[name] = before;
+    else if (isClearSecret(name, before) && sameJson(hintOf(before), value)) out[name] = seal(box, before);
+    else out[name] = seal(box, value);
   }
   return JSON.stringify(out);
+}
+
+/**
+ * The stored configurations with every secret field encrypted, or null when they already are.
+ * Rows written before a field's name counted as secret hold it in clear; the server seals them
+ * when it starts (see seal-stored.ts).
+ */
+export function sealClearSecrets(box: SecretBox, stored: string): string | null {
+  const config = JSON.parse(stored) as Record<string, unknown>;
+  let changed = false;
+  for (const [name, value] of Object.entries(config)) {
+    if (!isClearSecret(name, value)) continue;
+    config[name] = seal(box, value);
+    changed = true;
+  }
+  return changed ? JSON.stringify(config) : null;
 }
 
 /** The configurations as the gateway needs them: secret fields decrypted. */
@@ -58,11 +83,16 @@ export function openConfigurations(box: SecretBox, stored: string): Record<strin
   return config;
 }
 
-/** The configurations as people see them: secret fields replaced by their masks. */
+/**
+ * The configurations as people see them: secret fields replaced by their masks, those still in
+ * clear included, and secret-looking names nested anywhere else redacted.
+ */
 export function maskConfigurations(stored: string): Record<string, unknown> {
   const config = JSON.parse(stored) as Record<string, unknown>;
   for (const [name, value] of Object.entries(config)) {
     if (isSealedField(value)) config[name] = value.hint;
+    else if (isClearSecret(name, value)) config[name] = hintOf(value);
+    else if (typeof value === 'object' && value !== null) config[name] = redactSecrets(value);
   }
   return config;
 }

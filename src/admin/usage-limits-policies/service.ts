@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { hasSchedule, nextResetAfter, periodStart } from '../../limits/periods.js';
+import { afterCommit } from '../../storage/request-transaction.js';
 import type { ApiKeyRepository } from '../../storage/repositories/api-keys.js';
 import type { UsageLimitPolicyRepository, UsageLimitPolicyRow } from '../../storage/repositories/usage-limit-policies.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
@@ -48,7 +49,8 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
 
   async function resetBucket(row: UsageLimitPolicyRow, valueKey: string): Promise<void> {
     await deps.policies.deleteBucket(row.id, periodStart(row), valueKey);
-    await deps.budgets?.resetBucket('policy', row.id, valueKey, periodStart(row));
+    // The counters live outside the database: emptied once the reset (and its audit record) commits.
+    await afterCommit(() => deps.budgets?.resetBucket('policy', row.id, valueKey, periodStart(row)));
   }
 
   const findPolicy = (principal: Principal, id: string) => findReachable(principal, id, deps.policies.findById, 'Usage limits policy');

@@ -21,7 +21,8 @@ export interface AuditFilter {
 
 export function createAuditLogRepository(db: Db) {
   return {
-    insert: (record: AuditRecord) => db.insertInto('audit_logs').values(record).execute(),
+    /** `into` is the connection of the transaction the record belongs to (the mutation's own). */
+    insert: (record: AuditRecord, into: Db = db) => into.insertInto('audit_logs').values(record).execute(),
 
     list: async (filter: AuditFilter) => {
       let query = db.selectFrom('audit_logs').where('organisation_id', '=', filter.organisationId);

@@ -31,6 +31,11 @@ export function pageByTags<T extends { tags: string }>(rows: T[], filter: TagFil
 
 export function createIntegrationRepository(db: Db) {
   return {
+    /** Every row's stored configurations, archived ones included (sealing fields stored in clear). */
+    allConfigurations: () => db.selectFrom('integrations').select(['id', 'configurations']).execute(),
+
+    setConfigurations: (id: string, configurations: string) => db.updateTable('integrations').set({ configurations }).where('id', '=', id).execute(),
+
     /** The integration and, when given, its default provider, in one transaction. */
     insertWithDefaultProvider: (integration: IntegrationRow, provider: ProvidersTable | null) =>
       db.transaction().execute(async (trx) => {

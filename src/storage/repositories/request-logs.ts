@@ -1,6 +1,7 @@
 import type SQLite from 'better-sqlite3';
 import type { Insertable } from 'kysely';
 import { rawSqlite, type Db } from '../database.js';
+import { noteRawWrite } from '../request-transaction.js';
 import type { RequestLogsTable } from '../schema.js';
 
 export type RequestLogInsert = Insertable<RequestLogsTable>;
@@ -323,7 +324,10 @@ export function createRequestLogRepository(db: Db) {
       if (rows.length === 0) return;
       if (!sqlite) throw new Error('request logs are written through the SQLite database (openSqlite)');
       write ??= preparedBatchInsert(sqlite);
-      write(rows);
+      const insert = write;
+      insert(rows);
+      // Written inside an admin request's open transaction: written again if that is undone.
+      noteRawWrite(sqlite, () => insert(rows));
     },
 
     findById: (organisationId: string, id: string) =>

@@ -7,6 +7,11 @@ export type VirtualKeyRow = VirtualKeysTable;
 
 export function createVirtualKeyRepository(db: Db) {
   return {
+    /** Every row's stored configurations, archived ones included (sealing fields stored in clear). */
+    allConfigurations: () => db.selectFrom('virtual_keys').select(['id', 'configurations']).execute(),
+
+    setConfigurations: (id: string, configurations: string) => db.updateTable('virtual_keys').set({ configurations }).where('id', '=', id).execute(),
+
     insert: (row: VirtualKeyRow) => db.insertInto('virtual_keys').values(row).execute(),
 
     /** Slugs are unique in the organisation (among active keys), so no workspace is needed. */
