@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { buildProgram } from './main.js';
 
+// eslint-disable-next-line no-control-regex -- ESC starts the colour codes that this strips from the help
 const ANSI = /\x1b\[[0-9;]*m/g;
 
 function walk(command: Command, path: string[] = []): { path: string[]; command: Command }[] {

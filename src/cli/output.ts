@@ -19,10 +19,21 @@ export function paint(text: string, colour: Colour | null | undefined, stream: N
 }
 
 export function cell(value: unknown): string {
-  if (value === null || value === undefined) return '-';
-  if (Array.isArray(value)) return value.map(cell).join(',');
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  switch (typeof value) {
+    case 'undefined':
+      return '-';
+    case 'object':
+      if (value === null) return '-';
+      return Array.isArray(value) ? value.map(cell).join(',') : JSON.stringify(value);
+    case 'string':
+      return value;
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+    case 'symbol':
+    case 'function':
+      return String(value);
+  }
 }
 
 function clip(text: string, width: number): string {
@@ -37,7 +48,7 @@ export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[]
     values
       .map((value, i) => {
         const padded = i === values.length - 1 ? value : value.padEnd(widths[i]!);
-        return options.colour && styles[i] ? styleText(styles[i]!, padded) : padded;
+        return options.colour && styles[i] ? styleText(styles[i], padded) : padded;
       })
       .join('  ')
       .trimEnd();

@@ -3,14 +3,13 @@ import type { Client } from '../client/http-client.js';
 import { FatalError } from '../fatal-error.js';
 import { createProgress } from '../output.js';
 import type { ApplyFile } from './schema.js';
-import { findConfig, type CurrentState, type Step } from './plan.js';
+import { findConfig, type ApiKeyRow, type ConfigRow, type CurrentState, type IntegrationRow, type PolicyRow, type ProviderRow, type Resource, type Step, type WorkspaceRow } from './plan.js';
 
-type Row = Record<string, any>;
-
-async function fetchAll(client: Client, path: string, query: Record<string, string> = {}): Promise<Row[]> {
-  const rows: Row[] = [];
+/** Every page of a list; `T` is what its items are. */
+async function fetchAll<T extends Resource>(client: Client, path: string, query: Record<string, string> = {}): Promise<T[]> {
+  const rows: T[] = [];
   for (let page = 0; ; page++) {
-    const body = await client.get<{ total: number; data: Row[] }>(path, { ...query, page_size: 1000, current_page: page });
+    const body = await client.get<{ total: number; data: T[] }>(path, { ...query, page_size: 1000, current_page: page });
     rows.push(...body.data);
     if (body.data.length < 1000 || rows.length >= body.total) return rows;
   }
@@ -27,11 +26,11 @@ async function mapFew<T, R>(items: readonly T[], fn: (item: T) => Promise<R>, wi
  * Every active and archived config, with the latest `config` object of those the file names
  * (the list shows summaries only).
  */
-async function fetchConfigs(client: Client, file: ApplyFile): Promise<Row[]> {
+async function fetchConfigs(client: Client, file: ApplyFile): Promise<ConfigRow[]> {
   if (file.configs.length === 0) return [];
-  const rows = (await Promise.all(['active', 'archived'].map((status) => fetchAll(client, '/v1/configs', { status })))).flat();
-  const named = file.configs.map((c) => findConfig(rows, c.slug)).filter((row): row is Row => row !== undefined);
-  const full = new Map((await mapFew(named, (row) => client.get<Row>(`/v1/configs/${encodeURIComponent(row.id)}`))).map((row) => [row.id as string, row]));
+  const rows = (await Promise.all(['active', 'archived'].map((status) => fetchAll<ConfigRow>(client, '/v1/configs', { status })))).flat();
+  const named = file.configs.map((c) => findConfig(rows, c.slug)).filter((row) => row !== undefined);
+  const full = new Map((await mapFew(named, (row) => client.get<ConfigRow>(`/v1/configs/${encodeURIComponent(row.id)}`))).map((row) => [row.id, row]));
   return rows.map((row) => full.get(row.id) ?? row);
 }
 
@@ -39,12 +38,12 @@ async function fetchConfigs(client: Client, file: ApplyFile): Promise<Row[]> {
 export async function fetchCurrentState(client: Client, file: ApplyFile): Promise<CurrentState> {
   const need = (n: number) => n > 0;
   const [workspaces, integrations, providers, rateLimits, usageLimits, apiKeys, configs] = await Promise.all([
-    fetchAll(client, '/v1/workspaces', { status: 'active,archived' }),
-    need(file.integrations.length + file.providers.length) ? fetchAll(client, '/v1/integrations', { status: 'active' }) : [],
-    need(file.providers.length) ? fetchAll(client, '/v1/providers', { status: 'active' }) : [],
-    need(file.policies.rate_limits.length) ? fetchAll(client, '/v1/policies/rate-limits', { status: 'active' }) : [],
-    need(file.policies.usage_limits.length) ? fetchAll(client, '/v1/policies/usage-limits', { status: 'active' }) : [],
-    need(file.api_keys.length) ? fetchAll(client, '/v1/api-keys') : [],
+    fetchAll<WorkspaceRow>(client, '/v1/workspaces', { status: 'active,archived' }),
+    need(file.integrations.length + file.providers.length) ? fetchAll<IntegrationRow>(client, '/v1/integrations', { status: 'active' }) : [],
+    need(file.providers.length) ? fetchAll<ProviderRow>(client, '/v1/providers', { status: 'active' }) : [],
+    need(file.policies.rate_limits.length) ? fetchAll<PolicyRow>(client, '/v1/policies/rate-limits', { status: 'active' }) : [],
+    need(file.policies.usage_limits.length) ? fetchAll<PolicyRow>(client, '/v1/policies/usage-limits', { status: 'active' }) : [],
+    need(file.api_keys.length) ? fetchAll<ApiKeyRow>(client, '/v1/api-keys') : [],
     fetchConfigs(client, file),
   ]);
   return { workspaces, integrations, providers, rateLimits, usageLimits, apiKeys, configs };
@@ -81,10 +80,11 @@ export async function executePlan(client: Client, steps: readonly Step[], onKey:
   try {
     for (const s of todo) {
       progress.update(done, todo.length, `${s.action} ${s.kind} ${s.name}`);
-      let body: Row;
+      // Only the answer to an API key's create is read: it is the new key, shown this once.
+      let body: Omit<CreatedKey, 'name'>;
       try {
-        body = await client.request<Row>(s.request!.method, s.request!.path, { body: s.request!.body });
-        if (s.then) await client.request<Row>(s.then.method, s.then.path, { body: s.then.body });
+        body = await client.request<Omit<CreatedKey, 'name'>>(s.request!.method, s.request!.path, { body: s.request!.body });
+        if (s.then) await client.request(s.then.method, s.then.path, { body: s.then.body });
       } catch (error) {
         const message = refusal(s, error instanceof FatalError ? error.message : String(error));
         throw new FatalError(`${s.action} ${s.kind.replace(/_/g, ' ')} ${s.name} failed: ${message}\n${done} earlier change${done === 1 ? ' was' : 's were'} applied; fix the cause and apply again.`, error instanceof FatalError ? error.exitCode : 1);

@@ -22,21 +22,69 @@ export interface Step {
   then?: Request;
 }
 
-type Row = Record<string, any>;
+/**
+ * A resource as the admin API lists it: the fields the plan reads by name, and the others, which
+ * it only compares with the file's (`changedFields`).
+ */
+export interface Resource {
+  id: string;
+  [field: string]: unknown;
+}
+
+export interface WorkspaceRow extends Resource {
+  slug: string;
+  status?: string;
+  is_default?: boolean;
+}
+
+export interface IntegrationRow extends Resource {
+  slug: string;
+  ai_provider_id: string;
+  masked_key?: string | null;
+}
+
+export interface ProviderRow extends Resource {
+  slug: string;
+  workspace_id: string | null;
+  integration_id: string;
+}
+
+export interface ConfigRow extends Resource {
+  slug: string;
+  name: string;
+  status: string;
+  workspace_id: string | null;
+  last_updated_at?: string;
+  /** The latest version's object: only on configs fetched one by one. */
+  config?: unknown;
+}
+
+export interface PolicyRow extends Resource {
+  name: string | null;
+  workspace_id: string | null;
+  type: string;
+}
+
+export interface ApiKeyRow extends Resource {
+  name: string;
+  type: string;
+  status: string;
+  workspace_id: string | null;
+}
 
 /** What exists on the server now (active resources, and archived workspaces). */
 export interface CurrentState {
-  workspaces: Row[];
-  integrations: Row[];
-  providers: Row[];
-  rateLimits: Row[];
-  usageLimits: Row[];
-  apiKeys: Row[];
+  workspaces: WorkspaceRow[];
+  integrations: IntegrationRow[];
+  providers: ProviderRow[];
+  rateLimits: PolicyRow[];
+  usageLimits: PolicyRow[];
+  apiKeys: ApiKeyRow[];
   /**
    * Active and archived configs; those the file names (see `findConfig`) carry `config`, their
    * latest version's object.
    */
-  configs?: Row[];
+  configs?: ConfigRow[];
 }
 
 export class PlanError extends Error {}
@@ -44,17 +92,17 @@ export class PlanError extends Error {}
 const enc = encodeURIComponent;
 const defined = (value: Record<string, unknown>) => Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
 
-function step(kind: Kind, name: string, current: Row | undefined, desired: Record<string, unknown>, create: Step['request'], updatePath: string, changes: string[], fields: Record<string, unknown>): Step {
+function step(kind: Kind, name: string, current: Resource | undefined, desired: Record<string, unknown>, create: Step['request'], updatePath: string, changes: string[], fields: Record<string, unknown>): Step {
   if (!current) return { kind, name, action: 'create', changes: Object.keys(defined(desired)), request: create! };
   if (changes.length === 0) return { kind, name, action: 'unchanged', changes };
-  return { kind, name, action: 'update', changes, request: { method: 'PUT', path: updatePath, body: pick(fields, changes) as Record<string, unknown> } };
+  return { kind, name, action: 'update', changes, request: { method: 'PUT', path: updatePath, body: pick(fields, changes) } };
 }
 
 /**
  * The config a file entry means: the active one with its slug, otherwise the archived one with
  * that slug changed last (which apply restores when the file says `status: active`).
  */
-export function findConfig(rows: readonly Row[], slug: string): Row | undefined {
+export function findConfig(rows: readonly ConfigRow[], slug: string): ConfigRow | undefined {
   const named = rows.filter((row) => row.slug === slug);
   const archived = named.filter((row) => row.status === 'archived').sort((a, b) => String(b.last_updated_at).localeCompare(String(a.last_updated_at)));
   return named.find((row) => row.status === 'active') ?? archived[0];
@@ -67,12 +115,12 @@ export function findConfig(rows: readonly Row[], slug: string): Row | undefined 
  */
 export function planApply(file: ApplyFile, current: CurrentState): Step[] {
   const problems: string[] = [];
-  const wsById = new Map(current.workspaces.map((w) => [w.id as string, w.slug as string]));
-  const defaultWs = (current.workspaces.find((w) => w.is_default)?.slug as string | undefined) ?? 'default';
+  const wsById = new Map(current.workspaces.map((w) => [w.id, w.slug]));
+  const defaultWs = current.workspaces.find((w) => w.is_default)?.slug ?? 'default';
   const knownWs = new Set([...wsById.values(), ...file.workspaces.map((w) => w.slug)]);
-  const intById = new Map(current.integrations.map((i) => [i.id as string, i.slug as string]));
+  const intById = new Map(current.integrations.map((i) => [i.id, i.slug]));
   const knownInt = new Set([...intById.values(), ...file.integrations.map((i) => i.slug)]);
-  const wsOf = (row: Row) => (row.workspace_id ? (wsById.get(row.workspace_id) ?? row.workspace_id) : null);
+  const wsOf = (row: { workspace_id: string | null }) => (row.workspace_id ? (wsById.get(row.workspace_id) ?? row.workspace_id) : null);
   const needWs = (what: string, slug: string) => {
     if (!knownWs.has(slug)) problems.push(`${what}: workspace ${slug} does not exist and is not in the file`);
     return slug;

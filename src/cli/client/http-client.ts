@@ -89,7 +89,7 @@ export function createClient(connection: Connection) {
     }
   }
 
-  async function request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+  async function request<T = unknown>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const res = await send(method, path, options);
     const text = await res.text().catch((error: unknown) => {
       throw networkError(baseUrl, error);
@@ -109,10 +109,10 @@ export function createClient(connection: Connection) {
   return {
     baseUrl,
     request,
-    get: <T = any>(path: string, query?: Query) => request<T>('GET', path, query ? { query } : {}),
-    post: <T = any>(path: string, body: unknown = {}) => request<T>('POST', path, { body }),
-    put: <T = any>(path: string, body: unknown = {}) => request<T>('PUT', path, { body }),
-    delete: <T = any>(path: string, query?: Query) => request<T>('DELETE', path, query ? { query } : {}),
+    get: <T = unknown>(path: string, query?: Query) => request<T>('GET', path, query ? { query } : {}),
+    post: <T = unknown>(path: string, body: unknown = {}) => request<T>('POST', path, { body }),
+    put: <T = unknown>(path: string, body: unknown = {}) => request<T>('PUT', path, { body }),
+    delete: <T = unknown>(path: string, query?: Query) => request<T>('DELETE', path, query ? { query } : {}),
     /** Opens a long-lived response (server-sent events); the caller reads its body. */
     async stream(path: string, query: Query, signal: AbortSignal): Promise<Response> {
       const res = await send('GET', path, { query, signal, timeoutMs: null });

@@ -4,6 +4,18 @@ import { METRIC_NAMES } from '../../admin/analytics/graphs.js';
 import type { Column } from '../output.js';
 import { clientCommand, enc, examples, isoTime, list, pagingOptions, pairs, printList, run, type Context } from './common.js';
 
+/** The values of `filterOptions`. */
+interface FilterOptions {
+  since?: string;
+  until?: string;
+  workspace?: string;
+  apiKeyId?: string;
+  provider?: string;
+  model?: string;
+  statusCode?: string[];
+  metadata?: Record<string, string>;
+}
+
 /** The filters every analytics command takes, as in the API. */
 function filterOptions(command: Command): Command {
   return command
@@ -23,7 +35,7 @@ function statusCodes(value: string, previous: string[] = []): string[] {
   return codes;
 }
 
-function filterQuery(ctx: Context): Record<string, string | undefined> {
+function filterQuery(ctx: Context<FilterOptions>): Record<string, string | undefined> {
   const o = ctx.opts;
   return {
     start_time: o.since,
@@ -45,7 +57,7 @@ export function analyticsCommand(): Command {
   group.addCommand(
     examples(
       filterOptions(clientCommand('summary', 'requests, cost, tokens, latency percentiles, errors and cache hits of a window')).action(
-        run(async (ctx) => {
+        run(async (ctx: Context<FilterOptions>) => {
           const body = await ctx.client.get<{ summary: Record<string, unknown>; start_time: string; end_time: string }>('/v1/analytics/summary', filterQuery(ctx));
           ctx.out.result(body, () => ctx.out.record({ from: body.start_time, to: body.end_time, ...body.summary }));
         }),
@@ -61,8 +73,8 @@ export function analyticsCommand(): Command {
         .option('--columns <names>', `extra columns, comma-separated: ${COLUMN_NAMES.join(', ')}`, columnList)
         .option('--logs', 'ask /v1/logs/groups (scope logs.list) instead of /v1/analytics/groups')
         .action(
-          run(async (ctx, groupBy: string) => {
-            const columns: string[] = ctx.opts.columns ?? [];
+          run(async (ctx: Context<FilterOptions & { columns?: string[]; logs?: boolean }>, groupBy: string) => {
+            const columns = ctx.opts.columns ?? [];
             const path = `/v1/${ctx.opts.logs ? 'logs' : 'analytics'}/groups/${enc(groupBy)}`;
             const shown = [value(groupBy), ...(groupBy === 'workspace' ? [value('workspace_slug')] : []), value('requests'), ...columns.map(value)];
             await printList<Record<string, unknown>>(ctx, path, { ...filterQuery(ctx), columns: columns.length > 0 ? columns.join(',') : undefined }, shown);
@@ -78,7 +90,7 @@ export function analyticsCommand(): Command {
         .addArgument(new Argument('<metric>', 'the graph').choices(METRIC_NAMES))
         .addOption(new Option('--interval <interval>', 'bucket size (default: hour up to 2 days, else day)').choices(['hour', 'day']))
         .action(
-          run(async (ctx, metric: string) => {
+          run(async (ctx: Context<FilterOptions & { interval?: 'hour' | 'day' }>, metric: string) => {
             const body = await ctx.client.get<{ summary: Record<string, unknown>; data_points: Record<string, unknown>[] }>(`/v1/analytics/graphs/${metric}`, { ...filterQuery(ctx), interval: ctx.opts.interval });
             const fields = Object.keys(body.data_points[0] ?? { timestamp: null });
             ctx.out.result(body, () => `${ctx.out.table(body.data_points, fields.map(value))}\n\n${ctx.out.record(body.summary)}`);

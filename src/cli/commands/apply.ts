@@ -3,7 +3,7 @@ import type { CreatedKey } from '../apply/execute.js';
 import type { summarise, Step } from '../apply/plan.js';
 import { FatalError } from '../fatal-error.js';
 import { paint } from '../output.js';
-import { clientCommand, examples, run } from './common.js';
+import { clientCommand, examples, run, type Context } from './common.js';
 
 const SIGN = { create: ['+', 'green'], update: ['~', 'yellow'], unchanged: ['=', 'gray'] } as const;
 
@@ -66,7 +66,7 @@ export function applyCommand(): Command {
       .option('--dry-run', 'print the plan (create / update / unchanged) and change nothing')
       .option('--keys-out <file>', 'write the API keys it creates to this JSON file (mode 0600) instead of printing them')
       .action(
-        run(async (ctx) => {
+        run(async (ctx: Context<{ file: string; dryRun?: boolean; keysOut?: string }>) => {
           const o = ctx.opts;
           // Loaded here: zod and yaml would slow the start of every other command.
           const [{ executePlan, fetchCurrentState, writeKeysFile }, { readApplyFile }, { PlanError, planApply, summarise }] = await Promise.all([import('../apply/execute.js'), import('../apply/load.js'), import('../apply/plan.js')]);
@@ -81,12 +81,13 @@ export function applyCommand(): Command {
           const summary = summarise(steps);
           const changed = summary.create + summary.update > 0;
           const keys: CreatedKey[] = [];
-          let failure: unknown = null;
+          // Boxed, so that whatever executePlan threw is rethrown as it was, after the report.
+          let failure: { error: unknown } | null = null;
           if (!o.dryRun && changed) {
             try {
               await executePlan(ctx.client, steps, (key) => keys.push(key));
             } catch (error) {
-              failure = error;
+              failure = { error };
             }
           }
           if (o.keysOut && keys.length > 0) writeKeysFile(o.keysOut, keys);
@@ -108,7 +109,7 @@ export function applyCommand(): Command {
             else if (keys.length > 0) lines.push('', 'New API keys, shown once (store them now):', ...keys.map((k) => `    ${k.name}  ${k.key}`));
             return lines.join('\n');
           });
-          if (failure) throw failure;
+          if (failure) throw failure.error;
         }),
       ),
     [

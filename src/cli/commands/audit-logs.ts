@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import type { Column } from '../output.js';
-import { clientCommand, examples, isoTime, pagingOptions, printList, run } from './common.js';
+import { clientCommand, examples, isoTime, pagingOptions, printList, run, type Context } from './common.js';
 
 interface AuditRecord {
   timestamp: string;
@@ -11,6 +11,18 @@ interface AuditRecord {
   uri: string;
   response_status_code: number;
   api_key_id: string | null;
+}
+
+interface AuditListOptions {
+  since?: string;
+  until?: string;
+  userId?: string;
+  apiKeyId?: string;
+  workspaceId?: string;
+  resourceType?: string;
+  resourceId?: string;
+  action?: string;
+  method?: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 }
 
 const COLUMNS: Column<AuditRecord>[] = [
@@ -38,7 +50,7 @@ export function auditLogsCommand(): Command {
         .option('--action <action>', 'only this action (create, update, delete, …)')
         .addOption(new Option('--method <method>', 'only this HTTP method').choices(['POST', 'PUT', 'PATCH', 'DELETE']))
         .action(
-          run(async (ctx) => {
+          run(async (ctx: Context<AuditListOptions>) => {
             const o = ctx.opts;
             const query = { start_time: o.since, end_time: o.until, user_id: o.userId, api_key_id: o.apiKeyId, workspace_id: o.workspaceId, resource_type: o.resourceType, resource_id: o.resourceId, action: o.action, method: o.method };
             await printList<AuditRecord>(ctx, '/v1/audit-logs', query, COLUMNS);

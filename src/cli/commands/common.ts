@@ -3,10 +3,25 @@ import { createClient, type Client } from '../client/http-client.js';
 import { createOutput, createProgress, type Column, type Output } from '../output.js';
 import { resolveConnection } from '../profiles.js';
 
-export interface Context {
+/** The options every client command has: the connection (`clientCommand`) and paging (`pagingOptions`). */
+export interface CommonOptions {
+  baseUrl?: string;
+  apiKey?: string;
+  profile?: string;
+  json?: boolean;
+  pageSize?: number;
+  page?: number;
+  all?: boolean;
+}
+
+/**
+ * What an action gets: `O` names the options its command adds, as commander produces them
+ * (a parser's result type, `string[]` for lists, `boolean` for flags).
+ */
+export interface Context<O extends object = object> {
   client: Client;
   out: Output;
-  opts: Record<string, any>;
+  opts: Readonly<CommonOptions & O>;
 }
 
 /** `--base-url`, `--api-key`, `--profile` and `--json`: every command that talks to a server has them. */
@@ -19,13 +34,18 @@ export function clientCommand(name: string, description: string): Command {
     .option('--json', 'print JSON for scripts instead of text');
 }
 
-/** Wraps an action: resolves the connection from the flags and hands the positional arguments on. */
-export function run<A extends unknown[]>(fn: (ctx: Context, ...args: A) => Promise<void>) {
+/**
+ * Wraps an action: resolves the connection from the flags and hands the positional arguments on.
+ * The action declares its options once, by annotating its context: `(ctx: Context<{ status?: number }>, id: string)`.
+ */
+export function run<O extends object = object, A extends unknown[] = []>(fn: (ctx: Context<O>, ...args: A) => Promise<void>) {
   return async (...params: unknown[]): Promise<void> => {
+    // commander calls an action with (...arguments, options, command).
     const command = params.at(-1) as Command;
-    const opts = command.opts();
+    // The one place where commander's untyped option values meet the types the action declared.
+    const opts = command.opts<CommonOptions & O>();
     let client: Client | undefined;
-    const ctx: Context = {
+    const ctx: Context<O> = {
       get client() {
         client ??= createClient(resolveConnection({ baseUrl: opts.baseUrl, apiKey: opts.apiKey, profile: opts.profile }));
         return client;
@@ -115,7 +135,7 @@ export async function fetchList<T>(ctx: Context, path: string, query: Record<str
   if (!ctx.opts.all) return ctx.client.get<ListBody<T>>(path, { ...query, page_size: pageSize, current_page: ctx.opts.page ?? 0 });
   const progress = createProgress(`fetching ${path}`);
   const data: T[] = [];
-  let total = 0;
+  let total: number;
   for (let page = 0; ; page++) {
     const body = await ctx.client.get<ListBody<T>>(path, { ...query, page_size: pageSize, current_page: page });
     data.push(...body.data);

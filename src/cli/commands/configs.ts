@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { FatalError } from '../fatal-error.js';
 import type { Column } from '../output.js';
-import { clientCommand, defined, done, enc, examples, pagingOptions, printList, printOne, run } from './common.js';
+import { clientCommand, defined, done, enc, examples, pagingOptions, printList, printOne, run, type Context } from './common.js';
 
 interface ConfigSummary {
   id: string;
@@ -54,7 +54,7 @@ export function configsCommand(): Command {
         .option('--slug <slug>', 'slug; derived from the name when left out')
         .option('--workspace <id|slug>', "workspace (default: the default workspace, or the key's own)")
         .action(
-          run(async (ctx) => {
+          run(async (ctx: Context<{ name: string; file: string; slug?: string; workspace?: string }>) => {
             const o = ctx.opts;
             const created = await ctx.client.post<{ id: string; slug: string; version_id: string }>('/v1/configs', defined({ name: o.name, slug: o.slug, workspace_id: o.workspace, config: await readConfigFile(o.file) }));
             ctx.out.result(created, () => `Created config ${created.slug} (${created.id}), version ${created.version_id}.`);
@@ -68,7 +68,7 @@ export function configsCommand(): Command {
       pagingOptions(clientCommand('list', 'list configs'))
         .option('--workspace <id|slug>', 'only this workspace')
         .option('--status <status>', 'active or archived', 'active')
-        .action(run(async (ctx) => printList<ConfigSummary>(ctx, '/v1/configs', { workspace_id: ctx.opts.workspace, status: ctx.opts.status }, COLUMNS))),
+        .action(run(async (ctx: Context<{ workspace?: string; status: string }>) => printList<ConfigSummary>(ctx, '/v1/configs', { workspace_id: ctx.opts.workspace, status: ctx.opts.status }, COLUMNS))),
       ['svcgw configs list'],
     ),
   );
@@ -80,7 +80,7 @@ export function configsCommand(): Command {
         .option('--name <name>', 'new name')
         .option('-f, --file <path>', 'the new config object (JSON or YAML): a new version')
         .action(
-          run(async (ctx, slug: string) => {
+          run(async (ctx: Context<{ name?: string; file?: string }>, slug: string) => {
             const o = ctx.opts;
             const config = o.file ? await readConfigFile(o.file) : undefined;
             done(ctx, await ctx.client.put(`/v1/configs/${enc(slug)}`, defined({ name: o.name, config })), `Updated config ${slug}.`);

@@ -2,14 +2,30 @@ import type { Command } from 'commander';
 import { FatalError } from '../fatal-error.js';
 import { pairs } from './common.js';
 
+/** The values of `keyOptions`. */
+export interface KeyOptions {
+  key?: string;
+  keyStdin?: boolean;
+}
+
+/** The value of `tagOptions` (with its default name). */
+export interface TagOptions {
+  tag?: Record<string, string>;
+}
+
+/** The value of `configOptions`. */
+export interface ConfigOptions {
+  config?: Record<string, string>;
+}
+
 /** `--key` or `--key-stdin`: the provider key, preferably not on the command line where `ps` shows it. */
 export function keyOptions(command: Command): Command {
   return command.option('--key <key>', 'the provider API key (stored encrypted; prefer --key-stdin)').option('--key-stdin', 'read the provider API key from standard input');
 }
 
-export async function providerKey(opts: Record<string, unknown>, stdin: NodeJS.ReadableStream = process.stdin): Promise<string | undefined> {
+export async function providerKey(opts: KeyOptions, stdin: NodeJS.ReadableStream = process.stdin): Promise<string | undefined> {
   if (opts.key !== undefined && opts.keyStdin) throw new FatalError('give either --key or --key-stdin, not both', 2);
-  if (!opts.keyStdin) return opts.key as string | undefined;
+  if (!opts.keyStdin) return opts.key;
   let text = '';
   for await (const chunk of stdin) text += String(chunk);
   const key = text.trim();

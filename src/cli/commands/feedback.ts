@@ -19,6 +19,13 @@ function metadataObject(value: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+/** The values of `valueOption`. */
+interface ValueOptions {
+  value: number;
+  weight?: number;
+  metadata?: Record<string, unknown>;
+}
+
 const valueOption = (command: Command) =>
   command
     .requiredOption('--value <n>', 'score from -10 (worst) to 10 (best)', integer(-10, 10))
@@ -37,7 +44,7 @@ export function feedbackCommand(): Command {
       valueOption(clientCommand('create', 'give feedback on a trace (the x-service-trace-id of its requests)'))
         .requiredOption('--trace-id <id>', 'the trace the feedback is about')
         .action(
-          run(async (ctx) => {
+          run(async (ctx: Context<ValueOptions & { traceId: string }>) => {
             const o = ctx.opts;
             report(ctx, await ctx.client.post<FeedbackResponse>('/v1/feedback', defined({ trace_id: o.traceId, value: o.value, weight: o.weight, metadata: o.metadata })), 'Created');
           }),
@@ -50,7 +57,7 @@ export function feedbackCommand(): Command {
       valueOption(clientCommand('update', 'change feedback given before'))
         .argument('<id>', 'feedback id (from create)')
         .action(
-          run(async (ctx, id: string) => {
+          run(async (ctx: Context<ValueOptions>, id: string) => {
             const o = ctx.opts;
             report(ctx, await ctx.client.put<FeedbackResponse>(`/v1/feedback/${enc(id)}`, defined({ value: o.value, weight: o.weight, metadata: o.metadata })), 'Updated');
           }),

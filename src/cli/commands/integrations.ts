@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Column } from '../output.js';
-import { clientCommand, defined, done, enc, examples, jsonValue, pagingOptions, printList, printOne, run } from './common.js';
-import { configOptions, keyOptions, providerKey, tagOptions, tagsQuery } from './credentials-common.js';
+import { clientCommand, defined, done, enc, examples, jsonValue, pagingOptions, printList, printOne, run, type Context } from './common.js';
+import { configOptions, keyOptions, providerKey, tagOptions, tagsQuery, type ConfigOptions, type KeyOptions, type TagOptions } from './credentials-common.js';
 
 interface Integration {
   id: string;
@@ -11,6 +11,9 @@ interface Integration {
   masked_key: string | null;
   status: string;
 }
+
+/** Options of both create and update. */
+type CredentialOptions = KeyOptions & TagOptions & ConfigOptions & { description?: string; data?: unknown };
 
 const COLUMNS: Column<Integration>[] = [
   { header: 'slug', value: (i) => i.slug },
@@ -42,7 +45,7 @@ export function integrationsCommand(): Command {
         .option('--default-provider-slug <slug>', 'slug of the default provider')
         .option('--data <json>', 'further body fields as JSON', jsonValue)
         .action(
-          run(async (ctx) => {
+          run(async (ctx: Context<CredentialOptions & { name: string; provider: string; slug?: string; workspace?: string; defaultProvider: boolean; defaultProviderSlug?: string }>) => {
             const o = ctx.opts;
             const body = {
               ...(o.data as object),
@@ -61,7 +64,7 @@ export function integrationsCommand(): Command {
     examples(
       tagOptions(pagingOptions(clientCommand('list', 'list integrations')))
         .option('--status <status>', 'active or archived', 'active')
-        .action(run(async (ctx) => printList<Integration>(ctx, '/v1/integrations', { status: ctx.opts.status, tags: tagsQuery(ctx.opts.tag) }, COLUMNS))),
+        .action(run(async (ctx: Context<TagOptions & { status: string }>) => printList<Integration>(ctx, '/v1/integrations', { status: ctx.opts.status, tags: tagsQuery(ctx.opts.tag) }, COLUMNS))),
       ['svcgw integrations list', 'svcgw integrations list --tag env=prod --json'],
     ),
   );
@@ -73,7 +76,7 @@ export function integrationsCommand(): Command {
         .option('--remove-key', 'remove the stored key')
         .option('--data <json>', 'further body fields as JSON', jsonValue)
         .action(
-          run(async (ctx, slug: string) => {
+          run(async (ctx: Context<CredentialOptions & { name?: string; removeKey?: boolean }>, slug: string) => {
             const o = ctx.opts;
             const key = o.removeKey ? null : await providerKey(o);
             const body = { ...(o.data as object), ...defined({ name: o.name, description: o.description, key, configurations: o.config, tags: o.tag }) };

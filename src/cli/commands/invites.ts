@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Column } from '../output.js';
-import { clientCommand, defined, done, enc, examples, integer, pagingOptions, printList, printOne, run } from './common.js';
+import { clientCommand, defined, done, enc, examples, integer, pagingOptions, printList, printOne, run, type Context } from './common.js';
 
 interface Invite {
   id: string;
@@ -20,8 +20,13 @@ const COLUMNS: Column<Invite>[] = [
   { header: 'expires', value: (i) => i.expires_at },
 ];
 
+interface WorkspaceRole {
+  id: string;
+  role: string;
+}
+
 /** `team-a` or `team-a:manager`, repeated → `[{id, role}]`. */
-function workspaceRole(value: string, previous: { id: string; role: string }[] = []) {
+function workspaceRole(value: string, previous: WorkspaceRole[] = []): WorkspaceRole[] {
   const [id, role = 'member'] = value.split(':');
   if (!id || !['admin', 'manager', 'member'].includes(role)) throw new InvalidArgumentError('expected <workspace>[:admin|manager|member].');
   return [...previous, { id, role }];
@@ -38,7 +43,7 @@ export function invitesCommand(): Command {
         .option('--workspace <workspace[:role]>', 'a workspace to join, with its role (default member); repeat for several', workspaceRole)
         .option('--expires-in-days <n>', 'days until the invite expires (1 to 30, default 7)', integer(1, 30))
         .action(
-          run(async (ctx) => {
+          run(async (ctx: Context<{ email: string; role: 'admin' | 'member'; workspace?: WorkspaceRole[]; expiresInDays?: number }>) => {
             const o = ctx.opts;
             const body = { email: o.email, role: o.role, ...defined({ workspaces: o.workspace, expires_in_days: o.expiresInDays }) };
             const created = await ctx.client.post<{ id: string; invite_link?: string }>('/v1/invites', body);
@@ -54,7 +59,7 @@ export function invitesCommand(): Command {
         .addOption(new Option('--status <status>', 'only this status').choices(['pending', 'accepted', 'revoked', 'expired']))
         .option('--email <email>', 'only this e-mail address')
         .addOption(new Option('--role <role>', 'only this organisation role').choices(['admin', 'member']))
-        .action(run(async (ctx) => printList<Invite>(ctx, '/v1/invites', { status: ctx.opts.status, email: ctx.opts.email, role: ctx.opts.role }, COLUMNS))),
+        .action(run(async (ctx: Context<{ status?: 'pending' | 'accepted' | 'revoked' | 'expired'; email?: string; role?: 'admin' | 'member' }>) => printList<Invite>(ctx, '/v1/invites', { status: ctx.opts.status, email: ctx.opts.email, role: ctx.opts.role }, COLUMNS))),
       ['svcgw invites list --status pending'],
     ),
   );
@@ -66,7 +71,7 @@ export function invitesCommand(): Command {
         .argument('<id>', 'invite id')
         .option('--expires-in-days <n>', 'days until the new link expires (1 to 30)', integer(1, 30))
         .action(
-          run(async (ctx, id: string) => {
+          run(async (ctx: Context<{ expiresInDays?: number }>, id: string) => {
             const body = await ctx.client.post<{ invite_link?: string; inviteLink?: string }>(`/v1/invites/${enc(id)}/resend`, defined({ expires_in_days: ctx.opts.expiresInDays }));
             const link = body?.invite_link ?? body?.inviteLink;
             done(ctx, body, `Resent invite ${id}.${link ? `\nInvite link: ${link}` : ''}`);

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import type { Column } from '../output.js';
-import { clientCommand, defined, enc, examples, integer, isoTime, jsonValue, list, pagingOptions, printList, printOne, run, done } from './common.js';
+import { clientCommand, defined, enc, examples, integer, isoTime, jsonValue, list, pagingOptions, printList, printOne, run, done, type Context } from './common.js';
 
 interface ApiKey {
   id: string;
@@ -23,11 +23,40 @@ const COLUMNS: Column<ApiKey>[] = [
   { header: 'expires', value: (k) => k.expires_at },
 ];
 
-const CREATE_PATHS: Record<string, string> = {
+const CREATE_PATHS = {
   admin: '/v1/api-keys/organisation/service',
   'workspace-service': '/v1/api-keys/workspace/service',
   'workspace-user': '/v1/api-keys/workspace/user',
 };
+type KeyType = keyof typeof CREATE_PATHS;
+
+interface CreateOptions {
+  name: string;
+  type: KeyType;
+  workspace?: string;
+  userId?: string;
+  scopes?: string[];
+  description?: string;
+  expiresAt?: string;
+  config?: string;
+  lockConfig?: boolean;
+  data?: unknown;
+}
+
+interface UpdateOptions {
+  name?: string;
+  description?: string;
+  scopes?: string[];
+  expiresAt?: string;
+  /** false with --no-expiry. */
+  expiry: boolean;
+  resetUsage?: boolean;
+  /** A slug or id with --config, false with --no-config. */
+  config?: string | false;
+  lockConfig?: boolean;
+  unlockConfig?: boolean;
+  data?: unknown;
+}
 
 /** Shown once: the raw key is in this response only. */
 export function secretMessage(what: string, id: string, key: string, after = ''): string {
@@ -51,11 +80,11 @@ export function keysCommand(): Command {
         .option('--lock-config', 'with --config: requests of this key cannot name another config')
         .option('--data <json>', 'further body fields as JSON (rate_limits, usage_limits, defaults, …)', jsonValue)
         .action(
-          run(async (ctx) => {
+          run(async (ctx: Context<CreateOptions>) => {
             const o = ctx.opts;
             const defaults = o.config ? { defaults: { config_id: o.config, allow_config_override: !o.lockConfig } } : {};
             const body = { ...(o.data as object), ...defaults, ...defined({ name: o.name, workspace_id: o.workspace, user_id: o.userId, scopes: o.scopes ?? (o.data as { scopes?: string[] })?.scopes ?? ['completions.write'], description: o.description, expires_at: o.expiresAt }) };
-            const created = await ctx.client.post<{ id: string; key: string }>(CREATE_PATHS[o.type as string]!, body);
+            const created = await ctx.client.post<{ id: string; key: string }>(CREATE_PATHS[o.type], body);
             ctx.out.result(created, () => secretMessage('Created API key', created.id, created.key));
           }),
         ),
@@ -68,7 +97,7 @@ export function keysCommand(): Command {
   );
 
   keys.addCommand(
-    examples(pagingOptions(clientCommand('list', 'list API keys (masked)')).option('--workspace <id|slug>', 'only this workspace').action(run(async (ctx) => printList<ApiKey>(ctx, '/v1/api-keys', { workspace_id: ctx.opts.workspace }, COLUMNS))), [
+    examples(pagingOptions(clientCommand('list', 'list API keys (masked)')).option('--workspace <id|slug>', 'only this workspace').action(run(async (ctx: Context<{ workspace?: string }>) => printList<ApiKey>(ctx, '/v1/api-keys', { workspace_id: ctx.opts.workspace }, COLUMNS))), [
       'svcgw keys list',
       'svcgw keys list --workspace default --json | jq -r ".data[].id"',
     ]),
@@ -92,7 +121,7 @@ export function keysCommand(): Command {
         .option('--unlock-config', 'requests of this key may name another config again')
         .option('--data <json>', 'further body fields as JSON', jsonValue)
         .action(
-          run(async (ctx, id: string) => {
+          run(async (ctx: Context<UpdateOptions>, id: string) => {
             const o = ctx.opts;
             const changesDefaults = typeof o.config === 'string' || o.config === false || o.lockConfig || o.unlockConfig;
             let defaults = {};
@@ -124,7 +153,7 @@ export function keysCommand(): Command {
         .argument('<id>', 'key id')
         .option('--transition-ms <ms>', 'how long the old value keeps working, in milliseconds (at least 1800000)', integer(0))
         .action(
-          run(async (ctx, id: string) => {
+          run(async (ctx: Context<{ transitionMs?: number }>, id: string) => {
             const rotated = await ctx.client.post<{ id: string; key: string; key_transition_expires_at?: string | null }>(`/v1/api-keys/${enc(id)}/rotate`, defined({ key_transition_period_ms: ctx.opts.transitionMs }));
             const until = rotated.key_transition_expires_at ? `The old value works until ${rotated.key_transition_expires_at}.\n` : '';
             ctx.out.result(rotated, () => secretMessage('Rotated API key', rotated.id, rotated.key, until));

@@ -19,6 +19,14 @@ const COLUMNS: Column<LogRecord>[] = [
   { header: 'id', value: (r) => r.id },
 ];
 
+/** The values of `filterOptions`. */
+interface FilterOptions {
+  workspace?: string;
+  status?: number;
+  provider?: string;
+  model?: string;
+}
+
 function filterOptions(command: Command): Command {
   return command
     .option('--workspace <id|slug>', 'only this workspace')
@@ -27,7 +35,7 @@ function filterOptions(command: Command): Command {
     .option('--model <model>', 'only this model');
 }
 
-function describeFilters(opts: Record<string, unknown>): string {
+function describeFilters(opts: FilterOptions): string {
   const parts = (['workspace', 'status', 'provider', 'model'] as const).filter((k) => opts[k] !== undefined).map((k) => `${k}=${String(opts[k])}`);
   return parts.length > 0 ? ` (${parts.join(', ')})` : '';
 }
@@ -36,7 +44,7 @@ function describeFilters(opts: Record<string, unknown>): string {
  * Follows `GET /v1/logs/stream`: a live screen on a terminal, JSON lines otherwise. Ctrl+C ends
  * it with exit 0; the server going away ends it with exit 1.
  */
-async function tail(ctx: Context): Promise<void> {
+async function tail(ctx: Context<FilterOptions>): Promise<void> {
   const o = ctx.opts;
   const controller = new AbortController();
   const stop = () => controller.abort();
@@ -63,7 +71,7 @@ async function followAsLines(events: AsyncIterable<string>): Promise<string | nu
   return null;
 }
 
-async function followOnScreen(ctx: Context, events: AsyncIterable<string>, signal: AbortSignal): Promise<string | null> {
+async function followOnScreen(ctx: Context<FilterOptions>, events: AsyncIterable<string>, signal: AbortSignal): Promise<string | null> {
   const [{ render }, { createElement }, { LogTailApp }] = await Promise.all([import('ink'), import('react'), import('../tui/LogTail.js')]);
   let push: ((record: LogRecord) => void) | null = null;
   let end: ((reason: string) => void) | null = null;
@@ -123,7 +131,23 @@ const EXPORT_COLUMNS: Column<ExportItem>[] = [
 const DEFAULT_EXPORT_FIELDS = ['id', 'trace_id', 'created_at', 'ai_org', 'ai_model', 'response_status_code', 'is_success', 'req_units', 'res_units', 'total_units', 'cost', 'cost_currency', 'response_time', 'metadata'];
 const POLL_MS = 500;
 
-function exportFiltersFrom(o: Record<string, any>): Record<string, unknown> {
+interface ExportCreateOptions {
+  workspace?: string;
+  since?: string;
+  until?: string;
+  apiKeyId?: string[];
+  provider?: string;
+  model?: string;
+  status?: string[];
+  metadata?: Record<string, string>;
+  traceId?: string;
+  fields?: string[];
+  description?: string;
+  start?: boolean;
+  wait?: boolean;
+}
+
+function exportFiltersFrom(o: ExportCreateOptions): Record<string, unknown> {
   return defined({
     time_of_generation_min: o.since,
     time_of_generation_max: o.until,
@@ -152,7 +176,7 @@ async function waitForExport(ctx: Context, id: string): Promise<ExportItem> {
 }
 
 /** Streams the file to --output (mode 0600) or to stdout, never holding it whole. */
-async function download(ctx: Context, id: string): Promise<void> {
+async function download(ctx: Context<{ format: 'jsonl' | 'csv'; output?: string }>, id: string): Promise<void> {
   const res = await ctx.client.stream(`/v1/logs/exports/${enc(id)}/download`, { format: ctx.opts.format }, new AbortController().signal);
   const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
   if (!ctx.opts.output || ctx.opts.output === '-') {
@@ -182,7 +206,7 @@ function exportCommand(): Command {
         .option('--start', 'start it right away')
         .option('--wait', 'with --start: wait until it has finished')
         .action(
-          run(async (ctx) => {
+          run(async (ctx: Context<ExportCreateOptions>) => {
             const o = ctx.opts;
             const created = await ctx.client.post<{ id: string; total: number }>('/v1/logs/exports', defined({ workspace_id: o.workspace, filters: exportFiltersFrom(o), requested_data: o.fields ?? DEFAULT_EXPORT_FIELDS, description: o.description }));
             if (o.start) await ctx.client.post(`/v1/logs/exports/${enc(created.id)}/start`);
@@ -199,7 +223,7 @@ function exportCommand(): Command {
         .argument('<id>', 'export id')
         .option('--wait', 'wait until it has finished')
         .action(
-          run(async (ctx, id: string) => {
+          run(async (ctx: Context<{ wait?: boolean }>, id: string) => {
             const started = await ctx.client.post<{ message: string }>(`/v1/logs/exports/${enc(id)}/start`);
             if (ctx.opts.wait) {
               const item = await waitForExport(ctx, id);
@@ -217,7 +241,7 @@ function exportCommand(): Command {
         .argument('<id>', 'export id')
         .option('--wait', 'wait until it is no longer running (exit 1 if it failed or was cancelled)')
         .action(
-          run(async (ctx, id: string) => {
+          run(async (ctx: Context<{ wait?: boolean }>, id: string) => {
             const item = ctx.opts.wait ? await waitForExport(ctx, id) : await ctx.client.get<ExportItem>(`/v1/logs/exports/${enc(id)}`);
             ctx.out.result(item, () => ctx.out.record(item as unknown as Record<string, unknown>));
           }),
@@ -231,7 +255,7 @@ function exportCommand(): Command {
         .argument('<id>', 'export id')
         .addOption(new Option('--format <format>', 'jsonl or csv').choices(['jsonl', 'csv']).default('jsonl'))
         .option('-o, --output <path>', 'write to this file (mode 0600) instead of stdout')
-        .action(run(async (ctx, id: string) => download(ctx, id))),
+        .action(run(download)),
       ['svcgw logs export download 0c1d… --format csv -o logs.csv', 'svcgw logs export download 0c1d… | jq -c .ai_model'],
     ),
   );
@@ -239,7 +263,7 @@ function exportCommand(): Command {
     examples(
       pagingOptions(clientCommand('list', 'list log exports, newest first'))
         .option('--workspace <id|slug>', 'only this workspace')
-        .action(run(async (ctx) => printList<ExportItem>(ctx, '/v1/logs/exports', { workspace_id: ctx.opts.workspace }, EXPORT_COLUMNS))),
+        .action(run(async (ctx: Context<{ workspace?: string }>) => printList<ExportItem>(ctx, '/v1/logs/exports', { workspace_id: ctx.opts.workspace }, EXPORT_COLUMNS))),
       ['svcgw logs export list'],
     ),
   );
@@ -258,7 +282,7 @@ export function logsCommand(): Command {
         .option('--since <time>', 'from this ISO 8601 time', isoTime)
         .option('--until <time>', 'up to this ISO 8601 time', isoTime)
         .action(
-          run(async (ctx) => {
+          run(async (ctx: Context<FilterOptions & { apiKeyId?: string; endpointType?: string; traceId?: string; since?: string; until?: string }>) => {
             const o = ctx.opts;
             const query = { workspace_id: o.workspace, status_code: o.status, provider: o.provider, model: o.model, api_key_id: o.apiKeyId, endpoint_type: o.endpointType, trace_id: o.traceId, start_time: o.since, end_time: o.until };
             await printList<LogRecord>(ctx, '/v1/logs', query, COLUMNS);

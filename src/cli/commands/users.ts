@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import type { Column } from '../output.js';
-import { clientCommand, done, enc, examples, pagingOptions, printList, printOne, run } from './common.js';
+import { clientCommand, done, enc, examples, pagingOptions, printList, printOne, run, type Context } from './common.js';
 
 interface User {
   id: string;
@@ -27,7 +27,7 @@ export function usersCommand(): Command {
       pagingOptions(clientCommand('list', 'list users'))
         .addOption(new Option('--role <role>', 'only this organisation role').choices(['owner', 'admin', 'member']))
         .option('--email <email>', 'only this e-mail address')
-        .action(run(async (ctx) => printList<User>(ctx, '/v1/users', { role: ctx.opts.role, email: ctx.opts.email }, COLUMNS))),
+        .action(run(async (ctx: Context<{ role?: 'owner' | 'admin' | 'member'; email?: string }>) => printList<User>(ctx, '/v1/users', { role: ctx.opts.role, email: ctx.opts.email }, COLUMNS))),
       ['svcgw users list', 'svcgw users list --role admin --json'],
     ),
   );
@@ -37,7 +37,7 @@ export function usersCommand(): Command {
       clientCommand('update', 'change a user\'s organisation role')
         .argument('<id>', 'user id')
         .addOption(new Option('--role <role>', 'organisation role').choices(['admin', 'member']).makeOptionMandatory())
-        .action(run(async (ctx, id: string) => done(ctx, await ctx.client.put(`/v1/users/${enc(id)}`, { role: ctx.opts.role }), `User ${id} is now ${ctx.opts.role}.`))),
+        .action(run(async (ctx: Context<{ role: 'admin' | 'member' }>, id: string) => done(ctx, await ctx.client.put(`/v1/users/${enc(id)}`, { role: ctx.opts.role }), `User ${id} is now ${ctx.opts.role}.`))),
       ['svcgw users update 3b1e… --role admin'],
     ),
   );

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Column } from '../output.js';
-import { clientCommand, defined, done, enc, examples, pagingOptions, printList, printOne, run } from './common.js';
-import { configOptions, keyOptions, providerKey } from './credentials-common.js';
+import { clientCommand, defined, done, enc, examples, pagingOptions, printList, printOne, run, type Context } from './common.js';
+import { configOptions, keyOptions, providerKey, type ConfigOptions, type KeyOptions } from './credentials-common.js';
 
 interface VirtualKey {
   id: string;
@@ -34,7 +34,7 @@ export function virtualKeysCommand(): Command {
         .option('--note <text>', 'note')
         .option('--workspace <id|slug>', 'workspace (default: the default workspace, or the key\'s own)')
         .action(
-          run(async (ctx) => {
+          run(async (ctx: Context<KeyOptions & ConfigOptions & { name: string; provider: string; slug?: string; note?: string; workspace?: string }>) => {
             const o = ctx.opts;
             const created = await ctx.client.post<{ id: string; slug: string }>('/v1/virtual-keys', defined({ name: o.name, provider: o.provider, key: await providerKey(o), slug: o.slug, note: o.note, workspace_id: o.workspace, configurations: o.config }));
             ctx.out.result(created, () => `Created virtual key ${created.slug} (${created.id}).`);
@@ -48,7 +48,7 @@ export function virtualKeysCommand(): Command {
       pagingOptions(clientCommand('list', 'list virtual keys'))
         .option('--workspace <id|slug>', 'only this workspace')
         .option('--status <status>', 'active or archived', 'active')
-        .action(run(async (ctx) => printList<VirtualKey>(ctx, '/v1/virtual-keys', { workspace_id: ctx.opts.workspace, status: ctx.opts.status }, COLUMNS))),
+        .action(run(async (ctx: Context<{ workspace?: string; status: string }>) => printList<VirtualKey>(ctx, '/v1/virtual-keys', { workspace_id: ctx.opts.workspace, status: ctx.opts.status }, COLUMNS))),
       ['svcgw virtual-keys list'],
     ),
   );
@@ -59,7 +59,7 @@ export function virtualKeysCommand(): Command {
         .option('--name <name>', 'new name')
         .option('--note <text>', 'new note')
         .action(
-          run(async (ctx, slug: string) => {
+          run(async (ctx: Context<KeyOptions & ConfigOptions & { name?: string; note?: string }>, slug: string) => {
             const o = ctx.opts;
             done(ctx, await ctx.client.put(`/v1/virtual-keys/${enc(slug)}`, defined({ name: o.name, note: o.note, key: await providerKey(o), configurations: o.config })), `Updated virtual key ${slug}.`);
           }),

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import type { Column } from '../output.js';
-import { clientCommand, defined, done, enc, examples, jsonValue, pagingOptions, printList, printOne, run } from './common.js';
+import { clientCommand, defined, done, enc, examples, jsonValue, pagingOptions, printList, printOne, run, type Context } from './common.js';
 
 interface Workspace {
   id: string;
@@ -31,7 +31,7 @@ export function workspacesCommand(): Command {
         .option('--description <text>', 'description')
         .option('--data <json>', 'further body fields as JSON (usage_limits)', jsonValue)
         .action(
-          run(async (ctx) => {
+          run(async (ctx: Context<{ name: string; slug?: string; description?: string; data?: unknown }>) => {
             const o = ctx.opts;
             const created = await ctx.client.post<Workspace>('/v1/workspaces', { ...(o.data as object), ...defined({ name: o.name, slug: o.slug, description: o.description }) });
             ctx.out.result(created, () => `Created workspace ${created.slug} (${created.id}).`);
@@ -45,7 +45,7 @@ export function workspacesCommand(): Command {
     examples(
       pagingOptions(clientCommand('list', 'list workspaces'))
         .option('--status <status>', 'active, archived or active,archived', 'active')
-        .action(run(async (ctx) => printList<Workspace>(ctx, '/v1/workspaces', { status: ctx.opts.status }, COLUMNS))),
+        .action(run(async (ctx: Context<{ status: string }>) => printList<Workspace>(ctx, '/v1/workspaces', { status: ctx.opts.status }, COLUMNS))),
       ['svcgw workspaces list', 'svcgw workspaces list --all --json'],
     ),
   );
@@ -61,7 +61,7 @@ export function workspacesCommand(): Command {
         .option('--reset-usage', 'start a new usage period now')
         .option('--data <json>', 'further body fields as JSON (usage_limits)', jsonValue)
         .action(
-          run(async (ctx, id: string) => {
+          run(async (ctx: Context<{ name?: string; description?: string; resetUsage?: boolean; data?: unknown }>, id: string) => {
             const o = ctx.opts;
             const body = { ...(o.data as object), ...defined({ name: o.name, description: o.description, reset_usage: o.resetUsage }) };
             done(ctx, await ctx.client.put(`/v1/workspaces/${enc(id)}`, body), `Updated workspace ${id}.`);
