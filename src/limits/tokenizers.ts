@@ -44,9 +44,9 @@ export const utf8Bytes: TextCounter = (text) => Buffer.byteLength(text, 'utf8');
  * BPE time grows with the square of a pre-token's length (40 KB of unbroken Chinese takes
  * seconds), so segments longer than this are counted as bytes instead.
  */
-export const MAX_SEGMENT_CHARS = 96;
+export const MAX_SEGMENT_CHARS = 64;
 /** Characters per request given to the tokenizer; the rest counts as bytes, so work per request stays bounded. */
-export const TOKENIZER_BUDGET_CHARS = 256 * 1024;
+export const TOKENIZER_BUDGET_CHARS = 64 * 1024;
 
 // Both encodings' pre-tokenizers end a piece before a space that follows a non-space, and
 // before punctuation (other than an apostrophe) that follows a letter or digit: cutting there
@@ -72,7 +72,7 @@ export async function counterFor(model: string | null): Promise<TextCounter> {
     return count(text, options);
   };
   return (text) => {
-    if (text.length <= MAX_SEGMENT_CHARS) return segment(text);
+    if (text.length <= MAX_SEGMENT_CHARS || text.length > budget) return segment(text);
     // Cut pieces are joined back up to MAX_SEGMENT_CHARS: fewer tokenizer calls, same sum.
     let total = 0;
     let batch = '';
