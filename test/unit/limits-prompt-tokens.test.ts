@@ -3,24 +3,13 @@ import { countTokens as cl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { describe, expect, it } from 'vitest';
 import { estimateRequest, outputBound } from '../../src/limits/estimate.js';
 import { IMAGE_TOKENS_HIGH, IMAGE_TOKENS_LOW, promptTokens } from '../../src/limits/prompt-tokens.js';
+import { largeTools } from '../helpers/budget-bodies.js';
 import { counterFor, encodingFor, MAX_SEGMENT_CHARS, TOKENIZER_BUDGET_CHARS } from '../../src/limits/tokenizers.js';
 
 const plain = { disallowedSpecial: new Set<string>() };
 const ENGLISH = 'The gateway reserves an upper bound of every request before it reaches the provider. '.repeat(20);
 const CHINESE = '网关在请求到达服务商之前为每个请求预留一个上限，并在响应结束后结算真实用量。'.repeat(20);
 const CHINESE_UNBROKEN = '网关在请求到达服务商之前为每个请求预留一个上限并在响应结束后结算真实用量'.repeat(40);
-
-/** A `tools` array of about 40 KB: 40 functions with long descriptions and a few parameters each. */
-export function largeTools(): unknown[] {
-  return Array.from({ length: 40 }, (_, i) => ({
-    type: 'function',
-    function: {
-      name: `lookup_record_${i}`,
-      description: `Looks up record ${i} in the inventory and returns its fields. `.repeat(12),
-      parameters: { type: 'object', properties: { id: { type: 'string', description: 'The record id, as shown in the list view.' }, fields: { type: 'array', items: { type: 'string' } } }, required: ['id'] },
-    },
-  }));
-}
 
 describe('the prompt-token counter', () => {
   it('maps model families to their encodings and leaves the others to bytes', () => {
