@@ -44,13 +44,22 @@ interface Row {
   used: number;
 }
 
-async function json(url: string, init: { method?: string; key: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any }> {
+/** The fields of gateway and admin answers this script reads. */
+interface Answer {
+  id: string;
+  key: string;
+  usage: { total_tokens: number };
+  usage_limits: { current_usage: number };
+  error?: { message: string };
+}
+
+async function json(url: string, init: { method?: string; key: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: Answer }> {
   const response = await fetch(url, {
     method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
     headers: { 'x-service-api-key': init.key, 'content-type': 'application/json', ...init.headers },
     ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
   });
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, body: (await response.json()) as Answer };
 }
 
 /** One case: a fresh key with a 1,000-token budget, 30 requests at once spread over the instances. */
@@ -59,7 +68,7 @@ async function runCase(gateways: BenchChild[], adminKey: string, upstream: Recor
   if (created.status !== 200) throw new Error(`creating the key failed: ${JSON.stringify(created.body)}`);
   const results = await Promise.all(Array.from({ length: REQUESTS }, (_, i) => json(`${gateways[i % gateways.length]!.url}/v1/chat/completions`, { key: created.body.key, body: budgetBody(kind), headers: upstream })));
   const admitted = results.filter((r) => r.status === 200);
-  const reported = admitted.reduce((sum, r) => sum + (r.body.usage.total_tokens as number), 0);
+  const reported = admitted.reduce((sum, r) => sum + r.body.usage.total_tokens, 0);
   // Usage is written in batches; wait (bounded) until the budget shows what the provider reported.
   let used = NaN;
   for (let attempt = 0; attempt < 100 && used !== reported; attempt++) {

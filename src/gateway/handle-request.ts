@@ -123,7 +123,9 @@ export function createGatewayHandler(deps: GatewayDeps) {
           admission.reservation = await deps.limits.reserveBudgets(principal, facts, async () => {
             const [price, maxOutputTokens] = model ? await Promise.all([deps.pricing.priceOf(target.provider.name, model), deps.pricing.maxOutputOf(target.provider.name, model)]) : [null, null];
             const bodyBytes = request.rawBody?.length ?? (Number(request.headers['content-length']) || 0);
-            return estimateRequest({ endpointType: route.endpointType, method: request.method, body: json, bodyBytes, model: model ?? null, price, maxOutputTokens });
+            // The body as the provider gets it: a config's override_params (max_tokens, …) included.
+            const body = json && leaf.settings.overrideParams ? { ...json, ...leaf.settings.overrideParams } : json;
+            return estimateRequest({ endpointType: route.endpointType, method: request.method, body, bodyBytes, model: model ?? null, price, maxOutputTokens });
           });
         }
         controller = new AbortController();
