@@ -35,7 +35,8 @@ describe('usage limits (budgets) on gateway traffic', () => {
     expect(g.mock.requests).toHaveLength(5);
     const refused = results.find((r) => r.status === 402)!;
     expect(refused.body.error).toMatchObject({ code: 'USAGE_LIMIT_EXCEEDED', type: 'insufficient_quota' });
-    expect(refused.body.error.message).toMatch(/usage limit of the API key/);
+    expect(refused.body.error.message).toMatch(/^The usage limit of the API key cannot hold this request: [\d.e-]+ of [\d.e-]+ USD used; /);
+    expect(refused.body.error.message).toContain(`this request needs up to ${Number(RESERVED.cost.toPrecision(4))} USD (${estimate.promptTokens} prompt + 5 output tokens at most)`);
 
     await g.logs(30);
     await g.server.limits.flush();
