@@ -1,4 +1,4 @@
-import { encodingFor, type TextCounter } from './tokenizers.js';
+import type { TextCounter } from './tokenizers.js';
 
 /**
  * An upper bound of the prompt tokens a request will be billed for, over every field that
@@ -127,6 +127,3 @@ export function promptTokens(endpointType: string, body: Json, ctx: PromptCounti
 function systemTokens(system: unknown, ctx: PromptCounting): number {
   return system === undefined || system === null ? 0 : TOKENS_PER_MESSAGE + contentTokens(system, ctx);
 }
-
-/** Whether counts for this model are exact tokenizer counts (else bytes). */
-export const hasKnownTokenizer = (model: string | null): boolean => encodingFor(model) !== null;
