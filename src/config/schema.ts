@@ -83,6 +83,11 @@ export const settingsSchema = z
       .enum(['open', 'closed'])
       .default('closed')
       .describe('When the counter store (Redis) is unreachable: `closed` refuses gateway requests (503), `open` lets them through unlimited; logged loudly either way.'),
+    default_model_price: z
+      .string()
+      .regex(/^\d+(\.\d+)?\/\d+(\.\d+)?$/, 'must be "<input>/<output>" in USD per 1,000,000 tokens, e.g. "3/15"')
+      .optional()
+      .describe('Price ("<input>/<output>" USD per 1,000,000 tokens) that cost budgets charge for models without a price; without it such requests are refused under a cost budget.'),
     guardrails_enabled: onOff(true).describe('Feature flag (GUARDRAILS_ENABLED): guardrails; OFF turns their routes and checks off.'),
     api_access_enabled: onOff(true).describe('Feature flag (API_ACCESS_ENABLED): the administration API for API keys; OFF leaves only the gateway and health.'),
     data_exports_enabled: onOff(true).describe('Feature flag (DATA_EXPORTS_ENABLED): log exports.'),

@@ -124,9 +124,13 @@ export function createGatewayHandler(deps: GatewayDeps) {
         const target = await resolveLeafTarget(leaf.node, headers, principal, workspaceId, deps.credentials);
         if (admission.reservation === null) {
           const model = typeof leaf.settings.overrideParams?.model === 'string' ? leaf.settings.overrideParams.model : draft.model;
-          admission.reservation = await deps.limits.reserveBudgets(principal, facts, async () =>
-            estimateRequest(route.endpointType, json, request.rawBody?.length ?? 0, model ? await deps.pricing.priceOf(target.provider.name, model) : null),
-          );
+          admission.reservation = await deps.limits.reserveBudgets(principal, facts, async () => {
+            const [price, maxOutputTokens] = model ? await Promise.all([deps.pricing.priceOf(target.provider.name, model), deps.pricing.maxOutputOf(target.provider.name, model)]) : [null, null];
+            const bodyBytes = request.rawBody?.length ?? (Number(request.headers['content-length']) || 0);
+            // The body as the provider gets it: a config's override_params (max_tokens, …) included.
+            const body = json && leaf.settings.overrideParams ? { ...json, ...leaf.settings.overrideParams } : json;
+            return estimateRequest({ endpointType: route.endpointType, method: request.method, body, bodyBytes, model: model ?? null, price, maxOutputTokens });
+          });
         }
         controller = new AbortController();
         const outcome = await callTarget(callDeps, { route, request, path, json, headers, target, settings: leaf.settings, controller });
@@ -216,7 +220,7 @@ function withoutRetries(config: NonNullable<Parameters<typeof routeRequest>[0]>)
  * when no provider answered successfully.
  */
 function actualUsage(draft: RequestLogDraft, served: UpstreamAnswer | null) {
-  if (draft.usage) return { cost: draft.cost, tokens: draft.usage.totalTokens };
+  if (draft.usage) return { cost: draft.cost, tokens: draft.usage.totalTokens, usage: draft.usage };
   if (served !== null && served.res.statusCode < 400 && draft.errorCode !== null) return 'as-reserved' as const;
   return null;
 }

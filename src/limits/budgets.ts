@@ -1,3 +1,4 @@
+import { costFromPrice, type ModelPrice } from '../pricing/pricing-service.js';
 import type { CounterStore } from './counter-store.js';
 import { bucketOf, matchesAll, type Condition, type RequestFacts } from './matching.js';
 
@@ -27,24 +28,33 @@ export interface Budget extends Omit<BudgetSource, 'conditions' | 'groupBy'> {
   organisationId: string;
 }
 
+/** The most a request can use (docs/limits.md): what budgets reserve before it runs. */
 export interface Estimate {
   /** USD; null when the model has no price. */
   cost: number | null;
   tokens: number;
+  promptTokens: number;
+  completionTokens: number;
 }
 
 export interface Reservation {
   budgets: Budget[];
   amounts: number[];
+  /** The configured default price, when the model had none: the real cost is figured with it. */
+  defaultPrice?: ModelPrice | undefined;
+}
+
+/** What a finished request used; `usage` splits the tokens, for pricing at the default price. */
+export interface ActualUsage {
+  cost: number | null;
+  tokens: number | null;
+  usage?: { promptTokens: number | null; completionTokens: number | null; cachedTokens: number | null } | null | undefined;
 }
 
 /** Cumulative budgets keep their counter this long (the store needs an expiry). */
 const CUMULATIVE_TTL_MS = 10 * 365 * 24 * 3600 * 1000;
-/**
- * Reserved when the estimate is unknown (a model without a price): tiny, but it makes a
- * budget that is already spent refuse the request.
- */
-const UNKNOWN_ESTIMATE = 1e-9;
+/** Reserved at the least (a GET reserves nothing else): it makes a budget that is already spent refuse the request. */
+const MIN_RESERVATION = 1e-9;
 
 export const budgetCounterKey = (scopeType: Budget['scopeType'], scopeId: string, valueKey: string, periodStart: string) => `ul:${scopeType}:${scopeId}:${valueKey}:${periodStart}`;
 export const budgetKey = (budget: Budget) => budgetCounterKey(budget.scopeType, budget.scopeId, budget.valueKey, budget.periodStart);
@@ -58,22 +68,34 @@ export function applicableBudgets(sources: readonly BudgetSource[], facts: Reque
 const amountFor = (budget: Budget, value: { cost: number | null; tokens: number | null }): number =>
   budget.type === 'cost' ? value.cost ?? 0 : value.tokens ?? 0;
 
+/**
+ * The real amount of one budget: a cost the pricing could not figure (a fallback target
+ * without a price) is priced at the default price when one was configured, else the
+ * reservation stands; it never becomes $0.
+ */
+function realAmount(budget: Budget, actual: ActualUsage, reserved: number, defaultPrice: ModelPrice | undefined): number {
+  if (budget.type === 'tokens') return actual.tokens ?? reserved;
+  if (actual.cost !== null) return actual.cost;
+  const byDefault = defaultPrice && actual.usage ? costFromPrice(defaultPrice, { promptTokens: actual.usage.promptTokens, completionTokens: actual.usage.completionTokens, cachedTokens: actual.usage.cachedTokens }) : null;
+  return byDefault ?? reserved;
+}
+
 const expiry = (budget: Budget, now: number) => budget.resetAt ?? now + CUMULATIVE_TTL_MS;
 
 /**
  * Reserves the estimate in every budget at once, before the upstream call: with N requests in
  * flight against a budget that holds k estimates, exactly k are admitted.
  */
-export async function reserve(store: CounterStore, budgets: Budget[], estimate: Estimate, now: number): Promise<{ ok: true; reservation: Reservation } | { ok: false; budget: Budget; used: number }> {
-  const amounts = budgets.map((budget) => Math.max(amountFor(budget, estimate), UNKNOWN_ESTIMATE));
+export async function reserve(store: CounterStore, budgets: Budget[], estimate: Estimate, now: number, defaultPrice?: ModelPrice): Promise<{ ok: true; reservation: Reservation } | { ok: false; budget: Budget; used: number; needed: number }> {
+  const amounts = budgets.map((budget) => Math.max(amountFor(budget, estimate), MIN_RESERVATION));
   const result = await store.consume(budgets.map((budget, i) => ({ key: budgetKey(budget), limit: budget.creditLimit, amount: amounts[i]!, expiresAt: expiry(budget, now) })), now);
-  if (!result.allowed) return { ok: false, budget: budgets[result.index]!, used: result.count };
-  return { ok: true, reservation: { budgets, amounts } };
+  if (!result.allowed) return { ok: false, budget: budgets[result.index]!, used: result.count, needed: amounts[result.index]! };
+  return { ok: true, reservation: { budgets, amounts, ...(defaultPrice ? { defaultPrice } : {}) } };
 }
 
 /** Replaces each reservation by the real cost (or tokens); with `actual` null, releases it. */
-export async function settle(store: CounterStore, reservation: Reservation, actual: { cost: number | null; tokens: number | null } | null, now: number): Promise<number[]> {
-  const real = reservation.budgets.map((budget) => (actual ? amountFor(budget, actual) : 0));
+export async function settle(store: CounterStore, reservation: Reservation, actual: ActualUsage | null, now: number): Promise<number[]> {
+  const real = reservation.budgets.map((budget, i) => (actual ? realAmount(budget, actual, reservation.amounts[i]!, reservation.defaultPrice) : 0));
   await store.add(reservation.budgets.map((budget, i) => ({ key: budgetKey(budget), amount: real[i]! - reservation.amounts[i]!, expiresAt: expiry(budget, now) })), now);
   return real;
 }

@@ -1,56 +1,58 @@
 import type { ModelPrice } from '../pricing/pricing-service.js';
 import type { Estimate } from './budgets.js';
+import { promptTokens } from './prompt-tokens.js';
+import { counterFor } from './tokenizers.js';
 
-/** Completion tokens assumed for a chat request that sets no max_tokens. */
-export const DEFAULT_COMPLETION_ESTIMATE = 256;
+/**
+ * Output reserved when the request sets no output bound and the capabilities data gives no
+ * maximum for the model: the largest maximum output of the shipped capabilities (128,000).
+ */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 128_000;
 /** OpenAI's default max_tokens for the legacy completions endpoint. */
 const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
+/** Families that produce no tokens of text (their usage, if any, is prompt only). */
+const NO_OUTPUT = new Set(['embed', 'moderate', 'rerank', 'listModels']);
 
-/** Characters of text in chat messages: string contents and the text parts of multi-part ones. */
-function messageText(messages: unknown): number {
-  if (!Array.isArray(messages)) return 0;
-  let length = 0;
-  for (const message of messages) {
-    const content = (message as { content?: unknown } | null)?.content;
-    if (typeof content === 'string') length += content.length;
-    else if (Array.isArray(content)) {
-      for (const part of content) if (typeof (part as { text?: unknown })?.text === 'string') length += (part as { text: string }).text.length;
-    }
-  }
-  return length;
+export interface EstimateRequest {
+  endpointType: string;
+  method: string;
+  body: Record<string, unknown> | null;
+  /** Size of the body as received (or announced, for bodies that stream through). */
+  bodyBytes: number;
+  model: string | null;
+  price: ModelPrice | null;
+  /** The model's maximum output from the capabilities data, when known. */
+  maxOutputTokens: number | null;
 }
 
-function inputText(input: unknown): number {
-  if (typeof input === 'string') return input.length;
-  if (Array.isArray(input)) return input.reduce((sum: number, item) => sum + (typeof item === 'string' ? item.length : Array.isArray(item) ? item.length * 4 : 4), 0);
-  return 0;
+const positive = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.ceil(value) : null);
+
+/** The most output the request can produce: its own bound (per choice) × choices, or the model's maximum. */
+export function outputBound(endpointType: string, body: Record<string, unknown> | null, maxOutputTokens: number | null): number {
+  if (NO_OUTPUT.has(endpointType)) return 0;
+  const own = positive(body?.max_completion_tokens) ?? positive(body?.max_tokens) ?? positive(body?.max_output_tokens);
+  const perChoice = own ?? (endpointType === 'complete' ? COMPLETIONS_DEFAULT_MAX_TOKENS : (maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS));
+  const choices = Math.max(positive(body?.n) ?? 1, positive(body?.best_of) ?? 1);
+  return perChoice * choices;
+}
+
+/** Cost in USD of a number of prompt and output tokens, at the long-prompt rates when the prompt passes their threshold. */
+export function costOfTokens(price: ModelPrice, prompt: number, completion: number): number {
+  const rates = price.long_prompt && prompt > price.long_prompt.threshold_tokens ? price.long_prompt : price;
+  return (prompt * rates.input + completion * rates.output) / 1_000_000;
 }
 
 /**
- * What a request will probably cost, before it runs: prompt tokens at about four characters a
- * token, plus the completion it may produce (its max_tokens, or a default). Budgets reserve
- * this and settle the real figure afterwards.
+ * The most a request can use, before it runs: its prompt counted with the model's tokenizer
+ * (bytes when the tokenizer is unknown) over every field that becomes prompt, plus its output
+ * bound. Budgets reserve this and settle the real figure afterwards, so a budget is never
+ * overshot by requests in flight. A request without a body (GET) reserves nothing.
  */
-export function estimateRequest(endpointType: string, body: Record<string, unknown> | null, bodyBytes: number, price: ModelPrice | null): Estimate {
-  let prompt: number;
-  let completion = 0;
-  const maxTokens = (body?.max_completion_tokens ?? body?.max_tokens) as number | undefined | null;
-  switch (endpointType) {
-    case 'chatComplete':
-      prompt = Math.ceil(messageText(body?.messages) / 4);
-      completion = typeof maxTokens === 'number' ? maxTokens : DEFAULT_COMPLETION_ESTIMATE;
-      break;
-    case 'complete':
-      prompt = Math.ceil(inputText(body?.prompt) / 4);
-      completion = typeof maxTokens === 'number' ? maxTokens : COMPLETIONS_DEFAULT_MAX_TOKENS;
-      break;
-    case 'embed':
-      prompt = Math.ceil(inputText(body?.input) / 4);
-      break;
-    default:
-      prompt = Math.ceil(bodyBytes / 4);
-  }
-  const tokens = prompt + completion;
-  const cost = price ? (prompt * price.input + completion * price.output) / 1_000_000 : null;
-  return { cost, tokens };
+export async function estimateRequest(request: EstimateRequest): Promise<Estimate> {
+  if (request.method === 'GET' || request.method === 'HEAD' || request.endpointType === 'listModels') return { cost: 0, tokens: 0, promptTokens: 0, completionTokens: 0 };
+  const counted = request.body ? promptTokens(request.endpointType, request.body, { count: await counterFor(request.model), model: request.model }) : NaN;
+  // Images, audio and pass-through bodies: no field is text the tokenizer can count, bytes bound it.
+  const prompt = Number.isNaN(counted) ? request.bodyBytes : counted;
+  const completion = outputBound(request.endpointType, request.body, request.maxOutputTokens);
+  return { cost: request.price ? costOfTokens(request.price, prompt, completion) : null, tokens: prompt + completion, promptTokens: prompt, completionTokens: completion };
 }

@@ -3,6 +3,7 @@ import type { Config } from '../config/schema.js';
 import type { FeatureFlags } from '../features/flags.js';
 import type { Clock } from '../lib/clock.js';
 import type { Db } from '../storage/database.js';
+import type { ModelPrice } from '../pricing/pricing-service.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Repositories } from '../storage/repositories/index.js';
 import type { CounterStore } from './counter-store.js';
@@ -21,6 +22,13 @@ export interface Limits {
   close(): Promise<void>;
 }
 
+/** `default_model_price` ("3/15": USD per million input/output tokens), validated by the settings schema. */
+function parseDefaultPrice(setting: string | undefined): ModelPrice | undefined {
+  if (!setting) return undefined;
+  const [input, output] = setting.split('/').map(Number);
+  return { input: input!, output: output! };
+}
+
 /** Control-plane paths whose changes alter which limits apply. */
 const LIMIT_SOURCES = ['/v1/policies/', '/v1/api-keys', '/v1/workspaces'];
 
@@ -34,7 +42,7 @@ export async function createLimits(deps: { app: FastifyInstance; features: Featu
   const memory = deps.store || redisUrl ? null : await createMemoryCounterStore({ db: deps.db, logger: deps.logger, now: () => deps.clock.now() });
   const store = deps.store ?? (redisUrl ? await (await import('./redis-counter-store.js')).createRedisCounterStore({ url: redisUrl, keyPrefix: deps.config.redis_key_prefix, logger: deps.logger }) : memory!);
   const recorder = createUsageRecorder({ db: deps.db, clock: deps.clock, logger: deps.logger, alerts: deps.alerts });
-  const service = createLimitsService({ features: deps.features, repos: deps.repos, store, clock: deps.clock, logger: deps.logger, recorder, failOpen: deps.config.limits_on_store_failure === 'open' });
+  const service = createLimitsService({ features: deps.features, repos: deps.repos, store, clock: deps.clock, logger: deps.logger, recorder, failOpen: deps.config.limits_on_store_failure === 'open', defaultPrice: parseDefaultPrice(deps.config.default_model_price) });
 
   const resets = createResetWorker({ db: deps.db, clock: deps.clock, logger: deps.logger, onReset: () => {
     service.invalidate();

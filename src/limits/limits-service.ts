@@ -5,7 +5,9 @@ import { AppError } from '../lib/errors.js';
 import type { Repositories } from '../storage/repositories/index.js';
 import type { UsageLimitPoliciesTable } from '../storage/schema.js';
 import type { Logger } from '../telemetry/logger.js';
-import { applicableBudgets, budgetCounterKey, reserve, settle, type BudgetSource, type Estimate, type Reservation } from './budgets.js';
+import type { ModelPrice } from '../pricing/pricing-service.js';
+import { applicableBudgets, budgetCounterKey, reserve, settle, type ActualUsage, type Budget, type BudgetSource, type Estimate, type Reservation } from './budgets.js';
+import { costOfTokens } from './estimate.js';
 import type { CounterStore } from './counter-store.js';
 import type { RequestFacts } from './matching.js';
 import { periodStart } from './periods.js';
@@ -32,7 +34,7 @@ export interface Admission {
   headers: RateHeaders | null;
 }
 
-type LimitsDeps = { features?: FeatureFlags; repos: Pick<Repositories, 'rateLimitPolicies' | 'usageLimitPolicies' | 'workspaces'>; store: CounterStore; clock: Clock; logger: Logger; recorder: UsageRecorder; failOpen: boolean; cacheTtlMs?: number };
+type LimitsDeps = { features?: FeatureFlags; repos: Pick<Repositories, 'rateLimitPolicies' | 'usageLimitPolicies' | 'workspaces'>; store: CounterStore; clock: Clock; logger: Logger; recorder: UsageRecorder; failOpen: boolean; cacheTtlMs?: number; defaultPrice?: ModelPrice | undefined };
 
 /**
  * Rate limits and budgets of gateway traffic. Active policies are cached per organisation so
@@ -109,7 +111,11 @@ export function createLimitsService(deps: LimitsDeps) {
       return { tokenLimits: decision.tokenLimits, headers: decision.headers };
     },
 
-    /** Reserves the estimate in every budget that covers the request; USAGE_LIMIT_EXCEEDED when one is spent. */
+    /**
+     * Reserves the estimate in every budget that covers the request; USAGE_LIMIT_EXCEEDED when
+     * one cannot hold it, or when a cost budget applies and the model has no price (nor a
+     * default price is configured). The estimate is only computed when a budget applies.
+     */
     async reserveBudgets(principal: Principal, facts: RequestFacts, estimate: () => Promise<Estimate>): Promise<Reservation | null> {
       if (!features.enabled('usage_limits')) return null;
       const { usage } = await policiesOf(facts.organisationId);
@@ -118,12 +124,16 @@ export function createLimitsService(deps: LimitsDeps) {
       const budgets = applicableBudgets([...usage, ...own, ...(workspace ? [workspace] : [])], facts);
       if (budgets.length === 0) return null;
       const now = deps.clock.now();
-      const estimated = await estimate();
-      const result = await guarded(() => reserve(deps.store, budgets, estimated, now), { ok: true as const, reservation: { budgets: [], amounts: [] } });
-      if (!result.ok) {
-        const unit = result.budget.type === 'cost' ? 'USD' : 'tokens';
-        throw new AppError('USAGE_LIMIT_EXCEEDED', `The ${result.budget.label} is spent: ${round(result.used)} of ${result.budget.creditLimit} ${unit} used${result.budget.valueKey ? ` (bucket ${result.budget.valueKey})` : ''}.`);
+      let estimated = await estimate();
+      let defaultPrice: ModelPrice | undefined;
+      const costBudget = budgets.find((budget) => budget.type === 'cost');
+      if (estimated.cost === null && costBudget) {
+        if (!deps.defaultPrice) throw new AppError('USAGE_LIMIT_EXCEEDED', `The ${costBudget.label} is a cost budget and this request's model has no price, so its cost cannot be bounded; add a price for the model or set default_model_price.`);
+        defaultPrice = deps.defaultPrice;
+        estimated = { ...estimated, cost: costOfTokens(defaultPrice, estimated.promptTokens, estimated.completionTokens) };
       }
+      const result = await guarded(() => reserve(deps.store, budgets, estimated, now, defaultPrice), { ok: true as const, reservation: { budgets: [], amounts: [] } });
+      if (!result.ok) throw new AppError('USAGE_LIMIT_EXCEEDED', refusal(result.budget, result.used, result.needed, estimated));
       return result.reservation;
     },
 
@@ -131,7 +141,7 @@ export function createLimitsService(deps: LimitsDeps) {
      * Settles a request once its response has ended: token limits count the real tokens,
      * reservations become the real cost (or are released when nothing was used).
      */
-    async settle(admission: Admission, actual: { cost: number | null; tokens: number | null } | 'as-reserved' | null): Promise<void> {
+    async settle(admission: Admission, actual: ActualUsage | 'as-reserved' | null): Promise<void> {
       const now = deps.clock.now();
       const reservation = admission.reservation;
       await guarded(async () => {
@@ -218,3 +228,13 @@ function ownBudget(scopeType: 'api_key' | 'workspace', scopeId: string, label: s
 }
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
+const roundCost = (n: number) => Number(n.toPrecision(4));
+
+/** What was used, the limit, and what this request needed; how to need less when the output bound was the model's maximum. */
+function refusal(budget: Budget, used: number, needed: number, estimate: Estimate): string {
+  const bucket = budget.valueKey ? ` (bucket ${budget.valueKey})` : '';
+  const amount = budget.type === 'cost' ? `${roundCost(needed)} USD` : `${Math.ceil(needed)} tokens`;
+  const detail = `${estimate.promptTokens} prompt + ${estimate.completionTokens} output tokens at most`;
+  const reason = used >= budget.creditLimit ? 'is spent' : 'cannot hold this request';
+  return `The ${budget.label} ${reason}: ${budget.type === 'cost' ? roundCost(used) : round(used)} of ${budget.creditLimit} ${budget.type === 'cost' ? 'USD' : 'tokens'} used${bucket}; this request needs up to ${amount} (${detail}). Setting max_tokens lowers what a request reserves.`;
+}

@@ -132,6 +132,7 @@ export function createPricingService(deps: {
     lookupCapabilities,
     priceOf: async (provider, model) => (await lookupPrice(provider, model))?.price ?? null,
     capabilitiesOf: async (provider, model) => (await lookupCapabilities(provider, model))?.capabilities ?? null,
+    maxOutputOf: async (provider, model) => (await lookupCapabilities(provider, model))?.capabilities.max_output_tokens ?? null,
     models: () => localModels,
     async costOf(provider: string | null, model: string | null, usage: Usage): Promise<number | null> {
       if (!provider || !model) return null;

@@ -52,6 +52,12 @@ export interface MockOpenAIOptions {
   apiKey?: string;
   /** Ids served by GET /v1/models. */
   models?: string[];
+  /**
+   * Report chat prompt tokens the way OpenAI bills them (o200k_base, 3 tokens per message and
+   * 3 to prime the reply, tools as their JSON, 765 per image) instead of a quarter of the
+   * characters (default false): budget tests need the real figure.
+   */
+  tokenizerUsage?: boolean;
 }
 
 export interface MockOpenAI {
@@ -98,6 +104,7 @@ interface Ctx {
   words: number;
   dimensions: number;
   models: string[];
+  countTokens: ((text: string) => number) | null;
 }
 
 const DEFAULT_MODELS = ['gpt-4o-mini', 'gpt-4o', 'gpt-4.1-mini', 'text-embedding-3-small', 'omni-moderation-latest', 'gpt-image-1', 'tts-1', 'whisper-1'];
@@ -129,6 +136,8 @@ export async function startMockOpenAI(options: MockOpenAIOptions = {}): Promise<
   let holding = options.holdStream ?? false;
   let heldStreams: Array<() => void> = [];
   let closing = false;
+  const encoding = options.tokenizerUsage ? await import('gpt-tokenizer/encoding/o200k_base') : null;
+  const countTokens = encoding ? (text: string) => encoding.countTokens(text, { disallowedSpecial: new Set() }) : null;
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -228,6 +237,7 @@ export async function startMockOpenAI(options: MockOpenAIOptions = {}): Promise<
       json: {},
       words: options.streamChunks ?? 5,
       dimensions: options.dimensions ?? 8,
+      countTokens,
       models: options.models ?? DEFAULT_MODELS,
     };
     const route = ROUTES[`${ctx.method} ${path}`] ?? dynamicRoute(ctx);
@@ -354,7 +364,7 @@ function chatCompletions(ctx: Ctx): Reply {
   const promptChars = messages.reduce<number>((n, m) => n + textOf(isObject(m) ? m.content : undefined).length, 0);
   const lastUser = [...messages].reverse().find((m) => isObject(m) && m.role === 'user');
   const { tokens, finish } = plan(ctx, textOf(isObject(lastUser) ? lastUser.content : undefined).length);
-  const usage = completionUsage(Math.ceil(promptChars / 4), tokens.length);
+  const usage = completionUsage(ctx.countTokens ? chatPromptTokens(json, ctx.countTokens) : Math.ceil(promptChars / 4), tokens.length);
 
   if (json.stream !== true) {
     return ok({
@@ -374,6 +384,24 @@ function chatCompletions(ctx: Ctx): Reply {
   if (includeUsage) frames.push(chunk(null, null, usage));
   frames.push('data: [DONE]\n\n');
   return { type: 'sse', frames };
+}
+
+/** Chat prompt tokens as OpenAI counts them: the chat format around each message, tool calls, tools and schemas. */
+function chatPromptTokens(json: Json, count: (text: string) => number): number {
+  let total = 3;
+  for (const m of json.messages as unknown[]) {
+    if (!isObject(m)) continue;
+    total += 3 + count(String(m.role ?? '')) + count(textOf(m.content));
+    if (Array.isArray(m.content)) total += m.content.filter((p) => isObject(p) && p.type === 'image_url').length * 765;
+    if (typeof m.name === 'string') total += 1 + count(m.name);
+    for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
+      const fn = isObject(call) && isObject(call.function) ? call.function : {};
+      total += 3 + count(String(fn.name ?? '')) + count(String(fn.arguments ?? ''));
+    }
+  }
+  if (Array.isArray(json.tools)) total += count(JSON.stringify(json.tools));
+  if (isObject(json.response_format)) total += count(JSON.stringify(json.response_format));
+  return total;
 }
 
 /** Frames for one chat stream: each chunk shares id and created; `delta: null` means the usage chunk (`choices: []`). */
