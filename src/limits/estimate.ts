@@ -46,10 +46,10 @@ export function costOfTokens(price: ModelPrice, prompt: number, completion: numb
  * The most a request can use, before it runs: its prompt counted with the model's tokenizer
  * (bytes when the tokenizer is unknown) over every field that becomes prompt, plus its output
  * bound. Budgets reserve this and settle the real figure afterwards, so a budget is never
- * overshot by requests in flight. A request without a body (GET) reserves nothing.
+ * overshot by requests in flight. Reads and deletions (GET, HEAD, DELETE) produce no tokens and reserve nothing.
  */
 export async function estimateRequest(request: EstimateRequest): Promise<Estimate> {
-  if (request.method === 'GET' || request.method === 'HEAD' || request.endpointType === 'listModels') return { cost: 0, tokens: 0, promptTokens: 0, completionTokens: 0 };
+  if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE' || request.endpointType === 'listModels') return { cost: 0, tokens: 0, promptTokens: 0, completionTokens: 0 };
   const counted = request.body ? promptTokens(request.endpointType, request.body, { count: await counterFor(request.model), model: request.model }) : NaN;
   // Images, audio and pass-through bodies: no field is text the tokenizer can count, bytes bound it.
   const prompt = Number.isNaN(counted) ? request.bodyBytes : counted;
