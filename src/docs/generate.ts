@@ -9,7 +9,7 @@ import { featureVariable } from '../features/flags.js';
 import { ERROR_CODES } from '../lib/errors.js';
 import { systemClock } from '../lib/clock.js';
 import { buildApp } from '../server/build-app.js';
-import type { RouteAccess, RouteAuth, RouteRoles } from '../server/route-config.js';
+import type { RouteAccess, RouteAuth, RouteRoles } from '../http/route-config.js';
 import { migrateToLatest, openSqlite } from '../storage/database.js';
 
 /**

@@ -17,7 +17,7 @@ import { resolveLeafTarget, type CredentialLookup } from './resolve-target.js';
 import type { ConfigSelector, SelectedConfig } from './routing/config-selector.js';
 import { HEADERS_LEAF, route as routeRequest, type AttemptOutcome, type Leaf, type RouteResult } from './routing/router.js';
 import { upstreamFailure, type UpstreamClient } from './upstream-client.js';
-import { usageFromBody } from './usage.js';
+import { usageFromBody } from '../providers/usage.js';
 import { withModelSniffer } from './model-sniffer.js';
 import { withoutUrlCredentials } from '../lib/mask.js';
 

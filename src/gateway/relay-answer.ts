@@ -9,7 +9,7 @@ import { headersForClient, providerSignalHeaders } from './forward-headers.js';
 import type { RequestLogDraft } from './request-log-draft.js';
 import { createSseRelay } from './sse-relay.js';
 import { upstreamFailure } from './upstream-client.js';
-import { usageFromBody } from './usage.js';
+import { usageFromBody } from '../providers/usage.js';
 
 export interface RelayOptions {
   /** Bytes of each body to keep for the log (0: none). */

@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/principal.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 import type { RequestLogInsert } from '../storage/repositories/request-logs.js';
-import type { TokenUsage } from './usage.js';
+import type { TokenUsage } from '../providers/usage.js';
 
 /**
  * The request log record as the pipeline learns it, step by step; `finish` turns it into the

@@ -1,11 +1,13 @@
 import type { Principal } from '../auth/principal.js';
-import type { ResolvedCredential } from '../admin/credentials/resolve.js';
 import { AppError } from '../lib/errors.js';
 import { maskValue } from '../lib/mask.js';
 import { getProvider } from '../providers/registry.js';
 import type { ProviderDefinition, TargetContext } from '../providers/types.js';
 import type { ConfigTarget } from './config/schema.js';
+import type { CredentialLookup, ResolvedCredential } from './credential-lookup.js';
 import type { GatewayHeaders } from './gateway-headers.js';
+
+export type { CredentialLookup };
 
 /** Where one gateway request goes and with which credential. */
 export interface ResolvedTarget {
@@ -15,10 +17,6 @@ export interface ResolvedTarget {
   source: string;
 }
 
-export interface CredentialLookup {
-  resolveProvider(principal: Principal, workspaceId: string, slug: string): Promise<ResolvedCredential>;
-  resolveVirtualKey(principal: Principal, workspaceId: string, slug: string): Promise<ResolvedCredential>;
-}
 
 const HOW_TO = 'Send x-service-provider: @<provider slug>, or x-service-provider: <provider name> with Authorization: Bearer <provider key> (and x-service-custom-host for a private deployment), or x-service-virtual-key: <virtual key>.';
 

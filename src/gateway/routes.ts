@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { AppError } from '../lib/errors.js';
 import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
 import { ENDPOINT_PATHS, type EndpointType } from '../providers/endpoints.js';
-import { BOTH_KEY_TYPES, type RouteAccess } from '../server/route-config.js';
+import { BOTH_KEY_TYPES, type RouteAccess } from '../http/route-config.js';
 import type { PricingService } from '../pricing/pricing-service.js';
 import { createGatewayHandler, type GatewayDeps, type GatewayRoute } from './handle-request.js';
 import { limitedBody } from './limited-body.js';

@@ -1,5 +1,5 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import { usageFromBody, type TokenUsage } from './usage.js';
+import { usageFromBody, type TokenUsage } from '../providers/usage.js';
 
 export interface SseRelayOptions {
   /** Drop the usage-only chunk (`choices: []`) that the gateway asked for on the client's behalf. */

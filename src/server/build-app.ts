@@ -31,7 +31,7 @@ import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
 import { answerFrameworkError, registerErrorHandling } from './plugins/errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
-import type { RouteAccess } from './route-config.js';
+import type { RouteAccess } from '../http/route-config.js';
 import { rewriteRequestUrl } from './normalize-path.js';
 import { registerRequestGate } from './request-gate.js';
 import { AppError } from '../lib/errors.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ALL_SCOPES, WORKSPACE_SCOPES } from '../../src/auth/scopes.js';
 import { createManualClock } from '../../src/lib/clock.js';
-import type { RouteAccess } from '../../src/server/route-config.js';
+import type { RouteAccess } from '../../src/http/route-config.js';
 import { addUser, createWorkspace, createWorkspaceKey } from '../helpers/fixtures.js';
 import { apiClient } from '../helpers/http.js';
 import { startTestServer } from '../helpers/start-test-server.js';

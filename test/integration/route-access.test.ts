@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isKnownScope, scopeInfo, SCOPES, ALL_SCOPES, WORKSPACE_SCOPES } from '../../src/auth/scopes.js';
 import { routeAccessTable, scopesTable } from '../../src/docs/generate.js';
-import type { RouteAccess } from '../../src/server/route-config.js';
+import type { RouteAccess } from '../../src/http/route-config.js';
 import { addUser } from '../helpers/fixtures.js';
 import { apiClient, type ApiClient } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/start-test-server.js';

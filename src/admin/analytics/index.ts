@@ -1,4 +1,4 @@
-import type { ZodApp } from '../../server/zod-app.js';
+import type { ZodApp } from '../../http/zod-app.js';
 import type { ObservabilityDeps } from '../observability/deps.js';
 import { createAnalyticsReader } from './reader.js';
 import { registerAnalyticsRoutes } from './routes.js';

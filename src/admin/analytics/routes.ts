@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Principal } from '../../auth/principal.js';
-import { BOTH_KEY_TYPES } from '../../server/route-config.js';
-import type { ZodApp } from '../../server/zod-app.js';
+import { BOTH_KEY_TYPES } from '../../http/route-config.js';
+import type { ZodApp } from '../../http/zod-app.js';
 import type { ObservabilityDeps } from '../observability/deps.js';
 import { listBody, pageWindow, paginationQuery } from '../shared/pagination.js';
 import { COLUMN_NAMES, GROUP_BYS, parseColumns, parseGroupBy } from './columns.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SCOPES } from '../../auth/scopes.js';
-import { BOTH_KEY_TYPES, ADMIN_ONLY, ORG_ADMINS, WORKSPACE_MANAGERS } from '../../server/route-config.js';
-import type { ZodApp } from '../../server/zod-app.js';
+import { BOTH_KEY_TYPES, ADMIN_ONLY, ORG_ADMINS, WORKSPACE_MANAGERS } from '../../http/route-config.js';
+import type { ZodApp } from '../../http/zod-app.js';
 import { listBody } from '../shared/pagination.js';
 import { apiKeyObject, apiKeyParams, createApiKeyBody, createdApiKey, listApiKeysQuery, rotateApiKeyBody, rotatedApiKey, updateApiKeyBody } from './schemas.js';
 import type { ApiKeyAdminService } from './service.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AuditLogRepository } from '../../storage/repositories/audit-logs.js';
-import { ADMIN_ONLY } from '../../server/route-config.js';
-import type { ZodApp } from '../../server/zod-app.js';
+import { ADMIN_ONLY } from '../../http/route-config.js';
+import type { ZodApp } from '../../http/zod-app.js';
 import { listBody, pageWindow, paginationQuery } from '../shared/pagination.js';
 
 const listAuditLogsQuery = z

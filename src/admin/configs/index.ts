@@ -1,5 +1,5 @@
 import type { Clock } from '../../lib/clock.js';
-import type { ZodApp } from '../../server/zod-app.js';
+import type { ZodApp } from '../../http/zod-app.js';
 import type { ConfigRepository } from '../../storage/repositories/configs.js';
 import type { Repositories } from '../../storage/repositories/index.js';
 import { registerConfigRoutes } from './routes.js';

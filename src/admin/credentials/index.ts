@@ -3,7 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import { createSecretBox, loadMasterKey, type SecretBox } from '../../lib/secret-box.js';
 import type { Db } from '../../storage/database.js';
 import type { Repositories } from '../../storage/repositories/index.js';
-import type { ZodApp } from '../../server/zod-app.js';
+import type { ZodApp } from '../../http/zod-app.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { registerIntegrationRoutes } from '../integrations/routes.js';
 import { createIntegrationService } from '../integrations/service.js';

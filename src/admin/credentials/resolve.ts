@@ -7,19 +7,10 @@ import type { Db } from '../../storage/database.js';
 import { createProviderRepository } from '../../storage/repositories/providers.js';
 import { createVirtualKeyRepository, type VirtualKeyRow } from '../../storage/repositories/virtual-keys.js';
 import { assertWorkspaceReachable } from '../shared/workspace-access.js';
+import type { ResolvedCredential } from '../../gateway/credential-lookup.js';
 import { openConfigurations } from './secrets.js';
 
-/** What the gateway needs to call a provider with a stored credential. */
-export interface ResolvedCredential {
-  /** Registry id (`getProvider`). */
-  providerType: string;
-  /** The decrypted provider key; null when the credential has none (local servers). */
-  apiKey: string | null;
-  customHost: string | null;
-  /** Every stored setting, secret fields decrypted (azure_resource_name, custom_headers, …). */
-  configurations: Readonly<Record<string, unknown>>;
-  source: { kind: 'provider' | 'virtual_key'; id: string; slug: string; integrationId: string | null };
-}
+export type { ResolvedCredential };
 
 export const DEFAULT_CREDENTIAL_TTL_MS = 60_000;
 const SLUG_RE = /^[a-zA-Z0-9_-]{1,255}$/;

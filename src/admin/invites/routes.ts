@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { BOTH_KEY_TYPES, WORKSPACE_MANAGERS } from '../../server/route-config.js';
-import type { ZodApp } from '../../server/zod-app.js';
+import { BOTH_KEY_TYPES, WORKSPACE_MANAGERS } from '../../http/route-config.js';
+import type { ZodApp } from '../../http/zod-app.js';
 import { listBody } from '../shared/pagination.js';
 import { acceptedInvite, acceptInviteBody, createInviteBody, inviteObject, inviteParams, issuedInvite, listInvitesQuery, resendInviteBody, resentInvite } from './schemas.js';
 import type { InviteService, IssuedInvite } from './service.js';

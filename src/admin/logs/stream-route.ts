@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { BOTH_KEY_TYPES } from '../../server/route-config.js';
-import type { ZodApp } from '../../server/zod-app.js';
+import { BOTH_KEY_TYPES } from '../../http/route-config.js';
+import type { ZodApp } from '../../http/zod-app.js';
 import { toLogObject } from './log-object.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import type { RequestLogWriter } from '../../telemetry/request-log-writer.js';

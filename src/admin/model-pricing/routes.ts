@@ -4,7 +4,7 @@ import type { ModelConfigService } from '../../pricing/create-pricing-service.js
 import { MAX_MODEL_ID_LENGTH } from '../../pricing/layered-lookup.js';
 import { PROVIDER_ID } from '../../pricing/model-config-sources.js';
 import { toModelPricingConfig } from '../../pricing/price-formats.js';
-import type { ZodApp } from '../../server/zod-app.js';
+import type { ZodApp } from '../../http/zod-app.js';
 
 const params = z
   .object({

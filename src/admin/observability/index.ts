@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { ZodApp } from '../../server/zod-app.js';
+import type { ZodApp } from '../../http/zod-app.js';
 import type { ObservabilityDeps } from './deps.js';
 import { createExportRunner, type ExportRunner } from './exports/export-runner.js';
 import { registerExportRoutes } from './exports/export-routes.js';

@@ -1,7 +1,7 @@
 import { ENDPOINT_TYPES } from '../../providers/endpoints.js';
 import { listProviders } from '../../providers/registry.js';
-import { BOTH_KEY_TYPES } from '../../server/route-config.js';
-import type { ZodApp } from '../../server/zod-app.js';
+import { BOTH_KEY_TYPES } from '../../http/route-config.js';
+import type { ZodApp } from '../../http/zod-app.js';
 import { listBody } from '../shared/pagination.js';
 
 /** The providers the gateway can reach by name, with the endpoint families each serves. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { BOTH_KEY_TYPES } from '../../server/route-config.js';
-import type { ZodApp } from '../../server/zod-app.js';
+import { BOTH_KEY_TYPES } from '../../http/route-config.js';
+import type { ZodApp } from '../../http/zod-app.js';
 import { listBody } from '../shared/pagination.js';
 import { createProviderBody, listProvidersQuery, providerObject, providerParams, providerQuery, providerRef, updateProviderBody } from './schemas.js';
 import type { ProviderService } from './service.js';

@@ -1,5 +1,5 @@
-import { ADMIN_ONLY, BOTH_KEY_TYPES, ORG_ADMINS } from '../../server/route-config.js';
-import type { ZodApp } from '../../server/zod-app.js';
+import { ADMIN_ONLY, BOTH_KEY_TYPES, ORG_ADMINS } from '../../http/route-config.js';
+import type { ZodApp } from '../../http/zod-app.js';
 import type { WorkspaceRepository, WorkspaceRow } from '../../storage/repositories/workspaces.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
 import { organisationSettingsBody, organisationSettingsObject, workspaceOverridesBody, workspaceSettingsObject, workspaceSettingsParams } from './schemas.js';

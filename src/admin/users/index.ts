@@ -1,6 +1,6 @@
 import type { ApiKeyVerifier } from '../../auth/api-key-service.js';
 import type { Clock } from '../../lib/clock.js';
-import type { ZodApp } from '../../server/zod-app.js';
+import type { ZodApp } from '../../http/zod-app.js';
 import type { Repositories } from '../../storage/repositories/index.js';
 import { registerUserRoutes } from './routes.js';
 import { createUserService, type UserService } from './service.js';

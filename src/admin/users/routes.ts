@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ADMIN_ONLY, ORG_ADMINS } from '../../server/route-config.js';
-import type { ZodApp } from '../../server/zod-app.js';
+import { ADMIN_ONLY, ORG_ADMINS } from '../../http/route-config.js';
+import type { ZodApp } from '../../http/zod-app.js';
 import { listBody } from '../shared/pagination.js';
 import { listUsersQuery, updateUserBody, userObject, userParams } from './schemas.js';
 import type { UserService } from './service.js';

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { TokenUsage } from '../../gateway/usage.js';
+import type { TokenUsage } from '../usage.js';
 import type { EndpointType } from '../endpoints.js';
 import type { ProviderDefinition, TargetContext } from '../types.js';
 

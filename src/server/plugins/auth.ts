@@ -4,7 +4,7 @@ import type { ApiKeyVerifier } from '../../auth/api-key-service.js';
 import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
 import { featureDisabledError, type Feature, type FeatureFlags } from '../../features/flags.js';
 import { AppError } from '../../lib/errors.js';
-import type { RouteAccess, RouteAuth, RouteRoles } from '../route-config.js';
+import type { RouteAccess, RouteAuth, RouteRoles } from '../../http/route-config.js';
 
 export const API_KEY_HEADER = 'x-service-api-key';
 

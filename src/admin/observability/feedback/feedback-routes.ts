@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Clock } from '../../../lib/clock.js';
 import { notFound } from '../../../lib/errors.js';
 import { isUuid } from '../../../lib/ids.js';
-import type { ZodApp } from '../../../server/zod-app.js';
+import type { ZodApp } from '../../../http/zod-app.js';
 import type { Db } from '../../../storage/database.js';
 import { createFeedbackStore } from './feedback-store.js';
 

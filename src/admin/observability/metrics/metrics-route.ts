@@ -2,8 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../../../config/schema.js';
 import { AppError } from '../../../lib/errors.js';
 import { VERSION } from '../../../lib/version.js';
-import { ADMIN_ONLY, type RouteAuth } from '../../../server/route-config.js';
-import type { ZodApp } from '../../../server/zod-app.js';
+import { ADMIN_ONLY, type RouteAuth } from '../../../http/route-config.js';
+import type { ZodApp } from '../../../http/zod-app.js';
 import type { MetricsRegistry } from './metrics-registry.js';
 
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { notFound } from '../../../lib/errors.js';
-import { BOTH_KEY_TYPES } from '../../../server/route-config.js';
-import type { ZodApp } from '../../../server/zod-app.js';
+import { BOTH_KEY_TYPES } from '../../../http/route-config.js';
+import type { ZodApp } from '../../../http/zod-app.js';
 import { idOrSlug, listBody, pageWindow, paginationQuery } from '../../shared/pagination.js';
 import { resolveWorkspace } from '../../shared/workspace-access.js';
 import type { ObservabilityDeps } from '../deps.js';

@@ -1,4 +1,4 @@
-import type { TokenUsage } from '../../../gateway/usage.js';
+import type { TokenUsage } from '../../usage.js';
 import type { StreamContext } from '../types.js';
 import { finishReason, openAIUsage, tokenUsage } from './usage-and-finish.js';
 import { isObject, type AnthropicMessage, type Json, type ResponseBlock } from './wire-types.js';

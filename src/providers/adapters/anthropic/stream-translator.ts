@@ -1,4 +1,4 @@
-import type { TokenUsage } from '../../../gateway/usage.js';
+import type { TokenUsage } from '../../usage.js';
 import type { StreamContext, StreamTranslator } from '../types.js';
 import { streamError } from './errors.js';
 import { createSseParser, type SseEvent } from './sse-parser.js';

@@ -1,4 +1,4 @@
-import type { TokenUsage } from '../../../gateway/usage.js';
+import type { TokenUsage } from '../../usage.js';
 import type { StreamContext, StreamTranslator } from '../types.js';
 import { finishReason, readUsage } from './chat-response.js';
 import { errorTypeFor, exceptionName } from './errors.js';

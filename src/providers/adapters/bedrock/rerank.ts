@@ -1,5 +1,5 @@
 import { AppError } from '../../../lib/errors.js';
-import type { TokenUsage } from '../../../gateway/usage.js';
+import type { TokenUsage } from '../../usage.js';
 import type { StreamContext } from '../types.js';
 
 type Json = Record<string, unknown>;

@@ -1,4 +1,4 @@
-import type { TokenUsage } from '../../../gateway/usage.js';
+import type { TokenUsage } from '../../usage.js';
 import type { StreamContext } from '../types.js';
 import { isObject, type CohereChatResponse, type CohereToolCall, type Json } from './cohere-types.js';
 import { openAIUsage, usageOf } from './usage.js';

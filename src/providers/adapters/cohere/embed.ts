@@ -1,5 +1,5 @@
 import { AppError } from '../../../lib/errors.js';
-import type { TokenUsage } from '../../../gateway/usage.js';
+import type { TokenUsage } from '../../usage.js';
 import { finite, isObject, type CohereUsage, type Json } from './cohere-types.js';
 
 const INPUT_TYPES = new Set(['search_document', 'search_query', 'classification', 'clustering', 'image']);

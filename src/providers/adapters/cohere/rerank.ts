@@ -1,5 +1,5 @@
 import { AppError } from '../../../lib/errors.js';
-import type { TokenUsage } from '../../../gateway/usage.js';
+import type { TokenUsage } from '../../usage.js';
 import { finite, isObject, type CohereUsage, type Json } from './cohere-types.js';
 
 /** A document as the text Cohere v2 ranks: a string as it is, `{ text }` by its text, other objects as JSON. */

@@ -1,4 +1,4 @@
-import type { TokenUsage } from '../../../gateway/usage.js';
+import type { TokenUsage } from '../../usage.js';
 import { finite, isObject, type CohereUsage, type Json } from './cohere-types.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { TokenUsage } from '../../../gateway/usage.js';
+import type { TokenUsage } from '../../usage.js';
 import type { StreamContext } from '../types.js';
 import { isObject, type GeminiCandidate, type GeminiPart, type GeminiUsageMetadata, type GenerateContentResponse, type Json } from './gemini-types.js';
 import { newToolCallId } from './tool-call-ids.js';

@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
-import type { TokenUsage } from '../../../gateway/usage.js';
+import type { TokenUsage } from '../../usage.js';
 import type { StreamContext, StreamTranslator } from '../types.js';
 import { finishReasonOf, openAIUsage, splitParts, usageOf } from './chat-response.js';
 import { googleErrorOf, openAIErrorType } from './errors.js';

@@ -1,4 +1,4 @@
-import type { TokenUsage } from '../../../gateway/usage.js';
+import type { TokenUsage } from '../../usage.js';
 import { AppError } from '../../../lib/errors.js';
 import { isObject, type Json } from './gemini-types.js';
 
