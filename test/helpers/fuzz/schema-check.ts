@@ -32,7 +32,8 @@ export function violations(schema: JsonSchema, given: unknown, path = '$'): stri
       const found: string[] = [];
       if (schema.minItems !== undefined && value.length < schema.minItems) found.push(`${path}: fewer than ${schema.minItems} items`);
       if (schema.maxItems !== undefined && value.length > schema.maxItems) found.push(`${path}: more than ${schema.maxItems} items`);
-      if (schema.items) value.forEach((item, i) => found.push(...violations(schema.items!, item, `${path}[${i}]`)));
+      // The first problem is enough: bodies can hold 100,000 items.
+      for (let i = 0; schema.items && found.length === 0 && i < value.length; i++) found.push(...violations(schema.items, value[i], `${path}[${i}]`));
       return found;
     }
     case 'object': {
@@ -41,6 +42,7 @@ export function violations(schema: JsonSchema, given: unknown, path = '$'): stri
       const found: string[] = [];
       for (const key of schema.required ?? []) if (record[key] === undefined) found.push(`${path}.${key}: missing`);
       for (const [key, item] of Object.entries(record)) {
+        if (found.length > 0) break;
         const known = schema.properties?.[key];
         if (known) found.push(...violations(known, item, `${path}.${key}`));
         else if (schema.additionalProperties === false) found.push(`${path}.${key}: unknown field`);
