@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describe as describeFailure, fuzzAgent, invalidBodyProblem, refusalShapeProblem, send, serverErrorProblem, tenantProblem, type Answer } from '../helpers/fuzz/check.js';
+import { describe as describeFailure, fuzzAgent, invalidBodyProblem, refusalShapeProblem, secretProblem, send, serverErrorProblem, tenantProblem, type Answer } from '../helpers/fuzz/check.js';
 import { loadServedOperations, type Operation } from '../helpers/fuzz/openapi.js';
 import { requestFor, type FuzzRequest } from '../helpers/fuzz/request.js';
 import { buildWorld, type FuzzWorld } from '../helpers/fuzz/world.js';
@@ -31,6 +31,7 @@ const CHECKS: Array<[string, Check]> = [
   ['one error body with x-request-id', refusalShapeProblem],
   ['invalid body refused, no upstream call', invalidBodyProblem],
   ['tenant wall', tenantProblem],
+  ['no secret in answers', (_req, answer) => secretProblem(world, answer)],
 ];
 
 const DESTRUCTIVE = /\/(rotate|archive|unarchive|cancel|start|resend|reset)$/;
@@ -91,9 +92,12 @@ async function fuzzOperation(op: Operation, numRuns: number): Promise<string | n
   return `${op.id} (seed ${details.seed}, path "${details.counterexamplePath}", after ${details.numRuns} runs, ${details.numShrinks} shrinks): ${message}`;
 }
 
+/** SVCGW_FUZZ_ONLY (a regular expression on `METHOD /path`) narrows a run, e.g. to replay one failure. */
+const ONLY = process.env.SVCGW_FUZZ_ONLY ? new RegExp(process.env.SVCGW_FUZZ_ONLY) : null;
+
 async function fuzzAll(selected: Operation[], numRuns: number): Promise<string[]> {
   const failures: string[] = [];
-  for (const op of selected) {
+  for (const op of selected.filter((o) => !ONLY || ONLY.test(o.id))) {
     const failure = await fuzzOperation(op, numRuns);
     if (failure) failures.push(failure);
   }

@@ -5,7 +5,7 @@ import type { FuzzWorld } from './world.js';
 export interface Answer {
   status: number;
   requestId: string | null;
-  /** The body text of a non-2xx answer (2xx bodies are not read: the log stream never ends). */
+  /** The body text (empty for an event stream). */
   text: string;
   /** Requests the mock provider received while this one ran. */
   upstreamCalls: number;
@@ -23,7 +23,8 @@ export async function send(world: FuzzWorld, req: FuzzRequest): Promise<Answer> 
     dispatcher: fuzzAgent,
   });
   let text = '';
-  if (res.statusCode >= 200 && res.statusCode < 300) res.body.on('error', () => undefined).destroy();
+  // The log stream never ends: its body is dropped, every other body is read.
+  if (String(res.headers['content-type']).startsWith('text/event-stream') && res.statusCode < 300) res.body.on('error', () => undefined).destroy();
   else text = await res.body.text();
   const id = res.headers['x-request-id'];
   return { status: res.statusCode, requestId: typeof id === 'string' ? id : null, text, upstreamCalls: world.mock.requests.length - before };
@@ -79,6 +80,17 @@ export function invalidBodyProblem(req: FuzzRequest, answer: Answer): string | n
 /** Tenant walls: the workspace key gets nothing done on another workspace's resource. */
 export function tenantProblem(req: FuzzRequest, answer: Answer): string | null {
   return req.caller === 'workspace' && req.foreignResource && answer.status < 300 ? `the workspace key reached another workspace's resource (${answer.status})` : null;
+}
+
+/**
+ * No stored provider key and no caller's API key ever comes back in an answer. A provider's
+ * answer is relayed as sent (the mock echoes what it received on pass-through paths), so there
+ * only the callers' keys count: an svcgw key must never be forwarded to a provider.
+ */
+export function secretProblem(world: FuzzWorld, answer: Answer): string | null {
+  const secrets = answer.upstreamCalls > 0 ? world.callerKeys : [...world.providerSecrets, ...world.callerKeys];
+  const echoed = secrets.find((secret) => answer.text.includes(secret));
+  return echoed ? `the answer contains the secret ${echoed.slice(0, 6)}…` : null;
 }
 
 /** A readable counterexample: method, path, caller, body (cut), status, the body seen. */

@@ -31,6 +31,18 @@ const MALFORMED_PERCENT = ['%ZZ', '%', '%u0041', '%C0%AF', '%FF%FE'];
 const RAW_SEGMENTS = ['%00', '%2F', '%E2%80%AE', '..%2F..%2Fetc', '%252F', '.', '..', '%20', '+', ';x=1', ...(included('bad-percent-encoding') ? MALFORMED_PERCENT : [])];
 const ODD_QUERY_VALUES = ['abc', '-1', '1e309', '99999999999999999999999', '1.5', '', 'true', '%00', '%ZZ', '[object Object]', 'null', 'NaN', '-0', '0x10'];
 
+const recent = (maxDaysAgo: number) => fc.integer({ min: 0, max: maxDaysAgo * 24 }).map((hours) => new Date(Date.now() - hours * 3_600_000).toISOString());
+
+/** Query values whose rules are in their descriptions, not in the schema (JSON objects, column lists, time windows). */
+const QUERY_HINTS: Record<string, fc.Arbitrary<unknown>> = {
+  metadata: fc.constantFrom('{"team":"search"}', '{}', '{"a":"1","b":"2"}'),
+  columns: fc.subarray(['cost', 'total_tokens', 'avg_tokens', 'avg_latency', 'p95_latency', 'success_rate'], { minLength: 1 }).map((c) => c.join(',')),
+  start_time: recent(14),
+  end_time: recent(1),
+  time_of_generation_min: recent(14),
+  time_of_generation_max: recent(1),
+};
+
 function knownFor(operation: Operation, param: Parameter, world: FuzzWorld): KnownId[] {
   const segment = operation.path.split('/')[2] ?? '';
   const pool = world.ids[`${segment}:${param.name}`] ?? world.ids[param.name] ?? [];
@@ -60,7 +72,7 @@ function pathValue(operation: Operation, param: Parameter, world: FuzzWorld, bro
 
 /** A query string: documented parameters with valid values, or when `broken` also wrong values, repeats, unknown names. */
 function queryString(operation: Operation, world: FuzzWorld, broken: boolean): fc.Arbitrary<string> {
-  const validValue = (param: Parameter) => valueFor(param.schema, world.known, param.name).map((v) => encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v)));
+  const validValue = (param: Parameter) => (QUERY_HINTS[param.name] ?? valueFor(param.schema, world.known, param.name)).map((v) => encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v)));
   const entries = operation.queryParams.map((param) =>
     fc.option(
       (broken ? fc.oneof(

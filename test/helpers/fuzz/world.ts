@@ -32,6 +32,10 @@ export interface FuzzWorld {
   /** Path parameter values by `<first path segment>:<param>` or by `<param>`. */
   ids: Record<string, KnownId[]>;
   known: KnownIds;
+  /** Stored provider keys (and the client's provider key): never in an answer of svcgw's own. */
+  providerSecrets: string[];
+  /** The callers' svcgw API keys: never in any answer, never sent to a provider. */
+  callerKeys: string[];
   /** Ways of naming a provider on a gateway request; the first ones reach the mock. */
   providerHeaders: Array<Record<string, string>>;
 }
@@ -98,7 +102,7 @@ export async function buildWorld(t: TestServer, mock: MockOpenAI, maxBodyBytes: 
     'virtual-keys:slug': [id(own.vk), id(foreign.vk, false, true)],
     version: [id('1'), id('2')],
     logId: logIds.map((l) => id(l)),
-    groupBy: [id('ai_model'), id('model'), id('metadata.team'), id('api_key'), id('workspace')],
+    groupBy: ['ai_service', 'model', 'status_code', 'api_key', 'config', 'workspace', 'provider', 'prompt', 'metadata.team'].map((g) => id(g)),
     id: [id(feedback.id ?? feedback.ids?.[0] ?? 'none')],
     traceId: [id('fuzz-trace')],
     exportId: [id(own.exported), id(foreign.exported, false, true)],
@@ -120,6 +124,8 @@ export async function buildWorld(t: TestServer, mock: MockOpenAI, maxBodyBytes: 
     ],
     ids,
     known,
+    providerSecrets: ['sk-fuzz-stored', 'sk-fuzz-spare', 'sk-fuzz-vk', 'sk-fuzz-client'],
+    callerKeys: [t.adminKey, wsKey.key],
     providerHeaders: [
       viaMock,
       { 'x-service-provider': '@mock-openai' },
