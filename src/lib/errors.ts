@@ -23,6 +23,8 @@ export const ERROR_CODES = {
   USAGE_LIMIT_EXCEEDED: { status: 402, type: 'insufficient_quota', summary: 'A budget (usage limit) that covers the request is spent; raising its credit limit or its periodic reset lets requests through again.' },
   RATE_LIMITED: { status: 429, type: 'rate_limit_error', summary: 'A rate limit that covers the request is reached; `retry-after` and `x-ratelimit-*` say when it resets. The message names the policy.' },
   PAYLOAD_TOO_LARGE: { status: 413, type: 'invalid_request_error', summary: 'The request body is larger than the max_body_bytes setting.' },
+  REQUEST_TIMEOUT: { status: 408, type: 'invalid_request_error', summary: 'The client did not send the whole request in time (Node\'s requestTimeout).' },
+  HEADERS_TOO_LARGE: { status: 431, type: 'invalid_request_error', summary: 'The request line and headers together are larger than the server reads (Node\'s 16 KiB default): send long filters in a body, or fewer of them.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, type: 'invalid_request_error', summary: 'The content type is not accepted by this route (admin routes take application/json).' },
   UPSTREAM_ERROR: { status: 502, type: 'api_error', summary: "The provider answered with an error; the response has the provider's status and message." },
   UPSTREAM_UNREACHABLE: { status: 502, type: 'api_error', summary: 'The provider could not be reached (connection refused or reset, DNS failure).' },

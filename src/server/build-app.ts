@@ -30,6 +30,7 @@ import type { Logger } from '../telemetry/logger.js';
 import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
 import { answerFrameworkError, registerErrorHandling } from './plugins/errors.js';
+import { createClientErrorHandler } from './client-errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import type { RouteAccess } from '../http/route-config.js';
 import { rewriteRequestUrl } from './normalize-path.js';
@@ -111,6 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // One spelling per path before routing; refused spellings are answered by the request gate.
     rewriteUrl: (req) => rewriteRequestUrl(req),
     frameworkErrors: answerFrameworkError,
+    clientErrorHandler: createClientErrorHandler(deps.logger),
     // The request gate answers requests that arrive while closing, in the one error body, logged.
     return503OnClosing: false,
   });

@@ -34,6 +34,17 @@ describe('one error model', () => {
     expect((await apiClient(t.baseUrl).get('/nowhere')).status).toBe(404);
   });
 
+  it('answers headers over 16 KiB in the one error body with a request id, and logs the refusal', async () => {
+    const t = await startTestServer();
+    const res = await request(`${t.baseUrl}/v1/logs?model=${'q'.repeat(17_000)}`, { headers: { 'x-service-api-key': t.adminKey } });
+    expect(res.statusCode).toBe(431);
+    expectErrorBody(await res.body.json(), 'HEADERS_TOO_LARGE');
+    const requestId = res.headers['x-request-id'];
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(t.logLines.some((line) => line.includes(String(requestId)) && line.includes('HEADERS_TOO_LARGE'))).toBe(true);
+    expect((await apiClient(t.baseUrl, t.adminKey).get('/v1/workspaces')).status).toBe(200);
+  });
+
   it('answers a body over the limit with 413', async () => {
     const t = await startTestServer({ env: { SVCGW_MAX_BODY_BYTES: '2048' } });
     const res = await request(`${t.baseUrl}/v1/policies/rate-limits`, {

@@ -94,7 +94,7 @@ export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier;
     const principal = result.principal;
     const kind = keyKind(principal);
     if (!auth.keyTypes.includes(kind)) {
-      throw new AppError('KEY_TYPE_NOT_ALLOWED', `This route needs ${auth.keyTypes.map((k) => `an ${k === 'admin' ? 'admin' : 'a workspace'} key`).join(' or ')}; this is ${kind === 'admin' ? 'an admin' : 'a workspace'} key.`);
+      throw new AppError('KEY_TYPE_NOT_ALLOWED', `This route needs ${auth.keyTypes.map((k) => (k === 'admin' ? 'an admin key' : 'a workspace key')).join(' or ')}; this is ${kind === 'admin' ? 'an admin' : 'a workspace'} key.`);
     }
     const scope = auth.scope === null || typeof auth.scope === 'string' ? auth.scope : auth.scope[kind];
     if (scope !== null && !principal.scopes.has(scope)) {
