@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/principal.js';
 import { AppError } from '../lib/errors.js';
-import { maskValue } from '../lib/mask.js';
+import { nameOrMasked } from '../lib/mask.js';
 import { getProvider } from '../providers/registry.js';
 import type { ProviderDefinition, TargetContext } from '../providers/types.js';
 import type { ConfigTarget } from './config/schema.js';
@@ -75,7 +75,7 @@ export async function resolveLeafTarget(node: ConfigTarget | null, headers: Gate
 function lookup(name: string): ProviderDefinition {
   const provider = getProvider(name);
   // Shown masked: a provider key pasted into x-service-provider must not come back in the error.
-  if (!provider) throw new AppError('UNKNOWN_PROVIDER', `Unknown provider '${maskValue(name)}' in x-service-provider; GET /v1/providers/catalog lists them. ${HOW_TO}`, { param: 'x-service-provider' });
+  if (!provider) throw new AppError('UNKNOWN_PROVIDER', `Unknown provider '${nameOrMasked(name)}' in x-service-provider; GET /v1/providers/catalog lists them. ${HOW_TO}`, { param: 'x-service-provider' });
   return provider;
 }
 

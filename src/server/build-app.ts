@@ -33,7 +33,7 @@ import { answerFrameworkError, registerErrorHandling } from './plugins/errors.js
 import { createClientErrorHandler } from './client-errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import type { RouteAccess } from '../http/route-config.js';
-import { rewriteRequestUrl } from './normalize-path.js';
+import { createUrlRewriter } from './normalize-path.js';
 import { registerRequestGate } from './request-gate.js';
 import { AppError } from '../lib/errors.js';
 import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
@@ -98,6 +98,8 @@ const REQUEST_ID_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 /** Assembles the server from its parts; nothing here listens or reads settings itself. */
 export async function buildApp(deps: AppDeps): Promise<App> {
+  /** First segments after /v1 of the control plane's routes; filled once they are registered. */
+  const controlPlaneSegments = new Set<string>();
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // Every gateway request gets a log record of its own; a pino line per request would only cost CPU.
@@ -110,7 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
     requestIdHeader: false,
     // One spelling per path before routing; refused spellings are answered by the request gate.
-    rewriteUrl: (req) => rewriteRequestUrl(req),
+    rewriteUrl: createUrlRewriter({ keepsEncodedSlashes: (path) => controlPlaneSegments.has(path.split('/')[2] ?? '') }),
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: createClientErrorHandler(deps.logger),
     // The request gate answers requests that arrive while closing, in the one error body, logged.
@@ -197,6 +199,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await limits.close();
     await upstream.close();
   });
+  for (const route of routes) controlPlaneSegments.add(route.url.split('/')[2] ?? '');
+  controlPlaneSegments.delete('');
   await registerGatewayRoutes(app, {
     limits: limits.service,
     config: deps.config,

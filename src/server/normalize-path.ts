@@ -13,8 +13,17 @@ const PERCENT = /%(?![0-9A-Fa-f]{2})/;
 const UNUSUAL = /[%\\]|\/\/|\/\.|.\/$/;
 const ENCODED_SLASH = /%(2f|5c)/i;
 
+export interface NormalizeOptions {
+  /**
+   * Paths that may keep encoded slashes and backslashes inside a segment: control-plane paths,
+   * whose ids may hold them (a model named `meta-llama%2Fllama-4`) and which are never
+   * forwarded. Everywhere else they are refused, since a provider could decode them.
+   */
+  keepsEncodedSlashes?: (path: string) => boolean;
+}
+
 /** The request target with its path normalised (query untouched), or the reason it is refused. */
-export function normalizeRequestUrl(raw: string): PathVerdict {
+export function normalizeRequestUrl(raw: string, options: NormalizeOptions = {}): PathVerdict {
   const queryAt = raw.indexOf('?');
   const path = queryAt === -1 ? raw : raw.slice(0, queryAt);
   const query = queryAt === -1 ? '' : raw.slice(queryAt);
@@ -23,7 +32,7 @@ export function normalizeRequestUrl(raw: string): PathVerdict {
 
   if (path.includes('\\')) return refuse('must not contain backslashes');
   if (PERCENT.test(path)) return refuse('has a malformed percent-encoding');
-  if (ENCODED_SLASH.test(path)) return refuse('must not contain encoded slashes (%2F, %5C)');
+  if (ENCODED_SLASH.test(path) && !options.keepsEncodedSlashes?.(path)) return refuse('must not contain encoded slashes (%2F, %5C)');
 
   const segments = path.split('/');
   for (const segment of segments) {
@@ -53,10 +62,12 @@ function routableSpelling(path: string): string {
 const refusals = new WeakMap<IncomingMessage, string>();
 
 /** fastify's `rewriteUrl`: normalises the path and remembers why a request must be refused. */
-export function rewriteRequestUrl(req: IncomingMessage): string {
-  const verdict = normalizeRequestUrl(req.url ?? '/');
-  if (!verdict.ok) refusals.set(req, verdict.reason);
-  return verdict.url;
+export function createUrlRewriter(options: NormalizeOptions = {}): (req: IncomingMessage) => string {
+  return (req) => {
+    const verdict = normalizeRequestUrl(req.url ?? '/', options);
+    if (!verdict.ok) refusals.set(req, verdict.reason);
+    return verdict.url;
+  };
 }
 
 /** Why the path of this request is refused, or null. */

@@ -89,10 +89,11 @@ describe('an admin change and its audit record commit together', () => {
 
   it('undoes a budget bucket reset whose record cannot be written: the budget still refuses', async () => {
     const g = await startGateway();
-    const created = await g.admin.post('/v1/policies/usage-limits', { workspace_id: 'default', name: 'per user', conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'metadata.user' }], type: 'tokens', credit_limit: 13 });
+    const created = await g.admin.post('/v1/policies/usage-limits', { workspace_id: 'default', name: 'per user', conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'metadata.user' }], type: 'tokens', credit_limit: 25 });
     const asAnn = { ...g.viaMock, 'x-service-metadata': JSON.stringify({ user: 'ann' }) };
-    const priced = { model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(32) }], max_tokens: 5 }; // 13 tokens
-    expect((await g.admin.post('/v1/chat/completions', priced, asAnn)).status).toBe(200);
+    const priced = { model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(32) }], max_tokens: 5 }; // reserves 21 tokens; the mock reports 13 used, so a second one does not fit in 25
+    const first = await g.admin.post('/v1/chat/completions', priced, asAnn);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
     await g.logs(1);
     await g.server.limits.flush();
     expect((await g.admin.post('/v1/chat/completions', priced, asAnn)).status).toBe(402);

@@ -18,6 +18,13 @@ describe('normalizeRequestUrl', () => {
     }
   });
 
+  it('keeps encoded slashes inside ids where the caller says the path is never forwarded', () => {
+    const controlPlane = { keepsEncodedSlashes: (path: string) => path.startsWith('/v1/model-configs/') };
+    expect(normalizeRequestUrl('/v1/model-configs/pricing/groq/meta-llama%2Fllama-4', controlPlane)).toEqual({ ok: true, url: '/v1/model-configs/pricing/groq/meta-llama%2Fllama-4' });
+    expect(normalizeRequestUrl('/v1/files/a%2F..%2Fb', controlPlane).ok).toBe(false);
+    expect(normalizeRequestUrl('/v1/model-configs/a/../b', controlPlane).ok).toBe(false);
+  });
+
   it('never lets a dot segment or an encoded slash through, whatever the path', () => {
     const segment = fc.stringMatching(/^[a-zA-Z0-9.%\\/2eEfFcC5]{0,12}$/);
     fc.assert(

@@ -1,7 +1,7 @@
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
-import { maskValue } from '../../lib/mask.js';
+import { nameOrMasked } from '../../lib/mask.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { Db } from '../../storage/database.js';
 import { createProviderRepository } from '../../storage/repositories/providers.js';
@@ -98,7 +98,7 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
       const found = await cached(`provider:${org}:${workspaceId}:${slug}`, async () =>
         (await loadProvider(org, workspaceId, slug)) ?? (await loadVirtualKey(org, workspaceId, slug)),
       );
-      if (!found) throw notFound('Provider', `@${maskValue(slug)}`, param);
+      if (!found) throw notFound('Provider', `@${nameOrMasked(slug)}`, param);
       return found;
     },
 
@@ -110,7 +110,7 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
       const found = await cached(`virtual_key:${org}:${workspaceId}:${slug}`, async () =>
         (await loadVirtualKey(org, workspaceId, slug)) ?? (await loadProvider(org, workspaceId, slug)),
       );
-      if (!found) throw notFound('Virtual key', maskValue(slug), param);
+      if (!found) throw notFound('Virtual key', nameOrMasked(slug), param);
       return found;
     },
 
