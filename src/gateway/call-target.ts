@@ -1,5 +1,4 @@
 import type { Readable } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { AppError, codeToStatus } from '../lib/errors.js';
 import type { AdapterContext, TranslatedEndpoint, WireAdapter } from '../providers/adapters/types.js';
@@ -7,7 +6,7 @@ import { entraAuthHeaders, readEntraInputs } from '../providers/azure-entra.js';
 import { adapterFor, buildUpstreamTarget, ProviderConfigError, supportsEndpoint, UpstreamPathError } from '../providers/registry.js';
 import { headersForUpstream } from './forward-headers.js';
 import type { GatewayHeaders } from './gateway-headers.js';
-import type { GatewayRoute } from './handle-request.js';
+import type { GatewayRequest, GatewayRoute } from './exchange.js';
 import type { ResolvedTarget } from './resolve-target.js';
 import { retryAfterMs } from './routing/backoff.js';
 import type { AttemptOutcome, LeafSettings } from './routing/router.js';
@@ -39,7 +38,7 @@ export interface UpstreamAnswer {
 
 export interface AttemptRequest {
   route: GatewayRoute;
-  request: FastifyRequest;
+  request: GatewayRequest;
   /** The path after /v1, with its query. */
   path: string;
   json: Record<string, unknown> | null;
@@ -184,7 +183,7 @@ function usageRequested(json: Record<string, unknown> | null): boolean {
  * before the body's closing brace; the body is re-encoded only when it changed otherwise
  * (override_params) or already has stream options.
  */
-function jsonBody(request: FastifyRequest, body: Record<string, unknown>, original: Record<string, unknown> | null, askForUsage: boolean): Buffer {
+function jsonBody(request: GatewayRequest, body: Record<string, unknown>, original: Record<string, unknown> | null, askForUsage: boolean): Buffer {
   const raw = body === original ? request.rawBody : undefined;
   if (!askForUsage && raw) return raw;
   if (raw && body.stream_options === undefined) {

@@ -1,5 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { cacheResponseHeaders, isCacheHit, replaySse, type CacheLookup, type ResponseCache } from '../cache/index.js';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
@@ -7,8 +6,8 @@ import { AppError } from '../lib/errors.js';
 import { estimateRequest } from '../limits/estimate.js';
 import { rateHeaders, RateLimitedError, type Admission, type LimitsService } from '../limits/limits-service.js';
 import type { PricingService } from '../pricing/pricing-service.js';
-import type { EndpointType } from '../providers/endpoints.js';
 import type { RequestLogWriter } from '../telemetry/request-log-writer.js';
+import type { GatewayReply, GatewayRequest, GatewayRoute } from './exchange.js';
 import { callTarget, discardAnswer, type UpstreamAnswer } from './call-target.js';
 import { readGatewayHeaders, type GatewayHeaders } from './gateway-headers.js';
 import { parseJson, relayAnswer } from './relay-answer.js';
@@ -20,19 +19,6 @@ import { upstreamFailure, type UpstreamClient } from './upstream-client.js';
 import { usageFromBody } from '../providers/usage.js';
 import { withModelSniffer } from './model-sniffer.js';
 import { withoutUrlCredentials } from '../lib/mask.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The body bytes as received, kept so that an unchanged body is forwarded without re-encoding. */
-    rawBody?: Buffer;
-  }
-}
-
-export interface GatewayRoute {
-  endpointType: EndpointType;
-  /** JSON routes are parsed and validated; raw ones (multipart, pass-through) are streamed as they come. */
-  body: 'json' | 'raw';
-}
 
 export interface GatewayDeps {
   config: Config;
@@ -61,7 +47,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
   const sleep = deps.sleep ?? defaultSleep;
   const callDeps = { upstream: deps.upstream, now: deps.clock.now };
 
-  return async function handle(route: GatewayRoute, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  return async function handle(route: GatewayRoute, request: GatewayRequest, reply: GatewayReply): Promise<unknown> {
     const principal = request.principal!;
     const path = request.url.slice('/v1'.length) || '/';
     const workspaceId = principal.workspaceId ?? (await deps.defaultWorkspaceId(principal.organisationId));
@@ -180,7 +166,7 @@ function lookUpCache(cache: ResponseCache, selected: SelectedConfig, json: Recor
 }
 
 /** A cache hit: the stored answer (a stream replayed event by event), no provider, no cost. */
-function sendCached(reply: FastifyReply, draft: RequestLogDraft, cache: CacheLookup): unknown {
+function sendCached(reply: GatewayReply, draft: RequestLogDraft, cache: CacheLookup): unknown {
   const { response } = cache.hit!;
   draft.markFirstByte(performance.now());
   draft.cost = 0;
@@ -192,7 +178,7 @@ function sendCached(reply: FastifyReply, draft: RequestLogDraft, cache: CacheLoo
 }
 
 /** Which target served and how many tries it took, in the log record and the response headers. */
-function recordRouting(reply: FastifyReply, draft: RequestLogDraft, routed: RouteResult<UpstreamAnswer>): void {
+function recordRouting(reply: GatewayReply, draft: RequestLogDraft, routed: RouteResult<UpstreamAnswer>): void {
   const retries = routed.attempts.length - 1;
   draft.attempts = JSON.stringify(routed.attempts);
   draft.retryCount = retries;

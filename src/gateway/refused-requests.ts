@@ -1,5 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.js';
 import type { RequestLogWriter } from '../telemetry/request-log-writer.js';
 import { RequestLogDraft } from './request-log-draft.js';
@@ -10,14 +9,14 @@ import { RequestLogDraft } from './request-log-draft.js';
  * show in GET /v1/logs like any others. The pipeline writes its own record; this module only
  * fills in for the requests it never saw.
  */
-const handled = new WeakSet<FastifyRequest>();
+const handled = new WeakSet<object>();
 
 /** Called as the pipeline takes a request over: from then on it writes the record. */
-export function markHandled(request: FastifyRequest): void {
+export function markHandled(request: object): void {
   handled.add(request);
 }
 
-export function wasHandled(request: FastifyRequest): boolean {
+export function wasHandled(request: object): boolean {
   return handled.has(request);
 }
 

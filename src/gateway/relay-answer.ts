@@ -1,10 +1,10 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import type { FastifyReply } from 'fastify';
 import { createCacheCapture, DEFAULT_CACHE_LIMITS, keptHeaders, type CacheLookup } from '../cache/index.js';
 import { ERROR_CODES } from '../lib/errors.js';
 import type { StreamContext, TranslatedEndpoint, WireAdapter } from '../providers/adapters/types.js';
 import type { UpstreamAnswer } from './call-target.js';
+import type { GatewayReply } from './exchange.js';
 import { headersForClient, providerSignalHeaders } from './forward-headers.js';
 import type { RequestLogDraft } from './request-log-draft.js';
 import { createSseRelay } from './sse-relay.js';
@@ -38,7 +38,7 @@ function cachedStream(stream: Readable, status: number, headers: Record<string, 
  * the way. Returns the bytes of a plain JSON answer in the OpenAI format, whose usage the
  * caller reads once the reply is on its way.
  */
-export function relayAnswer(reply: FastifyReply, draft: RequestLogDraft, answer: UpstreamAnswer, options: RelayOptions): { sent: unknown; plainJson: Buffer | null } {
+export function relayAnswer(reply: GatewayReply, draft: RequestLogDraft, answer: UpstreamAnswer, options: RelayOptions): { sent: unknown; plainJson: Buffer | null } {
   const { res } = answer;
   if (answer.body === null) {
     // Pass-through: the provider's bytes, status and headers, unchanged.
@@ -176,7 +176,7 @@ const SERVED_MODEL = /"model":"([^"\\]{1,256})"/;
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 
 /** An answer of a provider with its own wire format, in the OpenAI shape. */
-function relayTranslated(reply: FastifyReply, draft: RequestLogDraft, answer: UpstreamAnswer, options: RelayOptions): unknown {
+function relayTranslated(reply: GatewayReply, draft: RequestLogDraft, answer: UpstreamAnswer, options: RelayOptions): unknown {
   const adapter = answer.adapter!;
   const endpoint = draft.endpointType as TranslatedEndpoint;
   const { res } = answer;
@@ -271,7 +271,7 @@ function parseJson(bytes: Buffer): unknown {
  * A provider's 4xx/5xx on a unified route: the provider's status, in our error body, keeping
  * the provider's message (and its type and code when it gave them in the OpenAI shape).
  */
-function sendUpstreamError(reply: FastifyReply, draft: RequestLogDraft, answer: UpstreamAnswer) {
+function sendUpstreamError(reply: GatewayReply, draft: RequestLogDraft, answer: UpstreamAnswer) {
   const status = answer.res.statusCode;
   const bytes = answer.bytes ?? Buffer.alloc(0);
   const parsed = parseJson(bytes) as { error?: unknown; message?: unknown } | null;

@@ -6,10 +6,18 @@ import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
 import { ENDPOINT_PATHS, type EndpointType } from '../providers/endpoints.js';
 import { BOTH_KEY_TYPES, type RouteAccess } from '../http/route-config.js';
 import type { PricingService } from '../pricing/pricing-service.js';
-import { createGatewayHandler, type GatewayDeps, type GatewayRoute } from './handle-request.js';
+import type { GatewayRoute } from './exchange.js';
+import { createGatewayHandler, type GatewayDeps } from './handle-request.js';
 import { limitedBody } from './limited-body.js';
 import { markHandled } from './refused-requests.js';
 import { chatCompletionBody, completionBody, embeddingsBody, imageGenerationBody, moderationBody, rerankBody, responsesBody, speechBody } from './request-schemas.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The body bytes as received, kept so that an unchanged body is forwarded without re-encoding. */
+    rawBody?: Buffer;
+  }
+}
 
 const GATEWAY_AUTH = { auth: { scope: 'completions.write', keyTypes: BOTH_KEY_TYPES } } as const;
 /** A gateway route's config: its auth, and the endpoint type its refusals are logged under. */

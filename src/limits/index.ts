@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
 import type { FeatureFlags } from '../features/flags.js';
 import type { Clock } from '../lib/clock.js';
@@ -32,12 +31,17 @@ function parseDefaultPrice(setting: string | undefined): ModelPrice | undefined 
 /** Control-plane paths whose changes alter which limits apply. */
 const LIMIT_SOURCES = ['/v1/policies/', '/v1/api-keys', '/v1/workspaces'];
 
+/** Whether a control-plane request may have changed which limits apply (the server then clears the caches). */
+export function changesLimits(method: string, url: string): boolean {
+  return method !== 'GET' && LIMIT_SOURCES.some((prefix) => url.startsWith(prefix));
+}
+
 /**
  * Builds the limits of gateway traffic: the counter store (in-process, persisted in the
  * database), the usage recorder and the service the gateway calls. Any mutation of policies,
  * keys or workspaces clears the service's caches before its response is sent.
  */
-export async function createLimits(deps: { app: FastifyInstance; features: FeatureFlags; config: Config; db: Db; repos: Repositories; clock: Clock; logger: Logger; alerts: AlertSink; store?: CounterStore; onBudgetsReset?: () => void }): Promise<Limits> {
+export async function createLimits(deps: { features: FeatureFlags; config: Config; db: Db; repos: Repositories; clock: Clock; logger: Logger; alerts: AlertSink; store?: CounterStore; onBudgetsReset?: () => void }): Promise<Limits> {
   const redisUrl = deps.config.redis_url;
   const memory = deps.store || redisUrl ? null : await createMemoryCounterStore({ db: deps.db, logger: deps.logger, now: () => deps.clock.now() });
   const store = deps.store ?? (redisUrl ? await (await import('./redis-counter-store.js')).createRedisCounterStore({ url: redisUrl, keyPrefix: deps.config.redis_key_prefix, logger: deps.logger }) : memory!);
@@ -49,11 +53,6 @@ export async function createLimits(deps: { app: FastifyInstance; features: Featu
     deps.onBudgetsReset?.();
   } });
   resets.start(30_000);
-
-  deps.app.addHook('onSend', async (request, _reply, payload) => {
-    if (request.method !== 'GET' && LIMIT_SOURCES.some((prefix) => request.url.startsWith(prefix))) service.invalidate();
-    return payload;
-  });
 
   return {
     service,

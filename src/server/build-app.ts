@@ -45,7 +45,7 @@ import { registerProviderCatalogRoute } from '../admin/provider-catalog/routes.j
 import { registerGatewayRoutes } from '../gateway/routes.js';
 import { createConfigSelector } from '../gateway/routing/config-selector.js';
 import { createResponseCache } from '../cache/index.js';
-import { createLimits, type Limits } from '../limits/index.js';
+import { changesLimits, createLimits, type Limits } from '../limits/index.js';
 import type { AlertSink } from '../limits/usage-recorder.js';
 import { createUpstreamClient } from '../gateway/upstream-client.js';
 import { registerModelPricingRoutes } from '../admin/model-pricing/routes.js';
@@ -144,7 +144,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const defaultWorkspaceId = defaultWorkspaceLookup(repos.workspaces);
   registerRequestGate(app, { maxBodyBytes: deps.config.max_body_bytes, clock: deps.clock, logs: requestLogs, defaultWorkspaceId });
   registerAudit(app, { repo: repos.auditLogs, db: deps.db, clock: deps.clock, features });
-  const limits = await createLimits({ app, features, config: deps.config, db: deps.db, repos, clock: deps.clock, logger: deps.logger, alerts: deps.alerts ?? logOnlyAlerts(deps.logger), onBudgetsReset: () => keys.invalidateAll() });
+  const limits = await createLimits({ features, config: deps.config, db: deps.db, repos, clock: deps.clock, logger: deps.logger, alerts: deps.alerts ?? logOnlyAlerts(deps.logger), onBudgetsReset: () => keys.invalidateAll() });
+  // Any change to policies, keys or workspaces clears the limits' caches before its answer is sent.
+  app.addHook('onSend', async (request, _reply, payload) => {
+    if (changesLimits(request.method, request.url)) limits.service.invalidate();
+    return payload;
+  });
   const securitySettings = createSecuritySettings({ db: deps.db, clock: deps.clock });
 
   const zapp = app.withTypeProvider<ZodTypeProvider>();

@@ -1,0 +1,36 @@
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { Principal } from '../auth/principal.js';
+import type { EndpointType } from '../providers/endpoints.js';
+
+/**
+ * What the pipeline needs of an HTTP exchange. The gateway's routes hand it fastify's request
+ * and reply, which have all of this; the pipeline itself depends on no web framework.
+ */
+export interface GatewayRoute {
+  endpointType: EndpointType;
+  /** JSON routes are parsed and validated; raw ones (multipart, pass-through) are streamed as they come. */
+  body: 'json' | 'raw';
+}
+
+export interface GatewayRequest {
+  readonly id: string;
+  readonly method: string;
+  /** The path (normalised) with its query. */
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  /** The parsed JSON of JSON routes; the body stream of raw ones (which the pipeline may wrap). */
+  body: unknown;
+  /** The body bytes as received, kept so that an unchanged body is forwarded without re-encoding. */
+  readonly rawBody?: Buffer | undefined;
+  readonly principal: Principal | null;
+}
+
+export interface GatewayReply {
+  readonly raw: ServerResponse;
+  readonly statusCode: number;
+  code(statusCode: number): GatewayReply;
+  header(name: string, value: string): GatewayReply;
+  headers(values: Record<string, string | string[] | number>): GatewayReply;
+  type(contentType: string): GatewayReply;
+  send(payload?: unknown): GatewayReply;
+}
