@@ -104,7 +104,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   try {
     for (const instances of [1, 2]) {
-      const env = instances === 1 ? cleanEnv() : { ...cleanEnv(), SVCGW_REDIS_URL: values.redis!, SVCGW_REDIS_KEY_PREFIX: `svcgw-overshoot-${randomUUID()}:` };
+      const env = instances === 1 ? cleanEnv() : { ...cleanEnv(), SVCGW_REDIS_URL: values.redis, SVCGW_REDIS_KEY_PREFIX: `svcgw-overshoot-${randomUUID()}:` };
       const { gateways, adminKey } = await startGateways(instances, env);
       for (const { kind, limit } of CASES) rows.push(await runCase(gateways, adminKey, upstream, kind, limit));
       await stopAll();

@@ -51,7 +51,7 @@ export interface AttemptRequest {
 
 export interface CallDeps {
   upstream: UpstreamClient;
-  now(): number;
+  now: () => number;
 }
 
 /**

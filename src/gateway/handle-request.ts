@@ -30,9 +30,9 @@ export interface GatewayDeps {
   logs: RequestLogWriter;
   pricing: PricingService;
   limits: LimitsService;
-  defaultWorkspaceId(organisationId: string): Promise<string>;
+  defaultWorkspaceId: (organisationId: string) => Promise<string>;
   /** Backoff between retries; tests may shorten it. */
-  sleep?(ms: number): Promise<void>;
+  sleep?: (ms: number) => Promise<void>;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

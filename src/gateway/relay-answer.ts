@@ -234,13 +234,7 @@ function relayTranslated(reply: GatewayReply, draft: RequestLogDraft, answer: Up
     res.body.resume();
     return reply.code(200).headers(signals).headers(SSE_HEADERS).send(cachedStream(out, 200, SSE_HEADERS, draft, options.cache));
   }
-  let parsed: unknown = null;
-  try {
-    parsed = JSON.parse((answer.bytes ?? Buffer.alloc(0)).toString('utf8'));
-  } catch {
-    parsed = null;
-  }
-  const translated = adapter.toOpenAIResponse(endpoint, parsed, context);
+  const translated = adapter.toOpenAIResponse(endpoint, parseJson(answer.bytes ?? Buffer.alloc(0)), context);
   if (endpoint === 'embed' && answer.body?.encoding_format === 'base64') embeddingsAsBase64(translated.body);
   draft.usage = translated.usage;
   if (typeof translated.body.model === 'string') draft.model = translated.body.model;

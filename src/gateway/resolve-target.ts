@@ -82,7 +82,7 @@ function lookup(name: string): ProviderDefinition {
 function fromStored(stored: ResolvedCredential, source: string, headers: GatewayHeaders): ResolvedTarget {
   const provider = lookup(stored.providerType);
   const config = stored.configurations;
-  const text = (key: string) => (typeof config[key] === 'string' ? (config[key] as string) : undefined);
+  const text = (key: string) => (typeof config[key] === 'string' ? (config[key]) : undefined);
   const azure: TargetContext['azure'] = { ...headers.azure };
   const resourceName = text('azure_resource_name');
   const deploymentId = text('azure_deployment_name') ?? text('azure_deployment_id');

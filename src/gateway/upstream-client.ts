@@ -35,13 +35,13 @@ export function createUpstreamClient(settings: UpstreamSettings, dispatcher?: Di
   return {
     async send(req: UpstreamRequest): Promise<Dispatcher.ResponseData> {
       try {
-        return await request(req.url, { method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.body, signal: req.signal, dispatcher: agent });
+        return await request(req.url, { method: req.method, headers: req.headers, body: req.body, signal: req.signal, dispatcher: agent });
       } catch (error) {
         throw upstreamFailure(error);
       }
     },
     /** The pooled client itself, for calls that are not relayed requests (token exchanges, embeddings). */
-    dispatcher: agent as Dispatcher,
+    dispatcher: agent,
     close: () => agent.close(),
   };
 }

@@ -58,7 +58,7 @@ export function createLimitsService(deps: LimitsDeps) {
     const [rateRows, usageRows] = await Promise.all([deps.repos.rateLimitPolicies.listActive(organisationId), deps.repos.usageLimitPolicies.listActive(organisationId)]);
     const loaded: OrgPolicies = {
       loadedAt: now,
-      rate: rateRows.map((row) => ({ row, conditions: JSON.parse(row.conditions), groupBy: JSON.parse(row.group_by) })),
+      rate: rateRows.map((row) => ({ row, conditions: JSON.parse(row.conditions) as ParsedRatePolicy['conditions'], groupBy: JSON.parse(row.group_by) as ParsedRatePolicy['groupBy'] })),
       usage: usageRows.map(policyBudget),
     };
     orgs.set(organisationId, loaded);
@@ -207,8 +207,8 @@ function policyBudget(row: UsageLimitPoliciesTable): BudgetSource {
     periodStart: periodStart(row),
     resetAt: row.next_usage_reset_at ? Date.parse(row.next_usage_reset_at) : null,
     workspaceId: row.workspace_id,
-    conditions: JSON.parse(row.conditions),
-    groupBy: JSON.parse(row.group_by),
+    conditions: JSON.parse(row.conditions) as BudgetSource['conditions'],
+    groupBy: JSON.parse(row.group_by) as BudgetSource['groupBy'],
   };
 }
 

@@ -2,7 +2,7 @@ import type { RateLimitPolicyRow } from '../storage/repositories/rate-limit-poli
 import type { CounterStore } from './counter-store.js';
 import { bucketOf, matchesAll, type Condition, type RequestFacts } from './matching.js';
 import type { RateLimitEntry } from './schemas.js';
-import { windowAt, type RateUnit } from './windows.js';
+import { windowAt } from './windows.js';
 
 /** One limit that applies to a request, with the counter of its bucket in the current window. */
 export interface AppliedRateLimit {
@@ -48,7 +48,7 @@ export function applicableRateLimits(policies: readonly ParsedRatePolicy[], keyL
     });
   }
   (keyLimits ?? []).forEach((limit, index) => {
-    const window = windowAt(limit.unit as RateUnit, now);
+    const window = windowAt(limit.unit, now);
     applied.push({
       label: `rate limit ${limit.value} ${limit.type} per ${limit.unit} of the API key`,
       policyId: null,

@@ -39,7 +39,7 @@ export function loadLocalDirectory<T>(dir: string, parse: DocumentParser<T>): Mo
     try {
       parsed = parse(JSON.parse(readFileSync(path, 'utf8')));
     } catch (error) {
-      throw new Error(`model config file ${path} is invalid: ${(error as Error).message}`);
+      throw new Error(`model config file ${path} is invalid: ${(error as Error).message}`, { cause: error });
     }
     if (parsed.invalid.length > 0) throw new Error(`model config file ${path} is invalid: ${parsed.invalid.join('; ')}`);
     byProvider.set(basename(file, '.json'), parsed.entries);

@@ -18,7 +18,7 @@ export interface RequestGateDeps {
   maxBodyBytes: number;
   clock: Clock;
   logs: RequestLogWriter;
-  defaultWorkspaceId(organisationId: string): Promise<string>;
+  defaultWorkspaceId: (organisationId: string) => Promise<string>;
 }
 
 /**

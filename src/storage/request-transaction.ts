@@ -152,14 +152,11 @@ export async function commitWith(tx: RequestTransaction, write: (conn: Db) => Pr
 export async function undoWith(tx: RequestTransaction, write: (conn: Db) => Promise<unknown>): Promise<void> {
   await closeForFinish(tx);
   finish(tx, () => undoTo(tx, MUTATION, 0), true);
-  let failure: unknown = null;
   try {
     await write(tx.conn);
-  } catch (error) {
-    failure = error;
+  } finally {
+    finish(tx, () => tx.sqlite.exec('COMMIT'));
   }
-  finish(tx, () => tx.sqlite.exec('COMMIT'));
-  if (failure !== null) throw failure;
 }
 
 /** Ends a transaction that was never finished (a response that never reached the audit hook). */

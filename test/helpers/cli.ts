@@ -47,8 +47,8 @@ export async function spawnServe(args: string[], env: Record<string, string> = {
       const match = /"url":"(http:\/\/[^"]+)"/.exec(out);
       if (match?.[1]) resolve(match[1]);
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     void exited.then((code) => reject(new Error(`svcgw serve exited with ${code} before listening:\n${out}\n${err}`)));
   });
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
@@ -110,11 +110,11 @@ export function spawnCli(args: string[], env: Record<string, string> = {}): CliP
       }
     }
   };
-  child.stdout!.on('data', (d: Buffer) => {
+  child.stdout.on('data', (d: Buffer) => {
     out += d.toString();
     check();
   });
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   onTestFinished(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

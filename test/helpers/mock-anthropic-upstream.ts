@@ -116,7 +116,7 @@ export async function startMockAnthropic(options: MockAnthropicOptions = {}): Pr
       behaviour = null;
       remaining = undefined;
     },
-    close: loopback.close,
+    close: () => loopback.close(),
   };
 }
 

@@ -101,7 +101,7 @@ export async function startMockBedrock(options: { credentials: MockAwsCredential
     behave(next) {
       behaviour = next;
     },
-    close: loopback.close,
+    close: () => loopback.close(),
   };
 }
 

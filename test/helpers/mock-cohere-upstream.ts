@@ -46,7 +46,7 @@ export async function startMockCohere(): Promise<MockCohere> {
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    let json: Json = {};
+    let json: Json;
     try {
       json = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
     } catch {
@@ -74,7 +74,7 @@ export async function startMockCohere(): Promise<MockCohere> {
     behave(next) {
       behaviour = next;
     },
-    close: loopback.close,
+    close: () => loopback.close(),
   };
 }
 

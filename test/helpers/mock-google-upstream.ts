@@ -83,7 +83,7 @@ export async function startMockGoogle(options: MockGoogleOptions = {}): Promise<
     const raw = await readBody(req);
     const url = new URL(req.url ?? '/', 'http://mock');
     if (url.pathname === '/token' && options.publicKey) return token(raw.toString('utf8'), res);
-    let json: Json = {};
+    let json: Json;
     try {
       json = raw.length > 0 ? JSON.parse(raw.toString('utf8')) : {};
     } catch {
@@ -213,7 +213,7 @@ export async function startMockGoogle(options: MockGoogleOptions = {}): Promise<
       behaviour = next;
       remaining = opts.times;
     },
-    close: loopback.close,
+    close: () => loopback.close(),
   };
 }
 

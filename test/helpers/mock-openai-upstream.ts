@@ -391,12 +391,12 @@ function chatPromptTokens(json: Json, count: (text: string) => number): number {
   let total = 3;
   for (const m of json.messages as unknown[]) {
     if (!isObject(m)) continue;
-    total += 3 + count(String(m.role ?? '')) + count(textOf(m.content));
+    total += 3 + count(typeof m.role === 'string' ? m.role : '') + count(textOf(m.content));
     if (Array.isArray(m.content)) total += m.content.filter((p) => isObject(p) && p.type === 'image_url').length * 765;
     if (typeof m.name === 'string') total += 1 + count(m.name);
     for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
       const fn = isObject(call) && isObject(call.function) ? call.function : {};
-      total += 3 + count(String(fn.name ?? '')) + count(String(fn.arguments ?? ''));
+      total += 3 + count(typeof fn.name === 'string' ? fn.name : '') + count(typeof fn.arguments === 'string' ? fn.arguments : '');
     }
   }
   if (Array.isArray(json.tools)) total += count(JSON.stringify(json.tools));

@@ -78,7 +78,7 @@ async function fuzzOperation(op: Operation, numRuns: number): Promise<string | n
     try {
       answer = await send(world, req);
     } catch (error) {
-      throw new Error(describeFailure(req, null, `[no answer] ${(error as Error).message}`));
+      throw new Error(describeFailure(req, null, `[no answer] ${(error as Error).message}`), { cause: error });
     }
     tally(op, req, answer);
     for (const [name, check] of CHECKS) {

@@ -70,7 +70,7 @@ describe('gateway: upstream failures', () => {
     });
     const reader = res.body!.getReader();
     const first = await reader.read();
-    expect(Buffer.from(first.value!).toString()).toContain('chat.completion.chunk');
+    expect(Buffer.from(first.value).toString()).toContain('chat.completion.chunk');
     controller.abort();
     await g.mock.waitForAborted(1);
     expect(g.mock.aborted).toBe(1);

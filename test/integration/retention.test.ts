@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import '../../src/admin/analytics/tables.js';
-import type { Observability } from '../../src/admin/observability/index.js';
 import { PURGE_BATCH_ROWS } from '../../src/admin/observability/retention/retention-worker.js';
 import { createManualClock } from '../../src/lib/clock.js';
 import { newId, newTimeOrderedId } from '../../src/lib/ids.js';
@@ -41,7 +40,7 @@ describe('retention', () => {
   it('deletes logs past LOG_RETENTION_DISPLAY while analytics keep counting them from rollups, and rollups past METRICS_RETENTION_DISPLAY', async () => {
     const clock = createManualClock(Date.parse('2026-06-01T12:00:00.000Z'));
     const t = await startTestServer({ clock, env: { LOG_RETENTION_DISPLAY: '60', METRICS_RETENTION_DISPLAY: '365' } });
-    const retention = (t.server.observability as Observability).retention;
+    const retention = t.server.observability.retention;
     const admin = apiClient(t.baseUrl, t.adminKey);
     const s = await seeder(t);
     await s.logs(PURGE_BATCH_ROWS * 2 + 500, '2026-01-15T08:00:00.000Z'); // several delete batches
@@ -83,7 +82,7 @@ describe('retention', () => {
   it('keeps every log with the default 90 days, and deletes exports past it with their files', async () => {
     const clock = createManualClock(Date.parse('2026-06-01T12:00:00.000Z'));
     const t = await startTestServer({ clock });
-    const retention = (t.server.observability as Observability).retention;
+    const retention = t.server.observability.retention;
     const s = await seeder(t);
     await s.logs(3, '2026-03-10T10:00:00.000Z'); // 83 days
     const admin = apiClient(t.baseUrl, t.adminKey);

@@ -206,7 +206,7 @@ describe('cohere embeddings', () => {
     const plain = adapter.toOpenAIResponse('embed', answer, { ...stream, model: 'embed-v4.0' });
     expect(plain.body).toEqual({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.5, -1] }, { object: 'embedding', index: 1, embedding: [2, 0] }], model: 'embed-v4.0', usage: { prompt_tokens: 2, total_tokens: 2 } });
     expect(plain.usage?.promptTokens).toBe(2);
-    const encoded = adapter.toOpenAIResponse('embed', answer, { ...stream, request: { encoding_format: 'base64' } } as StreamContext);
+    const encoded = adapter.toOpenAIResponse('embed', answer, { ...stream, request: { encoding_format: 'base64' } });
     const first = (encoded.body.data as any[])[0].embedding as string;
     const buf = Buffer.from(first, 'base64');
     expect(Array.from(new Float32Array(buf.buffer, buf.byteOffset, buf.length / 4))).toEqual([0.5, -1]);
@@ -220,7 +220,7 @@ describe('cohere rerank', () => {
     expect(sent.url).toBe('https://api.cohere.com/v2/rerank');
     expect(json).toEqual({ model: 'rerank-v3.5', query: 'q', documents: ['a', 'b', '{"title":"t"}'], top_n: 2 });
     const answer = { id: 'r', results: [{ index: 1, relevance_score: 0.9 }, { index: 0, relevance_score: 0.1 }], meta: { billed_units: { search_units: 1 } } };
-    const out = adapter.toOpenAIResponse('rerank', answer, { ...stream, model: 'rerank-v3.5', request } as StreamContext);
+    const out = adapter.toOpenAIResponse('rerank', answer, { ...stream, model: 'rerank-v3.5', request });
     expect(out.body).toMatchObject({ id: 'r', model: 'rerank-v3.5', results: [{ index: 1, relevance_score: 0.9, document: { text: 'b' } }, { index: 0, relevance_score: 0.1, document: { text: 'a' } }], usage: { search_units: 1 } });
     expect((adapter.toOpenAIResponse('rerank', answer, stream).body.results as any[])[0]).toEqual({ index: 1, relevance_score: 0.9 });
   });

@@ -34,7 +34,7 @@ function tokenEndpoint(answer: { status: number; body: Record<string, unknown> }
     .get(TOKEN_HOST)
     .intercept({ path: '/token', method: 'POST' })
     .reply((opts) => {
-      const form = new URLSearchParams(String(opts.body));
+      const form = new URLSearchParams(typeof opts.body === 'string' ? opts.body : '');
       assertions.push(form.get('assertion') ?? '');
       if (answer) return { statusCode: answer.status, data: answer.body };
       return { statusCode: 200, data: { access_token: `ya29.token-${assertions.length}`, expires_in: 3599, token_type: 'Bearer' } };

@@ -55,7 +55,7 @@ async function database(options: { migrateTo?: string } = {}): Promise<Db> {
   });
   if (options.migrateTo) {
     const { error } = await new Migrator({ db, provider: migrationProvider }).migrateTo(options.migrateTo);
-    if (error) throw error;
+    if (error) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
   } else {
     await migrateToLatest(db);
   }
@@ -71,7 +71,7 @@ function byHand(all: RequestLogInsert[], filter: RowFilter, column: GroupColumn)
     if (filter.model !== undefined && r.model !== filter.model) continue;
     if (filter.visibleKeyIds && !filter.visibleKeyIds.includes(r.api_key_id)) continue;
     if (filter.metadata && !Object.entries(filter.metadata).every(([k, v]) => r.metadata && JSON.parse(r.metadata)[k] === v)) continue;
-    const key = column === 'status_code' ? r.status_code : ((r[column] as string | null | undefined) ?? '');
+    const key = column === 'status_code' ? r.status_code : ((r[column]) ?? '');
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
   return groups;

@@ -15,13 +15,16 @@ interface TokenCall {
 /** A loopback stand-in for login.microsoftonline.com's v2.0 token endpoint. */
 async function startTokenMock(answer: (call: TokenCall, n: number) => { status: number; body: unknown }) {
   const calls: TokenCall[] = [];
-  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
     let raw = '';
     for await (const chunk of req) raw += String(chunk);
     const call = { url: req.url ?? '', contentType: req.headers['content-type'], form: new URLSearchParams(raw) };
     calls.push(call);
     const { status, body } = answer(call, calls.length);
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+  };
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => res.destroy(error as Error));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));

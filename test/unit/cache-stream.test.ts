@@ -32,7 +32,7 @@ describe('stream capture for the cache', () => {
     let stored: Buffer | null | undefined;
     const capture = createCacheCapture({ maxBytes: 10_000, onComplete: (body) => (stored = body) });
     const received: Buffer[] = [];
-    await pipeline(Readable.from([chunk(1, 'Hel'), chunk(2, 'lo'), 'data: [DONE]\n\n'].map((s) => Buffer.from(s))), capture, async function* (source) {
+    await pipeline(Readable.from([chunk(1, 'Hel'), chunk(2, 'lo'), 'data: [DONE]\n\n'].map((s) => Buffer.from(s))), capture, async function (source) {
       for await (const piece of source) received.push(piece as Buffer);
     });
     expect(Buffer.concat(received).toString()).toBe(SSE);
@@ -42,7 +42,7 @@ describe('stream capture for the cache', () => {
   it('gives null past the size limit, and nothing for a stream that never ended', async () => {
     let big: Buffer | null | undefined;
     const capture = createCacheCapture({ maxBytes: 10, onComplete: (body) => (big = body) });
-    await pipeline(Readable.from([Buffer.from(SSE)]), capture, async function* (source) {
+    await pipeline(Readable.from([Buffer.from(SSE)]), capture, async function (source) {
       for await (const _ of source);
     });
     expect(big).toBeNull();

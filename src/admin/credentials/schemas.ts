@@ -45,7 +45,10 @@ export const httpUrl = z
   })
   .describe('An http(s) base URL, without credentials, query string or fragment.');
 
+// Control characters are exactly what these patterns keep out of tags.
+// eslint-disable-next-line no-control-regex
 const TAG_KEY = /^[^:,\u0000-\u001f]{1,128}$/;
+// eslint-disable-next-line no-control-regex
 const TAG_VALUE = /^[^,\u0000-\u001f]{0,256}$/;
 /** Key-value tags. Keys hold no `:` or `,` and values no `,`, so that `tags=k:v,k2:v2` can name any of them. */
 export const tagsSchema = z

@@ -55,17 +55,17 @@ export const conditionQuery: z.ZodType<ConditionQuery> = z.lazy(() =>
       for (const [key, value] of Object.entries(query)) {
         if (key === '$and' || key === '$or') {
           const parsed = z.array(conditionQuery).min(1).safeParse(value);
-          if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, path: [key, ...issue.path] } as never);
+          if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, path: [key, ...issue.path] });
         } else if (FIELD.test(key)) {
           const isOperators = typeof value === 'object' && value !== null && !Array.isArray(value);
           const parsed = (isOperators ? comparison : scalar).safeParse(value);
-          if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, path: [key, ...issue.path] } as never);
+          if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, path: [key, ...issue.path] });
         } else {
           ctx.addIssue({ code: 'custom', path: [key], message: 'a query key is $and, $or, metadata.<field> or params.<field>' });
         }
       }
     }),
-) as z.ZodType<ConditionQuery>;
+);
 
 export const strategySchema = z
   .object({

@@ -38,8 +38,8 @@ export interface RouteHooks<R> {
   attempt(leaf: Leaf): Promise<AttemptOutcome<R> & { provider: string | null }>;
   /** Releases an answer that will not be used (its body is drained or destroyed). */
   discard(response: R): void;
-  sleep(ms: number): Promise<void>;
-  random(): number;
+  sleep: (ms: number) => Promise<void>;
+  random: () => number;
   /** True once the client has gone: no further tries. */
   cancelled(): boolean;
 }

@@ -12,9 +12,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
 
     if (hasZodFastifySchemaValidationErrors(error)) {
       const context = (error as FastifyError).validationContext ?? 'body';
-      const [first] = error.validation;
+      const issues = error.validation as ReadonlyArray<{ instancePath: string; message?: string }>;
+      const [first] = issues;
       const param = first ? paramName(context, first.instancePath) : context;
-      const details = error.validation.map((issue) => `${paramName(context, issue.instancePath)}: ${issue.message}`).join('; ');
+      const details = issues.map((issue) => `${paramName(context, issue.instancePath)}: ${issue.message ?? 'invalid'}`).join('; ');
       return send(reply, 'INVALID_REQUEST', `Invalid ${context}: ${details}`, param);
     }
 

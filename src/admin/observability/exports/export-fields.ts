@@ -51,8 +51,21 @@ export function exportRecord(row: Selectable<RequestLogsTable>, fields: readonly
 /** RFC 4180: a cell is quoted when it holds a comma, quote or line break; quotes are doubled. */
 export function csvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  const text = cellText(value);
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 export const csvLine = (values: readonly unknown[]): string => `${values.map(csvCell).join(',')}\r\n`;
+
+function cellText(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return String(value);
+    default:
+      return JSON.stringify(value) ?? '';
+  }
+}

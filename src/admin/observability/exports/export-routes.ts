@@ -10,7 +10,7 @@ import { resolveWorkspace } from '../../shared/workspace-access.js';
 import type { ObservabilityDeps } from '../deps.js';
 import type { ExportStatus } from '../tables.js';
 import { csvStream, jsonlStream } from './export-download.js';
-import { EXPORT_FIELDS } from './export-fields.js';
+import { EXPORT_FIELDS, type ExportField } from './export-fields.js';
 import { countMatching, exportFilters, type ExportScope } from './export-filters.js';
 import { exportFilePath, type ExportRunner } from './export-runner.js';
 import { createExportStore, toExportItem, type ExportRow } from './export-store.js';
@@ -193,7 +193,7 @@ export function registerExportRoutes(app: ZodApp, deps: ObservabilityDeps & { ru
       .header('content-type', csv ? 'text/csv; charset=utf-8' : 'application/x-ndjson')
       .header('content-disposition', `attachment; filename="log-export-${row.id}.${csv ? 'csv' : 'jsonl'}"`)
       .header('cache-control', 'no-store');
-    return reply.send(csv ? csvStream(path, JSON.parse(row.requested_data)) : jsonlStream(path));
+    return reply.send(csv ? csvStream(path, JSON.parse(row.requested_data) as ExportField[]) : jsonlStream(path));
   });
 
   const removeFile = (id: string) => rm(exportFilePath(deps.dir, id), { force: true });
