@@ -26,7 +26,9 @@ const folders = (names) => `^src/(${names.join('|')})/`;
 /** For each layer: it must not import any layer above it. */
 const layerRules = LAYERS.slice(1).map(([name, members], index) => ({
   name: `layer-${name}`,
-  comment: `${members.join(', ')} must not import a layer above it (${LAYERS.slice(0, index + 1).map(([above]) => above).join(', ')})`,
+  comment: `${members.join(', ')} must not import a layer above it (${LAYERS.slice(0, index + 1)
+    .map(([above]) => above)
+    .join(', ')})`,
   severity: 'error',
   from: { path: folders(members) },
   to: { path: folders(LAYERS.slice(0, index + 1).flatMap(([, above]) => above)) },
@@ -78,7 +80,11 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'], extensions: ['.ts', '.tsx', '.js', '.d.ts'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.tsx', '.js', '.d.ts'],
+    },
     exclude: { path: '^dist/' },
   },
 };

@@ -19,7 +19,13 @@ import { killAllNow, startNode, stopAll } from './bench/processes.js';
  *
  *   node dist/scripts/bench-analytics.js [--rows 1000000] [--runs 5]
  */
-const { values } = parseArgs({ options: { rows: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '5' }, help: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '1000000' },
+    runs: { type: 'string', default: '5' },
+    help: { type: 'boolean', default: false },
+  },
+});
 if (values.help) {
   process.stdout.write('usage: node dist/scripts/bench-analytics.js [--rows N] [--runs N]\n');
   process.exit(0);
@@ -38,7 +44,8 @@ process.once('exit', () => {
   killAllNow();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopAll().finally(() => process.exit(130)));
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void stopAll().finally(() => process.exit(130)));
 
 /** A small seeded generator, so that every run draws the same mix (ids are random). */
 function random(seed: number): () => number {
@@ -52,9 +59,19 @@ function random(seed: number): () => number {
 }
 
 /** Skewed choice: the first items are picked far more often, as real keys and models are. */
-const skewed = <T>(items: readonly T[], r: number): T => items[Math.min(items.length - 1, Math.floor(items.length * r * r))]!;
+const skewed = <T>(items: readonly T[], r: number): T =>
+  items[Math.min(items.length - 1, Math.floor(items.length * r * r))]!;
 
-const MODELS = [['openai', 'gpt-4o-mini'], ['openai', 'gpt-4o'], ['anthropic', 'claude-sonnet-4'], ['openai', 'text-embedding-3-small'], ['groq', 'llama-3.3-70b'], ['anthropic', 'claude-haiku-3.5'], ['mistral-ai', 'mistral-large'], ['google', 'gemini-2.0-flash']] as const;
+const MODELS = [
+  ['openai', 'gpt-4o-mini'],
+  ['openai', 'gpt-4o'],
+  ['anthropic', 'claude-sonnet-4'],
+  ['openai', 'text-embedding-3-small'],
+  ['groq', 'llama-3.3-70b'],
+  ['anthropic', 'claude-haiku-3.5'],
+  ['mistral-ai', 'mistral-large'],
+  ['google', 'gemini-2.0-flash'],
+] as const;
 const SOURCES = ['provider:openai-prod', 'virtual_key:main', 'direct', 'custom_host'];
 
 /**
@@ -62,7 +79,12 @@ const SOURCES = ['provider:openai-prod', 'virtual_key:main', 'direct', 'custom_h
  * to the server's file: the rows and their rollups in one transaction per batch, as the gateway
  * writes them. Returns the time taken and the CPU time of this process per row.
  */
-async function generate(dataDir: string, organisationId: string, workspaces: string[], now: number): Promise<{ ms: number; cpuUsPerRow: number }> {
+async function generate(
+  dataDir: string,
+  organisationId: string,
+  workspaces: string[],
+  now: number,
+): Promise<{ ms: number; cpuUsPerRow: number }> {
   const started = performance.now();
   const cpu = process.cpuUsage();
   const db = openSqlite(dataDir);
@@ -83,14 +105,37 @@ async function generate(dataDir: string, organisationId: string, workspaces: str
       const key = skewed(keys, next());
       const cache = next();
       batch.push({
-        id: randomUUID(), trace_id: randomUUID(), request_id: randomUUID(), organisation_id: organisationId, workspace_id: workspaces[keys.indexOf(key) % workspaces.length]!,
-        api_key_id: key, provider, credential_source: skewed(SOURCES, next()), model, endpoint_type: 'chatComplete', method: 'POST', path: '/v1/chat/completions',
-        status_code: status, is_success: status === 200 ? 1 : 0, is_stream: 0, latency_ms: Math.exp(4 + next() * 3), ttfb_ms: null,
-        prompt_tokens: prompt, completion_tokens: completion, cached_tokens: 0, total_tokens: prompt === null ? null : prompt + completion!,
-        cost: prompt === null ? null : (prompt * 0.15 + completion! * 0.6) / 1e6, cost_currency: 'USD',
+        id: randomUUID(),
+        trace_id: randomUUID(),
+        request_id: randomUUID(),
+        organisation_id: organisationId,
+        workspace_id: workspaces[keys.indexOf(key) % workspaces.length]!,
+        api_key_id: key,
+        provider,
+        credential_source: skewed(SOURCES, next()),
+        model,
+        endpoint_type: 'chatComplete',
+        method: 'POST',
+        path: '/v1/chat/completions',
+        status_code: status,
+        is_success: status === 200 ? 1 : 0,
+        is_stream: 0,
+        latency_ms: Math.exp(4 + next() * 3),
+        ttfb_ms: null,
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        cached_tokens: 0,
+        total_tokens: prompt === null ? null : prompt + completion!,
+        cost: prompt === null ? null : (prompt * 0.15 + completion! * 0.6) / 1e6,
+        cost_currency: 'USD',
         cache_status: cache < 0.08 ? 'HIT' : cache < 0.1 ? 'SEMANTIC_HIT' : cache < 0.3 ? 'MISS' : 'DISABLED',
-        metadata: next() < 0.5 ? JSON.stringify({ env: next() < 0.7 ? 'prod' : 'dev', team: `team-${Math.floor(next() * 6)}` }) : null,
-        created_at: new Date(now - span + (i / ROWS) * span).toISOString(), config_id: next() < 0.3 ? skewed(configs, next()) : null, retry_count: 0,
+        metadata:
+          next() < 0.5
+            ? JSON.stringify({ env: next() < 0.7 ? 'prod' : 'dev', team: `team-${Math.floor(next() * 6)}` })
+            : null,
+        created_at: new Date(now - span + (i / ROWS) * span).toISOString(),
+        config_id: next() < 0.3 ? skewed(configs, next()) : null,
+        retry_count: 0,
       });
     }
     await repo.insertBatch(batch);
@@ -103,7 +148,15 @@ async function generate(dataDir: string, organisationId: string, workspaces: str
 /** Rows per rollup table and period, and the file's size: what the rollups cost on disk. */
 function storage(file: string): string {
   const db = new SQLite(file, { readonly: true });
-  const count = (table: string) => (db.prepare(`SELECT period, count(*) AS n FROM ${table} GROUP BY period ORDER BY period`).all() as Array<{ period: number; n: number }>).map((r) => `${r.period}h ${r.n}`).join(', ');
+  const count = (table: string) =>
+    (
+      db.prepare(`SELECT period, count(*) AS n FROM ${table} GROUP BY period ORDER BY period`).all() as Array<{
+        period: number;
+        n: number;
+      }>
+    )
+      .map((r) => `${r.period}h ${r.n}`)
+      .join(', ');
   const pages = db.pragma('page_count', { simple: true }) as number;
   const pageSize = db.pragma('page_size', { simple: true }) as number;
   const out = `analytics_rollups rows: ${count('analytics_rollups')}; analytics_key_rollups rows: ${count('analytics_key_rollups')}; database ${((pages * pageSize) / 1e6).toFixed(0)} MB`;
@@ -148,31 +201,50 @@ async function main(): Promise<void> {
   reader.close();
   const workspaces: string[] = [];
   for (let i = 0; i < 5; i++) {
-    const res = await request(`${gateway.url}/v1/workspaces`, { method: 'POST', headers: { 'x-service-api-key': adminKey, 'content-type': 'application/json' }, body: JSON.stringify({ name: `Team ${i}` }) });
+    const res = await request(`${gateway.url}/v1/workspaces`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': adminKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `Team ${i}` }),
+    });
     workspaces.push(((await res.body.json()) as { id: string }).id);
   }
   const now = Date.now();
   process.stdout.write(`svcgw analytics benchmark, ${new Date(now).toISOString()}; gateway pid ${gateway.pid}\n`);
   const rssBefore = rssMb(gateway.pid);
   const generated = await generate(dataDir, organisationId, workspaces, now);
-  process.stdout.write(`generated ${ROWS} request logs over 89 days through insertBatch in ${(generated.ms / 1000).toFixed(1)} s (${generated.cpuUsPerRow.toFixed(1)} µs CPU per row, rows and rollups)\n`);
+  process.stdout.write(
+    `generated ${ROWS} request logs over 89 days through insertBatch in ${(generated.ms / 1000).toFixed(1)} s (${generated.cpuUsPerRow.toFixed(1)} µs CPU per row, rows and rollups)\n`,
+  );
   process.stdout.write(`${storage(file)}\n`);
 
   const whole = `start_time=${new Date(now - 90 * DAY_MS).toISOString()}`;
   const first = await timed(`${gateway.url}/v1/analytics/summary?${whole}`, adminKey);
-  process.stdout.write(`first query: ${Math.round(first.ms)} ms; gateway RSS ${rssBefore} MB before the logs were written, ${rssMb(gateway.pid)} MB now\n\n`);
+  process.stdout.write(
+    `first query: ${Math.round(first.ms)} ms; gateway RSS ${rssBefore} MB before the logs were written, ${rssMb(gateway.pid)} MB now\n\n`,
+  );
 
-  const all = 'cost,total_tokens,avg_tokens,avg_input_tokens,avg_output_tokens,avg_latency,p95_latency,p99_latency,success_rate,error_count,cache_hit_rate,last_seen,first_seen';
+  const all =
+    'cost,total_tokens,avg_tokens,avg_input_tokens,avg_output_tokens,avg_latency,p95_latency,p99_latency,success_rate,error_count,cache_hit_rate,last_seen,first_seen';
   const cases: Array<[string, string]> = [
     ['summary (90 days)', `/v1/analytics/summary?${whole}`],
     ['summary (default 7 days)', '/v1/analytics/summary'],
-    ['summary, metadata + status filter', `/v1/analytics/summary?${whole}&metadata=${encodeURIComponent('{"env":"prod"}')}&status_code=200,429`],
+    [
+      'summary, metadata + status filter',
+      `/v1/analytics/summary?${whole}&metadata=${encodeURIComponent('{"env":"prod"}')}&status_code=200,429`,
+    ],
     ['summary, model filter', `/v1/analytics/summary?${whole}&model=gpt-4o`],
-    ['groups/model, metadata filter, all columns', `/v1/analytics/groups/model?${whole}&metadata=${encodeURIComponent('{"team":"team-1"}')}&columns=${all}`],
-    ...['ai_service', 'model', 'status_code', 'api_key', 'config', 'workspace', 'provider', 'prompt'].map((g): [string, string] => [`groups/${g}, all columns`, `/v1/analytics/groups/${g}?${whole}&columns=${all}`]),
+    [
+      'groups/model, metadata filter, all columns',
+      `/v1/analytics/groups/model?${whole}&metadata=${encodeURIComponent('{"team":"team-1"}')}&columns=${all}`,
+    ],
+    ...['ai_service', 'model', 'status_code', 'api_key', 'config', 'workspace', 'provider', 'prompt'].map(
+      (g): [string, string] => [`groups/${g}, all columns`, `/v1/analytics/groups/${g}?${whole}&columns=${all}`],
+    ),
     ['groups/model, count only', `/v1/analytics/groups/model?${whole}`],
     ['logs/groups/api_key, p99', `/v1/logs/groups/api_key?${whole}&columns=p99_latency`],
-    ...['requests', 'cost', 'latency', 'tokens', 'errors', 'errors/rate', 'cache/hit-rate'].map((m): [string, string] => [`graphs/${m} (day)`, `/v1/analytics/graphs/${m}?${whole}&interval=day`]),
+    ...['requests', 'cost', 'latency', 'tokens', 'errors', 'errors/rate', 'cache/hit-rate'].map(
+      (m): [string, string] => [`graphs/${m} (day)`, `/v1/analytics/graphs/${m}?${whole}&interval=day`],
+    ),
     ['graphs/latency (hour: 2,160 buckets)', `/v1/analytics/graphs/latency?${whole}&interval=hour`],
     ['graphs/latency (day), model filter', `/v1/analytics/graphs/latency?${whole}&interval=day&model=gpt-4o`],
   ];
@@ -191,10 +263,14 @@ async function main(): Promise<void> {
   const width = Math.max(...results.map((r) => r.name.length));
   process.stdout.write(`${'endpoint'.padEnd(width)}  status  median ms  max ms  < ${TARGET_MS} ms\n`);
   for (const r of results) {
-    process.stdout.write(`${r.name.padEnd(width)}  ${String(r.status).padEnd(6)}  ${r.median.toFixed(0).padStart(9)}  ${r.max.toFixed(0).padStart(6)}  ${r.max < TARGET_MS ? 'yes' : 'NO'}\n`);
+    process.stdout.write(
+      `${r.name.padEnd(width)}  ${String(r.status).padEnd(6)}  ${r.median.toFixed(0).padStart(9)}  ${r.max.toFixed(0).padStart(6)}  ${r.max < TARGET_MS ? 'yes' : 'NO'}\n`,
+    );
   }
   process.stdout.write(`\ngateway RSS after the queries: ${rssMb(gateway.pid)} MB\n`);
-  process.stdout.write(`\nBENCH_JSON ${JSON.stringify({ rows: ROWS, runs: RUNS, generate_ms: Math.round(generated.ms), generate_cpu_us_per_row: Number(generated.cpuUsPerRow.toFixed(1)), first_query_ms: Math.round(first.ms), rss_mb: rssMb(gateway.pid), results: results.map((r) => ({ ...r, median: Math.round(r.median), max: Math.round(r.max) })) })}\n`);
+  process.stdout.write(
+    `\nBENCH_JSON ${JSON.stringify({ rows: ROWS, runs: RUNS, generate_ms: Math.round(generated.ms), generate_cpu_us_per_row: Number(generated.cpuUsPerRow.toFixed(1)), first_query_ms: Math.round(first.ms), rss_mb: rssMb(gateway.pid), results: results.map((r) => ({ ...r, median: Math.round(r.median), max: Math.round(r.max) })) })}\n`,
+  );
   await timing.close();
   await stopAll();
   if (results.some((r) => r.status !== 200)) process.exitCode = 1;

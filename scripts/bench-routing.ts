@@ -23,11 +23,25 @@ const tree = {
   retry: { attempts: 2 },
   targets: [
     {
-      strategy: { mode: 'conditional', conditions: [{ query: { 'metadata.tier': { $eq: 'pro' } }, then: 'pro' }, { query: { 'params.model': { $in: ['gpt-4o', 'o3'] } }, then: 'big' }], default: 'lb' },
+      strategy: {
+        mode: 'conditional',
+        conditions: [
+          { query: { 'metadata.tier': { $eq: 'pro' } }, then: 'pro' },
+          { query: { 'params.model': { $in: ['gpt-4o', 'o3'] } }, then: 'big' },
+        ],
+        default: 'lb',
+      },
       targets: [
         { name: 'pro', provider: 'openai', custom_host: 'http://127.0.0.1:1' },
         { name: 'big', provider: 'openai', custom_host: 'http://127.0.0.1:2' },
-        { name: 'lb', strategy: { mode: 'loadbalance' }, targets: [{ provider: 'openai', custom_host: 'http://127.0.0.1:3', weight: 3 }, { provider: 'groq', custom_host: 'http://127.0.0.1:4', weight: 1 }] },
+        {
+          name: 'lb',
+          strategy: { mode: 'loadbalance' },
+          targets: [
+            { provider: 'openai', custom_host: 'http://127.0.0.1:3', weight: 3 },
+            { provider: 'groq', custom_host: 'http://127.0.0.1:4', weight: 1 },
+          ],
+        },
       ],
     },
     { provider: 'openai', custom_host: 'http://127.0.0.1:5' },
@@ -45,11 +59,32 @@ async function main(): Promise<void> {
     const id = newId();
     const versionId = newId();
     await configs.insert(
-      { id, organisation_id: boot.organisationId, workspace_id: boot.workspaceId, slug: 'bench', name: 'bench', status: 'active', latest_version_id: versionId, created_at: stamp, last_updated_at: stamp },
-      { id: versionId, config_id: id, version: 1, config: JSON.stringify(tree), created_at: stamp, created_by_key_id: null },
+      {
+        id,
+        organisation_id: boot.organisationId,
+        workspace_id: boot.workspaceId,
+        slug: 'bench',
+        name: 'bench',
+        status: 'active',
+        latest_version_id: versionId,
+        created_at: stamp,
+        last_updated_at: stamp,
+      },
+      {
+        id: versionId,
+        config_id: id,
+        version: 1,
+        config: JSON.stringify(tree),
+        created_at: stamp,
+        created_by_key_id: null,
+      },
     );
     const selector = createConfigSelector({ configs, clock: systemClock });
-    const principal = { organisationId: boot.organisationId, workspaceId: null, defaults: null } as unknown as Principal;
+    const principal = {
+      organisationId: boot.organisationId,
+      workspaceId: null,
+      defaults: null,
+    } as unknown as Principal;
     const inline = JSON.stringify(tree);
     const facts = { metadata: { tier: 'free' }, params: { model: 'gpt-4o-mini', messages: [] } };
     const hooks = {
@@ -68,11 +103,17 @@ async function main(): Promise<void> {
       const us = ((performance.now() - started) * 1000) / n;
       console.log(`${label.padEnd(58)} ${us.toFixed(2)} µs/request`);
     };
-    await measure('select stored config by slug (cached by version)', () => selector.select('bench', principal, boot.workspaceId));
-    await measure('select inline config (cached by its text)', () => selector.select(inline, principal, boot.workspaceId));
+    await measure('select stored config by slug (cached by version)', () =>
+      selector.select('bench', principal, boot.workspaceId),
+    );
+    await measure('select inline config (cached by its text)', () =>
+      selector.select(inline, principal, boot.workspaceId),
+    );
     const parsed = (await selector.select('bench', principal, boot.workspaceId))!.config;
     await measure('route: fallback → conditional → loadbalance, one attempt', () => route(parsed, facts, hooks));
-    await measure('select + route together', async () => route((await selector.select('bench', principal, boot.workspaceId))!.config, facts, hooks));
+    await measure('select + route together', async () =>
+      route((await selector.select('bench', principal, boot.workspaceId))!.config, facts, hooks),
+    );
   } finally {
     await db.destroy();
     rmSync(dir, { recursive: true, force: true });

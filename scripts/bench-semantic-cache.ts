@@ -25,7 +25,8 @@ import { createLogger } from '../src/telemetry/logger.js';
  * 0.9 from each other, the dense case for the index), and queries that must hit are at cosine
  * 0.96 to 0.99 from their entry, above the 0.95 threshold.
  */
-const USAGE = 'usage: node dist/scripts/bench-semantic-cache.js [--entries N] [--dimensions N] [--queries N] [--threshold X]';
+const USAGE =
+  'usage: node dist/scripts/bench-semantic-cache.js [--entries N] [--dimensions N] [--queries N] [--threshold X]';
 const { values } = parseArgs({
   options: {
     entries: { type: 'string', default: '100000' },
@@ -93,10 +94,10 @@ function atCosine(base: Float64Array, cos: number, noiseSeed: number): Float64Ar
 }
 
 const topics = Array.from({ length: TOPICS }, (_, t) => unitNoise(1_000_000 + t));
-const spread = (i: number) => 0.7 + 0.25 * ((i * 7919) % 1000) / 1000;
+const spread = (i: number) => 0.7 + (0.25 * ((i * 7919) % 1000)) / 1000;
 const entryVector = (i: number) => atCosine(topics[i % TOPICS]!, spread(i), i + 1);
 /** A near-duplicate of entry i: above the threshold, at 0.96 to 0.99. */
-const nearVector = (i: number) => atCosine(entryVector(i), 0.96 + 0.03 * ((i * 31) % 100) / 100, 5_000_000 + i);
+const nearVector = (i: number) => atCosine(entryVector(i), 0.96 + (0.03 * ((i * 31) % 100)) / 100, 5_000_000 + i);
 /** A new question on an existing topic. */
 const newVector = (q: number) => atCosine(topics[q % TOPICS]!, spread(q + 17), 9_000_000 + q);
 
@@ -110,7 +111,16 @@ const request = (question: string): CacheRequest => ({
   body: { model: 'gpt-4o-mini', messages: [SYSTEM, { role: 'user', content: question }] },
 });
 const answerBody = (i: number) =>
-  Buffer.from(JSON.stringify({ id: `chatcmpl-${i}`, object: 'chat.completion', created: 1767225600, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: `Answer ${i}.` }, finish_reason: 'stop' }], usage: { prompt_tokens: 30, completion_tokens: 4, total_tokens: 34 } }));
+  Buffer.from(
+    JSON.stringify({
+      id: `chatcmpl-${i}`,
+      object: 'chat.completion',
+      created: 1767225600,
+      model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: `Answer ${i}.` }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 30, completion_tokens: 4, total_tokens: 34 },
+    }),
+  );
 
 /** The stand-in embedding model: question text → its prepared vector. */
 const prepared = new Map<string, Float64Array>();
@@ -134,14 +144,24 @@ const dbs: Db[] = [];
 const openCache = (): ResponseCache => {
   const db = openSqlite(dataDir);
   dbs.push(db);
-  return createResponseCache({ db, clock, config: SETTINGS, logger, embed, limits: { maxIndexedEntries: Math.max(500_000, ENTRIES) } });
+  return createResponseCache({
+    db,
+    clock,
+    config: SETTINGS,
+    logger,
+    embed,
+    limits: { maxIndexedEntries: Math.max(500_000, ENTRIES) },
+  });
 };
 
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 const ms = (n: number) => n.toFixed(2);
 
 async function main(): Promise<void> {
-  process.stdout.write(`semantic cache bench: ${ENTRIES} entries × ${DIMENSIONS} dimensions in one partition, threshold ${THRESHOLD}, ${QUERIES} queries; data in ${dataDir}\n`);
+  process.stdout.write(
+    `semantic cache bench: ${ENTRIES} entries × ${DIMENSIONS} dimensions in one partition, threshold ${THRESHOLD}, ${QUERIES} queries; data in ${dataDir}\n`,
+  );
   const setupDb = openSqlite(dataDir);
   dbs.push(setupDb);
   await migrateToLatest(setupDb);
@@ -206,8 +226,18 @@ async function main(): Promise<void> {
     threshold: THRESHOLD,
     queries: QUERIES,
     cold_load_ms: Number(ms(coldMs)),
-    lookup_ms: { mean: Number(ms(mean)), p50: Number(ms(quantile(times, 0.5))), p95: Number(ms(quantile(times, 0.95))), p99: Number(ms(quantile(times, 0.99))), max: Number(ms(times[times.length - 1]!)) },
-    lookup_cpu_ms: { p50: Number(ms(quantile(cpuTimes, 0.5))), p99: Number(ms(quantile(cpuTimes, 0.99))), max: Number(ms(cpuTimes[cpuTimes.length - 1]!)) },
+    lookup_ms: {
+      mean: Number(ms(mean)),
+      p50: Number(ms(quantile(times, 0.5))),
+      p95: Number(ms(quantile(times, 0.95))),
+      p99: Number(ms(quantile(times, 0.99))),
+      max: Number(ms(times[times.length - 1]!)),
+    },
+    lookup_cpu_ms: {
+      p50: Number(ms(quantile(cpuTimes, 0.5))),
+      p99: Number(ms(quantile(cpuTimes, 0.99))),
+      max: Number(ms(cpuTimes[cpuTimes.length - 1]!)),
+    },
     near_duplicates: { asked: planted, hit_same_entry: found, hit_other_entry: wrong },
     new_questions_hit: novelHits,
     indexed_entries: cache.stats.indexedEntries,

@@ -10,7 +10,20 @@ import { formatSummary, newestProfile, summariseCpuProfile } from './bench/cpupr
 import { quantile, runLoad, type LoadTarget } from './bench/load.js';
 import { cpuMs, machine, machineBusyMs, memory, selfCpuMs, waitForQuiet } from './bench/proc.js';
 import { killAllNow, startNode, stopAll, type BenchChild } from './bench/processes.js';
-import { backgroundWarning, checkTargets, derive, derivedLines, failureReport, failures, machineLine, runsTable, targetsTable, type Kind, type RunFigures, type Via } from './bench/report.js';
+import {
+  backgroundWarning,
+  checkTargets,
+  derive,
+  derivedLines,
+  failureReport,
+  failures,
+  machineLine,
+  runsTable,
+  targetsTable,
+  type Kind,
+  type RunFigures,
+  type Via,
+} from './bench/report.js';
 
 /**
  * `npm run bench`: the same chat completion sent straight to a mock provider and through svcgw,
@@ -25,7 +38,8 @@ import { backgroundWarning, checkTargets, derive, derivedLines, failureReport, f
  * `--cpu-prof DIR` runs the gateway under `node --cpu-prof` and prints its hottest functions;
  * `--node-flags "…"` starts the gateway's node with those flags (to try V8 or GC settings).
  */
-const USAGE = 'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR] [--wait-quiet SECONDS] [--no-limits] [--node-flags "--max-semi-space-size=4 ..."]';
+const USAGE =
+  'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR] [--wait-quiet SECONDS] [--no-limits] [--node-flags "--max-semi-space-size=4 ..."]';
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
@@ -82,9 +96,13 @@ async function main(): Promise<void> {
   const adminKey = randomBytes(20).toString('hex');
   const env = childEnv();
   process.stdout.write(`svcgw benchmark, ${new Date().toISOString()}\n${machineLine(m)}\n`);
-  process.stdout.write(`each run: ${warmupSeconds} s warm-up (not counted) + ${measureSeconds} s measured (at most ${maxRequests} requests)\n`);
+  process.stdout.write(
+    `each run: ${warmupSeconds} s warm-up (not counted) + ${measureSeconds} s measured (at most ${maxRequests} requests)\n`,
+  );
   if (m.cpus <= 4) {
-    process.stdout.write(`note: only ${m.cpus} CPU(s) for three busy processes (load generator, gateway, mock provider); they contend, so absolute figures are pessimistic. See the "cores" column.\n`);
+    process.stdout.write(
+      `note: only ${m.cpus} CPU(s) for three busy processes (load generator, gateway, mock provider); they contend, so absolute figures are pessimistic. See the "cores" column.\n`,
+    );
   }
 
   const mock = await startNode({ name: 'mock provider', args: [MOCK, '--port', '0'], cwd: PACKAGE_ROOT, env });
@@ -93,12 +111,23 @@ async function main(): Promise<void> {
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   const gateway = await startNode({
     name: 'svcgw serve',
-    args: [...gatewayNodeFlags, ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), BIN, 'serve', '--port', '0', '--data-dir', dataDir],
+    args: [
+      ...gatewayNodeFlags,
+      ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
+      BIN,
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+    ],
     cwd: PACKAGE_ROOT,
     env: { ...env, SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey, SVCGW_LOG_LEVEL: 'warn' },
   });
   children.push(gateway);
-  process.stdout.write(`mock provider pid ${mock.pid} at ${mock.url}; gateway pid ${gateway.pid} at ${gateway.url}${gatewayNodeFlags.length > 0 ? ` (node ${gatewayNodeFlags.join(' ')})` : ''}\n\n`);
+  process.stdout.write(
+    `mock provider pid ${mock.pid} at ${mock.url}; gateway pid ${gateway.pid} at ${gateway.url}${gatewayNodeFlags.length > 0 ? ` (node ${gatewayNodeFlags.join(' ')})` : ''}\n\n`,
+  );
 
   const targets = (kind: Kind): Record<Via, LoadTarget> => {
     const stream = kind === 'stream';
@@ -109,9 +138,15 @@ async function main(): Promise<void> {
         path: '/v1/chat/completions',
         headers: { ...json, authorization: 'Bearer test' },
         // The gateway asks streams for usage on the client's behalf; the direct run asks the same.
-        body: JSON.stringify({ model: 'gpt-4o', messages: MESSAGES, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) }),
+        body: JSON.stringify({
+          model: 'gpt-4o',
+          messages: MESSAGES,
+          ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+        }),
         stream,
-        check: stream ? (text) => text.endsWith('data: [DONE]\n\n') && text.includes('"usage":{') : (text) => text.includes('"chat.completion"'),
+        check: stream
+          ? (text) => text.endsWith('data: [DONE]\n\n') && text.includes('"usage":{')
+          : (text) => text.includes('"chat.completion"'),
       },
       gateway: {
         origin: gateway.url,
@@ -126,7 +161,9 @@ async function main(): Promise<void> {
         body: JSON.stringify({ model: 'gpt-4o', messages: MESSAGES, ...(stream ? { stream: true } : {}) }),
         stream,
         // The usage-only chunk the gateway asked for is not passed on to a client that did not ask.
-        check: stream ? (text) => text.endsWith('data: [DONE]\n\n') && !text.includes('"choices":[]') : (text) => text.includes('"chat.completion"'),
+        check: stream
+          ? (text) => text.endsWith('data: [DONE]\n\n') && !text.includes('"choices":[]')
+          : (text) => text.includes('"chat.completion"'),
       },
     };
   };
@@ -144,9 +181,13 @@ async function main(): Promise<void> {
         pids: [mock.pid, gateway.pid],
         quietCores: QUIET_CORES,
         maxSeconds: waitQuietSeconds,
-        onWait: (busy) => process.stdout.write(`(waiting up to ${waitQuietSeconds} s for other processes to go quiet: ${busy.toFixed(2)} cores) `),
+        onWait: (busy) =>
+          process.stdout.write(
+            `(waiting up to ${waitQuietSeconds} s for other processes to go quiet: ${busy.toFixed(2)} cores) `,
+          ),
       });
-      if (background > QUIET_CORES) process.stdout.write(`(machine still busy: ${background.toFixed(2)} cores used by other processes) `);
+      if (background > QUIET_CORES)
+        process.stdout.write(`(machine still busy: ${background.toFixed(2)} cores used by other processes) `);
       process.stdout.write(`running ${kind} via ${via}, ${connections} connection(s)… `);
       const run = await measure(kind, via, connections, targets(kind)[via], gateway.pid, mock.pid);
       runs.push(run);
@@ -164,7 +205,9 @@ async function main(): Promise<void> {
   const checks = checkTargets(derived);
   const failed = failureReport(runs);
   process.stdout.write(`\n${runsTable(runs)}\n\n${targetsTable(checks)}\n\n${derivedLines(derived)}\n`);
-  process.stdout.write('"cores" is the CPU used during the window (1.00 = one core busy) by the gateway, the mock provider, this process (the load generator) and everything else.\n');
+  process.stdout.write(
+    '"cores" is the CPU used during the window (1.00 = one core busy) by the gateway, the mock provider, this process (the load generator) and everything else.\n',
+  );
   const background = backgroundWarning(runs);
   if (background) process.stdout.write(`${background}\n`);
   if (failed) {
@@ -192,7 +235,14 @@ async function main(): Promise<void> {
   process.stdout.write(`BENCH_JSON ${JSON.stringify(summary)}\n`);
 }
 
-async function measure(kind: Kind, via: Via, connections: number, target: LoadTarget, gatewayPid: number, mockPid: number): Promise<RunFigures> {
+async function measure(
+  kind: Kind,
+  via: Via,
+  connections: number,
+  target: LoadTarget,
+  gatewayPid: number,
+  mockPid: number,
+): Promise<RunFigures> {
   const at = () => ({ gateway: cpuMs(gatewayPid), mock: cpuMs(mockPid), self: selfCpuMs(), machine: machineBusyMs() });
   let start = at();
   let end = start;
@@ -203,7 +253,8 @@ async function measure(kind: Kind, via: Via, connections: number, target: LoadTa
     maxRequests,
     onWindow: { start: () => (start = at()), end: () => (end = at()) },
   });
-  const cores = (key: 'gateway' | 'mock' | 'self' | 'machine') => (result.windowMs > 0 ? (end[key] - start[key]) / result.windowMs : NaN);
+  const cores = (key: 'gateway' | 'mock' | 'self' | 'machine') =>
+    result.windowMs > 0 ? (end[key] - start[key]) / result.windowMs : NaN;
   return {
     kind,
     via,
@@ -215,8 +266,14 @@ async function measure(kind: Kind, via: Via, connections: number, target: LoadTa
     p99Ms: quantile(result.latency, 0.99),
     firstChunkP50Ms: result.firstChunk ? quantile(result.firstChunk, 0.5) : null,
     firstChunkP99Ms: result.firstChunk ? quantile(result.firstChunk, 0.99) : null,
-    gatewayCpuMsPerRequest: via === 'gateway' && result.requests > 0 ? (end.gateway - start.gateway) / result.requests : null,
-    cores: { gateway: cores('gateway'), mock: cores('mock'), loadgen: cores('self'), other: Math.max(0, cores('machine') - cores('gateway') - cores('mock') - cores('self')) },
+    gatewayCpuMsPerRequest:
+      via === 'gateway' && result.requests > 0 ? (end.gateway - start.gateway) / result.requests : null,
+    cores: {
+      gateway: cores('gateway'),
+      mock: cores('mock'),
+      loadgen: cores('self'),
+      other: Math.max(0, cores('machine') - cores('gateway') - cores('mock') - cores('self')),
+    },
     non2xx: result.non2xx,
     errors: result.errors,
     badBodies: result.badBodies,
@@ -228,10 +285,16 @@ async function measure(kind: Kind, via: Via, connections: number, target: LoadTa
 async function preflight(gatewayUrl: string, target: LoadTarget): Promise<void> {
   const health = await request(`${gatewayUrl}/v1/health`);
   await health.body.text();
-  const res = await request(`${target.origin}${target.path}`, { method: 'POST', headers: target.headers, body: target.body });
+  const res = await request(`${target.origin}${target.path}`, {
+    method: 'POST',
+    headers: target.headers,
+    body: target.body,
+  });
   const text = await res.body.text();
   if (health.statusCode !== 200 || res.statusCode !== 200 || !target.check(text)) {
-    throw new Error(`preflight through the gateway failed: health ${health.statusCode}, chat completion ${res.statusCode}: ${text.slice(0, 500)}`);
+    throw new Error(
+      `preflight through the gateway failed: health ${health.statusCode}, chat completion ${res.statusCode}: ${text.slice(0, 500)}`,
+    );
   }
 }
 
@@ -247,7 +310,9 @@ function parseScenarios(text: string): Array<{ kind: Kind; connections: number }
     const [kind, connections] = item.trim().split(':');
     const n = Number(connections);
     if ((kind !== 'chat' && kind !== 'stream') || !Number.isInteger(n) || n < 1) {
-      process.stderr.write(`bench: --scenarios takes kind:connections items (kind chat or stream), got ${item}\n${USAGE}\n`);
+      process.stderr.write(
+        `bench: --scenarios takes kind:connections items (kind chat or stream), got ${item}\n${USAGE}\n`,
+      );
       process.exit(2);
     }
     return { kind, connections: n };
@@ -261,13 +326,21 @@ function printProfile(dir: string): void {
     process.stderr.write(`bench: no .cpuprofile in ${dir}\n`);
     return;
   }
-  process.stdout.write(`\ngateway CPU profile ${newest} (start-up included):\n${formatSummary(summariseCpuProfile(newest, PACKAGE_ROOT))}\n`);
+  process.stdout.write(
+    `\ngateway CPU profile ${newest} (start-up included):\n${formatSummary(summariseCpuProfile(newest, PACKAGE_ROOT))}\n`,
+  );
 }
 
-function positive(name: 'seconds' | 'warmup' | 'max-requests' | 'wait-quiet', zeroOk: boolean, max = Number.MAX_SAFE_INTEGER): number {
+function positive(
+  name: 'seconds' | 'warmup' | 'max-requests' | 'wait-quiet',
+  zeroOk: boolean,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const value = Number(values[name]);
   if (!Number.isFinite(value) || value < 0 || (!zeroOk && value === 0) || value > max) {
-    process.stderr.write(`bench: --${name} must be a ${zeroOk ? 'non-negative' : 'positive'} number${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ''}, got ${String(values[name])}\n${USAGE}\n`);
+    process.stderr.write(
+      `bench: --${name} must be a ${zeroOk ? 'non-negative' : 'positive'} number${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ''}, got ${String(values[name])}\n${USAGE}\n`,
+    );
     process.exit(2);
   }
   return value;
@@ -277,7 +350,8 @@ try {
   await main();
 } catch (error) {
   process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
-  for (const child of children) process.stderr.write(`--- last output of ${child.name} (pid ${child.pid}) ---\n${child.output()}\n`);
+  for (const child of children)
+    process.stderr.write(`--- last output of ${child.name} (pid ${child.pid}) ---\n${child.output()}\n`);
   process.exitCode = 1;
 } finally {
   await cleanUp();
@@ -290,13 +364,21 @@ if (profileDir && process.exitCode !== 1) printProfile(profileDir);
  * the rate check, the budget reservation and its settlement.
  */
 async function enableLimits(baseUrl: string, apiKey: string): Promise<void> {
-  const common = { workspace_id: 'default', conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'api_key' }] };
+  const common = {
+    workspace_id: 'default',
+    conditions: [{ key: 'workspace_id', value: 'default' }],
+    group_by: [{ key: 'api_key' }],
+  };
   const policies: Array<[string, Record<string, unknown>]> = [
     ['/v1/policies/rate-limits', { ...common, name: 'bench rate limit', type: 'requests', unit: 'rpm', value: 1e12 }],
     ['/v1/policies/usage-limits', { ...common, name: 'bench budget', type: 'cost', credit_limit: 1e9 }],
   ];
   for (const [path, body] of policies) {
-    const res = await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'x-service-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (res.status !== 200) throw new Error(`could not create ${path}: ${res.status} ${await res.text()}`);
   }
 }

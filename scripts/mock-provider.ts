@@ -26,7 +26,12 @@ function count(name: keyof typeof values): number {
   return value;
 }
 
-const mock = await startMockOpenAI({ record: false, port: count('port'), streamChunks: Math.max(1, count('stream-chunks')), chunkDelayMs: count('chunk-delay-ms') });
+const mock = await startMockOpenAI({
+  record: false,
+  port: count('port'),
+  streamChunks: Math.max(1, count('stream-chunks')),
+  chunkDelayMs: count('chunk-delay-ms'),
+});
 const delayMs = count('delay-ms');
 if (delayMs > 0) mock.behave({ kind: 'delay', ms: delayMs });
 process.stdout.write(`${JSON.stringify({ url: mock.url })}\n`);

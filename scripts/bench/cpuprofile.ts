@@ -3,7 +3,11 @@ import { join, relative } from 'node:path';
 
 /** The parts of a V8 `.cpuprofile` (what `node --cpu-prof` writes) that a summary needs. */
 interface CpuProfile {
-  nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }>;
+  nodes: Array<{
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    children?: number[];
+  }>;
   samples: number[];
   timeDeltas: number[];
   startTime: number;
@@ -34,8 +38,14 @@ export interface ProfileSummary {
  * request-log writer and kysely counts as "request log", one holding undici as "upstream call".
  */
 const STAGES: Array<[string, (url: string) => boolean]> = [
-  ['start-up (module loading, migrations)', (u) => u.startsWith('node:internal/modules') || u.includes('/storage/migrations/')],
-  ['request log: SQLite insert (kysely, better-sqlite3)', (u) => /request-logs?\.js|request-log-writer|\/kysely\/|better-sqlite3/.test(u)],
+  [
+    'start-up (module loading, migrations)',
+    (u) => u.startsWith('node:internal/modules') || u.includes('/storage/migrations/'),
+  ],
+  [
+    'request log: SQLite insert (kysely, better-sqlite3)',
+    (u) => /request-logs?\.js|request-log-writer|\/kysely\/|better-sqlite3/.test(u),
+  ],
   ['request log: building the row (RequestLogDraft)', (u) => u.includes('request-log-draft')],
   ['auth hook (key hash, cache)', (u) => u.includes('plugins/auth') || u.includes('api-key-service')],
   ['zod validation of the body', (u) => u.includes('/zod/') || u.includes('fastify-type-provider-zod')],
@@ -96,16 +106,29 @@ export function summariseCpuProfile(file: string, root: string): ProfileSummary 
     functions.set(where, (functions.get(where) ?? 0) + us);
     const owner = ownerOf(frame.url, frame.functionName, root);
     owners.set(owner, (owners.get(owner) ?? 0) + us);
-    const stage = STAGES[stageOf(id)]?.[0] ?? (frame.functionName.startsWith('(') ? frame.functionName : `other: ${ownerOf(frame.url, frame.functionName, root)}`);
+    const stage =
+      STAGES[stageOf(id)]?.[0] ??
+      (frame.functionName.startsWith('(')
+        ? frame.functionName
+        : `other: ${ownerOf(frame.url, frame.functionName, root)}`);
     stages.set(stage, (stages.get(stage) ?? 0) + us);
   }
   const rank = (m: Map<string, number>): HotSpot[] =>
-    [...m].map(([where, us]) => ({ where, selfMs: us / 1000, share: busyUs > 0 ? us / busyUs : 0 })).sort((a, b) => b.selfMs - a.selfMs);
-  return { busyMs: busyUs / 1000, idleMs: idleUs / 1000, functions: rank(functions), owners: rank(owners), stages: rank(stages) };
+    [...m]
+      .map(([where, us]) => ({ where, selfMs: us / 1000, share: busyUs > 0 ? us / busyUs : 0 }))
+      .sort((a, b) => b.selfMs - a.selfMs);
+  return {
+    busyMs: busyUs / 1000,
+    idleMs: idleUs / 1000,
+    functions: rank(functions),
+    owners: rank(owners),
+    stages: rank(stages),
+  };
 }
 
 export function formatSummary(summary: ProfileSummary, top = 25): string {
-  const line = (h: HotSpot) => `${(h.share * 100).toFixed(1).padStart(5)}%  ${h.selfMs.toFixed(0).padStart(7)} ms  ${h.where}`;
+  const line = (h: HotSpot) =>
+    `${(h.share * 100).toFixed(1).padStart(5)}%  ${h.selfMs.toFixed(0).padStart(7)} ms  ${h.where}`;
   return [
     `busy ${summary.busyMs.toFixed(0)} ms, idle ${summary.idleMs.toFixed(0)} ms (shares are of busy time)`,
     'time by pipeline stage:',

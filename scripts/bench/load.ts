@@ -86,7 +86,12 @@ export async function runLoad(target: LoadTarget, options: LoadOptions): Promise
     const started = performance.now();
     let first = 0;
     try {
-      const { statusCode, body } = await pool.request({ path: target.path, method: 'POST', headers: target.headers, body: target.body });
+      const { statusCode, body } = await pool.request({
+        path: target.path,
+        method: 'POST',
+        headers: target.headers,
+        body: target.body,
+      });
       let text = '';
       await new Promise<void>((resolve, reject) => {
         body.on('data', (chunk: Buffer) => {

@@ -47,7 +47,11 @@ export function selfCpuMs(): number {
 export function machineBusyMs(): number {
   const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
   // cpu  user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user)
-  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
   return ((user + nice + system + irq + softirq + steal) * 1000) / CLOCK_TICKS;
 }
 
@@ -55,7 +59,12 @@ export function machineBusyMs(): number {
  * Samples, half a second at a time, the CPU used by processes other than `pids` and this one,
  * until it is at most `quietCores` or `maxSeconds` have passed; returns the last sample, in cores.
  */
-export async function waitForQuiet(options: { pids: number[]; quietCores: number; maxSeconds: number; onWait(busyCores: number): void }): Promise<number> {
+export async function waitForQuiet(options: {
+  pids: number[];
+  quietCores: number;
+  maxSeconds: number;
+  onWait(busyCores: number): void;
+}): Promise<number> {
   const deadline = Date.now() + options.maxSeconds * 1000;
   const ours = () => options.pids.reduce((ms, pid) => ms + cpuMs(pid), selfCpuMs());
   let waited = false;
@@ -117,7 +126,8 @@ export function listeningPort(pid: number): number | null {
     for (const line of lines) {
       const cols = line.trim().split(/\s+/);
       // local_address is col 1 ("0100007F:85DF"), st is col 3 ("0A" = LISTEN), inode is col 9.
-      if (cols[3] === '0A' && cols[9] !== undefined && inodes.has(cols[9])) return parseInt(cols[1]?.split(':')[1] ?? '', 16);
+      if (cols[3] === '0A' && cols[9] !== undefined && inodes.has(cols[9]))
+        return parseInt(cols[1]?.split(':')[1] ?? '', 16);
     }
   }
   return null;

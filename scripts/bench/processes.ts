@@ -23,8 +23,17 @@ const running = new Set<ChildProcess>();
  * (what the mock provider and svcgw at log level info print), or else from the port the process
  * is seen listening on in /proc (svcgw at log level warn prints no address).
  */
-export async function startNode(options: { name: string; args: string[]; cwd: string; env: Record<string, string> }): Promise<BenchChild> {
-  const child = spawn(process.execPath, options.args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startNode(options: {
+  name: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+}): Promise<BenchChild> {
+  const child = spawn(process.execPath, options.args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   if (child.pid === undefined) throw new Error(`${options.name}: could not start ${process.execPath}`);
   const pid = child.pid;
   running.add(child);
@@ -58,8 +67,13 @@ export async function startNode(options: { name: string; args: string[]; cwd: st
       const port = listeningPort(pid);
       if (port !== null) finish(null, `http://127.0.0.1:${port}`);
     }, 50);
-    const timer = setTimeout(() => finish(new Error(`${options.name} did not listen within ${LISTEN_TIMEOUT_MS} ms:\n${out}`)), LISTEN_TIMEOUT_MS);
-    void exited.then(() => finish(new Error(`${options.name} exited (${child.exitCode ?? child.signalCode}) before listening:\n${out}`)));
+    const timer = setTimeout(
+      () => finish(new Error(`${options.name} did not listen within ${LISTEN_TIMEOUT_MS} ms:\n${out}`)),
+      LISTEN_TIMEOUT_MS,
+    );
+    void exited.then(() =>
+      finish(new Error(`${options.name} exited (${child.exitCode ?? child.signalCode}) before listening:\n${out}`)),
+    );
   }).catch(async (error: unknown) => {
     await stop(child, 2000);
     throw error;
@@ -92,7 +106,10 @@ async function stop(child: ChildProcess, graceMs: number): Promise<void> {
   const exited = exitOf(child);
   child.kill('SIGTERM');
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = await Promise.race([exited.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), graceMs)))]);
+  const timedOut = await Promise.race([
+    exited.then(() => false),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), graceMs))),
+  ]);
   clearTimeout(timer);
   if (timedOut && isRunning(child)) {
     child.kill('SIGKILL');

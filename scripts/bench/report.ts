@@ -46,7 +46,8 @@ export interface TargetCheck {
   met: boolean | null;
 }
 
-export const failures = (run: RunFigures): number => sum(Object.values(run.non2xx)) + sum(Object.values(run.errors)) + run.badBodies;
+export const failures = (run: RunFigures): number =>
+  sum(Object.values(run.non2xx)) + sum(Object.values(run.errors)) + run.badBodies;
 
 export function find(runs: RunFigures[], kind: Kind, via: Via, connections: number): RunFigures | undefined {
   return runs.find((r) => r.kind === kind && r.via === via && r.connections === connections);
@@ -60,7 +61,8 @@ export function derive(runs: RunFigures[], memory: { before: number; after: numb
     throughputRatio32: ratio('chat'),
     streamThroughputRatio32: ratio('stream'),
     addedLatencyP50Ms1: (get('chat', 'gateway', 1)?.p50Ms ?? NaN) - (get('chat', 'direct', 1)?.p50Ms ?? NaN),
-    addedFirstChunkP50Ms1: (get('stream', 'gateway', 1)?.firstChunkP50Ms ?? NaN) - (get('stream', 'direct', 1)?.firstChunkP50Ms ?? NaN),
+    addedFirstChunkP50Ms1:
+      (get('stream', 'gateway', 1)?.firstChunkP50Ms ?? NaN) - (get('stream', 'direct', 1)?.firstChunkP50Ms ?? NaN),
     gatewayCpuMsPerRequest32: get('chat', 'gateway', 32)?.gatewayCpuMsPerRequest ?? NaN,
     gatewayCpuMsPerRequestWorst: cpu.length > 0 ? Math.max(...cpu) : NaN,
     rssAfterLoadMb: memory.after,
@@ -73,16 +75,54 @@ export function derive(runs: RunFigures[], memory: { before: number; after: numb
 export function checkTargets(d: Derived): TargetCheck[] {
   const met = (value: number, ok: (v: number) => boolean) => (Number.isFinite(value) ? ok(value) : null);
   return [
-    { name: 'throughput via gateway / direct, 32 connections', target: '>= 40%', measured: pct(d.throughputRatio32), met: met(d.throughputRatio32, (v) => v >= 0.4) },
-    { name: 'gateway CPU per request (non-streaming, 32 conn.)', target: '<= 0.100 ms', measured: msText(d.gatewayCpuMsPerRequest32), met: met(d.gatewayCpuMsPerRequest32, (v) => v <= 0.1) },
-    { name: 'added latency p50, 1 connection', target: '<= 0.300 ms', measured: msText(d.addedLatencyP50Ms1), met: met(d.addedLatencyP50Ms1, (v) => v <= 0.3) },
-    { name: 'added time to first chunk p50, 1 connection', target: '<= 1.000 ms', measured: msText(d.addedFirstChunkP50Ms1), met: met(d.addedFirstChunkP50Ms1, (v) => v <= 1) },
-    { name: 'gateway resident memory after load', target: '<= 120 MB', measured: `${d.rssAfterLoadMb.toFixed(1)} MB`, met: met(d.rssAfterLoadMb, (v) => v <= 120) },
+    {
+      name: 'throughput via gateway / direct, 32 connections',
+      target: '>= 40%',
+      measured: pct(d.throughputRatio32),
+      met: met(d.throughputRatio32, (v) => v >= 0.4),
+    },
+    {
+      name: 'gateway CPU per request (non-streaming, 32 conn.)',
+      target: '<= 0.100 ms',
+      measured: msText(d.gatewayCpuMsPerRequest32),
+      met: met(d.gatewayCpuMsPerRequest32, (v) => v <= 0.1),
+    },
+    {
+      name: 'added latency p50, 1 connection',
+      target: '<= 0.300 ms',
+      measured: msText(d.addedLatencyP50Ms1),
+      met: met(d.addedLatencyP50Ms1, (v) => v <= 0.3),
+    },
+    {
+      name: 'added time to first chunk p50, 1 connection',
+      target: '<= 1.000 ms',
+      measured: msText(d.addedFirstChunkP50Ms1),
+      met: met(d.addedFirstChunkP50Ms1, (v) => v <= 1),
+    },
+    {
+      name: 'gateway resident memory after load',
+      target: '<= 120 MB',
+      measured: `${d.rssAfterLoadMb.toFixed(1)} MB`,
+      met: met(d.rssAfterLoadMb, (v) => v <= 120),
+    },
   ];
 }
 
 export function runsTable(runs: RunFigures[]): string {
-  const header = ['scenario', 'via', 'conn', 'req/s', 'p50 ms', 'p99 ms', '1st chunk p50', '1st chunk p99', 'requests', 'failed', 'gw CPU ms/req', 'cores gw/mock/load/other'];
+  const header = [
+    'scenario',
+    'via',
+    'conn',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    '1st chunk p50',
+    '1st chunk p99',
+    'requests',
+    'failed',
+    'gw CPU ms/req',
+    'cores gw/mock/load/other',
+  ];
   const rows = runs.map((r) => [
     r.kind === 'chat' ? 'chat' : 'chat stream',
     r.via,
@@ -101,7 +141,11 @@ export function runsTable(runs: RunFigures[]): string {
 }
 
 export function targetsTable(checks: TargetCheck[]): string {
-  return table(['target', 'wanted', 'measured', ''], checks.map((c) => [c.name, c.target, c.measured, c.met === null ? 'not run' : c.met ? 'met' : 'MISSED']), 1);
+  return table(
+    ['target', 'wanted', 'measured', ''],
+    checks.map((c) => [c.name, c.target, c.measured, c.met === null ? 'not run' : c.met ? 'met' : 'MISSED']),
+    1,
+  );
 }
 
 export function derivedLines(d: Derived): string {
@@ -117,9 +161,16 @@ export function failureReport(runs: RunFigures[]): string | null {
   const failed = runs.filter((r) => failures(r) > 0);
   if (failed.length === 0) return null;
   const total = sum(failed.map(failures));
-  const lines = ['', '!'.repeat(78), `!!! ${total} REQUEST(S) FAILED: the figures above are NOT a clean run`, '!'.repeat(78)];
+  const lines = [
+    '',
+    '!'.repeat(78),
+    `!!! ${total} REQUEST(S) FAILED: the figures above are NOT a clean run`,
+    '!'.repeat(78),
+  ];
   for (const r of failed) {
-    lines.push(`  ${r.kind} via ${r.via} x${r.connections}: non-2xx ${JSON.stringify(r.non2xx)}, errors ${JSON.stringify(r.errors)}, unexpected bodies ${r.badBodies}`);
+    lines.push(
+      `  ${r.kind} via ${r.via} x${r.connections}: non-2xx ${JSON.stringify(r.non2xx)}, errors ${JSON.stringify(r.errors)}, unexpected bodies ${r.badBodies}`,
+    );
     for (const example of r.examples) lines.push(`      ${example.replace(/\s+/g, ' ')}`);
   }
   lines.push('!'.repeat(78), '');
@@ -139,7 +190,11 @@ export function machineLine(m: Machine): string {
 
 function table(header: string[], rows: string[][], leftColumns: number): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 

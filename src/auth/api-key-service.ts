@@ -38,7 +38,8 @@ export interface StoredRotationPolicy {
   key_transition_period_ms: number;
 }
 
-export const parseRotationPolicy = (json: string | null): StoredRotationPolicy | null => (json === null ? null : (JSON.parse(json) as StoredRotationPolicy));
+export const parseRotationPolicy = (json: string | null): StoredRotationPolicy | null =>
+  json === null ? null : (JSON.parse(json) as StoredRotationPolicy);
 
 /** One period after `from`: 7 days, or one calendar month (clamped to the month's last day, 31 Jan → 28/29 Feb). */
 export function nextRotationAfter(from: number, period: RotationPeriod): number {
@@ -47,7 +48,15 @@ export function nextRotationAfter(from: number, period: RotationPeriod): number 
   const year = date.getUTCFullYear();
   const month = date.getUTCMonth() + 1;
   const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
-  return Date.UTC(year, month, Math.min(date.getUTCDate(), lastDay), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds(), date.getUTCMilliseconds());
+  return Date.UTC(
+    year,
+    month,
+    Math.min(date.getUTCDate(), lastDay),
+    date.getUTCHours(),
+    date.getUTCMinutes(),
+    date.getUTCSeconds(),
+    date.getUTCMilliseconds(),
+  );
 }
 
 /** The first scheduled time after `now`, counted from `dueAt`: periods missed while no worker ran are skipped, not replayed. */
@@ -105,7 +114,8 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
     if (row.status === 'revoked') return { ok: false, reason: 'revoked' };
     if (row.status === 'expired') return { ok: false, reason: 'expired' };
     if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return { ok: false, reason: 'expired' };
-    if (entry.previous && (row.previous_key_expires_at === null || Date.parse(row.previous_key_expires_at) <= now)) return { ok: false, reason: 'rotated' };
+    if (entry.previous && (row.previous_key_expires_at === null || Date.parse(row.previous_key_expires_at) <= now))
+      return { ok: false, reason: 'rotated' };
     // Archiving revokes nothing: the keys work again once the workspace is unarchived.
     if (row.workspace_status === 'archived') return { ok: false, reason: 'workspace_archived' };
     return { ok: true, principal: entry.principal };

@@ -19,7 +19,11 @@ export interface Principal {
   keyCreatedAt: string;
   keyName: string;
   /** The key's defaults for gateway requests: metadata, a config id, and whether requests may name another config. */
-  defaults: { metadata: Readonly<Record<string, string>>; config_id: string | null; allow_config_override: boolean } | null;
+  defaults: {
+    metadata: Readonly<Record<string, string>>;
+    config_id: string | null;
+    allow_config_override: boolean;
+  } | null;
 }
 
 export type KeyKind = 'admin' | 'workspace';

@@ -10,7 +10,12 @@ export interface ScopeInfo {
   workspace: boolean;
 }
 
-const crud = (resource: string, label: string, workspace: boolean, verbs = ['create', 'read', 'list', 'update', 'delete']): ScopeInfo[] =>
+const crud = (
+  resource: string,
+  label: string,
+  workspace: boolean,
+  verbs = ['create', 'read', 'list', 'update', 'delete'],
+): ScopeInfo[] =>
   verbs.map((verb) => ({ name: `${resource}.${verb}`, description: `${capitalise(verb)} ${label}.`, workspace }));
 
 function capitalise(verb: string): string {
@@ -18,7 +23,11 @@ function capitalise(verb: string): string {
 }
 
 export const SCOPES: readonly ScopeInfo[] = [
-  { name: 'completions.write', description: 'Call the gateway routes (chat, completions, embeddings, pass-through, …).', workspace: true },
+  {
+    name: 'completions.write',
+    description: 'Call the gateway routes (chat, completions, embeddings, pass-through, …).',
+    workspace: true,
+  },
   { name: 'organisations.read', description: 'Read organisation details and settings.', workspace: false },
   { name: 'organisations.update', description: 'Change organisation settings.', workspace: false },
   ...crud('organisation_service_api_keys', 'admin (organisation) API keys', false),

@@ -21,7 +21,10 @@ export const DEFAULT_WORKSPACE_SLUG = 'default';
  * Creates, on the first start only, the organisation, its default workspace, the owner user
  * and the owner's admin API key, in one transaction so that a crash leaves nothing half made.
  */
-export async function bootstrap(db: Db, options: { clock: Clock; ownerEmail: string; adminKey?: string | undefined }): Promise<BootstrapResult> {
+export async function bootstrap(
+  db: Db,
+  options: { clock: Clock; ownerEmail: string; adminKey?: string | undefined },
+): Promise<BootstrapResult> {
   return db.transaction().execute(async (trx) => {
     const existing = await trx.selectFrom('organisations').select('id').orderBy('created_at').executeTakeFirst();
     if (existing) {
@@ -31,7 +34,13 @@ export async function bootstrap(db: Db, options: { clock: Clock; ownerEmail: str
         .where('organisation_id', '=', existing.id)
         .where('is_default', '=', 1)
         .executeTakeFirstOrThrow();
-      return { created: false, adminApiKey: null, keyFromSettings: false, organisationId: existing.id, workspaceId: workspace.id };
+      return {
+        created: false,
+        adminApiKey: null,
+        keyFromSettings: false,
+        organisationId: existing.id,
+        workspaceId: workspace.id,
+      };
     }
 
     const now = new Date(options.clock.now()).toISOString();
@@ -41,16 +50,39 @@ export async function bootstrap(db: Db, options: { clock: Clock; ownerEmail: str
     const userId = newId();
     const rawKey = options.adminKey ?? generateRawKey();
 
-    await trx.insertInto('organisations').values({ id: organisationId, name: 'Default organisation', ...stamps }).execute();
+    await trx
+      .insertInto('organisations')
+      .values({ id: organisationId, name: 'Default organisation', ...stamps })
+      .execute();
     await trx
       .insertInto('workspaces')
-      .values({ id: workspaceId, organisation_id: organisationId, slug: DEFAULT_WORKSPACE_SLUG, name: 'Default workspace', description: null, status: 'active', is_default: 1, ...stamps })
+      .values({
+        id: workspaceId,
+        organisation_id: organisationId,
+        slug: DEFAULT_WORKSPACE_SLUG,
+        name: 'Default workspace',
+        description: null,
+        status: 'active',
+        is_default: 1,
+        ...stamps,
+      })
       .execute();
     await trx
       .insertInto('users')
-      .values({ id: userId, organisation_id: organisationId, email: options.ownerEmail, first_name: null, last_name: null, role: 'owner', ...stamps })
+      .values({
+        id: userId,
+        organisation_id: organisationId,
+        email: options.ownerEmail,
+        first_name: null,
+        last_name: null,
+        role: 'owner',
+        ...stamps,
+      })
       .execute();
-    await trx.insertInto('workspace_members').values({ workspace_id: workspaceId, user_id: userId, role: 'admin', created_at: now }).execute();
+    await trx
+      .insertInto('workspace_members')
+      .values({ workspace_id: workspaceId, user_id: userId, role: 'admin', created_at: now })
+      .execute();
     await trx
       .insertInto('api_keys')
       .values({
@@ -72,6 +104,12 @@ export async function bootstrap(db: Db, options: { clock: Clock; ownerEmail: str
       })
       .execute();
 
-    return { created: true, adminApiKey: rawKey, keyFromSettings: options.adminKey !== undefined, organisationId, workspaceId };
+    return {
+      created: true,
+      adminApiKey: rawKey,
+      keyFromSettings: options.adminKey !== undefined,
+      organisationId,
+      workspaceId,
+    };
   });
 }

@@ -42,6 +42,7 @@ export function keptHeaders(headers: Record<string, string | string[] | undefine
 export function entrySize(entry: CacheEntry): number {
   let size = entry.response.body.length + 256;
   for (const [name, value] of Object.entries(entry.response.headers)) size += name.length + value.length;
-  if (entry.semantic) size += entry.semantic.embedding.byteLength + entry.semantic.sketch.byteLength + entry.semantic.partitionKey.length;
+  if (entry.semantic)
+    size += entry.semantic.embedding.byteLength + entry.semantic.sketch.byteLength + entry.semantic.partitionKey.length;
   return size;
 }

@@ -67,7 +67,10 @@ export function splitForSemantic(req: CacheRequest, embeddingModel: string): Sem
   if (text === null || text.trim() === '') return null;
   const { content: _content, ...lastWithoutContent } = last as Record<string, unknown>;
   const rest = { ...(body as Record<string, unknown>), messages: [...messages.slice(0, -1), lastWithoutContent] };
-  return { text, partitionKey: hash(`${JSON.stringify(['semantic', ...scope(req), embeddingModel])}\n${canonicalJson(rest)}`) };
+  return {
+    text,
+    partitionKey: hash(`${JSON.stringify(['semantic', ...scope(req), embeddingModel])}\n${canonicalJson(rest)}`),
+  };
 }
 
 /** A string content, or an array of text parts joined by newlines; null when any part is not text. */

@@ -18,7 +18,10 @@ export const isCacheHit = (status: CacheStatus): boolean => status === 'HIT' || 
  * Headers for the client's response: the status, and on a hit the standard `age` (seconds since
  * the answer was stored).
  */
-export function cacheResponseHeaders(lookup: { status: CacheStatus; hit: { ageSeconds: number } | null }): Record<string, string> {
+export function cacheResponseHeaders(lookup: {
+  status: CacheStatus;
+  hit: { ageSeconds: number } | null;
+}): Record<string, string> {
   const headers: Record<string, string> = { [CACHE_STATUS_HEADER]: lookup.status };
   if (lookup.hit) headers.age = String(lookup.hit.ageSeconds);
   return headers;

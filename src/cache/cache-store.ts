@@ -24,7 +24,21 @@ export interface PartitionRow {
   sketch: Buffer | Uint32Array;
 }
 
-const COLUMNS = ['cache_key', 'organisation_id', 'workspace_id', 'created_at', 'expires_at', 'size_bytes', 'status', 'is_stream', 'headers', 'partition_key', 'embedding_sketch', 'embedding', 'body'] as const;
+const COLUMNS = [
+  'cache_key',
+  'organisation_id',
+  'workspace_id',
+  'created_at',
+  'expires_at',
+  'size_bytes',
+  'status',
+  'is_stream',
+  'headers',
+  'partition_key',
+  'embedding_sketch',
+  'embedding',
+  'body',
+] as const;
 
 /** expires_at, created_at, cache_key, embedding_sketch. */
 type PartitionRowRaw = [string, string, string, Buffer];
@@ -32,7 +46,14 @@ type PartitionRowRaw = [string, string, string, Buffer];
 /** Where the previous page of a partition ended. */
 export type PartitionCursor = [expiresAt: string, createdAt: string, cacheKey: string];
 
-type ResponseRow = { created_at: string; expires_at: string; status: number; is_stream: number; headers: string; body: Buffer };
+type ResponseRow = {
+  created_at: string;
+  expires_at: string;
+  status: number;
+  is_stream: number;
+  headers: string;
+  body: Buffer;
+};
 
 /**
  * Cache persistence in SQLite, with better-sqlite3 prepared statements: a hit is one indexed
@@ -48,7 +69,9 @@ export function createCacheStore(deps: { sqlite: SQLite.Database; logger: Logger
 
   const upsert = sqlite.prepare(
     `INSERT INTO cache_entries (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})
-     ON CONFLICT (cache_key) DO UPDATE SET ${COLUMNS.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')}`,
+     ON CONFLICT (cache_key) DO UPDATE SET ${COLUMNS.slice(1)
+       .map((c) => `${c} = excluded.${c}`)
+       .join(', ')}`,
   );
   const writeAll = sqlite.transaction((entries: CacheEntry[]) => {
     for (const entry of entries) upsert.run(rowValues(entry));
@@ -56,18 +79,32 @@ export function createCacheStore(deps: { sqlite: SQLite.Database; logger: Logger
   const selectResponse = sqlite.prepare<[string, string, string], ResponseRow>(
     'SELECT created_at, expires_at, status, is_stream, headers, body FROM cache_entries WHERE cache_key = ? AND organisation_id = ? AND workspace_id = ?',
   );
-  const selectEmbedding = sqlite.prepare<[string], { embedding: Buffer | null }>('SELECT embedding FROM cache_entries WHERE cache_key = ?').pluck();
+  const selectEmbedding = sqlite
+    .prepare<[string], { embedding: Buffer | null }>('SELECT embedding FROM cache_entries WHERE cache_key = ?')
+    .pluck();
   // Pages through a partition newest expiry first by (expires_at, created_at, cache_key), all
   // read from the covering index; paging lets a big partition load without blocking the loop.
-  const PARTITION_COLUMNS = 'SELECT expires_at, created_at, cache_key, embedding_sketch FROM cache_entries INDEXED BY cache_entries_partition';
-  const partitionOrder = 'AND embedding_sketch IS NOT NULL ORDER BY expires_at DESC, created_at DESC, cache_key DESC LIMIT ?';
-  const selectPartitionFirst = sqlite.prepare<[string, string, number], PartitionRowRaw>(`${PARTITION_COLUMNS} WHERE partition_key = ? AND expires_at > ? ${partitionOrder}`).raw();
-  const selectPartitionNext = sqlite
-    .prepare<[string, string, string, string, string, number], PartitionRowRaw>(`${PARTITION_COLUMNS} WHERE partition_key = ? AND expires_at > ? AND (expires_at, created_at, cache_key) < (?, ?, ?) ${partitionOrder}`)
+  const PARTITION_COLUMNS =
+    'SELECT expires_at, created_at, cache_key, embedding_sketch FROM cache_entries INDEXED BY cache_entries_partition';
+  const partitionOrder =
+    'AND embedding_sketch IS NOT NULL ORDER BY expires_at DESC, created_at DESC, cache_key DESC LIMIT ?';
+  const selectPartitionFirst = sqlite
+    .prepare<[string, string, number], PartitionRowRaw>(
+      `${PARTITION_COLUMNS} WHERE partition_key = ? AND expires_at > ? ${partitionOrder}`,
+    )
     .raw();
-  const purgeBatch = sqlite.prepare<[string, number]>('DELETE FROM cache_entries WHERE rowid IN (SELECT rowid FROM cache_entries WHERE expires_at <= ? LIMIT ?)');
+  const selectPartitionNext = sqlite
+    .prepare<[string, string, string, string, string, number], PartitionRowRaw>(
+      `${PARTITION_COLUMNS} WHERE partition_key = ? AND expires_at > ? AND (expires_at, created_at, cache_key) < (?, ?, ?) ${partitionOrder}`,
+    )
+    .raw();
+  const purgeBatch = sqlite.prepare<[string, number]>(
+    'DELETE FROM cache_entries WHERE rowid IN (SELECT rowid FROM cache_entries WHERE expires_at <= ? LIMIT ?)',
+  );
   const countRows = sqlite.prepare<[], number>('SELECT COUNT(*) FROM cache_entries').pluck();
-  const trimBatch = sqlite.prepare<[number]>('DELETE FROM cache_entries WHERE rowid IN (SELECT rowid FROM cache_entries ORDER BY expires_at LIMIT ?)');
+  const trimBatch = sqlite.prepare<[number]>(
+    'DELETE FROM cache_entries WHERE rowid IN (SELECT rowid FROM cache_entries ORDER BY expires_at LIMIT ?)',
+  );
 
   function rowValues(entry: CacheEntry): unknown[] {
     const { response, semantic } = entry;
@@ -130,7 +167,11 @@ export function createCacheStore(deps: { sqlite: SQLite.Database; logger: Logger
     },
 
     /** The stored answer for a key within its organisation and workspace, expired or not (the caller decides). */
-    get(cacheKey: string, organisationId: string, workspaceId: string): { createdAt: number; expiresAt: number; response: CachedResponse } | null {
+    get(
+      cacheKey: string,
+      organisationId: string,
+      workspaceId: string,
+    ): { createdAt: number; expiresAt: number; response: CachedResponse } | null {
       const queued = pending.get(cacheKey);
       if (queued) {
         return queued.organisationId === organisationId && queued.workspaceId === workspaceId
@@ -142,7 +183,12 @@ export function createCacheStore(deps: { sqlite: SQLite.Database; logger: Logger
       return {
         createdAt: Date.parse(row.created_at),
         expiresAt: Date.parse(row.expires_at),
-        response: { status: row.status, headers: JSON.parse(row.headers) as Record<string, string>, body: row.body, stream: row.is_stream === 1 },
+        response: {
+          status: row.status,
+          headers: JSON.parse(row.headers) as Record<string, string>,
+          body: row.body,
+          stream: row.is_stream === 1,
+        },
       };
     },
 
@@ -155,10 +201,23 @@ export function createCacheStore(deps: { sqlite: SQLite.Database; logger: Logger
     },
 
     /** One page of the live rows of a semantic partition, newest expiry first; `next` is null after the last page. */
-    loadPartitionPage(partitionKey: string, now: number, after: PartitionCursor | null, limit: number): { rows: PartitionRow[]; next: PartitionCursor | null } {
+    loadPartitionPage(
+      partitionKey: string,
+      now: number,
+      after: PartitionCursor | null,
+      limit: number,
+    ): { rows: PartitionRow[]; next: PartitionCursor | null } {
       const nowIso = new Date(now).toISOString();
-      const raw = after === null ? selectPartitionFirst.all(partitionKey, nowIso, limit) : selectPartitionNext.all(partitionKey, nowIso, ...after, limit);
-      const rows = raw.map(([expiresAt, createdAt, cacheKey, sketch]) => ({ cacheKey, createdAt: Date.parse(createdAt), expiresAt: Date.parse(expiresAt), sketch }));
+      const raw =
+        after === null
+          ? selectPartitionFirst.all(partitionKey, nowIso, limit)
+          : selectPartitionNext.all(partitionKey, nowIso, ...after, limit);
+      const rows = raw.map(([expiresAt, createdAt, cacheKey, sketch]) => ({
+        cacheKey,
+        createdAt: Date.parse(createdAt),
+        expiresAt: Date.parse(expiresAt),
+        sketch,
+      }));
       const last = raw[raw.length - 1];
       return { rows, next: raw.length === limit && last ? [last[0], last[1], last[2]] : null };
     },
@@ -168,7 +227,12 @@ export function createCacheStore(deps: { sqlite: SQLite.Database; logger: Logger
       const rows: PartitionRow[] = [];
       for (const entry of pending.values()) {
         if (entry.semantic?.partitionKey === partitionKey) {
-          rows.push({ cacheKey: entry.cacheKey, createdAt: entry.createdAt, expiresAt: entry.expiresAt, sketch: entry.semantic.sketch });
+          rows.push({
+            cacheKey: entry.cacheKey,
+            createdAt: entry.createdAt,
+            expiresAt: entry.expiresAt,
+            sketch: entry.semantic.sketch,
+          });
         }
       }
       return rows;

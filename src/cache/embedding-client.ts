@@ -27,7 +27,8 @@ export function createEmbeddingClient(options: EmbeddingClientOptions): EmbedTex
   let failures = 0;
 
   const fail = (reason: Record<string, unknown>): null => {
-    if (failures++ % 100 === 0) options.logger.warn({ ...reason, failures, model: options.model }, 'semantic cache: embedding request failed');
+    if (failures++ % 100 === 0)
+      options.logger.warn({ ...reason, failures, model: options.model }, 'semantic cache: embedding request failed');
     return null;
   };
 
@@ -47,7 +48,10 @@ export function createEmbeddingClient(options: EmbeddingClientOptions): EmbedTex
       const vector = firstEmbedding(await res.body.json());
       return vector ?? fail({ reason: 'no embedding in the answer' });
     } catch (error) {
-      return fail({ reason: error instanceof Error ? error.name : 'error', code: (error as { code?: unknown } | null)?.code });
+      return fail({
+        reason: error instanceof Error ? error.name : 'error',
+        code: (error as { code?: unknown } | null)?.code,
+      });
     }
   };
 }
@@ -55,8 +59,14 @@ export function createEmbeddingClient(options: EmbeddingClientOptions): EmbedTex
 function firstEmbedding(json: unknown): number[] | null {
   const data = (json as { data?: unknown } | null)?.data;
   if (!Array.isArray(data)) return null;
-  const first = (data.find((item) => (item as { index?: unknown })?.index === 0) ?? data[0]) as { embedding?: unknown } | undefined;
+  const first = (data.find((item) => (item as { index?: unknown })?.index === 0) ?? data[0]) as
+    { embedding?: unknown } | undefined;
   const embedding = first?.embedding;
-  if (!Array.isArray(embedding) || embedding.length === 0 || !embedding.every((v) => typeof v === 'number' && Number.isFinite(v))) return null;
+  if (
+    !Array.isArray(embedding) ||
+    embedding.length === 0 ||
+    !embedding.every((v) => typeof v === 'number' && Number.isFinite(v))
+  )
+    return null;
   return embedding as number[];
 }

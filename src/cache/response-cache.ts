@@ -13,7 +13,11 @@ import { dot, hammingCutoff, normalise, sketch } from './vector-sketch.js';
 
 export type CacheSettings = Pick<
   Config,
-  'cache_purge_interval_ms' | 'semantic_cache_threshold' | 'semantic_cache_embedding_url' | 'semantic_cache_embedding_api_key' | 'semantic_cache_embedding_model'
+  | 'cache_purge_interval_ms'
+  | 'semantic_cache_threshold'
+  | 'semantic_cache_embedding_url'
+  | 'semantic_cache_embedding_api_key'
+  | 'semantic_cache_embedding_model'
 >;
 
 export interface CacheLimits extends CacheStoreLimits {
@@ -85,14 +89,25 @@ const DISABLED: CacheLookup = Object.freeze({ status: 'DISABLED', hit: null, sto
  * one (embedding similarity at or above the threshold) when everything else is identical.
  * See docs/cache.md.
  */
-export function createResponseCache(deps: { db: Db; clock: Clock; config: CacheSettings; logger: Logger; dispatcher?: Dispatcher; limits?: Partial<CacheLimits>; embed?: EmbedText }) {
+export function createResponseCache(deps: {
+  db: Db;
+  clock: Clock;
+  config: CacheSettings;
+  logger: Logger;
+  dispatcher?: Dispatcher;
+  limits?: Partial<CacheLimits>;
+  embed?: EmbedText;
+}) {
   const { clock, config, logger } = deps;
   const limits: CacheLimits = { ...DEFAULT_CACHE_LIMITS, ...deps.limits };
   const sqlite = rawSqlite(deps.db);
   if (!sqlite) throw new Error('the response cache needs the SQLite database');
   const store = createCacheStore({ sqlite, logger, limits });
   const index = createSemanticIndex({
-    source: { page: (partitionKey, after, limit) => store.loadPartitionPage(partitionKey, clock.now(), after, limit), pending: (partitionKey) => store.pendingOfPartition(partitionKey) },
+    source: {
+      page: (partitionKey, after, limit) => store.loadPartitionPage(partitionKey, clock.now(), after, limit),
+      pending: (partitionKey) => store.pendingOfPartition(partitionKey),
+    },
     maxEntries: limits.maxIndexedEntries,
     pageSize: limits.partitionPageSize,
   });
@@ -112,7 +127,8 @@ export function createResponseCache(deps: { db: Db; clock: Clock; config: CacheS
   let purgeTimer: NodeJS.Timeout | null = null;
   let purging: Promise<number> | null = null;
 
-  const maxAgeMs = (options: CacheOptions): number => Math.min(options.maxAgeSeconds ?? limits.defaultMaxAgeSeconds, limits.maxMaxAgeSeconds) * 1000;
+  const maxAgeMs = (options: CacheOptions): number =>
+    Math.min(options.maxAgeSeconds ?? limits.defaultMaxAgeSeconds, limits.maxMaxAgeSeconds) * 1000;
 
   /** A unit embedding and its sketch, or null when the model gave nothing usable. */
   async function embedding(text: string): Promise<{ vector: Float32Array; bits: Uint32Array } | null> {
@@ -122,8 +138,17 @@ export function createResponseCache(deps: { db: Db; clock: Clock; config: CacheS
   }
 
   /** The most similar live entry of the partition at or above the threshold, if any. */
-  async function semanticMatch(split: SemanticSplit, query: { vector: Float32Array; bits: Uint32Array }, notBefore: number): Promise<{ cacheKey: string; similarity: number } | null> {
-    const candidates = await index.candidates(split.partitionKey, query.bits, { cutoff, now: clock.now(), notBefore, limit: limits.semanticCandidates });
+  async function semanticMatch(
+    split: SemanticSplit,
+    query: { vector: Float32Array; bits: Uint32Array },
+    notBefore: number,
+  ): Promise<{ cacheKey: string; similarity: number } | null> {
+    const candidates = await index.candidates(split.partitionKey, query.bits, {
+      cutoff,
+      now: clock.now(),
+      notBefore,
+      limit: limits.semanticCandidates,
+    });
     let best: { cacheKey: string; similarity: number } | null = null;
     for (const candidate of candidates) {
       const stored = store.embedding(candidate.cacheKey);
@@ -132,7 +157,8 @@ export function createResponseCache(deps: { db: Db; clock: Clock; config: CacheS
         continue;
       }
       const similarity = dot(query.vector, stored);
-      if (similarity >= config.semantic_cache_threshold && (best === null || similarity > best.similarity)) best = { cacheKey: candidate.cacheKey, similarity };
+      if (similarity >= config.semantic_cache_threshold && (best === null || similarity > best.similarity))
+        best = { cacheKey: candidate.cacheKey, similarity };
     }
     return best;
   }
@@ -143,7 +169,12 @@ export function createResponseCache(deps: { db: Db; clock: Clock; config: CacheS
     return !response.stream || !/(^|\n)data: ?\{"error"/.test(response.body.toString('utf8'));
   }
 
-  function storer(req: CacheRequest, cacheKey: string, options: CacheOptions, semantic: { split: SemanticSplit; query: Promise<{ vector: Float32Array; bits: Uint32Array } | null> } | null) {
+  function storer(
+    req: CacheRequest,
+    cacheKey: string,
+    options: CacheOptions,
+    semantic: { split: SemanticSplit; query: Promise<{ vector: Float32Array; bits: Uint32Array } | null> } | null,
+  ) {
     let done = false;
     return (response: CachedResponse): void => {
       if (done) return;
@@ -157,7 +188,12 @@ export function createResponseCache(deps: { db: Db; clock: Clock; config: CacheS
           workspaceId: req.workspaceId ?? '',
           createdAt,
           expiresAt: createdAt + maxAgeMs(options),
-          response: { status: response.status, headers: keptHeaders(response.headers), body: response.body, stream: response.stream },
+          response: {
+            status: response.status,
+            headers: keptHeaders(response.headers),
+            body: response.body,
+            stream: response.stream,
+          },
           semantic: null,
         };
         if (!semantic) {
@@ -166,8 +202,14 @@ export function createResponseCache(deps: { db: Db; clock: Clock; config: CacheS
         }
         void semantic.query
           .then((query) => {
-            if (query) entry.semantic = { partitionKey: semantic.split.partitionKey, embedding: query.vector, sketch: query.bits };
-            if (store.put(entry) && entry.semantic) index.add(entry.semantic.partitionKey, cacheKey, entry.semantic.sketch, entry.createdAt, entry.expiresAt);
+            if (query)
+              entry.semantic = {
+                partitionKey: semantic.split.partitionKey,
+                embedding: query.vector,
+                sketch: query.bits,
+              };
+            if (store.put(entry) && entry.semantic)
+              index.add(entry.semantic.partitionKey, cacheKey, entry.semantic.sketch, entry.createdAt, entry.expiresAt);
           })
           .catch((error: unknown) => logger.warn({ err: error }, 'response cache store failed'));
       } catch (error) {
@@ -189,7 +231,8 @@ export function createResponseCache(deps: { db: Db; clock: Clock; config: CacheS
 
   async function lookupOrThrow(req: CacheRequest, options: CacheOptions): Promise<CacheLookup> {
     const cacheKey = exactCacheKey(req);
-    const split = options.mode === 'semantic' && embed ? splitForSemantic(req, config.semantic_cache_embedding_model) : null;
+    const split =
+      options.mode === 'semantic' && embed ? splitForSemantic(req, config.semantic_cache_embedding_model) : null;
     const notBefore = clock.now() - maxAgeMs(options);
 
     if (options.forceRefresh) {
@@ -200,7 +243,11 @@ export function createResponseCache(deps: { db: Db; clock: Clock; config: CacheS
 
     const exact = store.get(cacheKey, req.organisationId, req.workspaceId ?? '');
     if (exact && exact.expiresAt > clock.now() && exact.createdAt >= notBefore) {
-      return { status: 'HIT', hit: { response: exact.response, ageSeconds: ageSeconds(exact.createdAt), similarity: null }, store: noStore };
+      return {
+        status: 'HIT',
+        hit: { response: exact.response, ageSeconds: ageSeconds(exact.createdAt), similarity: null },
+        store: noStore,
+      };
     }
     if (!split) return { status: 'MISS', hit: null, store: storer(req, cacheKey, options, null) };
 
@@ -212,10 +259,18 @@ export function createResponseCache(deps: { db: Db; clock: Clock; config: CacheS
       const match = await semanticMatch(split, query, notBefore);
       const entry = match && store.get(match.cacheKey, req.organisationId, req.workspaceId ?? '');
       if (match && entry) {
-        return { status: 'SEMANTIC_HIT', hit: { response: entry.response, ageSeconds: ageSeconds(entry.createdAt), similarity: match.similarity }, store: noStore };
+        return {
+          status: 'SEMANTIC_HIT',
+          hit: { response: entry.response, ageSeconds: ageSeconds(entry.createdAt), similarity: match.similarity },
+          store: noStore,
+        };
       }
     }
-    return { status: 'MISS', hit: null, store: storer(req, cacheKey, options, { split, query: Promise.resolve(query) }) };
+    return {
+      status: 'MISS',
+      hit: null,
+      store: storer(req, cacheKey, options, { split, query: Promise.resolve(query) }),
+    };
   }
 
   const ageSeconds = (createdAt: number): number => Math.max(0, Math.floor((clock.now() - createdAt) / 1000));

@@ -65,7 +65,11 @@ export interface Candidate {
 
 /** Where a partition's entries come from (cache-store.ts). */
 export interface PartitionSource {
-  page(partitionKey: string, after: PartitionCursor | null, limit: number): { rows: PartitionRow[]; next: PartitionCursor | null };
+  page(
+    partitionKey: string,
+    after: PartitionCursor | null,
+    limit: number,
+  ): { rows: PartitionRow[]; next: PartitionCursor | null };
   pending(partitionKey: string): PartitionRow[];
 }
 
@@ -77,7 +81,11 @@ export interface PartitionSource {
  * holds up other requests, and are evicted least recently used first once `maxEntries`
  * sketches are held in all.
  */
-export function createSemanticIndex(deps: { source: PartitionSource; maxEntries: number; /** Rows per page while loading; the event loop runs between pages. */ pageSize: number }) {
+export function createSemanticIndex(deps: {
+  source: PartitionSource;
+  maxEntries: number;
+  /** Rows per page while loading; the event loop runs between pages. */ pageSize: number;
+}) {
   /** In least-recently-used-first order: a Map keeps insertion order, and use re-inserts. */
   const partitions = new Map<string, Partition>();
   const loading = new Map<string, Promise<Partition>>();
@@ -155,16 +163,34 @@ export function createSemanticIndex(deps: { source: PartitionSource; maxEntries:
   }
 
   /** Sketch distance scan of one partition; see `candidates`. */
-  function scan(partition: Partition, sketch: Uint32Array, options: { cutoff: number; now: number; notBefore: number; limit: number }): Candidate[] {
+  function scan(
+    partition: Partition,
+    sketch: Uint32Array,
+    options: { cutoff: number; now: number; notBefore: number; limit: number },
+  ): Candidate[] {
     const { sketches, createdAt, expiresAt, keys } = partition;
     const { cutoff, now, notBefore } = options;
-    const q0 = sketch[0]!, q1 = sketch[1]!, q2 = sketch[2]!, q3 = sketch[3]!;
-    const q4 = sketch[4]!, q5 = sketch[5]!, q6 = sketch[6]!, q7 = sketch[7]!;
+    const q0 = sketch[0]!,
+      q1 = sketch[1]!,
+      q2 = sketch[2]!,
+      q3 = sketch[3]!;
+    const q4 = sketch[4]!,
+      q5 = sketch[5]!,
+      q6 = sketch[6]!,
+      q7 = sketch[7]!;
     const found: Candidate[] = [];
     for (let slot = 0, base = 0; slot < keys.length; slot++, base += SKETCH_WORDS) {
-      let d = popcount32(sketches[base]! ^ q0) + popcount32(sketches[base + 1]! ^ q1) + popcount32(sketches[base + 2]! ^ q2) + popcount32(sketches[base + 3]! ^ q3);
+      let d =
+        popcount32(sketches[base]! ^ q0) +
+        popcount32(sketches[base + 1]! ^ q1) +
+        popcount32(sketches[base + 2]! ^ q2) +
+        popcount32(sketches[base + 3]! ^ q3);
       if (d > cutoff) continue;
-      d += popcount32(sketches[base + 4]! ^ q4) + popcount32(sketches[base + 5]! ^ q5) + popcount32(sketches[base + 6]! ^ q6) + popcount32(sketches[base + 7]! ^ q7);
+      d +=
+        popcount32(sketches[base + 4]! ^ q4) +
+        popcount32(sketches[base + 5]! ^ q5) +
+        popcount32(sketches[base + 6]! ^ q6) +
+        popcount32(sketches[base + 7]! ^ q7);
       if (d > cutoff || expiresAt[slot]! <= now || createdAt[slot]! < notBefore) continue;
       found.push({ cacheKey: keys[slot]!, distance: d });
     }
@@ -177,7 +203,11 @@ export function createSemanticIndex(deps: { source: PartitionSource; maxEntries:
      * Entries of the partition whose sketch is within `cutoff` bits of `sketch`, alive at `now`
      * and created at or after `notBefore`, closest first, at most `limit`.
      */
-    async candidates(partitionKey: string, sketch: Uint32Array, options: { cutoff: number; now: number; notBefore: number; limit: number }): Promise<Candidate[]> {
+    async candidates(
+      partitionKey: string,
+      sketch: Uint32Array,
+      options: { cutoff: number; now: number; notBefore: number; limit: number },
+    ): Promise<Candidate[]> {
       const partition = await ensureLoaded(partitionKey);
       return scan(partition, sketch, options);
     },

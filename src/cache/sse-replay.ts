@@ -43,7 +43,10 @@ export function replaySse(body: Buffer): Readable {
  * grew past `maxBytes`). A stream destroyed midway (client gone, upstream failure) never calls
  * it, so a truncated answer is never cached.
  */
-export function createCacheCapture(options: { maxBytes: number; onComplete: (body: Buffer | null) => void }): Transform {
+export function createCacheCapture(options: {
+  maxBytes: number;
+  onComplete: (body: Buffer | null) => void;
+}): Transform {
   let chunks: Buffer[] | null = [];
   let size = 0;
   return new Transform({

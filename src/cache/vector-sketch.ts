@@ -71,7 +71,8 @@ export function popcount32(x: number): number {
 }
 
 export const sketchToBuffer = (bits: Uint32Array): Buffer => Buffer.from(bits.buffer, bits.byteOffset, bits.byteLength);
-export const vectorToBuffer = (vector: Float32Array): Buffer => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+export const vectorToBuffer = (vector: Float32Array): Buffer =>
+  Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
 
 /** A float32 view of stored bytes (copied when the bytes are not 4-byte aligned). */
 export function bufferToVector(bytes: Buffer): Float32Array {
@@ -99,7 +100,8 @@ function rotationSigns(n: number): Float64Array[] {
       const out = new Float64Array(n);
       for (let block = 0; block * 256 < n; block++) {
         const bytes = createHash('sha256').update(`svcgw-cache-sketch:${n}:${round}:${block}`).digest();
-        for (let i = 0; i < 256 && block * 256 + i < n; i++) out[block * 256 + i] = (bytes[i >>> 3]! >>> (i & 7)) & 1 ? 1 : -1;
+        for (let i = 0; i < 256 && block * 256 + i < n; i++)
+          out[block * 256 + i] = (bytes[i >>> 3]! >>> (i & 7)) & 1 ? 1 : -1;
       }
       return out;
     });

@@ -34,7 +34,7 @@ export function buildProgram(): Command {
     .version(VERSION, '-V, --version')
     .addHelpText(
       'after',
-      '\nThe admin commands connect with --base-url / SVCGW_BASE_URL and --api-key / SVCGW_API_KEY,\nor a profile saved by svcgw login. --json prints JSON for scripts. Exit codes: 0 success,\n1 server or network error (the server\'s message on stderr), 2 usage error.',
+      "\nThe admin commands connect with --base-url / SVCGW_BASE_URL and --api-key / SVCGW_API_KEY,\nor a profile saved by svcgw login. --json prints JSON for scripts. Exit codes: 0 success,\n1 server or network error (the server's message on stderr), 2 usage error.",
     );
   program.addCommand(serveCommand());
   program.addCommand(initCommand());

@@ -14,7 +14,11 @@ const MAX_CELL = 48;
 export const isTerminal = (stream: NodeJS.WriteStream = process.stdout): boolean => stream.isTTY === true;
 const colours = (stream: NodeJS.WriteStream): boolean => stream.isTTY === true && (stream.hasColors?.() ?? false);
 
-export function paint(text: string, colour: Colour | null | undefined, stream: NodeJS.WriteStream = process.stdout): string {
+export function paint(
+  text: string,
+  colour: Colour | null | undefined,
+  stream: NodeJS.WriteStream = process.stdout,
+): string {
   return colour && colours(stream) ? styleText(colour, text) : text;
 }
 
@@ -41,8 +45,16 @@ function clip(text: string, width: number): string {
 }
 
 /** Plain aligned columns: readable on a terminal, still greppable in a pipe. */
-export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[], options: { clip?: boolean; colour?: boolean } = {}): string {
-  const cells = rows.map((row) => columns.map((column) => (options.clip === false ? cell(column.value(row)) : clip(cell(column.value(row)), MAX_CELL))));
+export function renderTable<T>(
+  rows: readonly T[],
+  columns: readonly Column<T>[],
+  options: { clip?: boolean; colour?: boolean } = {},
+): string {
+  const cells = rows.map((row) =>
+    columns.map((column) =>
+      options.clip === false ? cell(column.value(row)) : clip(cell(column.value(row)), MAX_CELL),
+    ),
+  );
   const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map((line) => line[i]!.length)));
   const line = (values: string[], styles: (Colour | null | undefined)[] = []) =>
     values
@@ -53,7 +65,15 @@ export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[]
       .join('  ')
       .trimEnd();
   const header = line(columns.map((column) => column.header.toUpperCase()));
-  return [options.colour ? styleText('bold', header) : header, ...cells.map((values, r) => line(values, columns.map((column) => column.colour?.(rows[r]!))))].join('\n');
+  return [
+    options.colour ? styleText('bold', header) : header,
+    ...cells.map((values, r) =>
+      line(
+        values,
+        columns.map((column) => column.colour?.(rows[r]!)),
+      ),
+    ),
+  ].join('\n');
 }
 
 /** What every command prints through: JSON for scripts (`--json`), readable text otherwise. */
@@ -67,7 +87,9 @@ export function createOutput(json: boolean, stdout: NodeJS.WriteStream = process
       write(json ? JSON.stringify(value, null, 2) : text());
     },
     table<T>(rows: readonly T[], columns: readonly Column<T>[]): string {
-      return rows.length === 0 ? '(none)' : renderTable(rows, columns, { clip: isTerminal(stdout), colour: colours(stdout) });
+      return rows.length === 0
+        ? '(none)'
+        : renderTable(rows, columns, { clip: isTerminal(stdout), colour: colours(stdout) });
     },
     /** A single object as `field  value` lines. */
     record(value: Record<string, unknown>): string {

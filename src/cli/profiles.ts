@@ -19,7 +19,8 @@ export interface ProfilesFile {
 /** Checked by hand rather than with zod, which would slow every command's start. */
 function asProfilesFile(value: unknown): ProfilesFile {
   const file = value as Partial<ProfilesFile> | null;
-  if (!file || typeof file !== 'object' || (file.current !== undefined && typeof file.current !== 'string')) throw new Error('bad file');
+  if (!file || typeof file !== 'object' || (file.current !== undefined && typeof file.current !== 'string'))
+    throw new Error('bad file');
   const profiles = file.profiles ?? {};
   for (const profile of Object.values(profiles)) {
     if (typeof profile?.base_url !== 'string' || typeof profile.api_key !== 'string') throw new Error('bad profile');
@@ -29,7 +30,10 @@ function asProfilesFile(value: unknown): ProfilesFile {
 
 /** `$XDG_CONFIG_HOME/svcgw/profiles.json`, else `~/.config/svcgw/profiles.json`. */
 export function profilesPath(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.length > 0 ? env.XDG_CONFIG_HOME : join(env.HOME ?? homedir(), '.config');
+  const base =
+    env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.length > 0
+      ? env.XDG_CONFIG_HOME
+      : join(env.HOME ?? homedir(), '.config');
   return join(base, 'svcgw', 'profiles.json');
 }
 
@@ -69,13 +73,21 @@ export interface ConnectionFlags {
  * `svcgw login` made current). A stored key is never sent to another server than its profile's,
  * unless that profile was named.
  */
-export function resolveConnection(flags: ConnectionFlags, path = profilesPath()): Connection & { profile: string | null } {
+export function resolveConnection(
+  flags: ConnectionFlags,
+  path = profilesPath(),
+): Connection & { profile: string | null } {
   const file = readProfiles(path);
   const name = flags.profile ?? file.current ?? DEFAULT_PROFILE;
   const stored = file.profiles[name];
-  if (flags.profile !== undefined && !stored) throw new FatalError(`there is no profile named ${flags.profile} in ${path}; create it with svcgw login --profile ${flags.profile}`, 2);
+  if (flags.profile !== undefined && !stored)
+    throw new FatalError(
+      `there is no profile named ${flags.profile} in ${path}; create it with svcgw login --profile ${flags.profile}`,
+      2,
+    );
   const baseUrl = normaliseBaseUrl(flags.baseUrl ?? stored?.base_url ?? DEFAULT_BASE_URL);
-  const usable = stored && (flags.profile !== undefined || normaliseBaseUrl(stored.base_url) === baseUrl) ? stored : undefined;
+  const usable =
+    stored && (flags.profile !== undefined || normaliseBaseUrl(stored.base_url) === baseUrl) ? stored : undefined;
   const apiKey = flags.apiKey ?? usable?.api_key;
   if (!apiKey) throw new FatalError('no API key: pass --api-key, set SVCGW_API_KEY, or save one with svcgw login', 2);
   return { baseUrl, apiKey, profile: flags.apiKey === undefined && usable ? name : null };

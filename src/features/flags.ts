@@ -42,5 +42,8 @@ export function createFeatureFlags(config: Pick<Config, (typeof FEATURES)[Featur
 export const ALL_ENABLED: FeatureFlags = { enabled: () => true, firstDisabled: () => null };
 
 export function featureDisabledError(feature: Feature): AppError {
-  return new AppError('FEATURE_DISABLED', `The ${FEATURES[feature].label} feature (${feature}) is turned off on this deployment (${featureVariable(feature)}=OFF).`);
+  return new AppError(
+    'FEATURE_DISABLED',
+    `The ${FEATURES[feature].label} feature (${feature}) is turned off on this deployment (${featureVariable(feature)}=OFF).`,
+  );
 }

@@ -3,7 +3,13 @@ import type { Dispatcher } from 'undici';
 import { AppError, codeToStatus } from '../lib/errors.js';
 import type { AdapterContext, TranslatedEndpoint, WireAdapter } from '../providers/adapters/types.js';
 import { entraAuthHeaders, readEntraInputs } from '../providers/azure-entra.js';
-import { adapterFor, buildUpstreamTarget, ProviderConfigError, supportsEndpoint, UpstreamPathError } from '../providers/registry.js';
+import {
+  adapterFor,
+  buildUpstreamTarget,
+  ProviderConfigError,
+  supportsEndpoint,
+  UpstreamPathError,
+} from '../providers/registry.js';
 import { headersForUpstream } from './forward-headers.js';
 import type { GatewayHeaders } from './gateway-headers.js';
 import type { GatewayRequest, GatewayRoute } from './exchange.js';
@@ -63,7 +69,11 @@ export interface CallDeps {
 export async function callTarget(deps: CallDeps, req: AttemptRequest): Promise<AttemptOutcome<UpstreamAnswer>> {
   const { route, target } = req;
   if (!supportsEndpoint(target.provider, route.endpointType)) {
-    throw new AppError('UNSUPPORTED_ENDPOINT', `Provider ${target.provider.name} does not support ${route.endpointType} (${req.path.split('?')[0]}).`, { param: 'x-service-provider' });
+    throw new AppError(
+      'UNSUPPORTED_ENDPOINT',
+      `Provider ${target.provider.name} does not support ${route.endpointType} (${req.path.split('?')[0]}).`,
+      { param: 'x-service-provider' },
+    );
   }
   const adapter = adapterFor(target.provider);
   const body = req.json && req.settings.overrideParams ? { ...req.json, ...req.settings.overrideParams } : req.json;
@@ -80,13 +90,18 @@ export async function callTarget(deps: CallDeps, req: AttemptRequest): Promise<A
 
   const timeoutMs = req.settings.requestTimeoutMs;
   let timedOut = false;
-  const timer = timeoutMs === null ? null : setTimeout(() => {
-    timedOut = true;
-    req.controller.abort();
-  }, timeoutMs);
+  const timer =
+    timeoutMs === null
+      ? null
+      : setTimeout(() => {
+          timedOut = true;
+          req.controller.abort();
+        }, timeoutMs);
   const failed = (error: unknown): AttemptOutcome<UpstreamAnswer> => ({
     ok: false,
-    error: timedOut ? new AppError('UPSTREAM_TIMEOUT', `The provider did not answer within request_timeout (${timeoutMs} ms).`) : upstreamFailure(error),
+    error: timedOut
+      ? new AppError('UPSTREAM_TIMEOUT', `The provider did not answer within request_timeout (${timeoutMs} ms).`)
+      : upstreamFailure(error),
   });
 
   try {
@@ -98,7 +113,12 @@ export async function callTarget(deps: CallDeps, req: AttemptRequest): Promise<A
       // A stream asked for and a whole JSON answer given: read it like one, relayed as the provider sent it.
       else answer.bytes = Buffer.from(await res.body.arrayBuffer());
     }
-    return { ok: true, status: res.statusCode, response: answer, retryAfterMs: res.statusCode >= 400 ? retryAfterMs(res.headers, deps.now()) : null };
+    return {
+      ok: true,
+      status: res.statusCode,
+      response: answer,
+      retryAfterMs: res.statusCode >= 400 ? retryAfterMs(res.headers, deps.now()) : null,
+    };
   } catch (error) {
     return failed(error);
   } finally {
@@ -120,7 +140,13 @@ export function discardAnswer(answer: UpstreamAnswer): void {
   if (!answer.res.body.destroyed) answer.res.body.destroy();
 }
 
-async function buildProviderRequest(deps: CallDeps, req: AttemptRequest, adapter: WireAdapter | undefined, body: Record<string, unknown> | null, askForUsage: boolean) {
+async function buildProviderRequest(
+  deps: CallDeps,
+  req: AttemptRequest,
+  adapter: WireAdapter | undefined,
+  body: Record<string, unknown> | null,
+  askForUsage: boolean,
+) {
   const { request, route, target } = req;
   if (adapter) {
     const ctx: AdapterContext = {
@@ -131,31 +157,58 @@ async function buildProviderRequest(deps: CallDeps, req: AttemptRequest, adapter
       dispatcher: deps.upstream.dispatcher,
       now: deps.now,
     };
-    if (body && TRANSLATABLE.has(route.endpointType) && adapter.endpoints.has(route.endpointType as TranslatedEndpoint)) {
+    if (
+      body &&
+      TRANSLATABLE.has(route.endpointType) &&
+      adapter.endpoints.has(route.endpointType as TranslatedEndpoint)
+    ) {
       const built = await adapter.buildRequest(route.endpointType as TranslatedEndpoint, body, ctx);
-      return { url: built.url, method: built.method, headers: built.headers, body: typeof built.body === 'string' ? Buffer.from(built.body) : built.body };
+      return {
+        url: built.url,
+        method: built.method,
+        headers: built.headers,
+        body: typeof built.body === 'string' ? Buffer.from(built.body) : built.body,
+      };
     }
     const through = adapter.passThrough ? await adapter.passThrough(req.path, request.method, ctx) : null;
-    if (!through) throw new AppError('UNSUPPORTED_ENDPOINT', `Provider ${target.provider.name} offers no pass-through for ${req.path.split('?')[0]}.`, { param: 'x-service-provider' });
+    if (!through)
+      throw new AppError(
+        'UNSUPPORTED_ENDPOINT',
+        `Provider ${target.provider.name} offers no pass-through for ${req.path.split('?')[0]}.`,
+        { param: 'x-service-provider' },
+      );
     return {
       url: through.url,
       method: request.method,
-      headers: { ...headersForUpstream(request.headers, { keepLength: !body, keepEncoding: !body }), ...(body ? { 'content-type': 'application/json' } : {}), ...through.headers },
+      headers: {
+        ...headersForUpstream(request.headers, { keepLength: !body, keepEncoding: !body }),
+        ...(body ? { 'content-type': 'application/json' } : {}),
+        ...through.headers,
+      },
       body: body ? jsonBody(request, body, req.json, false) : ((request.body as Readable | undefined) ?? null),
     };
   }
   const upstream = toUpstreamTarget(target, req.path);
-  const auth = target.provider.name === 'azure-openai' ? await azureAuth(deps, req, upstream.headers) : upstream.headers;
+  const auth =
+    target.provider.name === 'azure-openai' ? await azureAuth(deps, req, upstream.headers) : upstream.headers;
   return {
     url: upstream.url,
     method: request.method,
-    headers: { ...headersForUpstream(request.headers, { keepLength: !body, keepEncoding: !body }), ...(body ? { 'content-type': 'application/json' } : {}), ...auth },
+    headers: {
+      ...headersForUpstream(request.headers, { keepLength: !body, keepEncoding: !body }),
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      ...auth,
+    },
     body: body ? jsonBody(request, body, req.json, askForUsage) : ((request.body as Readable | undefined) ?? null),
   };
 }
 
 /** Azure OpenAI with Microsoft Entra ID inputs: a bearer token instead of the api-key header. */
-async function azureAuth(deps: CallDeps, req: AttemptRequest, keyHeaders: Record<string, string>): Promise<Record<string, string>> {
+async function azureAuth(
+  deps: CallDeps,
+  req: AttemptRequest,
+  keyHeaders: Record<string, string>,
+): Promise<Record<string, string>> {
   const inputs = readEntraInputs(req.target.context.configurations, req.request.headers, req.settings.azureEntraScope);
   const entra = await entraAuthHeaders(inputs, { dispatcher: deps.upstream.dispatcher, now: deps.now });
   if (!entra) return keyHeaders;
@@ -167,7 +220,8 @@ function toUpstreamTarget(target: ResolvedTarget, path: string) {
   try {
     return buildUpstreamTarget(target.provider, path, target.context);
   } catch (error) {
-    if (error instanceof ProviderConfigError) throw new AppError('PROVIDER_CONFIG', error.message, { param: 'x-service-provider' });
+    if (error instanceof ProviderConfigError)
+      throw new AppError('PROVIDER_CONFIG', error.message, { param: 'x-service-provider' });
     if (error instanceof UpstreamPathError) throw new AppError('INVALID_REQUEST', error.message, { param: 'path' });
     throw error;
   }
@@ -183,14 +237,22 @@ function usageRequested(json: Record<string, unknown> | null): boolean {
  * before the body's closing brace; the body is re-encoded only when it changed otherwise
  * (override_params) or already has stream options.
  */
-function jsonBody(request: GatewayRequest, body: Record<string, unknown>, original: Record<string, unknown> | null, askForUsage: boolean): Buffer {
+function jsonBody(
+  request: GatewayRequest,
+  body: Record<string, unknown>,
+  original: Record<string, unknown> | null,
+  askForUsage: boolean,
+): Buffer {
   const raw = body === original ? request.rawBody : undefined;
   if (!askForUsage && raw) return raw;
   if (raw && body.stream_options === undefined) {
     const end = raw.lastIndexOf(0x7d);
     if (end > 0) return Buffer.concat([raw.subarray(0, end), INCLUDE_USAGE, raw.subarray(end)]);
   }
-  const streamOptions = { ...((body.stream_options as Record<string, unknown> | undefined) ?? {}), include_usage: true };
+  const streamOptions = {
+    ...((body.stream_options as Record<string, unknown> | undefined) ?? {}),
+    include_usage: true,
+  };
   return Buffer.from(JSON.stringify(askForUsage ? { ...body, stream_options: streamOptions } : body));
 }
 

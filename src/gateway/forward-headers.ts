@@ -1,7 +1,18 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 /** Headers that describe one hop, not the message (RFC 9110 §7.6.1), plus those the client re-derives. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
 
 const NO_TOKENS: ReadonlySet<string> = new Set();
 
@@ -9,7 +20,12 @@ function connectionTokens(headers: IncomingHttpHeaders): ReadonlySet<string> {
   const value = headers.connection;
   if (value === undefined || value === 'keep-alive' || value === 'close') return NO_TOKENS;
   const text = Array.isArray(value) ? value.join(',') : (value ?? '');
-  return new Set(text.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean));
+  return new Set(
+    text
+      .split(',')
+      .map((t) => t.trim().toLowerCase())
+      .filter(Boolean),
+  );
 }
 
 /**
@@ -17,7 +33,10 @@ function connectionTokens(headers: IncomingHttpHeaders): ReadonlySet<string> {
  * client's credentials and hop-by-hop headers removed (the provider's auth is added by the
  * caller). `keepLength` keeps content-length when the body bytes are forwarded unchanged.
  */
-export function headersForUpstream(incoming: IncomingHttpHeaders, options: { keepLength: boolean; keepEncoding: boolean }): Record<string, string> {
+export function headersForUpstream(
+  incoming: IncomingHttpHeaders,
+  options: { keepLength: boolean; keepEncoding: boolean },
+): Record<string, string> {
   const dropped = connectionTokens(incoming);
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(incoming)) {
@@ -34,7 +53,10 @@ export function headersForUpstream(incoming: IncomingHttpHeaders, options: { kee
 const OWN_HEADERS: ReadonlySet<string> = new Set(['x-service-request-id']);
 
 /** The provider's response headers for the client, without hop-by-hop ones. */
-export function headersForClient(upstream: IncomingHttpHeaders, options: { keepLength: boolean }): Record<string, string | string[]> {
+export function headersForClient(
+  upstream: IncomingHttpHeaders,
+  options: { keepLength: boolean },
+): Record<string, string | string[]> {
   const dropped = connectionTokens(upstream);
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(upstream)) {
@@ -46,7 +68,13 @@ export function headersForClient(upstream: IncomingHttpHeaders, options: { keepL
 }
 
 /** The provider's request ids, under the names providers use (OpenAI, Anthropic, Bedrock, Azure). */
-const REQUEST_ID_HEADERS: ReadonlySet<string> = new Set(['x-request-id', 'request-id', 'x-amzn-requestid', 'x-amz-request-id', 'apim-request-id']);
+const REQUEST_ID_HEADERS: ReadonlySet<string> = new Set([
+  'x-request-id',
+  'request-id',
+  'x-amzn-requestid',
+  'x-amz-request-id',
+  'apim-request-id',
+]);
 const RATE_LIMIT_PREFIXES = ['x-ratelimit-', 'anthropic-ratelimit-'];
 
 /**
@@ -58,7 +86,12 @@ export function providerSignalHeaders(upstream: IncomingHttpHeaders): Record<str
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(upstream)) {
     if (value === undefined) continue;
-    if (name === 'retry-after' || name === 'retry-after-ms' || REQUEST_ID_HEADERS.has(name) || RATE_LIMIT_PREFIXES.some((prefix) => name.startsWith(prefix))) {
+    if (
+      name === 'retry-after' ||
+      name === 'retry-after-ms' ||
+      REQUEST_ID_HEADERS.has(name) ||
+      RATE_LIMIT_PREFIXES.some((prefix) => name.startsWith(prefix))
+    ) {
       out[name] = Array.isArray(value) ? value.join(', ') : value;
     }
   }

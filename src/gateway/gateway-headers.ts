@@ -72,7 +72,8 @@ export function readGatewayHeaders(headers: IncomingHttpHeaders): GatewayHeaders
 
 function idHeader(headers: IncomingHttpHeaders, name: string): string | null {
   const value = one(headers[name]);
-  if (value !== null && !TRACE_ID_RE.test(value)) throw invalid(name, `${name} must be 1–128 characters of A-Z a-z 0-9 _ . : / -.`);
+  if (value !== null && !TRACE_ID_RE.test(value))
+    throw invalid(name, `${name} must be 1–128 characters of A-Z a-z 0-9 _ . : / -.`);
   return value;
 }
 
@@ -93,10 +94,14 @@ function checkCustomHost(value: string): void {
   } catch {
     throw invalid('x-service-custom-host', 'x-service-custom-host must be an absolute http(s) URL.');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('x-service-custom-host', 'x-service-custom-host must use http or https.');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw invalid('x-service-custom-host', 'x-service-custom-host must use http or https.');
   // Named, never echoed: the value holds a password.
   if (url.username !== '' || url.password !== '') {
-    throw invalid('x-service-custom-host', 'x-service-custom-host must not carry credentials (user:password@); send the provider key in Authorization: Bearer <key>.');
+    throw invalid(
+      'x-service-custom-host',
+      'x-service-custom-host must not carry credentials (user:password@); send the provider key in Authorization: Bearer <key>.',
+    );
   }
   if (checkedHosts.size < 1000) checkedHosts.add(value);
 }
@@ -110,12 +115,15 @@ export function parseMetadata(raw: string | null): Record<string, string> | null
   } catch {
     throw invalid('x-service-metadata', 'x-service-metadata must be a JSON object of strings.');
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('x-service-metadata', 'x-service-metadata must be a JSON object of strings.');
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw invalid('x-service-metadata', 'x-service-metadata must be a JSON object of strings.');
   const entries = Object.entries(parsed);
-  if (entries.length > MAX_METADATA_KEYS) throw invalid('x-service-metadata', `x-service-metadata holds at most ${MAX_METADATA_KEYS} keys.`);
+  if (entries.length > MAX_METADATA_KEYS)
+    throw invalid('x-service-metadata', `x-service-metadata holds at most ${MAX_METADATA_KEYS} keys.`);
   for (const [key, value] of entries) {
     if (typeof value !== 'string') throw invalid('x-service-metadata', `x-service-metadata.${key} must be a string.`);
-    if (value.length > MAX_METADATA_VALUE) throw invalid('x-service-metadata', `x-service-metadata.${key} is longer than ${MAX_METADATA_VALUE} characters.`);
+    if (value.length > MAX_METADATA_VALUE)
+      throw invalid('x-service-metadata', `x-service-metadata.${key} is longer than ${MAX_METADATA_VALUE} characters.`);
   }
   return parsed as Record<string, string>;
 }

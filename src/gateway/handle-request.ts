@@ -14,7 +14,13 @@ import { parseJson, relayAnswer } from './relay-answer.js';
 import { RequestLogDraft } from './request-log-draft.js';
 import { resolveLeafTarget, type CredentialLookup } from './resolve-target.js';
 import type { ConfigSelector, SelectedConfig } from './routing/config-selector.js';
-import { HEADERS_LEAF, route as routeRequest, type AttemptOutcome, type Leaf, type RouteResult } from './routing/router.js';
+import {
+  HEADERS_LEAF,
+  route as routeRequest,
+  type AttemptOutcome,
+  type Leaf,
+  type RouteResult,
+} from './routing/router.js';
 import { upstreamFailure, type UpstreamClient } from './upstream-client.js';
 import { usageFromBody } from '../providers/usage.js';
 import { withModelSniffer } from './model-sniffer.js';
@@ -51,7 +57,16 @@ export function createGatewayHandler(deps: GatewayDeps) {
     const principal = request.principal!;
     const path = request.url.slice('/v1'.length) || '/';
     const workspaceId = principal.workspaceId ?? (await deps.defaultWorkspaceId(principal.organisationId));
-    const draft = new RequestLogDraft(principal, workspaceId, route.endpointType, request.method, request.url.split('?')[0] ?? request.url, request.id, deps.clock.now(), performance.now());
+    const draft = new RequestLogDraft(
+      principal,
+      workspaceId,
+      route.endpointType,
+      request.method,
+      request.url.split('?')[0] ?? request.url,
+      request.id,
+      deps.clock.now(),
+      performance.now(),
+    );
     reply.header('x-service-request-id', draft.id); // the log record's id: GET /v1/logs/{id}
     const admission: Admission = { tokenLimits: [], reservation: null, headers: null };
     let controller: AbortController | null = null;
@@ -80,13 +95,19 @@ export function createGatewayHandler(deps: GatewayDeps) {
       draft.parentSpanId = headers.parentSpanId;
       draft.spanName = headers.spanName;
       const keyMetadata = principal.defaults?.metadata;
-      const metadata = keyMetadata && Object.keys(keyMetadata).length > 0 ? { ...keyMetadata, ...headers.metadata } : headers.metadata;
+      const metadata =
+        keyMetadata && Object.keys(keyMetadata).length > 0 ? { ...keyMetadata, ...headers.metadata } : headers.metadata;
       draft.metadata = metadata;
       reply.header('x-service-trace-id', headers.traceId);
 
       const json = route.body === 'json' ? (request.body as Record<string, unknown>) : null;
       if (json && typeof json.model === 'string') draft.model = draft.requestedModel = json.model;
-      if (route.body === 'raw') request.body = withModelSniffer(request.body, request.headers['content-type'], (model) => (draft.model = draft.requestedModel = model));
+      if (route.body === 'raw')
+        request.body = withModelSniffer(
+          request.body,
+          request.headers['content-type'],
+          (model) => (draft.model = draft.requestedModel = model),
+        );
       draft.isStream = json?.stream === true;
       if (capture > 0 && request.rawBody) draft.requestBody = request.rawBody.subarray(0, capture).toString('utf8');
 
@@ -95,9 +116,15 @@ export function createGatewayHandler(deps: GatewayDeps) {
       if (admission.headers) reply.headers(rateHeaders(admission.headers, deps.clock.now()));
 
       const configHeader = request.headers['x-service-config'];
-      const selected = configHeader !== undefined || principal.defaults?.config_id ? await deps.configs.select(configHeader, principal, workspaceId) : null;
+      const selected =
+        configHeader !== undefined || principal.defaults?.config_id
+          ? await deps.configs.select(configHeader, principal, workspaceId)
+          : null;
       if (selected) draft.configId = selected.id;
-      const cache = selected?.config.cache && json ? await lookUpCache(deps.cache, selected, json, headers, principal.organisationId, workspaceId, path) : null;
+      const cache =
+        selected?.config.cache && json
+          ? await lookUpCache(deps.cache, selected, json, headers, principal.organisationId, workspaceId, path)
+          : null;
       if (cache) {
         draft.cacheStatus = cache.status;
         reply.headers(cacheResponseHeaders(cache));
@@ -109,22 +136,49 @@ export function createGatewayHandler(deps: GatewayDeps) {
       const attempt = async (leaf: Leaf) => {
         const target = await resolveLeafTarget(leaf.node, headers, principal, workspaceId, deps.credentials);
         if (admission.reservation === null) {
-          const model = typeof leaf.settings.overrideParams?.model === 'string' ? leaf.settings.overrideParams.model : draft.model;
+          const model =
+            typeof leaf.settings.overrideParams?.model === 'string' ? leaf.settings.overrideParams.model : draft.model;
           admission.reservation = await deps.limits.reserveBudgets(principal, facts, async () => {
-            const [price, maxOutputTokens] = model ? await Promise.all([deps.pricing.priceOf(target.provider.name, model), deps.pricing.maxOutputOf(target.provider.name, model)]) : [null, null];
+            const [price, maxOutputTokens] = model
+              ? await Promise.all([
+                  deps.pricing.priceOf(target.provider.name, model),
+                  deps.pricing.maxOutputOf(target.provider.name, model),
+                ])
+              : [null, null];
             const bodyBytes = request.rawBody?.length ?? (Number(request.headers['content-length']) || 0);
             // The body as the provider gets it: a config's override_params (max_tokens, …) included.
             const body = json && leaf.settings.overrideParams ? { ...json, ...leaf.settings.overrideParams } : json;
-            return estimateRequest({ endpointType: route.endpointType, method: request.method, body, bodyBytes, model: model ?? null, price, maxOutputTokens });
+            return estimateRequest({
+              endpointType: route.endpointType,
+              method: request.method,
+              body,
+              bodyBytes,
+              model: model ?? null,
+              price,
+              maxOutputTokens,
+            });
           });
         }
         controller = new AbortController();
-        const outcome = await callTarget(callDeps, { route, request, path, json, headers, target, settings: leaf.settings, controller });
+        const outcome = await callTarget(callDeps, {
+          route,
+          request,
+          path,
+          json,
+          headers,
+          target,
+          settings: leaf.settings,
+          controller,
+        });
         return { ...outcome, provider: target.provider.name };
       };
       let outcome: AttemptOutcome<UpstreamAnswer>;
       if (config) {
-        const routed = await routeRequest(config, { metadata, params: json }, { attempt, discard: discardAnswer, sleep, random: Math.random, cancelled: () => closed });
+        const routed = await routeRequest(
+          config,
+          { metadata, params: json },
+          { attempt, discard: discardAnswer, sleep, random: Math.random, cancelled: () => closed },
+        );
         recordRouting(reply, draft, routed);
         outcome = routed.outcome;
       } else {
@@ -156,11 +210,26 @@ export function createGatewayHandler(deps: GatewayDeps) {
  * The cache entry for this request, if the config caches: keyed by the request body as sent by
  * the client and by the config version (inline configs by their text), within the namespace.
  */
-function lookUpCache(cache: ResponseCache, selected: SelectedConfig, json: Record<string, unknown>, headers: GatewayHeaders, organisationId: string, workspaceId: string, path: string): Promise<CacheLookup> {
+function lookUpCache(
+  cache: ResponseCache,
+  selected: SelectedConfig,
+  json: Record<string, unknown>,
+  headers: GatewayHeaders,
+  organisationId: string,
+  workspaceId: string,
+  path: string,
+): Promise<CacheLookup> {
   const settings = selected.config.cache!;
   const route = selected.id ? `config:${selected.id}@${selected.versionId}` : `inline:${selected.inlineText}`;
   return cache.lookup(
-    { organisationId, workspaceId, namespace: headers.cacheNamespace, endpoint: path.split('?')[0]!, route, body: json },
+    {
+      organisationId,
+      workspaceId,
+      namespace: headers.cacheNamespace,
+      endpoint: path.split('?')[0]!,
+      route,
+      body: json,
+    },
     { mode: settings.mode, maxAgeSeconds: settings.max_age, forceRefresh: headers.cacheForceRefresh },
   );
 }
@@ -174,7 +243,10 @@ function sendCached(reply: GatewayReply, draft: RequestLogDraft, cache: CacheLoo
     const parsed = parseJson(response.body) as { model?: unknown } | null;
     if (typeof parsed?.model === 'string') draft.model = parsed.model;
   }
-  return reply.code(response.status).headers(response.headers).send(response.stream ? replaySse(response.body) : response.body);
+  return reply
+    .code(response.status)
+    .headers(response.headers)
+    .send(response.stream ? replaySse(response.body) : response.body);
 }
 
 /** Which target served and how many tries it took, in the log record and the response headers. */
@@ -224,13 +296,16 @@ async function priced(draft: RequestLogDraft, pricing: PricingService): Promise<
 function readUsage(draft: RequestLogDraft, bytes: Buffer): void {
   const parsed = parseJson(bytes);
   draft.usage = usageFromBody(parsed);
-  if (parsed && typeof (parsed as { model?: unknown }).model === 'string') draft.model = (parsed as { model: string }).model;
+  if (parsed && typeof (parsed as { model?: unknown }).model === 'string')
+    draft.model = (parsed as { model: string }).model;
 }
 
 /** An error whose message quotes a URL with a password in it (a custom host) loses the password. */
 function withoutCredentials(error: AppError): AppError {
   const message = withoutUrlCredentials(error.message);
-  return message === error.message ? error : new AppError(error.code, message, { param: error.param, cause: error.cause });
+  return message === error.message
+    ? error
+    : new AppError(error.code, message, { param: error.param, cause: error.cause });
 }
 
 export type { GatewayHeaders };

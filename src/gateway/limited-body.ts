@@ -11,7 +11,13 @@ export function limitedBody(payload: Readable, limit: number): Readable {
   const counted = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       seen += chunk.length;
-      if (seen > limit) callback(new AppError('PAYLOAD_TOO_LARGE', `The request body is larger than max_body_bytes (${limit}); it was cut there.`));
+      if (seen > limit)
+        callback(
+          new AppError(
+            'PAYLOAD_TOO_LARGE',
+            `The request body is larger than max_body_bytes (${limit}); it was cut there.`,
+          ),
+        );
       else callback(null, chunk);
     },
   });

@@ -102,7 +102,11 @@ function unescapeJson(text: string): string {
 }
 
 /** The raw request body, watched for its `model` when it is multipart or JSON; others pass as they are. */
-export function withModelSniffer(body: unknown, contentType: string | undefined, onModel: (model: string) => void): unknown {
+export function withModelSniffer(
+  body: unknown,
+  contentType: string | undefined,
+  onModel: (model: string) => void,
+): unknown {
   const kind = bodyKindOf(contentType);
   if (kind === null || !(body instanceof Readable)) return body;
   const sniffer = sniffModel(kind, onModel);

@@ -38,11 +38,24 @@ export interface RefusedRequest {
 }
 
 /** Queues the record of a refused gateway request; the workspace lookup is the only wait. */
-export function logRefusedRequest(logs: RequestLogWriter, defaultWorkspaceId: (organisationId: string) => Promise<string>, refused: RefusedRequest): void {
+export function logRefusedRequest(
+  logs: RequestLogWriter,
+  defaultWorkspaceId: (organisationId: string) => Promise<string>,
+  refused: RefusedRequest,
+): void {
   const { principal } = refused;
   const record = (async () => {
     const workspaceId = principal.workspaceId ?? (await defaultWorkspaceId(principal.organisationId));
-    const draft = new RequestLogDraft(principal, workspaceId, refused.endpointType, refused.method, refused.path, refused.requestId, refused.startedAt, refused.startedPerf);
+    const draft = new RequestLogDraft(
+      principal,
+      workspaceId,
+      refused.endpointType,
+      refused.method,
+      refused.path,
+      refused.requestId,
+      refused.startedAt,
+      refused.startedPerf,
+    );
     draft.errorCode = refused.errorCode;
     draft.errorMessage = refused.errorMessage;
     draft.model = refused.model;

@@ -21,7 +21,13 @@ export interface RelayOptions {
 }
 
 /** The stream to send: through a capture that hands the whole stream to the cache when it ends well. */
-function cachedStream(stream: Readable, status: number, headers: Record<string, string | string[]>, draft: RequestLogDraft, cache: CacheLookup | null): Readable {
+function cachedStream(
+  stream: Readable,
+  status: number,
+  headers: Record<string, string | string[]>,
+  draft: RequestLogDraft,
+  cache: CacheLookup | null,
+): Readable {
   if (!cache) return stream;
   const capture = createCacheCapture({
     maxBytes: DEFAULT_CACHE_LIMITS.maxBodyBytes,
@@ -38,7 +44,12 @@ function cachedStream(stream: Readable, status: number, headers: Record<string, 
  * the way. Returns the bytes of a plain JSON answer in the OpenAI format, whose usage the
  * caller reads once the reply is on its way.
  */
-export function relayAnswer(reply: GatewayReply, draft: RequestLogDraft, answer: UpstreamAnswer, options: RelayOptions): { sent: unknown; plainJson: Buffer | null } {
+export function relayAnswer(
+  reply: GatewayReply,
+  draft: RequestLogDraft,
+  answer: UpstreamAnswer,
+  options: RelayOptions,
+): { sent: unknown; plainJson: Buffer | null } {
   const { res } = answer;
   if (answer.body === null) {
     // Pass-through: the provider's bytes, status and headers, unchanged.
@@ -46,22 +57,41 @@ export function relayAnswer(reply: GatewayReply, draft: RequestLogDraft, answer:
     const contentType = String(res.headers['content-type'] ?? '');
     // The body was not parsed: the answer tells whether the client asked for a stream (native /v1/messages, transcriptions).
     if (contentType.includes('text/event-stream')) draft.isStream = true;
-    const native = answer.adapter?.nativeChatPath && res.statusCode < 300 && draft.path === `/v1${answer.adapter.nativeChatPath}`;
+    const native =
+      answer.adapter?.nativeChatPath && res.statusCode < 300 && draft.path === `/v1${answer.adapter.nativeChatPath}`;
     const withUsage = !answer.adapter && res.statusCode < 300 && USAGE_ON_PASS_THROUGH.has(draft.endpointType);
-    const body = native ? withNativeUsage(res.body, answer.adapter!, draft, contentType) : withUsage ? withOpenAIUsage(res.body, draft, contentType) : res.body;
-    return { sent: reply.code(res.statusCode).headers(headersForClient(res.headers, { keepLength: true })).send(body), plainJson: null };
+    const body = native
+      ? withNativeUsage(res.body, answer.adapter!, draft, contentType)
+      : withUsage
+        ? withOpenAIUsage(res.body, draft, contentType)
+        : res.body;
+    return {
+      sent: reply
+        .code(res.statusCode)
+        .headers(headersForClient(res.headers, { keepLength: true }))
+        .send(body),
+      plainJson: null,
+    };
   }
   if (answer.adapter) return { sent: relayTranslated(reply, draft, answer, options), plainJson: null };
   if (res.statusCode >= 400) return { sent: sendUpstreamError(reply, draft, answer), plainJson: null };
 
   if (answer.isStream && answer.bytes === null) {
-    const relay = createSseRelay({ dropUsageOnlyChunk: answer.dropUsageOnlyChunk, captureBytes: options.capture, onFirstChunk: () => draft.markFirstByte(performance.now()) });
+    const relay = createSseRelay({
+      dropUsageOnlyChunk: answer.dropUsageOnlyChunk,
+      captureBytes: options.capture,
+      onFirstChunk: () => draft.markFirstByte(performance.now()),
+    });
     res.body.on('error', (error) => {
       if (options.aborted()) return;
       const failure = upstreamFailure(error);
       draft.errorCode = 'UPSTREAM_STREAM_ERROR';
       draft.errorMessage = failure.message;
-      relay.fail({ message: `The provider's stream failed: ${failure.message}`, type: 'api_error', code: 'UPSTREAM_STREAM_ERROR' });
+      relay.fail({
+        message: `The provider's stream failed: ${failure.message}`,
+        type: 'api_error',
+        code: 'UPSTREAM_STREAM_ERROR',
+      });
     });
     relay.stream.once('end', () => {
       draft.usage = relay.result.usage;
@@ -70,7 +100,13 @@ export function relayAnswer(reply: GatewayReply, draft: RequestLogDraft, answer:
     });
     res.body.pipe(relay.stream);
     const headers = headersForClient(res.headers, { keepLength: false });
-    return { sent: reply.code(res.statusCode).headers(headers).send(cachedStream(relay.stream, res.statusCode, headers, draft, options.cache)), plainJson: null };
+    return {
+      sent: reply
+        .code(res.statusCode)
+        .headers(headers)
+        .send(cachedStream(relay.stream, res.statusCode, headers, draft, options.cache)),
+      plainJson: null,
+    };
   }
 
   // A whole answer; also when a stream was asked for and the provider sent one body instead:
@@ -78,7 +114,8 @@ export function relayAnswer(reply: GatewayReply, draft: RequestLogDraft, answer:
   const bytes = answer.bytes ?? Buffer.alloc(0);
   if (options.capture > 0) draft.responseBody = bytes.subarray(0, options.capture).toString('utf8');
   const headers = headersForClient(res.headers, { keepLength: false });
-  if (!answer.isStream) options.cache?.store({ status: res.statusCode, headers: keptHeaders(headers), body: bytes, stream: false });
+  if (!answer.isStream)
+    options.cache?.store({ status: res.statusCode, headers: keptHeaders(headers), body: bytes, stream: false });
   return { sent: reply.code(res.statusCode).headers(headers).send(bytes), plainJson: bytes };
 }
 
@@ -176,7 +213,12 @@ const SERVED_MODEL = /"model":"([^"\\]{1,256})"/;
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 
 /** An answer of a provider with its own wire format, in the OpenAI shape. */
-function relayTranslated(reply: GatewayReply, draft: RequestLogDraft, answer: UpstreamAnswer, options: RelayOptions): unknown {
+function relayTranslated(
+  reply: GatewayReply,
+  draft: RequestLogDraft,
+  answer: UpstreamAnswer,
+  options: RelayOptions,
+): unknown {
   const adapter = answer.adapter!;
   const endpoint = draft.endpointType as TranslatedEndpoint;
   const { res } = answer;
@@ -184,8 +226,20 @@ function relayTranslated(reply: GatewayReply, draft: RequestLogDraft, answer: Up
     const error = adapter.toOpenAIError(res.statusCode, answer.bytes ?? Buffer.alloc(0), res.headers);
     draft.errorCode = 'UPSTREAM_ERROR';
     draft.errorMessage = error.message.slice(0, 2000);
-    const body = { error: { message: error.message, type: error.type ?? ERROR_CODES.UPSTREAM_ERROR.type, param: null, code: error.code ?? 'UPSTREAM_ERROR' } };
-    return reply.code(error.status).headers(providerSignalHeaders(res.headers)).header('x-service-upstream-status', String(res.statusCode)).type('application/json; charset=utf-8').send(body);
+    const body = {
+      error: {
+        message: error.message,
+        type: error.type ?? ERROR_CODES.UPSTREAM_ERROR.type,
+        param: null,
+        code: error.code ?? 'UPSTREAM_ERROR',
+      },
+    };
+    return reply
+      .code(error.status)
+      .headers(providerSignalHeaders(res.headers))
+      .header('x-service-upstream-status', String(res.statusCode))
+      .type('application/json; charset=utf-8')
+      .send(body);
   }
   const signals = providerSignalHeaders(res.headers);
   const context: StreamContext = {
@@ -229,10 +283,16 @@ function relayTranslated(reply: GatewayReply, draft: RequestLogDraft, answer: Up
       draft.errorCode = 'UPSTREAM_STREAM_ERROR';
       draft.errorMessage = failure.message;
       finish();
-      out.end(`data: ${JSON.stringify({ error: { message: `The provider's stream failed: ${failure.message}`, type: 'api_error', param: null, code: 'UPSTREAM_STREAM_ERROR' } })}\n\n`);
+      out.end(
+        `data: ${JSON.stringify({ error: { message: `The provider's stream failed: ${failure.message}`, type: 'api_error', param: null, code: 'UPSTREAM_STREAM_ERROR' } })}\n\n`,
+      );
     });
     res.body.resume();
-    return reply.code(200).headers(signals).headers(SSE_HEADERS).send(cachedStream(out, 200, SSE_HEADERS, draft, options.cache));
+    return reply
+      .code(200)
+      .headers(signals)
+      .headers(SSE_HEADERS)
+      .send(cachedStream(out, 200, SSE_HEADERS, draft, options.cache));
   }
   const translated = adapter.toOpenAIResponse(endpoint, parseJson(answer.bytes ?? Buffer.alloc(0)), context);
   if (endpoint === 'embed' && answer.body?.encoding_format === 'base64') embeddingsAsBase64(translated.body);
@@ -241,7 +301,13 @@ function relayTranslated(reply: GatewayReply, draft: RequestLogDraft, answer: Up
   const bytes = Buffer.from(JSON.stringify(translated.body));
   if (options.capture > 0) draft.responseBody = bytes.subarray(0, options.capture).toString('utf8');
   // A stream request answered with one JSON body is answered the same way, and not cached as a stream.
-  if (!answer.isStream) options.cache?.store({ status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: bytes, stream: false });
+  if (!answer.isStream)
+    options.cache?.store({
+      status: 200,
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      body: bytes,
+      stream: false,
+    });
   return reply.code(200).headers(signals).type('application/json; charset=utf-8').send(bytes);
 }
 
@@ -249,7 +315,8 @@ function relayTranslated(reply: GatewayReply, draft: RequestLogDraft, answer: Up
 function embeddingsAsBase64(body: Record<string, unknown>): void {
   const data = Array.isArray(body.data) ? (body.data as Array<{ embedding?: unknown }>) : [];
   for (const item of data) {
-    if (Array.isArray(item.embedding)) item.embedding = Buffer.from(new Float32Array(item.embedding as number[]).buffer).toString('base64');
+    if (Array.isArray(item.embedding))
+      item.embedding = Buffer.from(new Float32Array(item.embedding as number[]).buffer).toString('base64');
   }
 }
 
@@ -269,7 +336,10 @@ function sendUpstreamError(reply: GatewayReply, draft: RequestLogDraft, answer: 
   const status = answer.res.statusCode;
   const bytes = answer.bytes ?? Buffer.alloc(0);
   const parsed = parseJson(bytes) as { error?: unknown; message?: unknown } | null;
-  const inner = parsed && typeof parsed.error === 'object' && parsed.error !== null ? (parsed.error as Record<string, unknown>) : null;
+  const inner =
+    parsed && typeof parsed.error === 'object' && parsed.error !== null
+      ? (parsed.error as Record<string, unknown>)
+      : null;
   const message =
     (typeof inner?.message === 'string' && inner.message) ||
     (typeof parsed?.error === 'string' && parsed.error) ||
@@ -287,7 +357,12 @@ function sendUpstreamError(reply: GatewayReply, draft: RequestLogDraft, answer: 
   draft.errorCode = 'UPSTREAM_ERROR';
   draft.errorMessage = message.slice(0, 2000);
   // The provider's retry-after, rate-limit and request-id headers: SDK retries honour them.
-  return reply.code(status).headers(providerSignalHeaders(answer.res.headers)).header('x-service-upstream-status', String(status)).type('application/json; charset=utf-8').send(body);
+  return reply
+    .code(status)
+    .headers(providerSignalHeaders(answer.res.headers))
+    .header('x-service-upstream-status', String(status))
+    .type('application/json; charset=utf-8')
+    .send(body);
 }
 
 export { parseJson };

@@ -19,13 +19,27 @@ const streamOptions = z.looseObject({ include_usage: z.boolean().optional() }).n
  * (OpenAI's rule; `best_of: 1, n: 1` are its defaults sent explicitly), and only `best_of: 1`
  * (one candidate, nothing to choose) can be streamed.
  */
-function crossFieldRules(body: { stream?: boolean | null | undefined; stream_options?: unknown; best_of?: number | null | undefined; n?: number | null | undefined }, ctx: z.RefinementCtx) {
+function crossFieldRules(
+  body: {
+    stream?: boolean | null | undefined;
+    stream_options?: unknown;
+    best_of?: number | null | undefined;
+    n?: number | null | undefined;
+  },
+  ctx: z.RefinementCtx,
+) {
   if (body.stream_options !== undefined && body.stream_options !== null && body.stream !== true) {
-    ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'stream_options is only allowed with stream: true' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['stream_options'],
+      message: 'stream_options is only allowed with stream: true',
+    });
   }
   if (body.best_of !== undefined && body.best_of !== null) {
-    if (body.stream === true && body.best_of > 1) ctx.addIssue({ code: 'custom', path: ['best_of'], message: 'best_of greater than 1 cannot be used with stream' });
-    if (body.n !== undefined && body.n !== null && body.best_of < body.n) ctx.addIssue({ code: 'custom', path: ['best_of'], message: `best_of must be at least n (${body.n})` });
+    if (body.stream === true && body.best_of > 1)
+      ctx.addIssue({ code: 'custom', path: ['best_of'], message: 'best_of greater than 1 cannot be used with stream' });
+    if (body.n !== undefined && body.n !== null && body.best_of < body.n)
+      ctx.addIssue({ code: 'custom', path: ['best_of'], message: `best_of must be at least n (${body.n})` });
   }
 }
 
@@ -58,7 +72,9 @@ export const chatCompletionBody = z
 export const completionBody = z
   .looseObject({
     ...sampling,
-    prompt: z.union([z.string(), z.array(z.string()), z.array(z.number().int()), z.array(z.array(z.number().int()))]).nullish(),
+    prompt: z
+      .union([z.string(), z.array(z.string()), z.array(z.number().int()), z.array(z.array(z.number().int()))])
+      .nullish(),
     best_of: z.number().int().min(0).max(20).nullish(),
     echo: z.boolean().nullish(),
     logprobs: z.number().int().min(0).max(5).nullish(),
@@ -71,9 +87,15 @@ export const embeddingsBody = z.looseObject({
   model: z.string().min(1).optional(),
   input: z.union([
     z.string().min(1, 'input must not be an empty string'),
-    z.array(z.string().min(1, 'input must not contain empty strings')).min(1).max(MAX_INPUTS, `input arrays hold ${MAX_INPUTS} entries or fewer`),
+    z
+      .array(z.string().min(1, 'input must not contain empty strings'))
+      .min(1)
+      .max(MAX_INPUTS, `input arrays hold ${MAX_INPUTS} entries or fewer`),
     z.array(z.number().int()).min(1).max(MAX_INPUTS, `input arrays hold ${MAX_INPUTS} entries or fewer`),
-    z.array(z.array(z.number().int()).min(1)).min(1).max(MAX_INPUTS, `input arrays hold ${MAX_INPUTS} entries or fewer`),
+    z
+      .array(z.array(z.number().int()).min(1))
+      .min(1)
+      .max(MAX_INPUTS, `input arrays hold ${MAX_INPUTS} entries or fewer`),
   ]),
   dimensions: z.number().int().min(1).nullish(),
   encoding_format: z.enum(['float', 'base64']).nullish(),
@@ -101,6 +123,9 @@ export const speechBody = z.looseObject({
   voice: z.unknown(),
 });
 
-export const moderationBody = z.looseObject({ input: z.unknown().refine((v) => v !== undefined, 'input is required'), model: z.string().optional() });
+export const moderationBody = z.looseObject({
+  input: z.unknown().refine((v) => v !== undefined, 'input is required'),
+  model: z.string().optional(),
+});
 
 export const responsesBody = z.looseObject({ model: z.string().min(1).optional(), stream: z.boolean().nullish() });

@@ -17,14 +17,19 @@ export interface ResolvedTarget {
   source: string;
 }
 
-
-const HOW_TO = 'Send x-service-provider: @<provider slug>, or x-service-provider: <provider name> with Authorization: Bearer <provider key> (and x-service-custom-host for a private deployment), or x-service-virtual-key: <virtual key>.';
+const HOW_TO =
+  'Send x-service-provider: @<provider slug>, or x-service-provider: <provider name> with Authorization: Bearer <provider key> (and x-service-custom-host for a private deployment), or x-service-virtual-key: <virtual key>.';
 
 /**
  * Applies the spec's four credential modes: a stored provider (`@slug`), a provider name with
  * the client's own key, a custom host, or a legacy virtual key.
  */
-export async function resolveTarget(headers: GatewayHeaders, principal: Principal, workspaceId: string, credentials: CredentialLookup): Promise<ResolvedTarget> {
+export async function resolveTarget(
+  headers: GatewayHeaders,
+  principal: Principal,
+  workspaceId: string,
+  credentials: CredentialLookup,
+): Promise<ResolvedTarget> {
   if (headers.provider?.startsWith('@')) {
     const stored = await credentials.resolveProvider(principal, workspaceId, headers.provider.slice(1));
     return fromStored(stored, `provider:${stored.source.slug}`, headers);
@@ -33,13 +38,21 @@ export async function resolveTarget(headers: GatewayHeaders, principal: Principa
     const stored = await credentials.resolveVirtualKey(principal, workspaceId, headers.virtualKey);
     return fromStored(stored, `virtual_key:${stored.source.slug}`, headers);
   }
-  if (headers.provider === null) throw new AppError('MISSING_PROVIDER', `No provider given. ${HOW_TO}`, { param: 'x-service-provider' });
+  if (headers.provider === null)
+    throw new AppError('MISSING_PROVIDER', `No provider given. ${HOW_TO}`, { param: 'x-service-provider' });
 
   const provider = lookup(headers.provider);
   // Adapters find their own credentials (service accounts, AWS keys) in headers or settings.
-  const ownAuth = provider.auth.kind === 'none' || provider.auth.kind === 'adapter' || (provider.name === 'azure-openai' && headers.azureEntra);
+  const ownAuth =
+    provider.auth.kind === 'none' ||
+    provider.auth.kind === 'adapter' ||
+    (provider.name === 'azure-openai' && headers.azureEntra);
   if (headers.bearer === null && headers.customHost === null && !ownAuth) {
-    throw new AppError('MISSING_PROVIDER', `x-service-provider: ${provider.name} needs the provider key in Authorization: Bearer <key>. ${HOW_TO}`, { param: 'authorization' });
+    throw new AppError(
+      'MISSING_PROVIDER',
+      `x-service-provider: ${provider.name} needs the provider key in Authorization: Bearer <key>. ${HOW_TO}`,
+      { param: 'authorization' },
+    );
   }
   return {
     provider,
@@ -53,8 +66,15 @@ export async function resolveTarget(headers: GatewayHeaders, principal: Principa
  * uses the request's headers. A provider name takes the leaf's `api_key`, else the request's
  * own bearer key; its host is the leaf's `custom_host`, else the provider's default.
  */
-export async function resolveLeafTarget(node: ConfigTarget | null, headers: GatewayHeaders, principal: Principal, workspaceId: string, credentials: CredentialLookup): Promise<ResolvedTarget> {
-  if (!node || (node.provider === undefined && node.virtual_key === undefined)) return resolveTarget(headers, principal, workspaceId, credentials);
+export async function resolveLeafTarget(
+  node: ConfigTarget | null,
+  headers: GatewayHeaders,
+  principal: Principal,
+  workspaceId: string,
+  credentials: CredentialLookup,
+): Promise<ResolvedTarget> {
+  if (!node || (node.provider === undefined && node.virtual_key === undefined))
+    return resolveTarget(headers, principal, workspaceId, credentials);
   if (node.provider?.startsWith('@')) {
     const stored = await credentials.resolveProvider(principal, workspaceId, node.provider.slice(1));
     return fromStored(stored, `provider:${stored.source.slug}`, headers);
@@ -67,22 +87,35 @@ export async function resolveLeafTarget(node: ConfigTarget | null, headers: Gate
   const apiKey = node.api_key ?? headers.bearer;
   const customHost = node.custom_host ?? null;
   if (apiKey === null && customHost === null && provider.auth.kind !== 'none' && provider.auth.kind !== 'adapter') {
-    throw new AppError('MISSING_PROVIDER', `The config target for ${provider.name} has no api_key and the request sent no Authorization: Bearer <provider key>.`, { param: 'x-service-config' });
+    throw new AppError(
+      'MISSING_PROVIDER',
+      `The config target for ${provider.name} has no api_key and the request sent no Authorization: Bearer <provider key>.`,
+      { param: 'x-service-config' },
+    );
   }
-  return { provider, context: { apiKey, customHost, azure: headers.azure }, source: customHost !== null ? 'custom_host' : 'direct' };
+  return {
+    provider,
+    context: { apiKey, customHost, azure: headers.azure },
+    source: customHost !== null ? 'custom_host' : 'direct',
+  };
 }
 
 function lookup(name: string): ProviderDefinition {
   const provider = getProvider(name);
   // Shown masked: a provider key pasted into x-service-provider must not come back in the error.
-  if (!provider) throw new AppError('UNKNOWN_PROVIDER', `Unknown provider '${nameOrMasked(name)}' in x-service-provider; GET /v1/providers/catalog lists them. ${HOW_TO}`, { param: 'x-service-provider' });
+  if (!provider)
+    throw new AppError(
+      'UNKNOWN_PROVIDER',
+      `Unknown provider '${nameOrMasked(name)}' in x-service-provider; GET /v1/providers/catalog lists them. ${HOW_TO}`,
+      { param: 'x-service-provider' },
+    );
   return provider;
 }
 
 function fromStored(stored: ResolvedCredential, source: string, headers: GatewayHeaders): ResolvedTarget {
   const provider = lookup(stored.providerType);
   const config = stored.configurations;
-  const text = (key: string) => (typeof config[key] === 'string' ? (config[key]) : undefined);
+  const text = (key: string) => (typeof config[key] === 'string' ? config[key] : undefined);
   const azure: TargetContext['azure'] = { ...headers.azure };
   const resourceName = text('azure_resource_name');
   const deploymentId = text('azure_deployment_name') ?? text('azure_deployment_id');
@@ -90,5 +123,9 @@ function fromStored(stored: ResolvedCredential, source: string, headers: Gateway
   if (resourceName) azure.resourceName = resourceName;
   if (deploymentId) azure.deploymentId = deploymentId;
   if (apiVersion) azure.apiVersion = apiVersion;
-  return { provider, context: { apiKey: stored.apiKey, customHost: stored.customHost, azure, configurations: config }, source };
+  return {
+    provider,
+    context: { apiKey: stored.apiKey, customHost: stored.customHost, azure, configurations: config },
+    source,
+  };
 }

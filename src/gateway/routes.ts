@@ -10,7 +10,16 @@ import type { GatewayRoute } from './exchange.js';
 import { createGatewayHandler, type GatewayDeps } from './handle-request.js';
 import { limitedBody } from './limited-body.js';
 import { markHandled } from './refused-requests.js';
-import { chatCompletionBody, completionBody, embeddingsBody, imageGenerationBody, moderationBody, rerankBody, responsesBody, speechBody } from './request-schemas.js';
+import {
+  chatCompletionBody,
+  completionBody,
+  embeddingsBody,
+  imageGenerationBody,
+  moderationBody,
+  rerankBody,
+  responsesBody,
+  speechBody,
+} from './request-schemas.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -41,15 +50,27 @@ const MULTIPART_ROUTES: EndpointType[] = ['imageEdit', 'createTranscription', 'c
  * through unchanged. Registered last: paths under a control-plane prefix (/v1/workspaces/…)
  * never reach a provider, even for a method the admin API lacks.
  */
-export async function registerGatewayRoutes(app: FastifyInstance, deps: GatewayDeps & { controlPlane: RouteAccess[] }): Promise<void> {
+export async function registerGatewayRoutes(
+  app: FastifyInstance,
+  deps: GatewayDeps & { controlPlane: RouteAccess[] },
+): Promise<void> {
   const pipeline = createGatewayHandler(deps);
   const handle = (route: GatewayRoute, request: FastifyRequest, reply: FastifyReply) => {
     markHandled(request);
     return pipeline(route, request, reply);
   };
   // Lower case, so that /v1/WORKSPACES is as unreachable for a provider as /v1/workspaces.
-  const controlPlaneSegments = new Set(deps.controlPlane.map((route) => route.url.split('/')[2]?.toLowerCase()).filter((segment): segment is string => Boolean(segment)));
-  const firstClassPaths = new Set(['/v1/models', ...[...JSON_ROUTES.map(([type]) => type), ...MULTIPART_ROUTES].map((type) => `/v1${ENDPOINT_PATHS[type as Exclude<EndpointType, 'proxy'>].path}`)]);
+  const controlPlaneSegments = new Set(
+    deps.controlPlane
+      .map((route) => route.url.split('/')[2]?.toLowerCase())
+      .filter((segment): segment is string => Boolean(segment)),
+  );
+  const firstClassPaths = new Set([
+    '/v1/models',
+    ...[...JSON_ROUTES.map(([type]) => type), ...MULTIPART_ROUTES].map(
+      (type) => `/v1${ENDPOINT_PATHS[type as Exclude<EndpointType, 'proxy'>].path}`,
+    ),
+  ]);
   const maxBodyBytes = deps.config.max_body_bytes;
 
   // JSON routes: the bytes are kept next to the parsed body so an unchanged body is forwarded as received.
@@ -70,7 +91,11 @@ export async function registerGatewayRoutes(app: FastifyInstance, deps: GatewayD
     zjson.setSerializerCompiler(serializerCompiler);
     for (const [endpointType, schema, summary] of JSON_ROUTES) {
       const { path } = ENDPOINT_PATHS[endpointType as Exclude<EndpointType, 'proxy'>];
-      zjson.post(`/v1${path}`, { schema: { tags: TAG, summary, body: schema }, config: gatewayConfig(endpointType) }, (request, reply) => handle({ endpointType, body: 'json' }, request, reply));
+      zjson.post(
+        `/v1${path}`,
+        { schema: { tags: TAG, summary, body: schema }, config: gatewayConfig(endpointType) },
+        (request, reply) => handle({ endpointType, body: 'json' }, request, reply),
+      );
     }
   });
 
@@ -80,25 +105,53 @@ export async function registerGatewayRoutes(app: FastifyInstance, deps: GatewayD
     raw.addContentTypeParser('*', (_request, payload, done) => done(null, limitedBody(payload, maxBodyBytes)));
     for (const endpointType of MULTIPART_ROUTES) {
       const { path } = ENDPOINT_PATHS[endpointType as Exclude<EndpointType, 'proxy'>];
-      raw.post(`/v1${path}`, { schema: { tags: TAG, summary: `${endpointType} (multipart, forwarded as sent)` }, config: gatewayConfig(endpointType) }, (request, reply) => handle({ endpointType, body: 'raw' }, request, reply));
+      raw.post(
+        `/v1${path}`,
+        {
+          schema: { tags: TAG, summary: `${endpointType} (multipart, forwarded as sent)` },
+          config: gatewayConfig(endpointType),
+        },
+        (request, reply) => handle({ endpointType, body: 'raw' }, request, reply),
+      );
     }
-    raw.get('/v1/models', { schema: { tags: TAG, summary: "List models: the provider's list with a provider header, else the models svcgw has prices for" }, config: gatewayConfig('listModels') }, (request, reply) =>
-      hasProviderHeader(request) ? handle({ endpointType: 'listModels', body: 'raw' }, request, reply) : reply.send(localModelList(deps.pricing)),
+    raw.get(
+      '/v1/models',
+      {
+        schema: {
+          tags: TAG,
+          summary: "List models: the provider's list with a provider header, else the models svcgw has prices for",
+        },
+        config: gatewayConfig('listModels'),
+      },
+      (request, reply) =>
+        hasProviderHeader(request)
+          ? handle({ endpointType: 'listModels', body: 'raw' }, request, reply)
+          : reply.send(localModelList(deps.pricing)),
     );
-    raw.all('/v1/*', { schema: { tags: TAG, summary: 'Pass-through: any other provider endpoint, forwarded and returned unchanged' }, config: gatewayConfig('proxy') }, (request, reply) => {
-      // Paths arrive normalised (one slash, no trailing slash). What is left to catch: a
-      // control-plane path, and another spelling (case) of a route svcgw serves itself, which
-      // must not reach a provider without that route's validation, limits and logging.
-      const path = request.url.split('?')[0] ?? request.url;
-      const lower = path.toLowerCase();
-      if (controlPlaneSegments.has(lower.split('/')[2] ?? '')) {
-        throw new AppError('ROUTE_NOT_FOUND', `No route for ${request.method} ${path}.`);
-      }
-      if (lower !== path && firstClassPaths.has(lower)) {
-        throw new AppError('ROUTE_NOT_FOUND', `No route for ${request.method} ${path}; paths are case-sensitive (${lower}).`);
-      }
-      return handle({ endpointType: 'proxy', body: 'raw' }, request, reply);
-    });
+    raw.all(
+      '/v1/*',
+      {
+        schema: { tags: TAG, summary: 'Pass-through: any other provider endpoint, forwarded and returned unchanged' },
+        config: gatewayConfig('proxy'),
+      },
+      (request, reply) => {
+        // Paths arrive normalised (one slash, no trailing slash). What is left to catch: a
+        // control-plane path, and another spelling (case) of a route svcgw serves itself, which
+        // must not reach a provider without that route's validation, limits and logging.
+        const path = request.url.split('?')[0] ?? request.url;
+        const lower = path.toLowerCase();
+        if (controlPlaneSegments.has(lower.split('/')[2] ?? '')) {
+          throw new AppError('ROUTE_NOT_FOUND', `No route for ${request.method} ${path}.`);
+        }
+        if (lower !== path && firstClassPaths.has(lower)) {
+          throw new AppError(
+            'ROUTE_NOT_FOUND',
+            `No route for ${request.method} ${path}; paths are case-sensitive (${lower}).`,
+          );
+        }
+        return handle({ endpointType: 'proxy', body: 'raw' }, request, reply);
+      },
+    );
   });
 }
 
@@ -107,6 +160,10 @@ function hasProviderHeader(request: FastifyRequest): boolean {
 }
 
 function localModelList(pricing: PricingService) {
-  return { object: 'list', data: pricing.models().map(({ provider, model }) => ({ id: model, object: 'model', created: 0, owned_by: provider })) };
+  return {
+    object: 'list',
+    data: pricing
+      .models()
+      .map(({ provider, model }) => ({ id: model, object: 'model', created: 0, owned_by: provider })),
+  };
 }
-

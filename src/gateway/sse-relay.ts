@@ -18,7 +18,11 @@ export interface SseRelayResult {
 }
 
 const EVENT_END = /\r?\n\r?\n/;
-const endsWithEvent = (chunk: Buffer) => chunk.length >= 2 && chunk[chunk.length - 1] === 0x0a && (chunk[chunk.length - 2] === 0x0a || (chunk.length >= 4 && chunk[chunk.length - 3] === 0x0a && chunk[chunk.length - 2] === 0x0d));
+const endsWithEvent = (chunk: Buffer) =>
+  chunk.length >= 2 &&
+  chunk[chunk.length - 1] === 0x0a &&
+  (chunk[chunk.length - 2] === 0x0a ||
+    (chunk.length >= 4 && chunk[chunk.length - 3] === 0x0a && chunk[chunk.length - 2] === 0x0d));
 const mayCarryUsage = (chunk: Buffer) => chunk.includes('"usage":{') || chunk.includes('"usage": {');
 
 /** Only events whose usage is an object are parsed; `"usage": null` on every chunk is skipped cheaply. */
@@ -31,14 +35,19 @@ const MODEL_CHUNKS = 3;
  * Relays a server-sent-event stream event by event as it arrives, reading the usage from the
  * events that carry it. Nothing is held back but a partial event at a chunk boundary.
  */
-export function createSseRelay(options: SseRelayOptions): { stream: Transform; result: SseRelayResult; fail(error: { message: string; type: string; code: string }): void } {
+export function createSseRelay(options: SseRelayOptions): {
+  stream: Transform;
+  result: SseRelayResult;
+  fail(error: { message: string; type: string; code: string }): void;
+} {
   const result: SseRelayResult = { usage: null, sawDone: false, captured: '', model: null };
   let partial = '';
   let first = true;
   let modelChunks = 0;
 
   const keep = (text: string) => {
-    if (result.captured.length < options.captureBytes) result.captured += text.slice(0, options.captureBytes - result.captured.length);
+    if (result.captured.length < options.captureBytes)
+      result.captured += text.slice(0, options.captureBytes - result.captured.length);
   };
 
   /** Returns the event's text to forward, or '' to drop it. */
@@ -67,7 +76,8 @@ export function createSseRelay(options: SseRelayOptions): { stream: Transform; r
         first = false;
         options.onFirstChunk();
       }
-      if (result.model === null && modelChunks++ < MODEL_CHUNKS) result.model = MODEL.exec(chunk.toString('utf8'))?.[1] ?? null;
+      if (result.model === null && modelChunks++ < MODEL_CHUNKS)
+        result.model = MODEL.exec(chunk.toString('utf8'))?.[1] ?? null;
       // Fast path: whole events without usage pass through as the provider's own bytes.
       if (partial === '' && endsWithEvent(chunk) && !mayCarryUsage(chunk)) {
         if (chunk.includes('data: [DONE]')) result.sawDone = true;

@@ -35,7 +35,13 @@ export function createUpstreamClient(settings: UpstreamSettings, dispatcher?: Di
   return {
     async send(req: UpstreamRequest): Promise<Dispatcher.ResponseData> {
       try {
-        return await request(req.url, { method: req.method, headers: req.headers, body: req.body, signal: req.signal, dispatcher: agent });
+        return await request(req.url, {
+          method: req.method,
+          headers: req.headers,
+          body: req.body,
+          signal: req.signal,
+          dispatcher: agent,
+        });
       } catch (error) {
         throw upstreamFailure(error);
       }
@@ -48,7 +54,12 @@ export function createUpstreamClient(settings: UpstreamSettings, dispatcher?: Di
 
 export type UpstreamClient = ReturnType<typeof createUpstreamClient>;
 
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ETIMEDOUT',
+]);
 
 /** Turns a transport failure into the error the client sees: 504 for time-outs, 502 otherwise. */
 export function upstreamFailure(error: unknown): AppError {
@@ -57,7 +68,9 @@ export function upstreamFailure(error: unknown): AppError {
   if (code !== null && TIMEOUT_CODES.has(code)) {
     return new AppError('UPSTREAM_TIMEOUT', `The provider did not answer in time (${code}).`, { cause: error });
   }
-  return new AppError('UPSTREAM_UNREACHABLE', `The provider could not be reached${code ? ` (${code})` : ''}.`, { cause: error });
+  return new AppError('UPSTREAM_UNREACHABLE', `The provider could not be reached${code ? ` (${code})` : ''}.`, {
+    cause: error,
+  });
 }
 
 function errorCode(error: unknown): string | null {

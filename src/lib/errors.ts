@@ -5,44 +5,187 @@
  */
 export const ERROR_CODES = {
   INVALID_JSON: { status: 400, type: 'invalid_request_error', summary: 'The request body is not valid JSON.' },
-  INVALID_REQUEST: { status: 400, type: 'invalid_request_error', summary: 'A parameter is missing, of the wrong type or out of bounds; `param` names it.' },
-  UNKNOWN_SCOPE: { status: 400, type: 'invalid_request_error', summary: 'An API key scope that does not exist (see GET /v1/api-keys/scopes).' },
-  MISSING_PROVIDER: { status: 400, type: 'invalid_request_error', summary: 'A gateway request names no provider: send x-service-provider (or x-service-virtual-key).' },
-  UNKNOWN_PROVIDER: { status: 400, type: 'invalid_request_error', summary: 'x-service-provider names a provider the registry does not know.' },
-  UNSUPPORTED_ENDPOINT: { status: 400, type: 'invalid_request_error', summary: 'The provider does not offer this endpoint family.' },
-  PROVIDER_CONFIG: { status: 400, type: 'invalid_request_error', summary: 'The provider cannot be reached with the settings given (custom host, Azure resource, …).' },
+  INVALID_REQUEST: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary: 'A parameter is missing, of the wrong type or out of bounds; `param` names it.',
+  },
+  UNKNOWN_SCOPE: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary: 'An API key scope that does not exist (see GET /v1/api-keys/scopes).',
+  },
+  MISSING_PROVIDER: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary: 'A gateway request names no provider: send x-service-provider (or x-service-virtual-key).',
+  },
+  UNKNOWN_PROVIDER: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary: 'x-service-provider names a provider the registry does not know.',
+  },
+  UNSUPPORTED_ENDPOINT: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary: 'The provider does not offer this endpoint family.',
+  },
+  PROVIDER_CONFIG: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary: 'The provider cannot be reached with the settings given (custom host, Azure resource, …).',
+  },
   UNAUTHENTICATED: { status: 401, type: 'authentication_error', summary: 'The x-service-api-key header is missing.' },
-  INVALID_API_KEY: { status: 401, type: 'authentication_error', summary: 'The API key is unknown, malformed, expired or revoked.' },
+  INVALID_API_KEY: {
+    status: 401,
+    type: 'authentication_error',
+    summary: 'The API key is unknown, malformed, expired or revoked.',
+  },
   MISSING_SCOPE: { status: 403, type: 'permission_error', summary: 'The API key lacks the scope the route needs.' },
-  KEY_TYPE_NOT_ALLOWED: { status: 403, type: 'permission_error', summary: 'The route is not open to this type of key (admin or workspace).' },
-  ROLE_NOT_ALLOWED: { status: 403, type: 'permission_error', summary: "The key's user does not have the role the operation needs." },
-  WORKSPACE_FORBIDDEN: { status: 403, type: 'permission_error', summary: 'The resource belongs to a workspace this key cannot reach.' },
-  NOT_FOUND: { status: 404, type: 'not_found_error', summary: 'The resource does not exist (or belongs to another organisation).' },
+  KEY_TYPE_NOT_ALLOWED: {
+    status: 403,
+    type: 'permission_error',
+    summary: 'The route is not open to this type of key (admin or workspace).',
+  },
+  ROLE_NOT_ALLOWED: {
+    status: 403,
+    type: 'permission_error',
+    summary: "The key's user does not have the role the operation needs.",
+  },
+  WORKSPACE_FORBIDDEN: {
+    status: 403,
+    type: 'permission_error',
+    summary: 'The resource belongs to a workspace this key cannot reach.',
+  },
+  NOT_FOUND: {
+    status: 404,
+    type: 'not_found_error',
+    summary: 'The resource does not exist (or belongs to another organisation).',
+  },
   ROUTE_NOT_FOUND: { status: 404, type: 'not_found_error', summary: 'No route matches the method and path.' },
-  CONFLICT: { status: 409, type: 'invalid_request_error', summary: 'A resource with the same unique field (such as a slug) already exists.' },
-  USAGE_LIMIT_EXCEEDED: { status: 402, type: 'insufficient_quota', summary: 'A budget (usage limit) that covers the request is spent; raising its credit limit or its periodic reset lets requests through again.' },
-  RATE_LIMITED: { status: 429, type: 'rate_limit_error', summary: 'A rate limit that covers the request is reached; `retry-after` and `x-ratelimit-*` say when it resets. The message names the policy.' },
-  PAYLOAD_TOO_LARGE: { status: 413, type: 'invalid_request_error', summary: 'The request body is larger than the max_body_bytes setting.' },
-  REQUEST_TIMEOUT: { status: 408, type: 'invalid_request_error', summary: 'The client did not send the whole request in time (Node\'s requestTimeout).' },
-  HEADERS_TOO_LARGE: { status: 431, type: 'invalid_request_error', summary: 'The request line and headers together are larger than the server reads (Node\'s 16 KiB default): send long filters in a body, or fewer of them.' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, type: 'invalid_request_error', summary: 'The content type is not accepted by this route (admin routes take application/json).' },
-  UPSTREAM_ERROR: { status: 502, type: 'api_error', summary: "The provider answered with an error; the response has the provider's status and message." },
-  UPSTREAM_UNREACHABLE: { status: 502, type: 'api_error', summary: 'The provider could not be reached (connection refused or reset, DNS failure).' },
-  UPSTREAM_TIMEOUT: { status: 504, type: 'api_error', summary: 'The provider did not answer in time (upstream_*_timeout_ms settings).' },
-  LIMITS_UNAVAILABLE: { status: 503, type: 'api_error', summary: 'The counter store (Redis) is unreachable and limits_on_store_failure is closed.' },
-  SERVICE_UNAVAILABLE: { status: 503, type: 'api_error', summary: 'The server is shutting down or a dependency is unavailable.' },
-  INTERNAL_ERROR: { status: 500, type: 'api_error', summary: 'An unexpected failure; details are in the server log under the request id.' },
-  INVALID_INVITE_TOKEN: { status: 400, type: 'invalid_request_error', summary: 'The invite token is malformed or unknown (a resend replaces the previous token).' },
-  INVITE_EXPIRED: { status: 410, type: 'invalid_request_error', summary: 'The invite is past its expires_at; an owner, admin or manager can resend it.' },
+  CONFLICT: {
+    status: 409,
+    type: 'invalid_request_error',
+    summary: 'A resource with the same unique field (such as a slug) already exists.',
+  },
+  USAGE_LIMIT_EXCEEDED: {
+    status: 402,
+    type: 'insufficient_quota',
+    summary:
+      'A budget (usage limit) that covers the request is spent; raising its credit limit or its periodic reset lets requests through again.',
+  },
+  RATE_LIMITED: {
+    status: 429,
+    type: 'rate_limit_error',
+    summary:
+      'A rate limit that covers the request is reached; `retry-after` and `x-ratelimit-*` say when it resets. The message names the policy.',
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    type: 'invalid_request_error',
+    summary: 'The request body is larger than the max_body_bytes setting.',
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    type: 'invalid_request_error',
+    summary: "The client did not send the whole request in time (Node's requestTimeout).",
+  },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    type: 'invalid_request_error',
+    summary:
+      "The request line and headers together are larger than the server reads (Node's 16 KiB default): send long filters in a body, or fewer of them.",
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    type: 'invalid_request_error',
+    summary: 'The content type is not accepted by this route (admin routes take application/json).',
+  },
+  UPSTREAM_ERROR: {
+    status: 502,
+    type: 'api_error',
+    summary: "The provider answered with an error; the response has the provider's status and message.",
+  },
+  UPSTREAM_UNREACHABLE: {
+    status: 502,
+    type: 'api_error',
+    summary: 'The provider could not be reached (connection refused or reset, DNS failure).',
+  },
+  UPSTREAM_TIMEOUT: {
+    status: 504,
+    type: 'api_error',
+    summary: 'The provider did not answer in time (upstream_*_timeout_ms settings).',
+  },
+  LIMITS_UNAVAILABLE: {
+    status: 503,
+    type: 'api_error',
+    summary: 'The counter store (Redis) is unreachable and limits_on_store_failure is closed.',
+  },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    type: 'api_error',
+    summary: 'The server is shutting down or a dependency is unavailable.',
+  },
+  INTERNAL_ERROR: {
+    status: 500,
+    type: 'api_error',
+    summary: 'An unexpected failure; details are in the server log under the request id.',
+  },
+  INVALID_INVITE_TOKEN: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary: 'The invite token is malformed or unknown (a resend replaces the previous token).',
+  },
+  INVITE_EXPIRED: {
+    status: 410,
+    type: 'invalid_request_error',
+    summary: 'The invite is past its expires_at; an owner, admin or manager can resend it.',
+  },
   INVITE_REVOKED: { status: 410, type: 'invalid_request_error', summary: 'The invite was revoked.' },
-  INVITE_ALREADY_ACCEPTED: { status: 410, type: 'invalid_request_error', summary: 'The invite was already accepted; its token works once.' },
-  WORKSPACE_ARCHIVED: { status: 401, type: 'authentication_error', summary: "The API key belongs to an archived workspace; it works again once the workspace is unarchived." },
-  FEATURE_DISABLED: { status: 403, type: 'permission_error', summary: 'The route belongs to a feature this deployment turned off; the message names the flag and its variable (such as AUDIT_LOGS_ENABLED=OFF).' },
-  USER_KEY_LIMIT_REACHED: { status: 409, type: 'invalid_request_error', summary: 'The user already holds as many active API keys in the workspace as the security setting maxUserApiKeysPerWorkspace allows.' },
-  CONFIG_NOT_FOUND: { status: 400, type: 'invalid_request_error', summary: 'x-service-config (or the API key\'s default config) names no active config this key can use.' },
-  CONFIG_OVERRIDE_FORBIDDEN: { status: 403, type: 'permission_error', summary: 'The API key has a default config with allow_config_override false: its requests cannot name another config.' },
-  CLIENT_CLOSED_REQUEST: { status: 499, type: 'api_error', summary: 'The client closed the connection before the answer was complete (seen in logs only).' },
-  AB01_INVALID_CONFIG: { status: 400, type: 'invalid_request_error', summary: 'A gateway config object is invalid; `param` is the JSON path of the first problem (such as config.targets[1].weight) and the message lists every problem with its path.' },
+  INVITE_ALREADY_ACCEPTED: {
+    status: 410,
+    type: 'invalid_request_error',
+    summary: 'The invite was already accepted; its token works once.',
+  },
+  WORKSPACE_ARCHIVED: {
+    status: 401,
+    type: 'authentication_error',
+    summary: 'The API key belongs to an archived workspace; it works again once the workspace is unarchived.',
+  },
+  FEATURE_DISABLED: {
+    status: 403,
+    type: 'permission_error',
+    summary:
+      'The route belongs to a feature this deployment turned off; the message names the flag and its variable (such as AUDIT_LOGS_ENABLED=OFF).',
+  },
+  USER_KEY_LIMIT_REACHED: {
+    status: 409,
+    type: 'invalid_request_error',
+    summary:
+      'The user already holds as many active API keys in the workspace as the security setting maxUserApiKeysPerWorkspace allows.',
+  },
+  CONFIG_NOT_FOUND: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary: "x-service-config (or the API key's default config) names no active config this key can use.",
+  },
+  CONFIG_OVERRIDE_FORBIDDEN: {
+    status: 403,
+    type: 'permission_error',
+    summary:
+      'The API key has a default config with allow_config_override false: its requests cannot name another config.',
+  },
+  CLIENT_CLOSED_REQUEST: {
+    status: 499,
+    type: 'api_error',
+    summary: 'The client closed the connection before the answer was complete (seen in logs only).',
+  },
+  AB01_INVALID_CONFIG: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary:
+      'A gateway config object is invalid; `param` is the JSON path of the first problem (such as config.targets[1].weight) and the message lists every problem with its path.',
+  },
 } as const satisfies Record<string, { status: number; type: string; summary: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -32,6 +32,11 @@ export const isUuid = (value: string): boolean => UUID_RE.test(value);
 const SLUG_RE = /[^a-z0-9]+/g;
 /** A URL-safe slug from a display name, with a short random tail so that names may repeat. */
 export function slugify(name: string): string {
-  const base = name.toLowerCase().replace(SLUG_RE, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'item';
+  const base =
+    name
+      .toLowerCase()
+      .replace(SLUG_RE, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'item';
   return `${base}-${randomUUID().slice(0, 6)}`;
 }

@@ -74,4 +74,5 @@ function escapedText(text: string, quoteAt: number): boolean {
   return run % 2 === 1;
 }
 
-export const jsonTooDeepMessage = (max: number = MAX_JSON_DEPTH) => `Request body nests objects and arrays deeper than ${max} levels, the limit.`;
+export const jsonTooDeepMessage = (max: number = MAX_JSON_DEPTH) =>
+  `Request body nests objects and arrays deeper than ${max} levels, the limit.`;

@@ -21,7 +21,9 @@ const NAME_MAX = 24;
  * needs to see which one was not found), anything that could be a key masked.
  */
 export function nameOrMasked(value: string): string {
-  return value.length <= NAME_MAX && /^[A-Za-z0-9_.-]*$/.test(value) && !KEY_PREFIX.test(value) ? value : maskValue(value);
+  return value.length <= NAME_MAX && /^[A-Za-z0-9_.-]*$/.test(value) && !KEY_PREFIX.test(value)
+    ? value
+    : maskValue(value);
 }
 
 /** `scheme://user:password@` → `scheme://***@`, wherever URLs appear in the text. */

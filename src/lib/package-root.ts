@@ -10,7 +10,8 @@ export const PACKAGE_ROOT: string = (() => {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const candidate = join(dir, 'package.json');
-    if (existsSync(candidate) && (JSON.parse(readFileSync(candidate, 'utf8')) as { name?: string }).name === 'svcgw') return dir;
+    if (existsSync(candidate) && (JSON.parse(readFileSync(candidate, 'utf8')) as { name?: string }).name === 'svcgw')
+      return dir;
     const parent = dirname(dir);
     if (parent === dir) throw new Error('cannot find the svcgw package root');
     dir = parent;

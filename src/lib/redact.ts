@@ -9,16 +9,35 @@
  * whose bodies carry a secret under such a name list it as an extra field. Plurals
  * (`max_tokens`, `api_keys`) are counts and settings, not secrets.
  */
-const SECRET_WORD = /(^|_)(password|passwd|passphrase|pwd|secret|token|authorization|credentials?|cookie|apikey|service_account(_json)?|connection_string|dsn)$/;
+const SECRET_WORD =
+  /(^|_)(password|passwd|passphrase|pwd|secret|token|authorization|credentials?|cookie|apikey|service_account(_json)?|connection_string|dsn)$/;
 const ORDINARY_KEYS: ReadonlySet<string> = new Set([
-  'value_key', 'cache_key', 'partition_key', 'dedupe_key', 'sort_key', 'group_key', 'idempotency_key',
-  'public_key', 'masked_key', 'primary_key', 'foreign_key', 'lookup_key', 'routing_key', 'virtual_key', 'object_key', 'metadata_key', 'tag_key',
+  'value_key',
+  'cache_key',
+  'partition_key',
+  'dedupe_key',
+  'sort_key',
+  'group_key',
+  'idempotency_key',
+  'public_key',
+  'masked_key',
+  'primary_key',
+  'foreign_key',
+  'lookup_key',
+  'routing_key',
+  'virtual_key',
+  'object_key',
+  'metadata_key',
+  'tag_key',
 ]);
 export const REDACTED = '[REDACTED]';
 
 /** `apiKey`, `API-Key`, `api.key` → `api_key`. */
 export function snakeName(name: string): string {
-  return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[^A-Za-z0-9]+/g, '_').toLowerCase();
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .toLowerCase();
 }
 
 export function isSecretField(name: string, extra: readonly string[] = []): boolean {
@@ -29,7 +48,8 @@ export function isSecretField(name: string, extra: readonly string[] = []): bool
 
 /** `scheme://user:password@host` keeps its user and loses its password. */
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/[^/?#@\s:]*):[^/?#@\s]*@/gi;
-export const redactUrlPassword = (text: string): string => (text.includes('@') ? text.replace(URL_USERINFO, `$1:${REDACTED}@`) : text);
+export const redactUrlPassword = (text: string): string =>
+  text.includes('@') ? text.replace(URL_USERINFO, `$1:${REDACTED}@`) : text;
 
 type Slot = { parent: Record<string, unknown> | unknown[]; at: string | number; value: unknown };
 
@@ -67,7 +87,10 @@ export function redactSecrets(value: unknown, extra: readonly string[] = []): un
  * JSON input has no shared objects, so a container met twice is a cycle (or, from other input,
  * a repeat, shown the same way: nothing is expanded twice).
  */
-function copyOf(value: unknown, seen: WeakSet<object>): { value: unknown; children?: Array<[string | number, unknown]> } {
+function copyOf(
+  value: unknown,
+  seen: WeakSet<object>,
+): { value: unknown; children?: Array<[string | number, unknown]> } {
   if (typeof value === 'string') return { value: redactUrlPassword(value) };
   if (typeof value === 'bigint') return { value: value.toString() };
   if (typeof value === 'function' || typeof value === 'symbol') return { value: undefined };
@@ -75,9 +98,20 @@ function copyOf(value: unknown, seen: WeakSet<object>): { value: unknown; childr
   if (seen.has(value)) return { value: '[Circular]' };
   seen.add(value);
   if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return { value: `[binary ${value.byteLength} bytes]` };
-  if (Array.isArray(value)) return { value: new Array<unknown>(value.length).fill(null), children: value.map((item, i): [number, unknown] => [i, item]) };
+  if (Array.isArray(value))
+    return {
+      value: new Array<unknown>(value.length).fill(null),
+      children: value.map((item, i): [number, unknown] => [i, item]),
+    };
   if (value instanceof Date) return { value: Number.isNaN(value.getTime()) ? null : value.toISOString() };
-  if (value instanceof Map || value instanceof Set) return { value: {}, children: value instanceof Map ? [...value.entries()].map(([k, v]): [string, unknown] => [String(k), v]) : [...value].map((v, i): [number, unknown] => [i, v]) };
+  if (value instanceof Map || value instanceof Set)
+    return {
+      value: {},
+      children:
+        value instanceof Map
+          ? [...value.entries()].map(([k, v]): [string, unknown] => [String(k), v])
+          : [...value].map((v, i): [number, unknown] => [i, v]),
+    };
   return { value: {}, children: Object.entries(value) };
 }
 
@@ -121,8 +155,12 @@ function stringifyWithoutRecursion(value: unknown): string {
       pieces.push({ text: ']' });
     } else {
       pieces.push({ text: '{' });
-      const fields = Object.entries(inner).filter(([, v]) => v !== undefined && typeof v !== 'function' && typeof v !== 'symbol');
-      fields.forEach(([name, v], i) => pieces.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(name)}:` }, { value: v }));
+      const fields = Object.entries(inner).filter(
+        ([, v]) => v !== undefined && typeof v !== 'function' && typeof v !== 'symbol',
+      );
+      fields.forEach(([name, v], i) =>
+        pieces.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(name)}:` }, { value: v }),
+      );
       pieces.push({ text: '}' });
     }
     for (let i = pieces.length - 1; i >= 0; i--) stack.push(pieces[i]!);

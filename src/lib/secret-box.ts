@@ -31,7 +31,8 @@ const KEY_BYTES = 32;
 const B64URL = /^[A-Za-z0-9_-]*$/;
 
 export function createSecretBox(masterKey: Buffer): SecretBox {
-  if (masterKey.length !== KEY_BYTES) throw new SecretBoxError(`The master key must be ${KEY_BYTES} bytes; got ${masterKey.length}.`);
+  if (masterKey.length !== KEY_BYTES)
+    throw new SecretBoxError(`The master key must be ${KEY_BYTES} bytes; got ${masterKey.length}.`);
   const key = Buffer.from(masterKey);
   const keyId = masterKeyId(key);
 
@@ -41,14 +42,28 @@ export function createSecretBox(masterKey: Buffer): SecretBox {
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv(ALGORITHM, key, iv);
       const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-      return [VERSION, keyId, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join(':');
+      return [
+        VERSION,
+        keyId,
+        iv.toString('base64url'),
+        cipher.getAuthTag().toString('base64url'),
+        ciphertext.toString('base64url'),
+      ].join(':');
     },
 
     decrypt(stored: string): string {
       const parts = stored.split(':');
-      if (parts[0] !== VERSION) throw new SecretBoxError('The stored secret is not in a format this version understands (expected v1).');
+      if (parts[0] !== VERSION)
+        throw new SecretBoxError('The stored secret is not in a format this version understands (expected v1).');
       const [, storedKeyId, ivText, tagText, ciphertextText] = parts;
-      if (parts.length !== 5 || !storedKeyId || !ivText || !tagText || ciphertextText === undefined || ![ivText, tagText, ciphertextText].every((p) => B64URL.test(p))) {
+      if (
+        parts.length !== 5 ||
+        !storedKeyId ||
+        !ivText ||
+        !tagText ||
+        ciphertextText === undefined ||
+        ![ivText, tagText, ciphertextText].every((p) => B64URL.test(p))
+      ) {
         throw new SecretBoxError('The stored secret is malformed.');
       }
       if (storedKeyId !== keyId) {
@@ -59,13 +74,18 @@ export function createSecretBox(masterKey: Buffer): SecretBox {
       }
       const iv = Buffer.from(ivText, 'base64url');
       const tag = Buffer.from(tagText, 'base64url');
-      if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw new SecretBoxError('The stored secret is malformed.');
+      if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES)
+        throw new SecretBoxError('The stored secret is malformed.');
       try {
         const decipher = createDecipheriv(ALGORITHM, key, iv, { authTagLength: TAG_BYTES });
         decipher.setAuthTag(tag);
-        return Buffer.concat([decipher.update(Buffer.from(ciphertextText, 'base64url')), decipher.final()]).toString('utf8');
+        return Buffer.concat([decipher.update(Buffer.from(ciphertextText, 'base64url')), decipher.final()]).toString(
+          'utf8',
+        );
       } catch {
-        throw new SecretBoxError('The stored secret failed its integrity check: it was altered or encrypted with another key.');
+        throw new SecretBoxError(
+          'The stored secret failed its integrity check: it was altered or encrypted with another key.',
+        );
       }
     },
   };
@@ -82,8 +102,10 @@ export function parseMasterKey(text: string, source = 'master key'): Buffer {
   const value = text.trim();
   let key: Buffer | null = null;
   if (/^[0-9a-fA-F]{64}$/.test(value)) key = Buffer.from(value, 'hex');
-  else if (/^[A-Za-z0-9+/_-]{43}=?$/.test(value)) key = Buffer.from(value.replace(/=$/, '').replace(/\+/g, '-').replace(/\//g, '_'), 'base64url');
-  if (!key || key.length !== KEY_BYTES) throw new SecretBoxError(`The ${source} must be 32 bytes written as 64 hex characters or base64.`);
+  else if (/^[A-Za-z0-9+/_-]{43}=?$/.test(value))
+    key = Buffer.from(value.replace(/=$/, '').replace(/\+/g, '-').replace(/\//g, '_'), 'base64url');
+  if (!key || key.length !== KEY_BYTES)
+    throw new SecretBoxError(`The ${source} must be 32 bytes written as 64 hex characters or base64.`);
   return key;
 }
 
@@ -92,8 +114,12 @@ export function parseMasterKey(text: string, source = 'master key'): Buffer {
  * `<data_dir>/master.key`, generated on the first start. The file is created with `wx` (so of
  * two processes starting at once exactly one writes it; the other reads it) and mode 0600.
  */
-export function loadMasterKey(config: { master_key?: string | undefined; data_dir: string }, options: { onGenerated?: (path: string) => void } = {}): Buffer {
-  if (config.master_key !== undefined) return parseMasterKey(config.master_key, 'master_key setting (SVCGW_MASTER_KEY)');
+export function loadMasterKey(
+  config: { master_key?: string | undefined; data_dir: string },
+  options: { onGenerated?: (path: string) => void } = {},
+): Buffer {
+  if (config.master_key !== undefined)
+    return parseMasterKey(config.master_key, 'master_key setting (SVCGW_MASTER_KEY)');
   const path = join(config.data_dir, MASTER_KEY_FILE);
   const existing = readKeyFile(path);
   if (existing) return existing;
@@ -139,5 +165,7 @@ function readKeyFile(path: string): Buffer | null {
 }
 
 function failEmpty(path: string): never {
-  throw new SecretBoxError(`The master key file ${path} is empty. If no credential was ever stored with it, delete it and start again; otherwise restore it from a backup.`);
+  throw new SecretBoxError(
+    `The master key file ${path} is empty. If no credential was ever stored with it, delete it and start again; otherwise restore it from a backup.`,
+  );
 }

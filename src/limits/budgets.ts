@@ -48,7 +48,8 @@ export interface Reservation {
 export interface ActualUsage {
   cost: number | null;
   tokens: number | null;
-  usage?: { promptTokens: number | null; completionTokens: number | null; cachedTokens: number | null } | null | undefined;
+  usage?:
+    { promptTokens: number | null; completionTokens: number | null; cachedTokens: number | null } | null | undefined;
 }
 
 /** Cumulative budgets keep their counter this long (the store needs an expiry). */
@@ -56,27 +57,49 @@ const CUMULATIVE_TTL_MS = 10 * 365 * 24 * 3600 * 1000;
 /** Reserved at the least (a GET reserves nothing else): it makes a budget that is already spent refuse the request. */
 const MIN_RESERVATION = 1e-9;
 
-export const budgetCounterKey = (scopeType: Budget['scopeType'], scopeId: string, valueKey: string, periodStart: string) => `ul:${scopeType}:${scopeId}:${valueKey}:${periodStart}`;
-export const budgetKey = (budget: Budget) => budgetCounterKey(budget.scopeType, budget.scopeId, budget.valueKey, budget.periodStart);
+export const budgetCounterKey = (
+  scopeType: Budget['scopeType'],
+  scopeId: string,
+  valueKey: string,
+  periodStart: string,
+) => `ul:${scopeType}:${scopeId}:${valueKey}:${periodStart}`;
+export const budgetKey = (budget: Budget) =>
+  budgetCounterKey(budget.scopeType, budget.scopeId, budget.valueKey, budget.periodStart);
 
 export function applicableBudgets(sources: readonly BudgetSource[], facts: RequestFacts): Budget[] {
   return sources
     .filter((source) => !source.conditions || matchesAll(source.conditions, facts))
-    .map(({ conditions: _conditions, groupBy, ...source }) => ({ ...source, valueKey: groupBy ? bucketOf(groupBy, facts) : '', organisationId: facts.organisationId }));
+    .map(({ conditions: _conditions, groupBy, ...source }) => ({
+      ...source,
+      valueKey: groupBy ? bucketOf(groupBy, facts) : '',
+      organisationId: facts.organisationId,
+    }));
 }
 
 const amountFor = (budget: Budget, value: { cost: number | null; tokens: number | null }): number =>
-  budget.type === 'cost' ? value.cost ?? 0 : value.tokens ?? 0;
+  budget.type === 'cost' ? (value.cost ?? 0) : (value.tokens ?? 0);
 
 /**
  * The real amount of one budget: a cost the pricing could not figure (a fallback target
  * without a price) is priced at the default price when one was configured, else the
  * reservation stands; it never becomes $0.
  */
-function realAmount(budget: Budget, actual: ActualUsage, reserved: number, defaultPrice: ModelPrice | undefined): number {
+function realAmount(
+  budget: Budget,
+  actual: ActualUsage,
+  reserved: number,
+  defaultPrice: ModelPrice | undefined,
+): number {
   if (budget.type === 'tokens') return actual.tokens ?? reserved;
   if (actual.cost !== null) return actual.cost;
-  const byDefault = defaultPrice && actual.usage ? costFromPrice(defaultPrice, { promptTokens: actual.usage.promptTokens, completionTokens: actual.usage.completionTokens, cachedTokens: actual.usage.cachedTokens }) : null;
+  const byDefault =
+    defaultPrice && actual.usage
+      ? costFromPrice(defaultPrice, {
+          promptTokens: actual.usage.promptTokens,
+          completionTokens: actual.usage.completionTokens,
+          cachedTokens: actual.usage.cachedTokens,
+        })
+      : null;
   return byDefault ?? reserved;
 }
 
@@ -86,16 +109,45 @@ const expiry = (budget: Budget, now: number) => budget.resetAt ?? now + CUMULATI
  * Reserves the estimate in every budget at once, before the upstream call: with N requests in
  * flight against a budget that holds k estimates, exactly k are admitted.
  */
-export async function reserve(store: CounterStore, budgets: Budget[], estimate: Estimate, now: number, defaultPrice?: ModelPrice): Promise<{ ok: true; reservation: Reservation } | { ok: false; budget: Budget; used: number; needed: number }> {
+export async function reserve(
+  store: CounterStore,
+  budgets: Budget[],
+  estimate: Estimate,
+  now: number,
+  defaultPrice?: ModelPrice,
+): Promise<{ ok: true; reservation: Reservation } | { ok: false; budget: Budget; used: number; needed: number }> {
   const amounts = budgets.map((budget) => Math.max(amountFor(budget, estimate), MIN_RESERVATION));
-  const result = await store.consume(budgets.map((budget, i) => ({ key: budgetKey(budget), limit: budget.creditLimit, amount: amounts[i]!, expiresAt: expiry(budget, now) })), now);
-  if (!result.allowed) return { ok: false, budget: budgets[result.index]!, used: result.count, needed: amounts[result.index]! };
+  const result = await store.consume(
+    budgets.map((budget, i) => ({
+      key: budgetKey(budget),
+      limit: budget.creditLimit,
+      amount: amounts[i]!,
+      expiresAt: expiry(budget, now),
+    })),
+    now,
+  );
+  if (!result.allowed)
+    return { ok: false, budget: budgets[result.index]!, used: result.count, needed: amounts[result.index]! };
   return { ok: true, reservation: { budgets, amounts, ...(defaultPrice ? { defaultPrice } : {}) } };
 }
 
 /** Replaces each reservation by the real cost (or tokens); with `actual` null, releases it. */
-export async function settle(store: CounterStore, reservation: Reservation, actual: ActualUsage | null, now: number): Promise<number[]> {
-  const real = reservation.budgets.map((budget, i) => (actual ? realAmount(budget, actual, reservation.amounts[i]!, reservation.defaultPrice) : 0));
-  await store.add(reservation.budgets.map((budget, i) => ({ key: budgetKey(budget), amount: real[i]! - reservation.amounts[i]!, expiresAt: expiry(budget, now) })), now);
+export async function settle(
+  store: CounterStore,
+  reservation: Reservation,
+  actual: ActualUsage | null,
+  now: number,
+): Promise<number[]> {
+  const real = reservation.budgets.map((budget, i) =>
+    actual ? realAmount(budget, actual, reservation.amounts[i]!, reservation.defaultPrice) : 0,
+  );
+  await store.add(
+    reservation.budgets.map((budget, i) => ({
+      key: budgetKey(budget),
+      amount: real[i]! - reservation.amounts[i]!,
+      expiresAt: expiry(budget, now),
+    })),
+    now,
+  );
   return real;
 }

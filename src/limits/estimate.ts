@@ -25,13 +25,20 @@ export interface EstimateRequest {
   maxOutputTokens: number | null;
 }
 
-const positive = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.ceil(value) : null);
+const positive = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.ceil(value) : null;
 
 /** The most output the request can produce: its own bound (per choice) × choices, or the model's maximum. */
-export function outputBound(endpointType: string, body: Record<string, unknown> | null, maxOutputTokens: number | null): number {
+export function outputBound(
+  endpointType: string,
+  body: Record<string, unknown> | null,
+  maxOutputTokens: number | null,
+): number {
   if (NO_OUTPUT.has(endpointType)) return 0;
   const own = positive(body?.max_completion_tokens) ?? positive(body?.max_tokens) ?? positive(body?.max_output_tokens);
-  const perChoice = own ?? (endpointType === 'complete' ? COMPLETIONS_DEFAULT_MAX_TOKENS : (maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS));
+  const perChoice =
+    own ??
+    (endpointType === 'complete' ? COMPLETIONS_DEFAULT_MAX_TOKENS : (maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS));
   const choices = Math.max(positive(body?.n) ?? 1, positive(body?.best_of) ?? 1);
   return perChoice * choices;
 }
@@ -49,10 +56,23 @@ export function costOfTokens(price: ModelPrice, prompt: number, completion: numb
  * overshot by requests in flight. Reads and deletions (GET, HEAD, DELETE) produce no tokens and reserve nothing.
  */
 export async function estimateRequest(request: EstimateRequest): Promise<Estimate> {
-  if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE' || request.endpointType === 'listModels') return { cost: 0, tokens: 0, promptTokens: 0, completionTokens: 0 };
-  const counted = request.body ? promptTokens(request.endpointType, request.body, { count: await counterFor(request.model), model: request.model }) : NaN;
+  if (
+    request.method === 'GET' ||
+    request.method === 'HEAD' ||
+    request.method === 'DELETE' ||
+    request.endpointType === 'listModels'
+  )
+    return { cost: 0, tokens: 0, promptTokens: 0, completionTokens: 0 };
+  const counted = request.body
+    ? promptTokens(request.endpointType, request.body, { count: await counterFor(request.model), model: request.model })
+    : NaN;
   // Images, audio and pass-through bodies: no field is text the tokenizer can count, bytes bound it.
   const prompt = Number.isNaN(counted) ? request.bodyBytes : counted;
   const completion = outputBound(request.endpointType, request.body, request.maxOutputTokens);
-  return { cost: request.price ? costOfTokens(request.price, prompt, completion) : null, tokens: prompt + completion, promptTokens: prompt, completionTokens: completion };
+  return {
+    cost: request.price ? costOfTokens(request.price, prompt, completion) : null,
+    tokens: prompt + completion,
+    promptTokens: prompt,
+    completionTokens: completion,
+  };
 }

@@ -41,17 +41,50 @@ export function changesLimits(method: string, url: string): boolean {
  * database), the usage recorder and the service the gateway calls. Any mutation of policies,
  * keys or workspaces clears the service's caches before its response is sent.
  */
-export async function createLimits(deps: { features: FeatureFlags; config: Config; db: Db; repos: Repositories; clock: Clock; logger: Logger; alerts: AlertSink; store?: CounterStore; onBudgetsReset?: () => void }): Promise<Limits> {
+export async function createLimits(deps: {
+  features: FeatureFlags;
+  config: Config;
+  db: Db;
+  repos: Repositories;
+  clock: Clock;
+  logger: Logger;
+  alerts: AlertSink;
+  store?: CounterStore;
+  onBudgetsReset?: () => void;
+}): Promise<Limits> {
   const redisUrl = deps.config.redis_url;
-  const memory = deps.store || redisUrl ? null : await createMemoryCounterStore({ db: deps.db, logger: deps.logger, now: () => deps.clock.now() });
-  const store = deps.store ?? (redisUrl ? await (await import('./redis-counter-store.js')).createRedisCounterStore({ url: redisUrl, keyPrefix: deps.config.redis_key_prefix, logger: deps.logger }) : memory!);
+  const memory =
+    deps.store || redisUrl
+      ? null
+      : await createMemoryCounterStore({ db: deps.db, logger: deps.logger, now: () => deps.clock.now() });
+  const store =
+    deps.store ??
+    (redisUrl
+      ? await (
+          await import('./redis-counter-store.js')
+        ).createRedisCounterStore({ url: redisUrl, keyPrefix: deps.config.redis_key_prefix, logger: deps.logger })
+      : memory!);
   const recorder = createUsageRecorder({ db: deps.db, clock: deps.clock, logger: deps.logger, alerts: deps.alerts });
-  const service = createLimitsService({ features: deps.features, repos: deps.repos, store, clock: deps.clock, logger: deps.logger, recorder, failOpen: deps.config.limits_on_store_failure === 'open', defaultPrice: parseDefaultPrice(deps.config.default_model_price) });
+  const service = createLimitsService({
+    features: deps.features,
+    repos: deps.repos,
+    store,
+    clock: deps.clock,
+    logger: deps.logger,
+    recorder,
+    failOpen: deps.config.limits_on_store_failure === 'open',
+    defaultPrice: parseDefaultPrice(deps.config.default_model_price),
+  });
 
-  const resets = createResetWorker({ db: deps.db, clock: deps.clock, logger: deps.logger, onReset: () => {
-    service.invalidate();
-    deps.onBudgetsReset?.();
-  } });
+  const resets = createResetWorker({
+    db: deps.db,
+    clock: deps.clock,
+    logger: deps.logger,
+    onReset: () => {
+      service.invalidate();
+      deps.onBudgetsReset?.();
+    },
+  });
   resets.start(30_000);
 
   return {

@@ -6,12 +6,29 @@ import type { Repositories } from '../storage/repositories/index.js';
 import type { UsageLimitPoliciesTable } from '../storage/schema.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ModelPrice } from '../pricing/pricing-service.js';
-import { applicableBudgets, budgetCounterKey, reserve, settle, type ActualUsage, type Budget, type BudgetSource, type Estimate, type Reservation } from './budgets.js';
+import {
+  applicableBudgets,
+  budgetCounterKey,
+  reserve,
+  settle,
+  type ActualUsage,
+  type Budget,
+  type BudgetSource,
+  type Estimate,
+  type Reservation,
+} from './budgets.js';
 import { costOfTokens } from './estimate.js';
 import type { CounterStore } from './counter-store.js';
 import type { RequestFacts } from './matching.js';
 import { periodStart } from './periods.js';
-import { applicableRateLimits, checkRateLimits, settleTokens, type AppliedRateLimit, type ParsedRatePolicy, type RateHeaders } from './rate-limiter.js';
+import {
+  applicableRateLimits,
+  checkRateLimits,
+  settleTokens,
+  type AppliedRateLimit,
+  type ParsedRatePolicy,
+  type RateHeaders,
+} from './rate-limiter.js';
 import type { UsageLimits } from './schemas.js';
 import type { UsageRecorder } from './usage-recorder.js';
 
@@ -34,7 +51,17 @@ export interface Admission {
   headers: RateHeaders | null;
 }
 
-type LimitsDeps = { features?: FeatureFlags; repos: Pick<Repositories, 'rateLimitPolicies' | 'usageLimitPolicies' | 'workspaces'>; store: CounterStore; clock: Clock; logger: Logger; recorder: UsageRecorder; failOpen: boolean; cacheTtlMs?: number; defaultPrice?: ModelPrice | undefined };
+type LimitsDeps = {
+  features?: FeatureFlags;
+  repos: Pick<Repositories, 'rateLimitPolicies' | 'usageLimitPolicies' | 'workspaces'>;
+  store: CounterStore;
+  clock: Clock;
+  logger: Logger;
+  recorder: UsageRecorder;
+  failOpen: boolean;
+  cacheTtlMs?: number;
+  defaultPrice?: ModelPrice | undefined;
+};
 
 /**
  * Rate limits and budgets of gateway traffic. Active policies are cached per organisation so
@@ -55,10 +82,17 @@ export function createLimitsService(deps: LimitsDeps) {
     const now = deps.clock.now();
     const hit = orgs.get(organisationId);
     if (hit && now - hit.loadedAt < ttl) return hit;
-    const [rateRows, usageRows] = await Promise.all([deps.repos.rateLimitPolicies.listActive(organisationId), deps.repos.usageLimitPolicies.listActive(organisationId)]);
+    const [rateRows, usageRows] = await Promise.all([
+      deps.repos.rateLimitPolicies.listActive(organisationId),
+      deps.repos.usageLimitPolicies.listActive(organisationId),
+    ]);
     const loaded: OrgPolicies = {
       loadedAt: now,
-      rate: rateRows.map((row) => ({ row, conditions: JSON.parse(row.conditions) as ParsedRatePolicy['conditions'], groupBy: JSON.parse(row.group_by) as ParsedRatePolicy['groupBy'] })),
+      rate: rateRows.map((row) => ({
+        row,
+        conditions: JSON.parse(row.conditions) as ParsedRatePolicy['conditions'],
+        groupBy: JSON.parse(row.group_by) as ParsedRatePolicy['groupBy'],
+      })),
       usage: usageRows.map(policyBudget),
     };
     orgs.set(organisationId, loaded);
@@ -71,11 +105,24 @@ export function createLimitsService(deps: LimitsDeps) {
     if (hit && now - hit.loadedAt < ttl) return hit;
     const row = await deps.repos.workspaces.findById(workspaceId);
     if (!row) throw new Error(`workspace ${workspaceId} not found`);
-    const limits = row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as UsageLimits & { last_reset_at?: string | null });
+    const limits =
+      row.usage_limits === null
+        ? null
+        : (JSON.parse(row.usage_limits) as UsageLimits & { last_reset_at?: string | null });
     const info: WorkspaceInfo = {
       loadedAt: now,
       slug: row.slug,
-      budget: limits ? ownBudget('workspace', workspaceId, `usage limit of workspace ${row.slug}`, row.slug, limits, row.created_at, workspaceId) : null,
+      budget: limits
+        ? ownBudget(
+            'workspace',
+            workspaceId,
+            `usage limit of workspace ${row.slug}`,
+            row.slug,
+            limits,
+            row.created_at,
+            workspaceId,
+          )
+        : null,
     };
     workspaces.set(workspaceId, info);
     return info;
@@ -89,15 +136,29 @@ export function createLimitsService(deps: LimitsDeps) {
       if (error instanceof AppError) throw error;
       deps.logger.error({ err: error, failOpen: deps.failOpen }, 'limit counter store failed');
       if (deps.failOpen) return fallback;
-      throw new AppError('LIMITS_UNAVAILABLE', 'Limits cannot be checked right now; try again shortly.', { cause: error });
+      throw new AppError('LIMITS_UNAVAILABLE', 'Limits cannot be checked right now; try again shortly.', {
+        cause: error,
+      });
     }
   }
 
   return {
     /** Facts about the request that conditions and group-by read. */
-    async facts(principal: Principal, workspaceId: string, endpointType: string, metadata: Record<string, string> | null): Promise<RequestFacts> {
+    async facts(
+      principal: Principal,
+      workspaceId: string,
+      endpointType: string,
+      metadata: Record<string, string> | null,
+    ): Promise<RequestFacts> {
       const { slug } = await workspaceOf(workspaceId);
-      return { organisationId: principal.organisationId, workspaceId, workspaceSlug: slug, apiKeyId: principal.keyId, endpointType, metadata };
+      return {
+        organisationId: principal.organisationId,
+        workspaceId,
+        workspaceSlug: slug,
+        apiKeyId: principal.keyId,
+        endpointType,
+        metadata,
+      };
     },
 
     /** Checks and counts rate limits; throws RATE_LIMITED (with the headers to send) when one is reached. */
@@ -106,7 +167,11 @@ export function createLimitsService(deps: LimitsDeps) {
       const { rate } = await policiesOf(facts.organisationId);
       const applied = applicableRateLimits(rate, principal.rateLimits, facts, now);
       if (applied.length === 0) return { tokenLimits: [], headers: null };
-      const decision = await guarded(() => checkRateLimits(deps.store, applied, now), { allowed: true as const, tokenLimits: [], headers: null });
+      const decision = await guarded(() => checkRateLimits(deps.store, applied, now), {
+        allowed: true as const,
+        tokenLimits: [],
+        headers: null,
+      });
       if (!decision.allowed) throw new RateLimitedError(decision.limit, decision.headers, now);
       return { tokenLimits: decision.tokenLimits, headers: decision.headers };
     },
@@ -116,10 +181,26 @@ export function createLimitsService(deps: LimitsDeps) {
      * one cannot hold it, or when a cost budget applies and the model has no price (nor a
      * default price is configured). The estimate is only computed when a budget applies.
      */
-    async reserveBudgets(principal: Principal, facts: RequestFacts, estimate: () => Promise<Estimate>): Promise<Reservation | null> {
+    async reserveBudgets(
+      principal: Principal,
+      facts: RequestFacts,
+      estimate: () => Promise<Estimate>,
+    ): Promise<Reservation | null> {
       if (!features.enabled('usage_limits')) return null;
       const { usage } = await policiesOf(facts.organisationId);
-      const own = principal.usageLimits ? [ownBudget('api_key', principal.keyId, 'usage limit of the API key', principal.keyName, principal.usageLimits, principal.keyCreatedAt, facts.workspaceId)] : [];
+      const own = principal.usageLimits
+        ? [
+            ownBudget(
+              'api_key',
+              principal.keyId,
+              'usage limit of the API key',
+              principal.keyName,
+              principal.usageLimits,
+              principal.keyCreatedAt,
+              facts.workspaceId,
+            ),
+          ]
+        : [];
       const workspace = (await workspaceOf(facts.workspaceId)).budget;
       const budgets = applicableBudgets([...usage, ...own, ...(workspace ? [workspace] : [])], facts);
       if (budgets.length === 0) return null;
@@ -128,12 +209,23 @@ export function createLimitsService(deps: LimitsDeps) {
       let defaultPrice: ModelPrice | undefined;
       const costBudget = budgets.find((budget) => budget.type === 'cost');
       if (estimated.cost === null && costBudget) {
-        if (!deps.defaultPrice) throw new AppError('USAGE_LIMIT_EXCEEDED', `The ${costBudget.label} is a cost budget and this request's model has no price, so its cost cannot be bounded; add a price for the model or set default_model_price.`);
+        if (!deps.defaultPrice)
+          throw new AppError(
+            'USAGE_LIMIT_EXCEEDED',
+            `The ${costBudget.label} is a cost budget and this request's model has no price, so its cost cannot be bounded; add a price for the model or set default_model_price.`,
+          );
         defaultPrice = deps.defaultPrice;
-        estimated = { ...estimated, cost: costOfTokens(defaultPrice, estimated.promptTokens, estimated.completionTokens) };
+        estimated = {
+          ...estimated,
+          cost: costOfTokens(defaultPrice, estimated.promptTokens, estimated.completionTokens),
+        };
       }
-      const result = await guarded(() => reserve(deps.store, budgets, estimated, now, defaultPrice), { ok: true as const, reservation: { budgets: [], amounts: [] } });
-      if (!result.ok) throw new AppError('USAGE_LIMIT_EXCEEDED', refusal(result.budget, result.used, result.needed, estimated));
+      const result = await guarded(() => reserve(deps.store, budgets, estimated, now, defaultPrice), {
+        ok: true as const,
+        reservation: { budgets: [], amounts: [] },
+      });
+      if (!result.ok)
+        throw new AppError('USAGE_LIMIT_EXCEEDED', refusal(result.budget, result.used, result.needed, estimated));
       return result.reservation;
     },
 
@@ -145,16 +237,23 @@ export function createLimitsService(deps: LimitsDeps) {
       const now = deps.clock.now();
       const reservation = admission.reservation;
       await guarded(async () => {
-        if (actual !== null && actual !== 'as-reserved' && actual.tokens) await settleTokens(deps.store, admission.tokenLimits, actual.tokens, now);
+        if (actual !== null && actual !== 'as-reserved' && actual.tokens)
+          await settleTokens(deps.store, admission.tokenLimits, actual.tokens, now);
         if (!reservation || reservation.budgets.length === 0) return;
         // A response whose usage never arrived (a client that left mid-stream) keeps its estimate.
-        const amounts = actual === 'as-reserved' ? reservation.amounts : await settle(deps.store, reservation, actual, now);
+        const amounts =
+          actual === 'as-reserved' ? reservation.amounts : await settle(deps.store, reservation, actual, now);
         reservation.budgets.forEach((budget, i) => deps.recorder.record(budget, amounts[i]!));
       }, undefined);
     },
 
     /** Empties one budget bucket of the current period (the admin API's usage reset). */
-    async resetBucket(scopeType: 'policy' | 'api_key' | 'workspace', scopeId: string, valueKey: string, period: string): Promise<void> {
+    async resetBucket(
+      scopeType: 'policy' | 'api_key' | 'workspace',
+      scopeId: string,
+      valueKey: string,
+      period: string,
+    ): Promise<void> {
       const now = deps.clock.now();
       const key = budgetCounterKey(scopeType, scopeId, valueKey, period);
       const [count] = await deps.store.peek([key], now);
@@ -165,7 +264,6 @@ export function createLimitsService(deps: LimitsDeps) {
       orgs.clear();
       workspaces.clear();
     },
-
   };
 }
 
@@ -176,7 +274,10 @@ export class RateLimitedError extends AppError {
   readonly headers: Record<string, string>;
 
   constructor(limit: AppliedRateLimit, headers: RateHeaders, now: number) {
-    super('RATE_LIMITED', `Rate limit reached: ${limit.label} allows ${limit.value} ${limit.type}; retry after the window resets.`);
+    super(
+      'RATE_LIMITED',
+      `Rate limit reached: ${limit.label} allows ${limit.value} ${limit.type}; retry after the window resets.`,
+    );
     const resetSeconds = Math.max(1, Math.ceil((headers.resetAt - now) / 1000));
     this.headers = {
       'retry-after': String(resetSeconds),
@@ -212,7 +313,15 @@ function policyBudget(row: UsageLimitPoliciesTable): BudgetSource {
   };
 }
 
-function ownBudget(scopeType: 'api_key' | 'workspace', scopeId: string, label: string, name: string, limits: UsageLimits & { last_reset_at?: string | null }, createdAt: string, workspaceId: string): BudgetSource {
+function ownBudget(
+  scopeType: 'api_key' | 'workspace',
+  scopeId: string,
+  label: string,
+  name: string,
+  limits: UsageLimits & { last_reset_at?: string | null },
+  createdAt: string,
+  workspaceId: string,
+): BudgetSource {
   return {
     scopeType,
     scopeId,

@@ -13,11 +13,20 @@ interface Counter {
  * batches (never on the request path) and read back at start-up, so that a daily or weekly
  * window survives a restart.
  */
-export async function createMemoryCounterStore(deps: { db: Db; logger: Logger; now: () => number; flushIntervalMs?: number }): Promise<CounterStore & { flush(): Promise<void> }> {
+export async function createMemoryCounterStore(deps: {
+  db: Db;
+  logger: Logger;
+  now: () => number;
+  flushIntervalMs?: number;
+}): Promise<CounterStore & { flush(): Promise<void> }> {
   const counters = new Map<string, Counter>();
   const dirty = new Set<string>();
   const loadedAt = deps.now();
-  for (const row of await deps.db.selectFrom('limit_counters').selectAll().where('expires_at', '>', loadedAt).execute()) {
+  for (const row of await deps.db
+    .selectFrom('limit_counters')
+    .selectAll()
+    .where('expires_at', '>', loadedAt)
+    .execute()) {
     counters.set(row.key, { count: row.count, expiresAt: row.expires_at });
   }
 
@@ -51,7 +60,12 @@ export async function createMemoryCounterStore(deps: { db: Db; logger: Logger; n
             await trx
               .insertInto('limit_counters')
               .values(rows.slice(i, i + 300))
-              .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ count: eb.ref('excluded.count'), expires_at: eb.ref('excluded.expires_at') })))
+              .onConflict((oc) =>
+                oc.column('key').doUpdateSet((eb) => ({
+                  count: eb.ref('excluded.count'),
+                  expires_at: eb.ref('excluded.expires_at'),
+                })),
+              )
               .execute();
           }
           await trx.deleteFrom('limit_counters').where('expires_at', '<=', now).execute();

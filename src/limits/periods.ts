@@ -8,7 +8,8 @@ export interface ResetSchedule {
 const DAY = 24 * 60 * 60 * 1000;
 
 /** Whether the budget resets at all; without a schedule a usage limit is cumulative. */
-export const hasSchedule = (schedule: ResetSchedule): boolean => Boolean(schedule.periodic_reset || schedule.periodic_reset_days);
+export const hasSchedule = (schedule: ResetSchedule): boolean =>
+  Boolean(schedule.periodic_reset || schedule.periodic_reset_days);
 
 /**
  * The first reset strictly after `from`: weekly on Monday 00:00 UTC, monthly on the 1st at
@@ -25,4 +26,5 @@ export function nextResetAfter(from: number, schedule: ResetSchedule): number | 
 }
 
 /** The start of the current budget period: the last reset, else when the limit was created. */
-export const periodStart = (limit: { last_reset_at: string | null; created_at: string }): string => limit.last_reset_at ?? limit.created_at;
+export const periodStart = (limit: { last_reset_at: string | null; created_at: string }): string =>
+  limit.last_reset_at ?? limit.created_at;

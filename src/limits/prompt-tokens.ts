@@ -26,7 +26,8 @@ const MINI_IMAGE_TOKENS_LOW = 2_833;
 const MINI_IMAGE_TOKENS_HIGH = 2_833 + 8 * 5_667;
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export interface PromptCounting {
   count: TextCounter;
@@ -52,9 +53,19 @@ function contentTokens(content: unknown, ctx: PromptCounting): number {
   let total = 0;
   for (const part of content) {
     if (typeof part === 'string') total += ctx.count(part);
-    else if (isObject(part) && typeof part.type === 'string' && IMAGE_PARTS.has(part.type)) total += imageTokens(part, ctx.model);
-    else if (isObject(part) && typeof part.type === 'string' && TEXT_PARTS.has(part.type) && typeof part.text === 'string') total += ctx.count(part.text);
-    else if (isObject(part) && (part.type === 'tool_result' || part.type === 'function_call_output')) total += ctx.count(JSON.stringify({ ...part, content: undefined, output: undefined })) + contentTokens(part.content ?? part.output, ctx);
+    else if (isObject(part) && typeof part.type === 'string' && IMAGE_PARTS.has(part.type))
+      total += imageTokens(part, ctx.model);
+    else if (
+      isObject(part) &&
+      typeof part.type === 'string' &&
+      TEXT_PARTS.has(part.type) &&
+      typeof part.text === 'string'
+    )
+      total += ctx.count(part.text);
+    else if (isObject(part) && (part.type === 'tool_result' || part.type === 'function_call_output'))
+      total +=
+        ctx.count(JSON.stringify({ ...part, content: undefined, output: undefined })) +
+        contentTokens(part.content ?? part.output, ctx);
     else total += ctx.count(JSON.stringify(part));
   }
   return total;
@@ -71,7 +82,8 @@ function messageTokens(message: unknown, ctx: PromptCounting): number {
   return TOKENS_PER_MESSAGE + fields + contentTokens(content, ctx) + contentTokens(output, ctx);
 }
 
-const messagesTokens = (messages: unknown, ctx: PromptCounting): number => (Array.isArray(messages) ? messages.reduce<number>((sum, m) => sum + messageTokens(m, ctx), 0) : 0);
+const messagesTokens = (messages: unknown, ctx: PromptCounting): number =>
+  Array.isArray(messages) ? messages.reduce<number>((sum, m) => sum + messageTokens(m, ctx), 0) : 0;
 
 /** Strings count as text, token arrays as their length, lists as the sum of their items. */
 function inputTokens(input: unknown, ctx: PromptCounting): number {
@@ -81,8 +93,10 @@ function inputTokens(input: unknown, ctx: PromptCounting): number {
   return input === undefined || input === null ? 0 : ctx.count(JSON.stringify(input));
 }
 
-const jsonTokens = (value: unknown, ctx: PromptCounting): number => (value === undefined || value === null ? 0 : ctx.count(JSON.stringify(value)));
-const toolsTokens = (tools: unknown, ctx: PromptCounting): number => (Array.isArray(tools) ? tools.length * TOKENS_PER_TOOL + jsonTokens(tools, ctx) : jsonTokens(tools, ctx));
+const jsonTokens = (value: unknown, ctx: PromptCounting): number =>
+  value === undefined || value === null ? 0 : ctx.count(JSON.stringify(value));
+const toolsTokens = (tools: unknown, ctx: PromptCounting): number =>
+  Array.isArray(tools) ? tools.length * TOKENS_PER_TOOL + jsonTokens(tools, ctx) : jsonTokens(tools, ctx);
 
 /** Fields of chat-like requests (chat, Responses, Anthropic messages) that reach the model besides messages. */
 function sideTokens(body: Json, ctx: PromptCounting): number {
@@ -105,10 +119,17 @@ function sideTokens(body: Json, ctx: PromptCounting): number {
 export function promptTokens(endpointType: string, body: Json, ctx: PromptCounting): number {
   switch (endpointType) {
     case 'chatComplete':
-      return REPLY_PRIMING_TOKENS + messagesTokens(body.messages, ctx) + systemTokens(body.system, ctx) + sideTokens(body, ctx);
+      return (
+        REPLY_PRIMING_TOKENS +
+        messagesTokens(body.messages, ctx) +
+        systemTokens(body.system, ctx) +
+        sideTokens(body, ctx)
+      );
     case 'createModelResponse': {
-      const input = typeof body.input === 'string' ? TOKENS_PER_MESSAGE + ctx.count(body.input) : messagesTokens(body.input, ctx);
-      const instructions = typeof body.instructions === 'string' ? TOKENS_PER_MESSAGE + ctx.count(body.instructions) : 0;
+      const input =
+        typeof body.input === 'string' ? TOKENS_PER_MESSAGE + ctx.count(body.input) : messagesTokens(body.input, ctx);
+      const instructions =
+        typeof body.instructions === 'string' ? TOKENS_PER_MESSAGE + ctx.count(body.instructions) : 0;
       return REPLY_PRIMING_TOKENS + input + instructions + sideTokens(body, ctx);
     }
     case 'complete':

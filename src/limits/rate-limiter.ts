@@ -32,7 +32,12 @@ export interface ParsedRatePolicy {
 }
 
 /** The limits that apply: every active policy whose conditions match, plus the key's own. */
-export function applicableRateLimits(policies: readonly ParsedRatePolicy[], keyLimits: readonly RateLimitEntry[] | null, facts: RequestFacts, now: number): AppliedRateLimit[] {
+export function applicableRateLimits(
+  policies: readonly ParsedRatePolicy[],
+  keyLimits: readonly RateLimitEntry[] | null,
+  facts: RequestFacts,
+  now: number,
+): AppliedRateLimit[] {
   const applied: AppliedRateLimit[] = [];
   for (const policy of policies) {
     if (!matchesAll(policy.conditions, facts)) continue;
@@ -66,19 +71,29 @@ export function applicableRateLimits(policies: readonly ParsedRatePolicy[], keyL
  * concurrent requests against a limit of k let exactly k through. Token limits admit a request
  * while tokens remain; its real usage is added when the response ends (`settleTokens`).
  */
-export async function checkRateLimits(store: CounterStore, applied: AppliedRateLimit[], now: number): Promise<RateDecision> {
+export async function checkRateLimits(
+  store: CounterStore,
+  applied: AppliedRateLimit[],
+  now: number,
+): Promise<RateDecision> {
   if (applied.length === 0) return { allowed: true, tokenLimits: [], headers: null };
   const requestLimits = applied.filter((limit) => limit.type === 'requests');
   const tokenLimits = applied.filter((limit) => limit.type === 'tokens');
 
-  const tokenCounts = await store.peek(tokenLimits.map((limit) => limit.key), now);
+  const tokenCounts = await store.peek(
+    tokenLimits.map((limit) => limit.key),
+    now,
+  );
   const spent = tokenLimits.findIndex((limit, i) => tokenCounts[i]! >= limit.value);
   if (spent !== -1) {
     const limit = tokenLimits[spent]!;
     return { allowed: false, limit, headers: { limit: limit.value, remaining: 0, resetAt: limit.windowEnd } };
   }
 
-  const result = await store.consume(requestLimits.map((limit) => ({ key: limit.key, limit: limit.value, amount: 1, expiresAt: limit.windowEnd })), now);
+  const result = await store.consume(
+    requestLimits.map((limit) => ({ key: limit.key, limit: limit.value, amount: 1, expiresAt: limit.windowEnd })),
+    now,
+  );
   if (!result.allowed) {
     const limit = requestLimits[result.index]!;
     return { allowed: false, limit, headers: { limit: limit.value, remaining: 0, resetAt: limit.windowEnd } };
@@ -88,11 +103,27 @@ export async function checkRateLimits(store: CounterStore, applied: AppliedRateL
     ...requestLimits.map((limit, i) => ({ limit, left: limit.value - result.counts[i]! })),
     ...tokenLimits.map((limit, i) => ({ limit, left: limit.value - tokenCounts[i]! })),
   ].sort((a, b) => a.left - b.left)[0]!;
-  return { allowed: true, tokenLimits, headers: { limit: remaining.limit.value, remaining: Math.max(0, remaining.left), resetAt: remaining.limit.windowEnd } };
+  return {
+    allowed: true,
+    tokenLimits,
+    headers: {
+      limit: remaining.limit.value,
+      remaining: Math.max(0, remaining.left),
+      resetAt: remaining.limit.windowEnd,
+    },
+  };
 }
 
 /** Counts the tokens a request really used against every token limit it was admitted by. */
-export async function settleTokens(store: CounterStore, tokenLimits: AppliedRateLimit[], tokens: number, now: number): Promise<void> {
+export async function settleTokens(
+  store: CounterStore,
+  tokenLimits: AppliedRateLimit[],
+  tokens: number,
+  now: number,
+): Promise<void> {
   if (tokenLimits.length === 0 || tokens <= 0) return;
-  await store.add(tokenLimits.map((limit) => ({ key: limit.key, amount: tokens, expiresAt: limit.windowEnd })), now);
+  await store.add(
+    tokenLimits.map((limit) => ({ key: limit.key, amount: tokens, expiresAt: limit.windowEnd })),
+    now,
+  );
 }

@@ -42,7 +42,11 @@ interface ScriptedRedis extends Redis {
 const ttl = (expiresAt: number, now: number) => Math.max(1000, Math.ceil(expiresAt - now));
 
 /** Counters shared by every instance that points at the same Redis (`redis_url`). */
-export async function createRedisCounterStore(options: { url: string; keyPrefix: string; logger: Logger }): Promise<CounterStore> {
+export async function createRedisCounterStore(options: {
+  url: string;
+  keyPrefix: string;
+  logger: Logger;
+}): Promise<CounterStore> {
   const redis = new Redis(options.url, {
     // Fail fast while Redis is away, so the fail-open/closed setting decides, not a hung request.
     maxRetriesPerRequest: 1,
@@ -85,7 +89,11 @@ export async function createRedisCounterStore(options: { url: string; keyPrefix:
     },
     async add(entries, now): Promise<void> {
       if (entries.length === 0) return;
-      await redis.svcgwAdd(entries.length, ...entries.map((entry) => entry.key), ...entries.flatMap((entry) => [entry.amount, ttl(entry.expiresAt, now)]));
+      await redis.svcgwAdd(
+        entries.length,
+        ...entries.map((entry) => entry.key),
+        ...entries.flatMap((entry) => [entry.amount, ttl(entry.expiresAt, now)]),
+      );
     },
     async close(): Promise<void> {
       await redis.quit().catch(() => redis.disconnect());

@@ -39,7 +39,11 @@ export function createResetWorker(deps: { db: Db; clock: Clock; logger: Logger; 
       // Guarded by the old value: when two instances race, one reset wins and the other changes nothing.
       await deps.db
         .updateTable('usage_limit_policies')
-        .set({ last_reset_at: iso(last), next_usage_reset_at: next === null ? null : iso(next), last_updated_at: iso(now) })
+        .set({
+          last_reset_at: iso(last),
+          next_usage_reset_at: next === null ? null : iso(next),
+          last_updated_at: iso(now),
+        })
         .where('id', '=', policy.id)
         .where('next_usage_reset_at', '=', policy.next_usage_reset_at)
         .execute();
@@ -48,14 +52,27 @@ export function createResetWorker(deps: { db: Db; clock: Clock; logger: Logger; 
   }
 
   async function resetOwn(table: 'api_keys' | 'workspaces', now: number): Promise<number> {
-    const rows = await deps.db.selectFrom(table).select(['id', 'usage_limits']).where('usage_limits', 'is not', null).execute();
+    const rows = await deps.db
+      .selectFrom(table)
+      .select(['id', 'usage_limits'])
+      .where('usage_limits', 'is not', null)
+      .execute();
     let count = 0;
     for (const row of rows) {
       const limits = JSON.parse(row.usage_limits!) as OwnLimits;
       if (!limits.next_usage_reset_at || Date.parse(limits.next_usage_reset_at) > now) continue;
       const { last, next } = advance(Date.parse(limits.next_usage_reset_at), limits, now);
-      const updated = JSON.stringify({ ...limits, last_reset_at: iso(last), next_usage_reset_at: next === null ? null : iso(next) });
-      await deps.db.updateTable(table).set({ usage_limits: updated }).where('id', '=', row.id).where('usage_limits', '=', row.usage_limits).execute();
+      const updated = JSON.stringify({
+        ...limits,
+        last_reset_at: iso(last),
+        next_usage_reset_at: next === null ? null : iso(next),
+      });
+      await deps.db
+        .updateTable(table)
+        .set({ usage_limits: updated })
+        .where('id', '=', row.id)
+        .where('usage_limits', '=', row.usage_limits)
+        .execute();
       count++;
     }
     return count;

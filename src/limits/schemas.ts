@@ -28,10 +28,22 @@ export const usageLimitsField = z
   .strict()
   .superRefine((limits, ctx) => {
     if (limits.periodic_reset && limits.periodic_reset_days) {
-      ctx.addIssue({ code: 'custom', path: ['periodic_reset_days'], message: 'periodic_reset and periodic_reset_days are mutually exclusive' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['periodic_reset_days'],
+        message: 'periodic_reset and periodic_reset_days are mutually exclusive',
+      });
     }
-    if (limits.alert_threshold !== null && limits.alert_threshold !== undefined && limits.alert_threshold >= limits.credit_limit) {
-      ctx.addIssue({ code: 'custom', path: ['alert_threshold'], message: 'alert_threshold must be less than credit_limit' });
+    if (
+      limits.alert_threshold !== null &&
+      limits.alert_threshold !== undefined &&
+      limits.alert_threshold >= limits.credit_limit
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['alert_threshold'],
+        message: 'alert_threshold must be less than credit_limit',
+      });
     }
   })
   .nullable();
@@ -49,10 +61,19 @@ export function withResetSchedule(limits: UsageLimits, now: number): UsageLimits
  * current period (`last_reset_at`), `null` removes them, and `reset_usage` starts a new period
  * now. Undefined when the update touches neither.
  */
-export function updatedUsageLimits(stored: string | null, update: { usage_limits?: UsageLimits | null | undefined; reset_usage?: boolean | undefined }, now: number): string | null | undefined {
+export function updatedUsageLimits(
+  stored: string | null,
+  update: { usage_limits?: UsageLimits | null | undefined; reset_usage?: boolean | undefined },
+  now: number,
+): string | null | undefined {
   if (update.usage_limits === undefined && !update.reset_usage) return undefined;
   const current = stored === null ? null : (JSON.parse(stored) as UsageLimits & { last_reset_at?: string | null });
-  let usage = update.usage_limits === undefined ? current : update.usage_limits === null ? null : { ...withResetSchedule(update.usage_limits, now), last_reset_at: current?.last_reset_at ?? null };
+  let usage =
+    update.usage_limits === undefined
+      ? current
+      : update.usage_limits === null
+        ? null
+        : { ...withResetSchedule(update.usage_limits, now), last_reset_at: current?.last_reset_at ?? null };
   if (update.reset_usage && usage) usage = { ...usage, last_reset_at: new Date(now).toISOString() };
   return usage === null ? null : JSON.stringify(usage);
 }

@@ -12,7 +12,10 @@ export type TextCounter = (text: string) => number;
 
 /** Model id prefixes of OpenAI families, most specific first. */
 const FAMILIES: ReadonlyArray<[RegExp, EncodingName]> = [
-  [/^(gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-6|o1|o3|o4|gpt-oss|gpt-realtime|gpt-audio|codex-|computer-use|omni-moderation)/, 'o200k_base'],
+  [
+    /^(gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-6|o1|o3|o4|gpt-oss|gpt-realtime|gpt-audio|codex-|computer-use|omni-moderation)/,
+    'o200k_base',
+  ],
   [/^(gpt-4|gpt-3\.5|text-embedding-|text-davinci-00[23]|davinci-002|babbage-002)/, 'cl100k_base'],
 ];
 
@@ -32,7 +35,10 @@ const loading = new Map<EncodingName, Promise<CountTokens>>();
 function loadEncoding(name: EncodingName): Promise<CountTokens> {
   let promise = loading.get(name);
   if (!promise) {
-    promise = name === 'o200k_base' ? import('gpt-tokenizer/encoding/o200k_base').then((m) => m.countTokens as CountTokens) : import('gpt-tokenizer/encoding/cl100k_base').then((m) => m.countTokens as CountTokens);
+    promise =
+      name === 'o200k_base'
+        ? import('gpt-tokenizer/encoding/o200k_base').then((m) => m.countTokens as CountTokens)
+        : import('gpt-tokenizer/encoding/cl100k_base').then((m) => m.countTokens as CountTokens);
     loading.set(name, promise);
   }
   return promise;

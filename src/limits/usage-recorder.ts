@@ -26,7 +26,13 @@ const bucketId = (b: Budget) => `${b.scopeType}\u0000${b.scopeId}\u0000${b.value
  * credit limit, threshold and period in force, so raising either (or clearing the threshold)
  * lets the alert fire again, as the spec's state table says.
  */
-export function createUsageRecorder(deps: { db: Db; clock: Clock; logger: Logger; alerts: AlertSink; flushIntervalMs?: number }) {
+export function createUsageRecorder(deps: {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  alerts: AlertSink;
+  flushIntervalMs?: number;
+}) {
   let pending = new Map<string, Pending>();
   let timer: NodeJS.Timeout | null = null;
   let writing: Promise<void> = Promise.resolve();
@@ -36,7 +42,14 @@ export function createUsageRecorder(deps: { db: Db; clock: Clock; logger: Logger
     for (const { budget, amount } of batch) {
       const row = await deps.db
         .insertInto('usage_counters')
-        .values({ scope_type: budget.scopeType, scope_id: budget.scopeId, value_key: budget.valueKey, period_start: budget.periodStart, current_usage: amount, last_updated_at: stamp })
+        .values({
+          scope_type: budget.scopeType,
+          scope_id: budget.scopeId,
+          value_key: budget.valueKey,
+          period_start: budget.periodStart,
+          current_usage: amount,
+          last_updated_at: stamp,
+        })
         .onConflict((oc) =>
           oc.columns(['scope_type', 'scope_id', 'value_key', 'period_start']).doUpdateSet({
             current_usage: sql<number>`usage_counters.current_usage + excluded.current_usage`,
@@ -61,7 +74,10 @@ export function createUsageRecorder(deps: { db: Db; clock: Clock; logger: Logger
     };
     const where = { organisationId: budget.organisationId, workspaceId: budget.workspaceId };
     if (budget.alertThreshold !== null && after >= budget.alertThreshold) {
-      await deps.alerts.raise({ ...where, ...alertMessages.usageLimitThreshold({ ...facts, alertThreshold: budget.alertThreshold }) });
+      await deps.alerts.raise({
+        ...where,
+        ...alertMessages.usageLimitThreshold({ ...facts, alertThreshold: budget.alertThreshold }),
+      });
     }
     if (after >= budget.creditLimit) await deps.alerts.raise({ ...where, ...alertMessages.usageLimitExhausted(facts) });
   }
@@ -102,4 +118,3 @@ export function createUsageRecorder(deps: { db: Db; clock: Clock; logger: Logger
 }
 
 export type UsageRecorder = ReturnType<typeof createUsageRecorder>;
-

@@ -9,7 +9,13 @@ const WEEK = 7 * DAY;
 /** 1970-01-01 was a Thursday; weeks start on Monday 00:00 UTC, 4 days later. */
 const MONDAY_OFFSET = 4 * DAY;
 
-export const WINDOW_MS: Readonly<Record<RateUnit, number>> = { rps: SECOND, rpm: MINUTE, rph: HOUR, rpd: DAY, rpw: WEEK };
+export const WINDOW_MS: Readonly<Record<RateUnit, number>> = {
+  rps: SECOND,
+  rpm: MINUTE,
+  rph: HOUR,
+  rpd: DAY,
+  rpw: WEEK,
+};
 
 export interface Window {
   start: number;

@@ -89,14 +89,23 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       const lastError = errorText(error);
       const giveUp = attempts >= maxAttempts;
       const nextAttemptAt = isoAt(clock.now() + (giveUp ? 0 : retryDelayMs(attempts, retryBaseMs, retryMaxMs, random)));
-      await repo.markAttemptFailed(row.id, token, { status: giveUp ? 'failed' : 'pending', attempts, nextAttemptAt, lastError });
+      await repo.markAttemptFailed(row.id, token, {
+        status: giveUp ? 'failed' : 'pending',
+        attempts,
+        nextAttemptAt,
+        lastError,
+      });
       const fields = { notificationId: row.id, kind: row.kind, attempts, maxAttempts, error: lastError };
       if (giveUp) logger.error(fields, 'alert e-mail failed; giving up');
       else logger.warn({ ...fields, nextAttemptAt }, 'alert e-mail failed; will retry');
       return false;
     }
     // Outside the try: a database error here must not be taken for a failed send (and retried).
-    if (rejected.length > 0) logger.warn({ notificationId: row.id, kind: row.kind, rejected: rejected.length }, 'mail server refused some alert recipients');
+    if (rejected.length > 0)
+      logger.warn(
+        { notificationId: row.id, kind: row.kind, rejected: rejected.length },
+        'mail server refused some alert recipients',
+      );
     if (!(await repo.markSent(row.id, token, isoAt(clock.now()), attempts))) {
       logger.warn({ notificationId: row.id }, 'alert sent after its claim was recovered by another worker');
     }
@@ -106,7 +115,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   async function run(): Promise<RunResult> {
     const now = clock.now();
     const recovered = await repo.recoverStale(isoAt(now - staleAfterMs), isoAt(now), maxAttempts);
-    if (recovered.pending + recovered.failed > 0) logger.warn(recovered, 'recovered alert e-mails abandoned in sending');
+    if (recovered.pending + recovered.failed > 0)
+      logger.warn(recovered, 'recovered alert e-mails abandoned in sending');
 
     const result: RunResult = { sent: 0, failed: 0 };
     for (const row of await repo.listDue(isoAt(now), batchSize)) {

@@ -8,8 +8,18 @@ import { createSmtpTransport } from './smtp-transport.js';
 import type { MailTransport } from './transport.js';
 
 export * as alertMessages from './alert-messages.js';
-export { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions, type RunResult } from './delivery-worker.js';
-export { createNotificationOutbox, type EnqueueInput, type NotificationKind, type NotificationOutbox } from './outbox.js';
+export {
+  createDeliveryWorker,
+  type DeliveryWorker,
+  type DeliveryWorkerOptions,
+  type RunResult,
+} from './delivery-worker.js';
+export {
+  createNotificationOutbox,
+  type EnqueueInput,
+  type NotificationKind,
+  type NotificationOutbox,
+} from './outbox.js';
 export { createSmtpTransport, MailSendError, type SmtpSettings } from './smtp-transport.js';
 export { createMemoryTransport, type MailTransport, type MemoryTransport, type OutgoingMail } from './transport.js';
 
@@ -48,7 +58,10 @@ export function startNotifications(deps: {
       return { outbox, worker: null, stop: async () => {} };
     }
     transport = createSmtpTransport({ ...config, smtp_host: config.smtp_host });
-    logger.info({ smtp_host: config.smtp_host, smtp_port: config.smtp_port, smtp_secure: config.smtp_secure }, 'alert e-mail delivery started');
+    logger.info(
+      { smtp_host: config.smtp_host, smtp_port: config.smtp_port, smtp_secure: config.smtp_secure },
+      'alert e-mail delivery started',
+    );
   }
 
   const worker = createDeliveryWorker({ db: deps.db, clock: deps.clock, logger, transport });
@@ -58,7 +71,6 @@ export function startNotifications(deps: {
   return {
     outbox,
     worker,
-    stop: () =>
-      (stopping ??= worker.stop().finally(() => transport.close())),
+    stop: () => (stopping ??= worker.stop().finally(() => transport.close())),
   };
 }

@@ -58,7 +58,9 @@ export function createNotificationOutbox(deps: { db: Db; clock: Clock; logger: L
     async enqueue(input: EnqueueInput): Promise<boolean> {
       if (await repo.existsByDedupeKey(input.dedupeKey)) return false;
       const workspaceId = input.workspaceId ?? null;
-      const recipients = uniqueEmails(input.recipients ?? (await repo.findAlertRecipients(input.organisationId, workspaceId)));
+      const recipients = uniqueEmails(
+        input.recipients ?? (await repo.findAlertRecipients(input.organisationId, workspaceId)),
+      );
       const now = isoAt(deps.clock.now());
       const noRecipients = recipients.length === 0;
       const id = newId();
@@ -81,7 +83,10 @@ export function createNotificationOutbox(deps: { db: Db; clock: Clock; logger: L
         sent_at: null,
       });
       if (inserted && noRecipients) {
-        deps.logger.warn({ notificationId: id, kind: input.kind, organisationId: input.organisationId, workspaceId }, 'alert has no recipients; stored as failed');
+        deps.logger.warn(
+          { notificationId: id, kind: input.kind, organisationId: input.organisationId, workspaceId },
+          'alert has no recipients; stored as failed',
+        );
       } else if (inserted) {
         deps.logger.debug({ notificationId: id, kind: input.kind, recipients: recipients.length }, 'alert enqueued');
       }

@@ -2,7 +2,9 @@ import type { Transporter } from 'nodemailer';
 import type { Config } from '../config/schema.js';
 import type { MailTransport, OutgoingMail, SendResult } from './transport.js';
 
-export type SmtpSettings = Pick<Config, 'smtp_port' | 'smtp_secure' | 'smtp_user' | 'smtp_password' | 'smtp_from'> & { smtp_host: string };
+export type SmtpSettings = Pick<Config, 'smtp_port' | 'smtp_secure' | 'smtp_user' | 'smtp_password' | 'smtp_from'> & {
+  smtp_host: string;
+};
 
 /** Longest error text kept in the outbox and the log. */
 const MAX_ERROR_LENGTH = 500;
@@ -41,10 +43,15 @@ function toSendError(error: unknown, secrets: readonly string[]): MailSendError 
   const message = typeof e.message === 'string' ? e.message : String(error);
   const code = typeof e.code === 'string' ? e.code : undefined;
   const responseCode = typeof e.responseCode === 'number' ? e.responseCode : undefined;
-  return new MailSendError(scrub(code && !message.startsWith(code) ? `${code}: ${message}` : message, secrets), code, responseCode);
+  return new MailSendError(
+    scrub(code && !message.startsWith(code) ? `${code}: ${message}` : message, secrets),
+    code,
+    responseCode,
+  );
 }
 
-const addressOf = (a: unknown) => (typeof a === 'string' ? a : typeof a === 'object' && a !== null && 'address' in a ? String(a.address) : String(a));
+const addressOf = (a: unknown) =>
+  typeof a === 'string' ? a : typeof a === 'object' && a !== null && 'address' in a ? String(a.address) : String(a);
 
 /**
  * Sends alert e-mails through one SMTP server with nodemailer: implicit TLS when
@@ -55,23 +62,26 @@ const addressOf = (a: unknown) => (typeof a === 'string' ? a : typeof a === 'obj
 export function createSmtpTransport(config: SmtpSettings): MailTransport {
   const secrets = secretForms(config.smtp_user, config.smtp_password);
   let transporter: Transporter | null = null;
-  const connect = async (): Promise<Transporter> => (transporter ??= (await import('nodemailer')).default.createTransport({
-    host: config.smtp_host,
-    port: config.smtp_port,
-    secure: config.smtp_secure,
-    ...(config.smtp_user ? { auth: { user: config.smtp_user, pass: config.smtp_password ?? '' } } : {}),
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 60_000,
-    disableFileAccess: true,
-    disableUrlAccess: true,
-    logger: false,
-    debug: false,
-  }));
+  const connect = async (): Promise<Transporter> =>
+    (transporter ??= (await import('nodemailer')).default.createTransport({
+      host: config.smtp_host,
+      port: config.smtp_port,
+      secure: config.smtp_secure,
+      ...(config.smtp_user ? { auth: { user: config.smtp_user, pass: config.smtp_password ?? '' } } : {}),
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 60_000,
+      disableFileAccess: true,
+      disableUrlAccess: true,
+      logger: false,
+      debug: false,
+    }));
   return {
     async send(mail: OutgoingMail): Promise<SendResult> {
       try {
-        const info = await (await connect()).sendMail({
+        const info = await (
+          await connect()
+        ).sendMail({
           from: config.smtp_from,
           to: [...mail.to],
           subject: mail.subject,

@@ -29,7 +29,9 @@ const simpleEntry = z
   })
   .strict();
 
-const simpleDocument = z.object({ $comment: z.string().optional(), models: z.record(z.string(), z.unknown()) }).strict();
+const simpleDocument = z
+  .object({ $comment: z.string().optional(), models: z.record(z.string(), z.unknown()) })
+  .strict();
 
 /** The reference gateway's `general/<provider>.json`: params, type and messages per model. */
 const referenceEntry = z
@@ -47,7 +49,8 @@ export interface ParsedCapabilities {
   invalid: string[];
 }
 
-const issues = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.') || '(entry)'}: ${i.message}`).join('; ');
+const issues = (error: z.ZodError) =>
+  error.issues.map((i) => `${i.path.join('.') || '(entry)'}: ${i.message}`).join('; ');
 
 function fromSimple(entry: z.infer<typeof simpleEntry>): ModelCapabilities {
   return {
@@ -66,7 +69,10 @@ function maxTokens(entry: z.infer<typeof referenceEntry> | undefined): number | 
 }
 
 /** A model of the reference format, with the document's `default` filling what the model leaves out. */
-function fromReference(entry: z.infer<typeof referenceEntry>, fallback: z.infer<typeof referenceEntry> | undefined): ModelCapabilities {
+function fromReference(
+  entry: z.infer<typeof referenceEntry>,
+  fallback: z.infer<typeof referenceEntry> | undefined,
+): ModelCapabilities {
   return {
     type: entry.type?.primary ?? fallback?.type?.primary ?? null,
     context_window: null,
@@ -79,7 +85,8 @@ function fromReference(entry: z.infer<typeof referenceEntry>, fallback: z.infer<
 
 /** Reads a capabilities document in our format or the reference's; see docs/pricing.md. */
 export function parseCapabilitiesDocument(json: unknown): ParsedCapabilities {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('a capabilities document must be a JSON object');
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    throw new Error('a capabilities document must be a JSON object');
   const record = json as Record<string, unknown>;
   const capabilities = new Map<string, ModelCapabilities>();
   const invalid: string[] = [];

@@ -73,12 +73,20 @@ export function createPricingService(deps: {
   proxyTimeoutMs?: number;
 }): ModelConfigService {
   const { config, clock, logger } = deps;
-  const localPricing = loadLocalDirectory(config.model_configs_pricing_local_path ?? SHIPPED_PRICING_DIR, pricingParser);
-  const localCapabilities = loadLocalDirectory(config.model_configs_capabilities_local_path ?? SHIPPED_CAPABILITIES_DIR, capabilitiesParser);
+  const localPricing = loadLocalDirectory(
+    config.model_configs_pricing_local_path ?? SHIPPED_PRICING_DIR,
+    pricingParser,
+  );
+  const localCapabilities = loadLocalDirectory(
+    config.model_configs_capabilities_local_path ?? SHIPPED_CAPABILITIES_DIR,
+    capabilitiesParser,
+  );
 
   const proxyUrl = config.model_configs_proxy_fetch_enabled ? config.model_configs_proxy_url : undefined;
   if (config.model_configs_proxy_fetch_enabled && !proxyUrl) {
-    logger.warn('MODEL_CONFIGS_PROXY_FETCH_ENABLED is ON but MODEL_CONFIGS_PROXY_URL is not set; model prices come from the files only');
+    logger.warn(
+      'MODEL_CONFIGS_PROXY_FETCH_ENABLED is ON but MODEL_CONFIGS_PROXY_URL is not set; model prices come from the files only',
+    );
   }
   // The route is public: only providers the gateway can reach, or that someone keeps a file
   // for, are asked of the proxy, so that made-up ids do not turn into outgoing requests.
@@ -89,10 +97,29 @@ export function createPricingService(deps: {
     hasProviderFile(config.model_configs_pricing_log_store_path, provider) ||
     hasProviderFile(config.model_configs_capabilities_log_store_path, provider);
 
-  function sources<T>(path: 'pricing' | 'general', parse: DocumentParser<T>, logStoreDir: string | undefined, local: ModelConfigSource<T>, what: string): ModelConfigSource<T>[] {
+  function sources<T>(
+    path: 'pricing' | 'general',
+    parse: DocumentParser<T>,
+    logStoreDir: string | undefined,
+    local: ModelConfigSource<T>,
+    what: string,
+  ): ModelConfigSource<T>[] {
     const list: ModelConfigSource<T>[] = [];
     if (proxyUrl) {
-      list.push(createProxySource({ baseUrl: proxyUrl, path, parse, clock, logger, ttlMs: PRICE_CACHE_TTL_MS, retryMs: PRICE_MISS_TTL_MS, timeoutMs: deps.proxyTimeoutMs ?? PROXY_TIMEOUT_MS, fetchImpl: deps.fetchImpl, shouldAsk }));
+      list.push(
+        createProxySource({
+          baseUrl: proxyUrl,
+          path,
+          parse,
+          clock,
+          logger,
+          ttlMs: PRICE_CACHE_TTL_MS,
+          retryMs: PRICE_MISS_TTL_MS,
+          timeoutMs: deps.proxyTimeoutMs ?? PROXY_TIMEOUT_MS,
+          fetchImpl: deps.fetchImpl,
+          shouldAsk,
+        }),
+      );
     }
     if (logStoreDir) list.push(createLogStoreDirectory({ dir: logStoreDir, parse, logger, what }));
     list.push(local);
@@ -106,7 +133,13 @@ export function createPricingService(deps: {
     missTtlMs: PRICE_MISS_TTL_MS,
   });
   const capabilities = createLayeredLookup({
-    sources: sources('general', capabilitiesParser, config.model_configs_capabilities_log_store_path, localCapabilities, 'capabilities'),
+    sources: sources(
+      'general',
+      capabilitiesParser,
+      config.model_configs_capabilities_log_store_path,
+      localCapabilities,
+      'capabilities',
+    ),
     clock,
     ttlMs: PRICE_CACHE_TTL_MS,
     missTtlMs: PRICE_MISS_TTL_MS,
@@ -117,7 +150,9 @@ export function createPricingService(deps: {
     if (found) return { provider, model, entry: found.entry, source: found.source, price: found.value };
     const alias = priceAlias(provider, model);
     const aliased = alias ? await prices.lookup(alias.provider, alias.model) : null;
-    return aliased ? { provider, model, entry: `${alias!.provider}/${aliased.entry}`, source: aliased.source, price: aliased.value } : null;
+    return aliased
+      ? { provider, model, entry: `${alias!.provider}/${aliased.entry}`, source: aliased.source, price: aliased.value }
+      : null;
   }
 
   async function lookupCapabilities(provider: string, model: string): Promise<CapabilitiesLookup | null> {
@@ -125,14 +160,17 @@ export function createPricingService(deps: {
     return found ? { provider, model, entry: found.entry, source: found.source, capabilities: found.value } : null;
   }
 
-  const localModels = [...localPricing.providers()].flatMap(([provider, entries]) => [...entries.keys()].map((model) => ({ provider, model })));
+  const localModels = [...localPricing.providers()].flatMap(([provider, entries]) =>
+    [...entries.keys()].map((model) => ({ provider, model })),
+  );
 
   return {
     lookupPrice,
     lookupCapabilities,
     priceOf: async (provider, model) => (await lookupPrice(provider, model))?.price ?? null,
     capabilitiesOf: async (provider, model) => (await lookupCapabilities(provider, model))?.capabilities ?? null,
-    maxOutputOf: async (provider, model) => (await lookupCapabilities(provider, model))?.capabilities.max_output_tokens ?? null,
+    maxOutputOf: async (provider, model) =>
+      (await lookupCapabilities(provider, model))?.capabilities.max_output_tokens ?? null,
     models: () => localModels,
     async costOf(provider: string | null, model: string | null, usage: Usage): Promise<number | null> {
       if (!provider || !model) return null;

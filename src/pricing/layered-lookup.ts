@@ -32,7 +32,13 @@ export const MAX_MODEL_ID_LENGTH = 256;
  * the sources per `missTtlMs` instead of one per request. The memory is bounded; the oldest
  * answers go first.
  */
-export function createLayeredLookup<T>(deps: { sources: ReadonlyArray<ModelConfigSource<T>>; clock: Clock; ttlMs: number; missTtlMs: number; maxEntries?: number }) {
+export function createLayeredLookup<T>(deps: {
+  sources: ReadonlyArray<ModelConfigSource<T>>;
+  clock: Clock;
+  ttlMs: number;
+  missTtlMs: number;
+  maxEntries?: number;
+}) {
   const maxEntries = deps.maxEntries ?? 10_000;
   const cache = new Map<string, { found: Found<T> | null; expiresAt: number }>();
 

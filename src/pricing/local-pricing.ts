@@ -29,7 +29,10 @@ export function loadLocalPricing(dir: string): PricingService {
   return {
     priceOf: async (provider, model) => priceOf(provider, model),
     maxOutputOf: async () => null, // prices only: no capabilities
-    models: () => [...local.providers()].flatMap(([provider, entries]) => [...entries.keys()].map((model) => ({ provider, model }))),
+    models: () =>
+      [...local.providers()].flatMap(([provider, entries]) =>
+        [...entries.keys()].map((model) => ({ provider, model })),
+      ),
     async costOf(provider: string | null, model: string | null, usage: Usage): Promise<number | null> {
       if (!provider || !model) return null;
       const price = priceOf(provider, model);

@@ -31,9 +31,14 @@ export const PROVIDER_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
  * The local files, read once at start-up so that a broken file stops the server with its
  * name instead of turning into unknown costs later.
  */
-export function loadLocalDirectory<T>(dir: string, parse: DocumentParser<T>): ModelConfigSource<T> & { providers(): Map<string, ReadonlyMap<string, T>> } {
+export function loadLocalDirectory<T>(
+  dir: string,
+  parse: DocumentParser<T>,
+): ModelConfigSource<T> & { providers(): Map<string, ReadonlyMap<string, T>> } {
   const byProvider = new Map<string, ReadonlyMap<string, T>>();
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.json')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((name) => name.endsWith('.json'))
+    .sort()) {
     const path = join(dir, file);
     let parsed: ReturnType<DocumentParser<T>>;
     try {
@@ -41,7 +46,8 @@ export function loadLocalDirectory<T>(dir: string, parse: DocumentParser<T>): Mo
     } catch (error) {
       throw new Error(`model config file ${path} is invalid: ${(error as Error).message}`, { cause: error });
     }
-    if (parsed.invalid.length > 0) throw new Error(`model config file ${path} is invalid: ${parsed.invalid.join('; ')}`);
+    if (parsed.invalid.length > 0)
+      throw new Error(`model config file ${path} is invalid: ${parsed.invalid.join('; ')}`);
     byProvider.set(basename(file, '.json'), parsed.entries);
   }
   return {
@@ -59,7 +65,12 @@ export function loadLocalDirectory<T>(dir: string, parse: DocumentParser<T>): Mo
  * file changes, since they may be written while the server runs. A missing file is no table;
  * an unreadable one is logged (once per version of the file) and skipped.
  */
-export function createLogStoreDirectory<T>(deps: { dir: string; parse: DocumentParser<T>; logger: Logger; what: string }): ModelConfigSource<T> {
+export function createLogStoreDirectory<T>(deps: {
+  dir: string;
+  parse: DocumentParser<T>;
+  logger: Logger;
+  what: string;
+}): ModelConfigSource<T> {
   const read = new Map<string, { version: string; table: ModelTable<T> | null }>();
   return {
     name: 'log_store',
@@ -77,10 +88,17 @@ export function createLogStoreDirectory<T>(deps: { dir: string; parse: DocumentP
       let table: ModelTable<T> | null = null;
       try {
         const parsed = deps.parse(JSON.parse(await readFile(path, 'utf8')));
-        if (parsed.invalid.length > 0) deps.logger.warn({ path, invalid: parsed.invalid.slice(0, 20) }, `log-store ${deps.what} file has entries that cannot be read; they are skipped`);
+        if (parsed.invalid.length > 0)
+          deps.logger.warn(
+            { path, invalid: parsed.invalid.slice(0, 20) },
+            `log-store ${deps.what} file has entries that cannot be read; they are skipped`,
+          );
         table = { entries: parsed.entries };
       } catch (error) {
-        deps.logger.warn({ path, err: (error as Error).message }, `log-store ${deps.what} file cannot be read; falling back to the next source`);
+        deps.logger.warn(
+          { path, err: (error as Error).message },
+          `log-store ${deps.what} file cannot be read; falling back to the next source`,
+        );
       }
       read.set(provider, { version, table });
       return table;
@@ -93,7 +111,10 @@ export interface FetchResponseLike {
   headers: { get(name: string): string | null };
   text(): Promise<string>;
 }
-export type FetchLike = (url: string, init: { signal: AbortSignal; headers: Record<string, string> }) => Promise<FetchResponseLike>;
+export type FetchLike = (
+  url: string,
+  init: { signal: AbortSignal; headers: Record<string, string> },
+) => Promise<FetchResponseLike>;
 
 const defaultFetch: FetchLike = (url, init) => undiciFetch(url, init);
 
@@ -136,7 +157,10 @@ export function createProxySource<T>(deps: {
     const last = warnedAt.get(provider);
     if (last !== undefined && now - last < deps.ttlMs) return;
     warnedAt.set(provider, now);
-    deps.logger.warn({ provider, url: loggableUrl(url), reason }, `model-configs proxy failed (${deps.path}); using the next source for ${provider} until it answers again`);
+    deps.logger.warn(
+      { provider, url: loggableUrl(url), reason },
+      `model-configs proxy failed (${deps.path}); using the next source for ${provider} until it answers again`,
+    );
   }
 
   async function fetchDocument(provider: string): Promise<ModelTable<T> | null> {
@@ -147,7 +171,10 @@ export function createProxySource<T>(deps: {
       return table;
     };
     try {
-      const res = await fetchImpl(url, { signal: AbortSignal.timeout(deps.timeoutMs), headers: { accept: 'application/json' } });
+      const res = await fetchImpl(url, {
+        signal: AbortSignal.timeout(deps.timeoutMs),
+        headers: { accept: 'application/json' },
+      });
       if (res.status === 404) {
         await res.text().catch(() => '');
         return remember(null, deps.ttlMs);
@@ -159,11 +186,19 @@ export function createProxySource<T>(deps: {
       if (text.length > MAX_PROXY_BYTES) throw new Error('document is too large');
       const parsed = deps.parse(JSON.parse(text));
       if (parsed.invalid.length > 0) {
-        deps.logger.debug({ provider, invalid: parsed.invalid.slice(0, 20) }, `model-configs proxy (${deps.path}) sent entries that cannot be read; they are skipped`);
+        deps.logger.debug(
+          { provider, invalid: parsed.invalid.slice(0, 20) },
+          `model-configs proxy (${deps.path}) sent entries that cannot be read; they are skipped`,
+        );
       }
       return remember({ entries: parsed.entries, fetchedAt }, deps.ttlMs);
     } catch (error) {
-      const reason = error instanceof Error ? (error.name === 'TimeoutError' ? `no answer within ${deps.timeoutMs} ms` : error.message) : String(error);
+      const reason =
+        error instanceof Error
+          ? error.name === 'TimeoutError'
+            ? `no answer within ${deps.timeoutMs} ms`
+            : error.message
+          : String(error);
       warnOnce(provider, url, reason);
       return remember(null, deps.retryMs);
     }
@@ -185,4 +220,5 @@ export function createProxySource<T>(deps: {
 }
 
 /** Whether a directory holds a file for the provider (the proxy is asked only about providers someone has). */
-export const hasProviderFile = (dir: string | undefined, provider: string) => dir !== undefined && existsSync(join(dir, `${provider}.json`));
+export const hasProviderFile = (dir: string | undefined, provider: string) =>
+  dir !== undefined && existsSync(join(dir, `${provider}.json`));

@@ -6,7 +6,8 @@
  * vendors' own, which is what this assumes (docs/pricing.md).
  */
 export function priceAlias(provider: string, model: string): { provider: string; model: string } | null {
-  if (provider === 'vertex-ai') return { provider: 'google', model: model.replace(/^(publishers\/)?google\/(models\/)?/, '') };
+  if (provider === 'vertex-ai')
+    return { provider: 'google', model: model.replace(/^(publishers\/)?google\/(models\/)?/, '') };
   if (provider !== 'bedrock') return null;
   const id = model.startsWith('arn:') ? (model.split('/').pop() ?? model) : model;
   const bare = id.replace(/^(us|eu|apac|global|us-gov)\./, '').replace(/-v\d+(:\d+)?$/, '');

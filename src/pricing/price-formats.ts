@@ -15,10 +15,17 @@ import type { ModelPrice } from './pricing-service.js';
 const price = z.number().finite().min(0);
 
 const longPrompt = z
-  .object({ threshold_tokens: z.number().int().positive(), input: price, output: price, cached_input: price.optional() })
+  .object({
+    threshold_tokens: z.number().int().positive(),
+    input: price,
+    output: price,
+    cached_input: price.optional(),
+  })
   .strict();
 
-const simpleEntry = z.object({ input: price, output: price, cached_input: price.optional(), long_prompt: longPrompt.optional() }).strict();
+const simpleEntry = z
+  .object({ input: price, output: price, cached_input: price.optional(), long_prompt: longPrompt.optional() })
+  .strict();
 
 const simpleDocument = z
   .object({ $comment: z.string().optional(), currency: z.literal('USD'), models: z.record(z.string(), z.unknown()) })
@@ -64,7 +71,8 @@ export const centsPerTokenToUsdPerMillion = (cents: number) => tidy(cents * 10_0
 /** USD per 1,000,000 tokens → USD cents per token. */
 export const usdPerMillionToCentsPerToken = (usd: number) => tidy(usd / 10_000);
 
-const issues = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.') || '(entry)'}: ${i.message}`).join('; ');
+const issues = (error: z.ZodError) =>
+  error.issues.map((i) => `${i.path.join('.') || '(entry)'}: ${i.message}`).join('; ');
 
 function parseSimple(doc: z.infer<typeof simpleDocument>): ParsedPrices {
   const prices = new Map<string, ModelPrice>();
@@ -116,7 +124,8 @@ function parseReference(doc: Record<string, unknown>): ParsedPrices {
  * not hide every other price; a document that is neither format throws.
  */
 export function parsePricingDocument(json: unknown): ParsedPrices {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('a pricing document must be a JSON object');
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    throw new Error('a pricing document must be a JSON object');
   const record = json as Record<string, unknown>;
   if ('currency' in record || ('models' in record && !isReferenceEntry(record.models))) {
     const simple = simpleDocument.safeParse(record);
@@ -136,7 +145,9 @@ export function toModelPricingConfig(price: ModelPrice) {
     pay_as_you_go: {
       request_token: { price: usdPerMillionToCentsPerToken(price.input) },
       response_token: { price: usdPerMillionToCentsPerToken(price.output) },
-      ...(price.cached_input === undefined ? {} : { cache_read_input_token: { price: usdPerMillionToCentsPerToken(price.cached_input) } }),
+      ...(price.cached_input === undefined
+        ? {}
+        : { cache_read_input_token: { price: usdPerMillionToCentsPerToken(price.cached_input) } }),
     },
     currency: 'USD' as const,
   };

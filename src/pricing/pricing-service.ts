@@ -8,7 +8,8 @@ export interface ModelPrice {
    * threshold (Gemini Pro above 200k tokens, for example); these rates then apply to every
    * token of that request, output included.
    */
-  long_prompt?: { threshold_tokens: number; input: number; output: number; cached_input?: number | undefined } | undefined;
+  long_prompt?:
+    { threshold_tokens: number; input: number; output: number; cached_input?: number | undefined } | undefined;
 }
 
 export interface Usage {
@@ -38,6 +39,7 @@ export function costFromPrice(price: ModelPrice, usage: Usage): number | null {
   const rates = long && usage.promptTokens > long.threshold_tokens ? long : price;
   const cached = Math.min(usage.cachedTokens ?? 0, usage.promptTokens);
   const fresh = usage.promptTokens - cached;
-  const micro = fresh * rates.input + cached * (rates.cached_input ?? rates.input) + (usage.completionTokens ?? 0) * rates.output;
+  const micro =
+    fresh * rates.input + cached * (rates.cached_input ?? rates.input) + (usage.completionTokens ?? 0) * rates.output;
   return micro / 1_000_000;
 }

@@ -65,13 +65,23 @@ export function readEntraInputs(
 
   const missing = FIELDS.filter((_, i) => values[i] === null).map((field) => (useConfig ? field.config : field.header));
   if (missing.length > 0) {
-    throw new AppError('PROVIDER_CONFIG', `Microsoft Entra ID auth needs ${missing.join(', ')} as well.`, { param: missing[0] ?? null });
+    throw new AppError('PROVIDER_CONFIG', `Microsoft Entra ID auth needs ${missing.join(', ')} as well.`, {
+      param: missing[0] ?? null,
+    });
   }
   const [tenantId, clientId, clientSecret] = values as [string, string, string];
   if (!/^[A-Za-z0-9][A-Za-z0-9.-]*$/.test(tenantId)) {
-    throw new AppError('PROVIDER_CONFIG', 'The Azure tenant id must be a directory id (GUID) or a domain name.', { param: useConfig ? 'azure_tenant_id' : 'x-service-azure-tenant-id' });
+    throw new AppError('PROVIDER_CONFIG', 'The Azure tenant id must be a directory id (GUID) or a domain name.', {
+      param: useConfig ? 'azure_tenant_id' : 'x-service-azure-tenant-id',
+    });
   }
-  return { tenantId, clientId, clientSecret, scope: scope && scope.trim() !== '' ? scope.trim() : DEFAULT_ENTRA_SCOPE, authorityHost: authorityHost(config.azure_authority_host) };
+  return {
+    tenantId,
+    clientId,
+    clientSecret,
+    scope: scope && scope.trim() !== '' ? scope.trim() : DEFAULT_ENTRA_SCOPE,
+    authorityHost: authorityHost(config.azure_authority_host),
+  };
 }
 
 function authorityHost(value: unknown): string {
@@ -81,10 +91,20 @@ function authorityHost(value: unknown): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new AppError('PROVIDER_CONFIG', `azure_authority_host '${raw}' is not a valid URL.`, { param: 'azure_authority_host' });
+    throw new AppError('PROVIDER_CONFIG', `azure_authority_host '${raw}' is not a valid URL.`, {
+      param: 'azure_authority_host',
+    });
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-    throw new AppError('PROVIDER_CONFIG', 'azure_authority_host must be a plain http(s) URL.', { param: 'azure_authority_host' });
+  if (
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    url.username !== '' ||
+    url.password !== ''
+  ) {
+    throw new AppError('PROVIDER_CONFIG', 'azure_authority_host must be a plain http(s) URL.', {
+      param: 'azure_authority_host',
+    });
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
@@ -108,7 +128,10 @@ export interface EntraTokenSource {
  * client id but sends a wrong secret would be handed a token minted for the right one.
  * Concurrent requests for the same key share one token request.
  */
-export function createEntraTokenSource(deps: { dispatcher?: Dispatcher | undefined; now: () => number }): EntraTokenSource {
+export function createEntraTokenSource(deps: {
+  dispatcher?: Dispatcher | undefined;
+  now: () => number;
+}): EntraTokenSource {
   const cache = new Map<string, CachedToken>();
   const inFlight = new Map<string, Promise<CachedToken>>();
 
@@ -137,9 +160,17 @@ function cacheKey(inputs: EntraInputs): string {
   return [inputs.authorityHost, inputs.tenantId, inputs.clientId, inputs.scope, secret].join('\n');
 }
 
-async function fetchToken(inputs: EntraInputs, deps: { dispatcher?: Dispatcher | undefined; now: () => number }): Promise<CachedToken> {
+async function fetchToken(
+  inputs: EntraInputs,
+  deps: { dispatcher?: Dispatcher | undefined; now: () => number },
+): Promise<CachedToken> {
   const url = `${inputs.authorityHost}/${encodeURIComponent(inputs.tenantId)}/oauth2/v2.0/token`;
-  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: inputs.clientId, client_secret: inputs.clientSecret, scope: inputs.scope });
+  const form = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: inputs.clientId,
+    client_secret: inputs.clientSecret,
+    scope: inputs.scope,
+  });
   const startedAt = deps.now();
   let status: number;
   let body: unknown;
@@ -158,14 +189,29 @@ async function fetchToken(inputs: EntraInputs, deps: { dispatcher?: Dispatcher |
       body = null;
     }
   } catch (error) {
-    throw new EntraTokenError(`Microsoft Entra ID could not be reached at ${inputs.authorityHost} to get an access token.`, null, scrubbed(error, inputs.clientSecret));
+    throw new EntraTokenError(
+      `Microsoft Entra ID could not be reached at ${inputs.authorityHost} to get an access token.`,
+      null,
+      scrubbed(error, inputs.clientSecret),
+    );
   }
 
-  const answer = (typeof body === 'object' && body !== null ? body : {}) as { access_token?: unknown; expires_in?: unknown; error?: unknown; error_description?: unknown };
+  const answer = (typeof body === 'object' && body !== null ? body : {}) as {
+    access_token?: unknown;
+    expires_in?: unknown;
+    error?: unknown;
+    error_description?: unknown;
+  };
   if (status >= 400 || typeof answer.access_token !== 'string' || answer.access_token === '') {
     const code = typeof answer.error === 'string' ? `, ${answer.error}` : '';
-    const description = typeof answer.error_description === 'string' ? `: ${answer.error_description.split(inputs.clientSecret).join('[REDACTED]').slice(0, MAX_DESCRIPTION)}` : '';
-    throw new EntraTokenError(`Microsoft Entra ID refused the token request for client ${inputs.clientId} (HTTP ${status}${code})${description}`, status);
+    const description =
+      typeof answer.error_description === 'string'
+        ? `: ${answer.error_description.split(inputs.clientSecret).join('[REDACTED]').slice(0, MAX_DESCRIPTION)}`
+        : '';
+    throw new EntraTokenError(
+      `Microsoft Entra ID refused the token request for client ${inputs.clientId} (HTTP ${status}${code})${description}`,
+      status,
+    );
   }
   // expires_in is seconds (a number, or a numeric string on older endpoints).
   const lifetimeMs = Math.max(0, Number(answer.expires_in ?? 0) * 1000) || 60 * 60_000;

@@ -8,14 +8,18 @@ export { AZURE_DEFAULT_API_VERSION, buildUpstreamTarget } from './upstream-targe
 export { adapterFor } from './adapters/index.js';
 
 const ALL_PROVIDERS: readonly ProviderDefinition[] = [...OPENAI_COMPATIBLE_PROVIDERS, ...ADAPTED_PROVIDERS];
-const byName: ReadonlyMap<string, ProviderDefinition> = new Map(ALL_PROVIDERS.map((provider) => [provider.name, provider]));
+const byName: ReadonlyMap<string, ProviderDefinition> = new Map(
+  ALL_PROVIDERS.map((provider) => [provider.name, provider]),
+);
 
 /**
  * The provider registered under `name`, or under an alias of it ('azure' → 'azure-openai').
  * Names are case-sensitive, as they are in the provider header and configs that carry them.
  */
 export function getProvider(name: string): ProviderDefinition | undefined {
-  return byName.get(name) ?? (Object.hasOwn(PROVIDER_ALIASES, name) ? byName.get(PROVIDER_ALIASES[name] ?? '') : undefined);
+  return (
+    byName.get(name) ?? (Object.hasOwn(PROVIDER_ALIASES, name) ? byName.get(PROVIDER_ALIASES[name] ?? '') : undefined)
+  );
 }
 
 /** Every registered provider, in catalogue order (for docs, the admin API and CLI listings). */

@@ -1,7 +1,8 @@
 import type { EndpointType } from './endpoints.js';
 
 /** How a provider expects its credential: a bearer token, a named header, or none at all. */
-export type AuthStyle = { kind: 'bearer' } | { kind: 'header'; header: string } | { kind: 'none' } | { kind: 'adapter'; description: string };
+export type AuthStyle =
+  { kind: 'bearer' } | { kind: 'header'; header: string } | { kind: 'none' } | { kind: 'adapter'; description: string };
 
 /** Wire formats: 'openai' is forwarded as it is; the others are translated by src/providers/adapters/<format>. */
 export type WireFormat = 'openai' | 'anthropic' | 'google' | 'vertex-ai' | 'bedrock' | 'cohere';

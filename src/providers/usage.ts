@@ -8,7 +8,12 @@ export interface TokenUsage {
   audioSeconds?: number | null;
 }
 
-export const NO_USAGE: TokenUsage = Object.freeze({ promptTokens: null, completionTokens: null, cachedTokens: null, totalTokens: null });
+export const NO_USAGE: TokenUsage = Object.freeze({
+  promptTokens: null,
+  completionTokens: null,
+  cachedTokens: null,
+  totalTokens: null,
+});
 
 const int = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
 
@@ -26,7 +31,12 @@ export function usageFromBody(body: unknown): TokenUsage | null {
   const prompt = int(usage.prompt_tokens) ?? int(usage.input_tokens);
   const completion = int(usage.completion_tokens) ?? int(usage.output_tokens);
   const total = int(usage.total_tokens) ?? (prompt !== null ? prompt + (completion ?? 0) : null);
-  const result: TokenUsage = { promptTokens: prompt, completionTokens: completion, cachedTokens: int(details?.cached_tokens), totalTokens: total };
+  const result: TokenUsage = {
+    promptTokens: prompt,
+    completionTokens: completion,
+    cachedTokens: int(details?.cached_tokens),
+    totalTokens: total,
+  };
   const seconds = int(usage.seconds);
   if (seconds !== null) result.audioSeconds = seconds;
   return result;

@@ -78,7 +78,10 @@ export interface App {
 }
 
 function logOnlyAlerts(logger: Logger): AlertSink {
-  return { raise: async (alert) => void logger.warn({ kind: alert.kind, organisation_id: alert.organisationId }, alert.subject) };
+  return {
+    raise: async (alert) =>
+      void logger.warn({ kind: alert.kind, organisation_id: alert.organisationId }, alert.subject),
+  };
 }
 
 /** Admin keys belong to no workspace; their gateway traffic is counted in the default one. */
@@ -114,7 +117,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
     requestIdHeader: false,
     // One spelling per path before routing; refused spellings are answered by the request gate.
-    rewriteUrl: createUrlRewriter({ keepsEncodedSlashes: (path) => controlPlaneSegments.has(path.split('/')[2] ?? '') }),
+    rewriteUrl: createUrlRewriter({
+      keepsEncodedSlashes: (path) => controlPlaneSegments.has(path.split('/')[2] ?? ''),
+    }),
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: createClientErrorHandler(deps.logger),
     // The request gate answers requests that arrive while closing, in the one error body, logged.
@@ -135,18 +140,41 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   const repos = createRepositories(deps.db);
   const keys = createApiKeyVerifier({ repo: repos.apiKeys, clock: deps.clock, ttlMs: deps.config.key_cache_ttl_ms });
-  const { secretBox, resolver: credentials } = createCredentials({ config: deps.config, db: deps.db, clock: deps.clock, logger: deps.logger });
+  const { secretBox, resolver: credentials } = createCredentials({
+    config: deps.config,
+    db: deps.db,
+    clock: deps.clock,
+    logger: deps.logger,
+  });
   const routes: RouteAccess[] = [];
 
   registerErrorHandling(app);
   await registerOpenApi(app, VERSION);
   const features = createFeatureFlags(deps.config);
   registerAuth(app, { keys, routes, features });
-  const requestLogs = createRequestLogWriter({ repo: repos.requestLogs, logger: deps.logger, flushIntervalMs: deps.config.log_flush_interval_ms });
+  const requestLogs = createRequestLogWriter({
+    repo: repos.requestLogs,
+    logger: deps.logger,
+    flushIntervalMs: deps.config.log_flush_interval_ms,
+  });
   const defaultWorkspaceId = defaultWorkspaceLookup(repos.workspaces);
-  registerRequestGate(app, { maxBodyBytes: deps.config.max_body_bytes, clock: deps.clock, logs: requestLogs, defaultWorkspaceId });
+  registerRequestGate(app, {
+    maxBodyBytes: deps.config.max_body_bytes,
+    clock: deps.clock,
+    logs: requestLogs,
+    defaultWorkspaceId,
+  });
   registerAudit(app, { repo: repos.auditLogs, db: deps.db, clock: deps.clock, features });
-  const limits = await createLimits({ features, config: deps.config, db: deps.db, repos, clock: deps.clock, logger: deps.logger, alerts: deps.alerts ?? logOnlyAlerts(deps.logger), onBudgetsReset: () => keys.invalidateAll() });
+  const limits = await createLimits({
+    features,
+    config: deps.config,
+    db: deps.db,
+    repos,
+    clock: deps.clock,
+    logger: deps.logger,
+    alerts: deps.alerts ?? logOnlyAlerts(deps.logger),
+    onBudgetsReset: () => keys.invalidateAll(),
+  });
   // Any change to policies, keys or workspaces clears the limits' caches before its answer is sent.
   app.addHook('onSend', async (request, _reply, payload) => {
     if (changesLimits(request.method, request.url)) limits.service.invalidate();
@@ -155,19 +183,50 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const securitySettings = createSecuritySettings({ db: deps.db, clock: deps.clock });
 
   const zapp = app.withTypeProvider<ZodTypeProvider>();
-  zapp.get('/v1/health', {
-    schema: { tags: ['System'], summary: 'Liveness check (no authentication)', security: [], response: { 200: z.object({ status: z.literal('ok'), version: z.string() }) } },
-    config: { auth: { public: true } },
-  }, async () => ({ status: 'ok' as const, version: VERSION }));
-  zapp.get('/v1/openapi.json', {
-    schema: { hide: true },
-    config: { auth: { public: true } },
-  }, async () => app.swagger());
+  zapp.get(
+    '/v1/health',
+    {
+      schema: {
+        tags: ['System'],
+        summary: 'Liveness check (no authentication)',
+        security: [],
+        response: { 200: z.object({ status: z.literal('ok'), version: z.string() }) },
+      },
+      config: { auth: { public: true } },
+    },
+    async () => ({ status: 'ok' as const, version: VERSION }),
+  );
+  zapp.get(
+    '/v1/openapi.json',
+    {
+      schema: { hide: true },
+      config: { auth: { public: true } },
+    },
+    async () => app.swagger(),
+  );
 
   const services = {
-    apiKeys: createApiKeyAdminService({ keys: repos.apiKeys, configs: repos.configs, workspaces: repos.workspaces, usage: repos.usageCounters, verifier: keys, clock: deps.clock, checkUserKeyPolicy: securitySettings.checkUserKeyPolicy }),
-    workspaces: createWorkspaceService({ workspaces: repos.workspaces, usage: repos.usageCounters, clock: deps.clock, verifier: keys }),
-    rateLimitPolicies: createRateLimitPolicyService({ policies: repos.rateLimitPolicies, workspaces: repos.workspaces, apiKeys: repos.apiKeys, clock: deps.clock }),
+    apiKeys: createApiKeyAdminService({
+      keys: repos.apiKeys,
+      configs: repos.configs,
+      workspaces: repos.workspaces,
+      usage: repos.usageCounters,
+      verifier: keys,
+      clock: deps.clock,
+      checkUserKeyPolicy: securitySettings.checkUserKeyPolicy,
+    }),
+    workspaces: createWorkspaceService({
+      workspaces: repos.workspaces,
+      usage: repos.usageCounters,
+      clock: deps.clock,
+      verifier: keys,
+    }),
+    rateLimitPolicies: createRateLimitPolicyService({
+      policies: repos.rateLimitPolicies,
+      workspaces: repos.workspaces,
+      apiKeys: repos.apiKeys,
+      clock: deps.clock,
+    }),
   };
   registerApiKeyRoutes(zapp, services.apiKeys);
   registerWorkspaceRoutes(zapp, services.workspaces);
@@ -181,8 +240,24 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerAuditLogRoutes(zapp, repos.auditLogs);
   registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
   const visibility = createLogVisibility({ db: deps.db, settings: securitySettings });
-  registerLogRoutes(zapp, { db: deps.db, repo: repos.requestLogs, workspaces: repos.workspaces, writer: requestLogs, visibility });
-  const observabilityDeps = { config: deps.config, db: deps.db, repos, clock: deps.clock, logger: deps.logger, features, requestLogs, visibility, settings: securitySettings };
+  registerLogRoutes(zapp, {
+    db: deps.db,
+    repo: repos.requestLogs,
+    workspaces: repos.workspaces,
+    writer: requestLogs,
+    visibility,
+  });
+  const observabilityDeps = {
+    config: deps.config,
+    db: deps.db,
+    repos,
+    clock: deps.clock,
+    logger: deps.logger,
+    features,
+    requestLogs,
+    visibility,
+    settings: securitySettings,
+  };
   registerAnalytics(zapp, observabilityDeps);
   const observability = registerObservability(zapp, observabilityDeps);
   registerSecuritySettingsRoutes(zapp, { settings: securitySettings, workspaces: repos.workspaces });
@@ -191,12 +266,21 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const pricing = createPricingService({ config: deps.config, clock: deps.clock, logger: deps.logger });
   registerModelPricingRoutes(zapp, pricing);
 
-  const upstream = createUpstreamClient({
-    connectTimeoutMs: deps.config.upstream_connect_timeout_ms,
-    headersTimeoutMs: deps.config.upstream_headers_timeout_ms,
-    bodyTimeoutMs: deps.config.upstream_body_timeout_ms,
-  }, deps.upstreamDispatcher);
-  const cache = createResponseCache({ db: deps.db, clock: deps.clock, config: deps.config, logger: deps.logger, dispatcher: upstream.dispatcher });
+  const upstream = createUpstreamClient(
+    {
+      connectTimeoutMs: deps.config.upstream_connect_timeout_ms,
+      headersTimeoutMs: deps.config.upstream_headers_timeout_ms,
+      bodyTimeoutMs: deps.config.upstream_body_timeout_ms,
+    },
+    deps.upstreamDispatcher,
+  );
+  const cache = createResponseCache({
+    db: deps.db,
+    clock: deps.clock,
+    config: deps.config,
+    logger: deps.logger,
+    dispatcher: upstream.dispatcher,
+  });
   cache.start();
   // Runs once the server has stopped accepting and in-flight requests are done: nothing is lost.
   app.addHook('onClose', async () => {

@@ -31,7 +31,11 @@ export function createClientErrorHandler(logger: Logger) {
 function describe(parserCode: string | undefined): { code: ErrorCode; message: string } {
   switch (parserCode) {
     case 'HPE_HEADER_OVERFLOW':
-      return { code: 'HEADERS_TOO_LARGE', message: 'The request line and headers are larger than 16 KiB; send long filters in a request body, or fewer of them.' };
+      return {
+        code: 'HEADERS_TOO_LARGE',
+        message:
+          'The request line and headers are larger than 16 KiB; send long filters in a request body, or fewer of them.',
+      };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { code: 'REQUEST_TIMEOUT', message: 'The request was not received in time.' };
     default:

@@ -32,7 +32,8 @@ export function normalizeRequestUrl(raw: string, options: NormalizeOptions = {})
 
   if (path.includes('\\')) return refuse('must not contain backslashes');
   if (PERCENT.test(path)) return refuse('has a malformed percent-encoding');
-  if (ENCODED_SLASH.test(path) && !options.keepsEncodedSlashes?.(path)) return refuse('must not contain encoded slashes (%2F, %5C)');
+  if (ENCODED_SLASH.test(path) && !options.keepsEncodedSlashes?.(path))
+    return refuse('must not contain encoded slashes (%2F, %5C)');
 
   const segments = path.split('/');
   for (const segment of segments) {

@@ -42,12 +42,19 @@ export function registerRequestGate(app: FastifyInstance, deps: RequestGateDeps)
   });
 
   app.addHook('onRequest', async (request) => {
-    if (closing) throw new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance or in a moment.');
+    if (closing)
+      throw new AppError(
+        'SERVICE_UNAVAILABLE',
+        'The server is shutting down; retry on another instance or in a moment.',
+      );
     const refusal = pathRefusal(request.raw);
     if (refusal) throw new AppError('INVALID_REQUEST', `The path ${refusal}.`, { param: 'path' });
     const declared = declaredLength(request);
     if (declared !== null && declared > deps.maxBodyBytes) {
-      throw new AppError('PAYLOAD_TOO_LARGE', `The request body (${declared} bytes) is larger than max_body_bytes (${deps.maxBodyBytes}).`);
+      throw new AppError(
+        'PAYLOAD_TOO_LARGE',
+        `The request body (${declared} bytes) is larger than max_body_bytes (${deps.maxBodyBytes}).`,
+      );
     }
   });
 
@@ -81,7 +88,10 @@ export function registerRequestGate(app: FastifyInstance, deps: RequestGateDeps)
       });
     }
     if (!reached.has(request)) {
-      request.log.info({ request_id: request.id, method: request.method, path, status, code: error?.code ?? null }, 'request refused');
+      request.log.info(
+        { request_id: request.id, method: request.method, path, status, code: error?.code ?? null },
+        'request refused',
+      );
     }
   });
 }

@@ -8,7 +8,11 @@ import { createLogger, type Logger } from '../telemetry/logger.js';
 import { buildApp, type App } from './build-app.js';
 import type { AlertSink } from '../limits/usage-recorder.js';
 import { startNotifications, type MailTransport, type Notifications } from '../notifications/index.js';
-import { createKeyLifecycleWorker, KEY_LIFECYCLE_INTERVAL_MS, type KeyLifecycleWorker } from '../workers/key-lifecycle-worker.js';
+import {
+  createKeyLifecycleWorker,
+  KEY_LIFECYCLE_INTERVAL_MS,
+  type KeyLifecycleWorker,
+} from '../workers/key-lifecycle-worker.js';
 
 export interface RunningServer extends App {
   url: string;
@@ -23,7 +27,13 @@ export interface RunningServer extends App {
 }
 
 /** Opens storage, migrates, bootstraps on the first start, and listens. */
-export async function startServer(options: { config: Config; clock?: Clock; logger?: Logger; upstreamDispatcher?: Dispatcher; mailTransport?: MailTransport }): Promise<RunningServer> {
+export async function startServer(options: {
+  config: Config;
+  clock?: Clock;
+  logger?: Logger;
+  upstreamDispatcher?: Dispatcher;
+  mailTransport?: MailTransport;
+}): Promise<RunningServer> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger({ level: config.log_level });
@@ -31,14 +41,40 @@ export async function startServer(options: { config: Config; clock?: Clock; logg
   const db = openSqlite(config.data_dir);
   const applied = await migrateToLatest(db);
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
-  const boot = await bootstrap(db, { clock, ownerEmail: config.bootstrap_owner_email, adminKey: config.bootstrap_admin_key });
+  const boot = await bootstrap(db, {
+    clock,
+    ownerEmail: config.bootstrap_owner_email,
+    adminKey: config.bootstrap_admin_key,
+  });
 
-  const notifications = startNotifications({ config, db, clock, logger, ...(options.mailTransport ? { transport: options.mailTransport } : {}) });
-  const alerts: AlertSink = { raise: async ({ organisationId, workspaceId, ...message }) => void (await notifications.outbox.enqueue({ organisationId, workspaceId, ...message })) };
-  const built = await buildApp({ config, db, logger, clock, alerts, ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}) });
+  const notifications = startNotifications({
+    config,
+    db,
+    clock,
+    logger,
+    ...(options.mailTransport ? { transport: options.mailTransport } : {}),
+  });
+  const alerts: AlertSink = {
+    raise: async ({ organisationId, workspaceId, ...message }) =>
+      void (await notifications.outbox.enqueue({ organisationId, workspaceId, ...message })),
+  };
+  const built = await buildApp({
+    config,
+    db,
+    logger,
+    clock,
+    alerts,
+    ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}),
+  });
   const address = await built.app.listen({ host: config.host, port: config.port });
   logger.info({ url: address, data_dir: config.data_dir }, 'svcgw listening');
-  const keyLifecycle = createKeyLifecycleWorker({ db, clock, logger, verifier: built.keys, enqueue: (input) => notifications.outbox.enqueue(input) });
+  const keyLifecycle = createKeyLifecycleWorker({
+    db,
+    clock,
+    logger,
+    verifier: built.keys,
+    enqueue: (input) => notifications.outbox.enqueue(input),
+  });
   keyLifecycle.start(KEY_LIFECYCLE_INTERVAL_MS);
   built.observability.start();
 
@@ -51,7 +87,8 @@ export async function startServer(options: { config: Config; clock?: Clock; logg
     bootstrap: boot,
     notifications,
     keyLifecycle,
-    close: () => (closing ??= keyLifecycle.stop().then(() => shutdown(built.app, db, config.shutdown_timeout_ms, notifications))),
+    close: () =>
+      (closing ??= keyLifecycle.stop().then(() => shutdown(built.app, db, config.shutdown_timeout_ms, notifications))),
   };
 }
 

@@ -23,7 +23,10 @@ export function openSqlite(dataDir: string): Db {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   // Queries made inside an audited admin request run in that request's transaction (see request-transaction.ts).
-  const db = withRequestTransactions(new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }), sqlite);
+  const db = withRequestTransactions(
+    new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }),
+    sqlite,
+  );
   rawHandles.set(db, sqlite);
   return db;
 }

@@ -83,7 +83,17 @@ export async function beginRequestTransaction(db: Db): Promise<RequestTransactio
               reject(error instanceof Error ? error : new Error(String(error)));
               return;
             }
-            const tx: RequestTransaction = { conn, open: true, rawWrites: [], afterCommit: [], nestedQueue: Promise.resolve(), nestedDepth: 0, savepoints: 0, sqlite, release: () => release() };
+            const tx: RequestTransaction = {
+              conn,
+              open: true,
+              rawWrites: [],
+              afterCommit: [],
+              nestedQueue: Promise.resolve(),
+              nestedDepth: 0,
+              savepoints: 0,
+              sqlite,
+              release: () => release(),
+            };
             openOn.set(sqlite, tx);
             resolve(tx);
           }),
@@ -219,23 +229,25 @@ function nestedBuilder(tx: RequestTransaction) {
     execute: <T>(run: (trx: Transaction<Database>) => Promise<T>): Promise<T> => {
       const trx = tx.conn as unknown as Transaction<Database>;
       if (tx.nestedDepth > 0) return run(trx);
-      const step = tx.nestedQueue.catch(() => undefined).then(async () => {
-        const name = `svcgw_nested_${++tx.savepoints}`;
-        const from = tx.rawWrites.length;
-        tx.sqlite.exec(`SAVEPOINT ${name}`);
-        tx.nestedDepth++;
-        try {
-          const result = await run(trx);
-          tx.sqlite.exec(`RELEASE ${name}`);
-          return result;
-        } catch (error) {
-          undoTo(tx, name, from);
-          tx.sqlite.exec(`RELEASE ${name}`);
-          throw error;
-        } finally {
-          tx.nestedDepth--;
-        }
-      });
+      const step = tx.nestedQueue
+        .catch(() => undefined)
+        .then(async () => {
+          const name = `svcgw_nested_${++tx.savepoints}`;
+          const from = tx.rawWrites.length;
+          tx.sqlite.exec(`SAVEPOINT ${name}`);
+          tx.nestedDepth++;
+          try {
+            const result = await run(trx);
+            tx.sqlite.exec(`RELEASE ${name}`);
+            return result;
+          } catch (error) {
+            undoTo(tx, name, from);
+            tx.sqlite.exec(`RELEASE ${name}`);
+            throw error;
+          } finally {
+            tx.nestedDepth--;
+          }
+        });
       tx.nestedQueue = step;
       return step;
     },

@@ -16,9 +16,21 @@ export const REDACT_PATHS = [
 ];
 
 /** JSON lines on stdout; pretty-printed only when a person is watching a terminal. */
-export function createLogger(options: { level: string; pretty?: boolean; destination?: NodeJS.WritableStream }): Logger {
+export function createLogger(options: {
+  level: string;
+  pretty?: boolean;
+  destination?: NodeJS.WritableStream;
+}): Logger {
   const pretty = options.pretty ?? (process.stdout.isTTY === true && options.destination === undefined);
-  const base = { level: options.level, redact: { paths: REDACT_PATHS, censor: '[REDACTED]' }, base: { service: 'svcgw' } };
-  if (pretty) return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } });
+  const base = {
+    level: options.level,
+    redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+    base: { service: 'svcgw' },
+  };
+  if (pretty)
+    return pino({
+      ...base,
+      transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } },
+    });
   return options.destination ? pino(base, options.destination as pino.DestinationStream) : pino(base);
 }

@@ -11,7 +11,12 @@ const MAX_PENDING = 100_000;
  * Collects request log records in memory and writes them in batches, so that a gateway request
  * never waits for the disk. `flush()` writes everything pending; shutdown calls it last.
  */
-export function createRequestLogWriter(deps: { repo: RequestLogRepository; logger: Logger; flushIntervalMs: number; batchSize?: number }) {
+export function createRequestLogWriter(deps: {
+  repo: RequestLogRepository;
+  logger: Logger;
+  flushIntervalMs: number;
+  batchSize?: number;
+}) {
   const batchSize = deps.batchSize ?? 500;
   let pending: RequestLogInsert[] = [];
   let timer: NodeJS.Timeout | null = null;
@@ -77,7 +82,9 @@ export function createRequestLogWriter(deps: { repo: RequestLogRepository; logge
     enqueue,
     /** Queues a record that is still being completed; a flush meanwhile waits for it. */
     enqueueWhenReady(record: Promise<RequestLogInsert>): void {
-      const done: Promise<void> = record.then(enqueue, (error: unknown) => deps.logger.error({ err: error }, 'request log record failed')).finally(() => completing.delete(done));
+      const done: Promise<void> = record
+        .then(enqueue, (error: unknown) => deps.logger.error({ err: error }, 'request log record failed'))
+        .finally(() => completing.delete(done));
       completing.add(done);
     },
     flush,

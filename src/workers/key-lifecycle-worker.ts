@@ -1,6 +1,18 @@
-import { generateRawKey, hashKey, MIN_TRANSITION_MS, nextRotationPast, parseRotationPolicy, type ApiKeyVerifier } from '../auth/api-key-service.js';
+import {
+  generateRawKey,
+  hashKey,
+  MIN_TRANSITION_MS,
+  nextRotationPast,
+  parseRotationPolicy,
+  type ApiKeyVerifier,
+} from '../auth/api-key-service.js';
 import type { Clock } from '../lib/clock.js';
-import { apiKeyExpiring, apiKeyRotated, apiKeyRotationUpcoming, type AlertMessage } from '../notifications/alert-messages.js';
+import {
+  apiKeyExpiring,
+  apiKeyRotated,
+  apiKeyRotationUpcoming,
+  type AlertMessage,
+} from '../notifications/alert-messages.js';
 import type { EnqueueInput } from '../notifications/outbox.js';
 import type { Db } from '../storage/database.js';
 import { createApiKeyRepository, type ApiKeyRow } from '../storage/repositories/api-keys.js';
@@ -107,7 +119,12 @@ export function createKeyLifecycleWorker(deps: KeyLifecycleDeps) {
 
   async function notify(row: ApiKeyRow, message: AlertMessage): Promise<boolean> {
     if (await outbox.existsByDedupeKey(message.dedupeKey)) return false;
-    return deps.enqueue({ organisationId: row.organisation_id, workspaceId: row.workspace_id, ...message, recipients: await recipientsOf(row) });
+    return deps.enqueue({
+      organisationId: row.organisation_id,
+      workspaceId: row.workspace_id,
+      ...message,
+      recipients: await recipientsOf(row),
+    });
   }
 
   const rotateCall = (row: ApiKeyRow) => `POST /v1/api-keys/${row.id}/rotate`;
@@ -116,25 +133,43 @@ export function createKeyLifecycleWorker(deps: KeyLifecycleDeps) {
     let sent = 0;
     // Completed rotations, manual or scheduled: the rotation time names the notice.
     sent += await eachRow(await keys.listInTransition(iso(now)), 'rotation notice', async (row) => {
-      const message = apiKeyRotated({ apiKeyId: row.id, apiKeyName: row.name, rotatedAt: row.last_rotated_at!, transitionEndsAt: row.previous_key_expires_at! });
-      if (row.new_key_pending_since === null || row.new_key_pending_since !== row.last_rotated_at) return notify(row, message);
+      const message = apiKeyRotated({
+        apiKeyId: row.id,
+        apiKeyName: row.name,
+        rotatedAt: row.last_rotated_at!,
+        transitionEndsAt: row.previous_key_expires_at!,
+      });
+      if (row.new_key_pending_since === null || row.new_key_pending_since !== row.last_rotated_at)
+        return notify(row, message);
       const lead = `This was a scheduled rotation. No new key was issued to anyone yet: call ${rotateCall(row)} with a key allowed to update this key to receive it (it is shown once, in the response). After ${row.previous_key_expires_at} requests with the previous key are refused.`;
       return notify(row, { ...message, text: `${lead}\n\n${message.text}` });
     });
-    sent += await eachRow(await keys.listRotationsDue(iso(now + ROTATION_NOTICE_AHEAD_MS), iso(now)), 'upcoming rotation notice', async (row) => {
-      if (row.new_key_pending_since !== null) return false;
-      const message = apiKeyRotationUpcoming({ apiKeyId: row.id, apiKeyName: row.name, nextRotationAt: row.next_rotation_at! });
-      const lead = `To rotate it yourself before then, call ${rotateCall(row)}: you receive the new key at once, and that rotation takes the place of the scheduled one. Otherwise, at ${row.next_rotation_at}, the current key enters its transition period and stops working when it ends; the same call then gives you the new key.`;
-      return notify(row, { ...message, text: `${lead}\n\n${message.text}` });
-    });
+    sent += await eachRow(
+      await keys.listRotationsDue(iso(now + ROTATION_NOTICE_AHEAD_MS), iso(now)),
+      'upcoming rotation notice',
+      async (row) => {
+        if (row.new_key_pending_since !== null) return false;
+        const message = apiKeyRotationUpcoming({
+          apiKeyId: row.id,
+          apiKeyName: row.name,
+          nextRotationAt: row.next_rotation_at!,
+        });
+        const lead = `To rotate it yourself before then, call ${rotateCall(row)}: you receive the new key at once, and that rotation takes the place of the scheduled one. Otherwise, at ${row.next_rotation_at}, the current key enters its transition period and stops working when it ends; the same call then gives you the new key.`;
+        return notify(row, { ...message, text: `${lead}\n\n${message.text}` });
+      },
+    );
     // Each warning covers the time up to the next one; a key created inside a warning's window skips it.
     for (const [index, warning] of EXPIRY_WARNINGS.entries()) {
       const after = index + 1 < EXPIRY_WARNINGS.length ? EXPIRY_WARNINGS[index + 1]!.aheadMs : 0;
-      sent += await eachRow(await keys.listExpiringBetween(iso(now + after), iso(now + warning.aheadMs)), 'expiry warning', async (row) => {
-        if (Date.parse(row.created_at) > Date.parse(row.expires_at!) - warning.aheadMs) return false;
-        const message = apiKeyExpiring({ apiKeyId: row.id, apiKeyName: row.name, expiresAt: row.expires_at! });
-        return notify(row, { ...message, dedupeKey: `${message.dedupeKey}:${warning.label}` });
-      });
+      sent += await eachRow(
+        await keys.listExpiringBetween(iso(now + after), iso(now + warning.aheadMs)),
+        'expiry warning',
+        async (row) => {
+          if (Date.parse(row.created_at) > Date.parse(row.expires_at!) - warning.aheadMs) return false;
+          const message = apiKeyExpiring({ apiKeyId: row.id, apiKeyName: row.name, expiresAt: row.expires_at! });
+          return notify(row, { ...message, dedupeKey: `${message.dedupeKey}:${warning.label}` });
+        },
+      );
     }
     return sent;
   }
@@ -162,7 +197,8 @@ export function createKeyLifecycleWorker(deps: KeyLifecycleDeps) {
     runOnce,
     /** Runs once now, then every `intervalMs`; the timer does not keep the process alive. */
     start(intervalMs: number = KEY_LIFECYCLE_INTERVAL_MS): void {
-      const tick = () => void runOnce().catch((error: unknown) => logger.error({ err: error }, 'API key lifecycle run failed'));
+      const tick = () =>
+        void runOnce().catch((error: unknown) => logger.error({ err: error }, 'API key lifecycle run failed'));
       tick();
       timer = setInterval(tick, intervalMs);
       timer.unref();

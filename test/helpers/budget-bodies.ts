@@ -3,7 +3,8 @@
  * `tools` definition, each bounded by max_tokens. Imports nothing from vitest.
  */
 
-export const ENGLISH_TEXT = 'Summarise the quarterly report for the board in plain words, with the figures that matter most. ';
+export const ENGLISH_TEXT =
+  'Summarise the quarterly report for the board in plain words, with the figures that matter most. ';
 export const CHINESE_TEXT = '请用简单的语言为董事会总结季度报告，并列出最重要的数字和需要注意的风险。';
 
 /** About 40 KB of JSON: 40 functions with long descriptions and a few parameters each. */
@@ -13,7 +14,14 @@ export function largeTools(): unknown[] {
     function: {
       name: `lookup_record_${i}`,
       description: `Looks up record ${i} in the inventory and returns its fields. `.repeat(12),
-      parameters: { type: 'object', properties: { id: { type: 'string', description: 'The record id, as shown in the list view.' }, fields: { type: 'array', items: { type: 'string' } } }, required: ['id'] },
+      parameters: {
+        type: 'object',
+        properties: {
+          id: { type: 'string', description: 'The record id, as shown in the list view.' },
+          fields: { type: 'array', items: { type: 'string' } },
+        },
+        required: ['id'],
+      },
     },
   }));
 }

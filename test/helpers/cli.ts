@@ -16,7 +16,11 @@ export interface CliResult {
 /** Runs the built `svcgw` CLI to completion (npm test builds dist/ first). */
 export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: REPO_ROOT,
+      env: { ...cleanEnv(), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -37,7 +41,11 @@ export interface ServeProcess {
 
 /** Starts `svcgw serve` as a real process on an ephemeral port and waits for it to listen. */
 export async function spawnServe(args: string[], env: Record<string, string> = {}): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { cwd: REPO_ROOT, env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
+    cwd: REPO_ROOT,
+    env: { ...cleanEnv(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
@@ -72,7 +80,11 @@ function cleanEnv(): Record<string, string> {
 /** Runs the built CLI with `input` on its standard input (for --key-stdin, apply -f -). */
 export function runCliWithInput(args: string[], input: string, env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...cleanEnv(), ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: REPO_ROOT,
+      env: { ...cleanEnv(), ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -96,7 +108,11 @@ export interface CliProcess {
 
 /** Starts a long-running CLI command (such as `logs tail`); it is killed when the test ends. */
 export function spawnCli(args: string[], env: Record<string, string> = {}): CliProcess {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...cleanEnv(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   const waiters: { match: (line: string) => boolean; resolve: (line: string) => void }[] = [];
@@ -127,7 +143,10 @@ export function spawnCli(args: string[], env: Record<string, string> = {}): CliP
     exited,
     waitForLine: (match, timeoutMs = 10_000) =>
       new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no matching line within ${timeoutMs} ms; stdout:\n${out}\nstderr:\n${err}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no matching line within ${timeoutMs} ms; stdout:\n${out}\nstderr:\n${err}`)),
+          timeoutMs,
+        );
         waiters.push({ match, resolve: (line) => (clearTimeout(timer), resolve(line)) });
         check();
       }),
@@ -148,7 +167,12 @@ export async function cliAgainstServer() {
     expect(res.code, `${args.join(' ')}: ${res.stderr}`).toBe(0);
     return JSON.parse(res.stdout);
   };
-  const fails = async (args: string[], code: number, message: RegExp, extra: Record<string, string> = {}): Promise<CliResult> => {
+  const fails = async (
+    args: string[],
+    code: number,
+    message: RegExp,
+    extra: Record<string, string> = {},
+  ): Promise<CliResult> => {
     const res = await cli(args, extra);
     expect(res.code, `${args.join(' ')}: ${res.stdout}${res.stderr}`).toBe(code);
     expect(res.stderr).toMatch(message);

@@ -7,23 +7,50 @@ import type { ApiClient } from './http.js';
  * Adds a user straight to the database: the users and invites API arrives with "Identity and
  * access"; until then tests make people this way and give them keys through the real API.
  */
-export async function addUser(db: Db, organisationId: string, role: OrgRole, memberships: Array<{ workspaceId: string; role: WorkspaceRole }> = []): Promise<string> {
+export async function addUser(
+  db: Db,
+  organisationId: string,
+  role: OrgRole,
+  memberships: Array<{ workspaceId: string; role: WorkspaceRole }> = [],
+): Promise<string> {
   const id = newId();
   const now = new Date().toISOString();
-  await db.insertInto('users').values({ id, organisation_id: organisationId, email: `${id}@example.test`, first_name: null, last_name: null, role, created_at: now, last_updated_at: now }).execute();
+  await db
+    .insertInto('users')
+    .values({
+      id,
+      organisation_id: organisationId,
+      email: `${id}@example.test`,
+      first_name: null,
+      last_name: null,
+      role,
+      created_at: now,
+      last_updated_at: now,
+    })
+    .execute();
   for (const m of memberships) {
-    await db.insertInto('workspace_members').values({ workspace_id: m.workspaceId, user_id: id, role: m.role, created_at: now }).execute();
+    await db
+      .insertInto('workspace_members')
+      .values({ workspace_id: m.workspaceId, user_id: id, role: m.role, created_at: now })
+      .execute();
   }
   return id;
 }
 
-export async function createWorkspace(admin: ApiClient, name: string, slug?: string): Promise<{ id: string; slug: string }> {
+export async function createWorkspace(
+  admin: ApiClient,
+  name: string,
+  slug?: string,
+): Promise<{ id: string; slug: string }> {
   const res = await admin.post('/v1/workspaces', { name, ...(slug ? { slug } : {}) });
   if (res.status !== 200) throw new Error(`workspace create failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
 
-export async function createWorkspaceKey(admin: ApiClient, body: { workspace_id: string; scopes: string[]; user_id?: string; name?: string }): Promise<{ id: string; key: string }> {
+export async function createWorkspaceKey(
+  admin: ApiClient,
+  body: { workspace_id: string; scopes: string[]; user_id?: string; name?: string },
+): Promise<{ id: string; key: string }> {
   const res = await admin.post('/v1/api-keys/workspace/user', { name: body.name ?? 'test key', ...body });
   if (res.status !== 200) throw new Error(`key create failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;

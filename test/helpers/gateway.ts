@@ -19,24 +19,50 @@ export interface GatewayHarness extends TestServer {
 }
 
 /** The real gateway plus a mock OpenAI provider on loopback, both stopped when the test ends. */
-export async function startGateway(options: { mock?: MockOpenAIOptions; env?: Record<string, string>; routeAllHostsToMock?: boolean; clock?: Clock } = {}): Promise<GatewayHarness> {
+export async function startGateway(
+  options: {
+    mock?: MockOpenAIOptions;
+    env?: Record<string, string>;
+    routeAllHostsToMock?: boolean;
+    clock?: Clock;
+  } = {},
+): Promise<GatewayHarness> {
   const mock = await startMockOpenAI(options.mock);
   onTestFinished(() => mock.close());
   // Sends every upstream connection, whatever its host, to the mock: lets tests check the URL
   // and auth a named provider is called with, without leaving the machine.
   const upstreamDispatcher = options.routeAllHostsToMock
-    ? new Agent({ connect: (_opts, callback) => { const socket = connect(Number(new URL(mock.url).port), '127.0.0.1'); socket.once('connect', () => callback(null, socket)); socket.once('error', (e) => callback(e, null)); } })
+    ? new Agent({
+        connect: (_opts, callback) => {
+          const socket = connect(Number(new URL(mock.url).port), '127.0.0.1');
+          socket.once('connect', () => callback(null, socket));
+          socket.once('error', (e) => callback(e, null));
+        },
+      })
     : undefined;
-  const t = await startTestServer({ ...(options.env ? { env: options.env } : {}), ...(upstreamDispatcher ? { upstreamDispatcher } : {}), ...(options.clock ? { clock: options.clock } : {}) });
+  const t = await startTestServer({
+    ...(options.env ? { env: options.env } : {}),
+    ...(upstreamDispatcher ? { upstreamDispatcher } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const admin = apiClient(t.baseUrl, t.adminKey);
-  const viaMock = { 'x-service-provider': 'openai', 'x-service-custom-host': mock.baseUrl, authorization: 'Bearer provider-secret-key' };
+  const viaMock = {
+    'x-service-provider': 'openai',
+    'x-service-custom-host': mock.baseUrl,
+    authorization: 'Bearer provider-secret-key',
+  };
   return {
     ...t,
     mock,
     admin,
     viaMock,
     openai: (headers = viaMock, opts = {}) =>
-      new OpenAI({ baseURL: `${t.baseUrl}/v1`, apiKey: opts.apiKey ?? 'provider-secret-key', maxRetries: opts.maxRetries ?? 0, defaultHeaders: { 'x-service-api-key': t.adminKey, ...headers } }),
+      new OpenAI({
+        baseURL: `${t.baseUrl}/v1`,
+        apiKey: opts.apiKey ?? 'provider-secret-key',
+        maxRetries: opts.maxRetries ?? 0,
+        defaultHeaders: { 'x-service-api-key': t.adminKey, ...headers },
+      }),
     async logs(count: number, query = '') {
       for (let attempt = 0; attempt < 100; attempt++) {
         const res = await admin.get(`/v1/logs?page_size=1000${query ? `&${query}` : ''}`);

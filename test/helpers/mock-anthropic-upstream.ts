@@ -74,13 +74,20 @@ export async function startMockAnthropic(options: MockAnthropicOptions = {}): Pr
     requests.push({ method: req.method ?? 'GET', url, headers: req.headers, body, ...(json ? { json } : {}) });
     const path = url.split('?')[0];
 
-    if (options.apiKey !== undefined && req.headers['x-api-key'] !== options.apiKey) return sendError(res, 401, 'authentication_error', 'invalid x-api-key');
-    if (!req.headers['anthropic-version']) return sendError(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
+    if (options.apiKey !== undefined && req.headers['x-api-key'] !== options.apiKey)
+      return sendError(res, 401, 'authentication_error', 'invalid x-api-key');
+    if (!req.headers['anthropic-version'])
+      return sendError(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
     const now = take();
     if (now?.kind === 'error') return sendError(res, now.status, now.type, now.message);
 
     if (req.method === 'GET' && path === '/v1/models') {
-      return sendJson(res, 200, { data: [{ type: 'model', id: 'claude-mock-1', display_name: 'Claude Mock', created_at: '2025-01-01T00:00:00Z' }], has_more: false, first_id: 'claude-mock-1', last_id: 'claude-mock-1' });
+      return sendJson(res, 200, {
+        data: [{ type: 'model', id: 'claude-mock-1', display_name: 'Claude Mock', created_at: '2025-01-01T00:00:00Z' }],
+        has_more: false,
+        first_id: 'claude-mock-1',
+        last_id: 'claude-mock-1',
+      });
     }
     if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
       if (!json) return sendError(res, 400, 'invalid_request_error', 'Request body is not valid JSON.');
@@ -143,8 +150,19 @@ function answer(json: Json, cacheRead: number): Json {
   const toolResult = blocks.find((block) => block.type === 'tool_result');
   const tools = Array.isArray(json.tools) ? (json.tools as Json[]) : [];
   const choice = (json.tool_choice ?? { type: 'auto' }) as Json;
-  const usage = { input_tokens: inputTokens(json), cache_creation_input_tokens: 0, cache_read_input_tokens: cacheRead, output_tokens: 0 };
-  const base = { id: `msg_${randomBytes(12).toString('hex')}`, type: 'message', role: 'assistant', model: json.model, stop_sequence: null };
+  const usage = {
+    input_tokens: inputTokens(json),
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: cacheRead,
+    output_tokens: 0,
+  };
+  const base = {
+    id: `msg_${randomBytes(12).toString('hex')}`,
+    type: 'message',
+    role: 'assistant',
+    model: json.model,
+    stop_sequence: null,
+  };
 
   if (!toolResult && tools.length > 0 && choice.type !== 'none') {
     const tool = tools.find((t) => t.name === choice.name) ?? tools[0]!;
@@ -160,25 +178,50 @@ function answer(json: Json, cacheRead: number): Json {
   const limit = json.max_tokens as number;
   const cut = limit < words.length;
   const text = cut ? words.slice(0, limit).join(' ') : fullText;
-  return { ...base, content: [{ type: 'text', text }], stop_reason: cut ? 'max_tokens' : 'end_turn', usage: { ...usage, output_tokens: cut ? limit : words.length } };
+  return {
+    ...base,
+    content: [{ type: 'text', text }],
+    stop_reason: cut ? 'max_tokens' : 'end_turn',
+    usage: { ...usage, output_tokens: cut ? limit : words.length },
+  };
 }
 
 /** A value for each property of the tool's schema, so tool calls carry arguments. */
 function sampleInput(schema: unknown): Json {
   const properties = (schema as { properties?: Record<string, { type?: string }> } | undefined)?.properties ?? {};
-  return Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, property.type === 'number' || property.type === 'integer' ? 1 : property.type === 'boolean' ? true : 'San Francisco, CA']));
+  return Object.fromEntries(
+    Object.entries(properties).map(([name, property]) => [
+      name,
+      property.type === 'number' || property.type === 'integer'
+        ? 1
+        : property.type === 'boolean'
+          ? true
+          : 'San Francisco, CA',
+    ]),
+  );
 }
 
 function inputTokens(json: Json): number {
   const system = typeof json.system === 'string' ? json.system : textOf(json.system);
-  const chars = (json.messages as Json[] | undefined ?? []).reduce<number>((n, m) => n + textOf(m.content).length, system.length);
+  const chars = ((json.messages as Json[] | undefined) ?? []).reduce<number>(
+    (n, m) => n + textOf(m.content).length,
+    system.length,
+  );
   return Math.max(1, Math.ceil(chars / 4));
 }
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((block: Json) => (block.type === 'text' && typeof block.text === 'string' ? block.text : block.type === 'tool_result' ? textOf(block.content) : '')).join('');
+  return content
+    .map((block: Json) =>
+      block.type === 'text' && typeof block.text === 'string'
+        ? block.text
+        : block.type === 'tool_result'
+          ? textOf(block.content)
+          : '',
+    )
+    .join('');
 }
 
 // --- streaming -----------------------------------------------------------------------------
@@ -187,10 +230,18 @@ const frame = (event: string, data: Json) => `event: ${event}\ndata: ${JSON.stri
 
 /** The documented event flow for `message`, or its failure as `behaviour` says. */
 function writeStream(res: ServerResponse, message: Json, behaviour: AnthropicBehaviour | null) {
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': requestId() });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'request-id': requestId(),
+  });
   const usage = message.usage as Json;
   const content = message.content as Json[];
-  res.write(frame('message_start', { message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } }));
+  res.write(
+    frame('message_start', {
+      message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+    }),
+  );
   let deltas = 0;
   const failing = behaviour?.kind === 'stream-error' || behaviour?.kind === 'truncate' ? behaviour : null;
   blocks: for (const [index, block] of content.entries()) {
@@ -203,7 +254,12 @@ function writeStream(res: ServerResponse, message: Json, behaviour: AnthropicBeh
         deltas += 1;
       }
     } else {
-      res.write(frame('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }));
+      res.write(
+        frame('content_block_start', {
+          index,
+          content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+        }),
+      );
       const json = JSON.stringify(block.input);
       const third = Math.ceil(json.length / 3);
       for (const piece of ['', json.slice(0, third), json.slice(third, 2 * third), json.slice(2 * third)]) {
@@ -213,14 +269,21 @@ function writeStream(res: ServerResponse, message: Json, behaviour: AnthropicBeh
     res.write(frame('content_block_stop', { index }));
   }
   if (failing?.kind === 'stream-error') {
-    res.end(frame('error', { error: { type: failing.type ?? 'overloaded_error', message: failing.message ?? 'Overloaded' } }));
+    res.end(
+      frame('error', { error: { type: failing.type ?? 'overloaded_error', message: failing.message ?? 'Overloaded' } }),
+    );
     return;
   }
   if (failing?.kind === 'truncate') {
     res.end();
     return;
   }
-  res.write(frame('message_delta', { delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }));
+  res.write(
+    frame('message_delta', {
+      delta: { stop_reason: message.stop_reason, stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens },
+    }),
+  );
   res.end(frame('message_stop', {}));
 }
 
@@ -228,7 +291,11 @@ function writeStream(res: ServerResponse, message: Json, behaviour: AnthropicBeh
 
 function sendJson(res: ServerResponse, status: number, body: unknown) {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'request-id': requestId() });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'request-id': requestId(),
+  });
   res.end(text);
 }
 

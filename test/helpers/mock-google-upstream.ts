@@ -50,8 +50,10 @@ export interface MockGoogle {
 
 type Json = Record<string, any>;
 const MODEL_VERSION = 'gemini-2.5-flash-001';
-const GEMINI_ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|embedContent|batchEmbedContents)$/;
-const VERTEX_ROUTE = /^\/v1\/projects\/([^/]+)\/locations\/([a-z0-9-]+)\/publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent|predict)$/;
+const GEMINI_ROUTE =
+  /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|embedContent|batchEmbedContents)$/;
+const VERTEX_ROUTE =
+  /^\/v1\/projects\/([^/]+)\/locations\/([a-z0-9-]+)\/publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent|predict)$/;
 
 /** The reply text: predictable from the last user text, so tests can assert it. */
 export function mockGoogleReply(lastUserText: string): string {
@@ -98,10 +100,16 @@ export async function startMockGoogle(options: MockGoogleOptions = {}): Promise<
       return googleError(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');
     }
     if (vertex && !issuedTokens.has(String(req.headers.authorization ?? '').replace(/^Bearer /, ''))) {
-      return googleError(res, 401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
+      return googleError(
+        res,
+        401,
+        'UNAUTHENTICATED',
+        'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+      );
     }
     const method = (gemini?.[2] ?? vertex?.[4]) as string;
-    if (method === 'embedContent' || method === 'batchEmbedContents' || method === 'predict') return send(res, 200, embed(method, json));
+    if (method === 'embedContent' || method === 'batchEmbedContents' || method === 'predict')
+      return send(res, 200, embed(method, json));
 
     const invalid = validateContents(json, Boolean(vertex));
     if (invalid) return googleError(res, 400, 'INVALID_ARGUMENT', invalid);
@@ -113,7 +121,10 @@ export async function startMockGoogle(options: MockGoogleOptions = {}): Promise<
     res.writeHead(200, { 'content-type': 'text/event-stream', 'x-content-type-options': 'nosniff' });
     const events = now?.kind === 'stream-error' ? answer.events.slice(0, now.chunks) : answer.events;
     for (const event of events) res.write(`data: ${JSON.stringify(event)}\r\n\r\n`);
-    if (now?.kind === 'stream-error') res.write(`data: ${JSON.stringify({ error: { code: 500, message: now.message, status: now.googleStatus } })}\r\n\r\n`);
+    if (now?.kind === 'stream-error')
+      res.write(
+        `data: ${JSON.stringify({ error: { code: 500, message: now.message, status: now.googleStatus } })}\r\n\r\n`,
+      );
     res.end();
   }
 
@@ -131,36 +142,68 @@ export async function startMockGoogle(options: MockGoogleOptions = {}): Promise<
       }
       parts = [part];
     } else if (responses.length > 0) {
-      parts = [{ text: responses.map((p: Json) => `Tool ${p.functionResponse.name} said ${JSON.stringify(p.functionResponse.response)}.`).join(' ') }];
+      parts = [
+        {
+          text: responses
+            .map((p: Json) => `Tool ${p.functionResponse.name} said ${JSON.stringify(p.functionResponse.response)}.`)
+            .join(' '),
+        },
+      ];
     } else {
       const text = last.parts.map((p: Json) => p.text ?? '').join('');
-      parts = mockGoogleReply(text).split(/(?= )/).map((word) => ({ text: word }));
+      parts = mockGoogleReply(text)
+        .split(/(?= )/)
+        .map((word) => ({ text: word }));
     }
     const promptTokens = Math.ceil(JSON.stringify(contents).length / 4);
-    const usage = { promptTokenCount: promptTokens, candidatesTokenCount: parts.length, totalTokenCount: promptTokens + parts.length + 2, thoughtsTokenCount: 2, cachedContentTokenCount: 1 };
+    const usage = {
+      promptTokenCount: promptTokens,
+      candidatesTokenCount: parts.length,
+      totalTokenCount: promptTokens + parts.length + 2,
+      thoughtsTokenCount: 2,
+      cachedContentTokenCount: 1,
+    };
     const responseId = randomBytes(8).toString('hex');
     const events = parts.map((part, i) => {
-      const event: Json = { candidates: [{ content: { parts: [part], role: 'model' }, index: 0 }], modelVersion: MODEL_VERSION, responseId };
+      const event: Json = {
+        candidates: [{ content: { parts: [part], role: 'model' }, index: 0 }],
+        modelVersion: MODEL_VERSION,
+        responseId,
+      };
       if (i === parts.length - 1) {
         event.candidates[0].finishReason = 'STOP';
         event.usageMetadata = usage;
-      } else event.usageMetadata = { promptTokenCount: promptTokens, candidatesTokenCount: i + 1, totalTokenCount: promptTokens + i + 1 };
+      } else
+        event.usageMetadata = {
+          promptTokenCount: promptTokens,
+          candidatesTokenCount: i + 1,
+          totalTokenCount: promptTokens + i + 1,
+        };
       return event;
     });
     return { parts, usage, responseId, events };
   }
 
   function final(answer: ReturnType<typeof answerFor>, parts: Json[]) {
-    const merged = parts.every((p) => typeof p.text === 'string') ? [{ text: parts.map((p) => p.text).join('') }] : parts;
-    return { candidates: [{ content: { parts: merged, role: 'model' }, finishReason: 'STOP', index: 0 }], usageMetadata: answer.usage, modelVersion: MODEL_VERSION, responseId: answer.responseId };
+    const merged = parts.every((p) => typeof p.text === 'string')
+      ? [{ text: parts.map((p) => p.text).join('') }]
+      : parts;
+    return {
+      candidates: [{ content: { parts: merged, role: 'model' }, finishReason: 'STOP', index: 0 }],
+      usageMetadata: answer.usage,
+      modelVersion: MODEL_VERSION,
+      responseId: answer.responseId,
+    };
   }
 
   /** What the real API refuses, so that a wrong translation fails here too. */
   function validateContents(json: Json, vertex: boolean): string | null {
-    if (!Array.isArray(json.contents) || json.contents.length === 0) return '* GenerateContentRequest.contents: contents is not specified';
+    if (!Array.isArray(json.contents) || json.contents.length === 0)
+      return '* GenerateContentRequest.contents: contents is not specified';
     for (const content of json.contents) {
       if (content.role !== 'user' && content.role !== 'model') return `Please use a valid role: user, model.`;
-      if (!Array.isArray(content.parts) || content.parts.length === 0) return 'Unable to submit request because it has an empty contents.parts field.';
+      if (!Array.isArray(content.parts) || content.parts.length === 0)
+        return 'Unable to submit request because it has an empty contents.parts field.';
       for (const part of content.parts) {
         if (part.fileData && vertex && !part.fileData.mimeType) return 'fileData.mimeType is required.';
         if (part.functionCall && issuedSignatures.size > 0 && !issuedSignatures.has(part.thoughtSignature)) {
@@ -172,12 +215,24 @@ export async function startMockGoogle(options: MockGoogleOptions = {}): Promise<
   }
 
   function embed(method: string, json: Json) {
-    const vector = (text: string, dims: number) => Array.from({ length: dims }, (_, i) => ((text.length * 31 + i * 17) % 200) / 256 - 0.25);
-    if (method === 'embedContent') return { embedding: { values: vector(json.content.parts[0].text, json.outputDimensionality ?? 8) } };
-    if (method === 'batchEmbedContents') return { embeddings: json.requests.map((r: Json) => ({ values: vector(r.content.parts[0].text, r.outputDimensionality ?? 8) })) };
+    const vector = (text: string, dims: number) =>
+      Array.from({ length: dims }, (_, i) => ((text.length * 31 + i * 17) % 200) / 256 - 0.25);
+    if (method === 'embedContent')
+      return { embedding: { values: vector(json.content.parts[0].text, json.outputDimensionality ?? 8) } };
+    if (method === 'batchEmbedContents')
+      return {
+        embeddings: json.requests.map((r: Json) => ({
+          values: vector(r.content.parts[0].text, r.outputDimensionality ?? 8),
+        })),
+      };
     const dims = json.parameters?.outputDimensionality ?? 8;
     return {
-      predictions: json.instances.map((i: Json) => ({ embeddings: { statistics: { truncated: false, token_count: Math.ceil(i.content.length / 4) }, values: vector(i.content, dims) } })),
+      predictions: json.instances.map((i: Json) => ({
+        embeddings: {
+          statistics: { truncated: false, token_count: Math.ceil(i.content.length / 4) },
+          values: vector(i.content, dims),
+        },
+      })),
       metadata: { billableCharacterCount: json.instances.reduce((n: number, i: Json) => n + i.content.length, 0) },
     };
   }
@@ -186,17 +241,31 @@ export async function startMockGoogle(options: MockGoogleOptions = {}): Promise<
     tokenRequests += 1;
     const params = new URLSearchParams(form);
     const refuse = (description: string) => send(res, 400, { error: 'invalid_grant', error_description: description });
-    if (params.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') return send(res, 400, { error: 'unsupported_grant_type', error_description: 'Invalid grant_type.' });
+    if (params.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer')
+      return send(res, 400, { error: 'unsupported_grant_type', error_description: 'Invalid grant_type.' });
     try {
-      const { payload, protectedHeader } = await jwtVerify(params.get('assertion') ?? '', options.publicKey!, { algorithms: ['RS256'], audience: `${address}/token` });
-      if (protectedHeader.typ !== 'JWT' || typeof payload.iss !== 'string' || payload.scope !== 'https://www.googleapis.com/auth/cloud-platform') return refuse('Invalid JWT: claims.');
-      if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number' || payload.exp - payload.iat > 3600) return refuse('Invalid JWT: Token must be a short-lived token (60 minutes).');
+      const { payload, protectedHeader } = await jwtVerify(params.get('assertion') ?? '', options.publicKey!, {
+        algorithms: ['RS256'],
+        audience: `${address}/token`,
+      });
+      if (
+        protectedHeader.typ !== 'JWT' ||
+        typeof payload.iss !== 'string' ||
+        payload.scope !== 'https://www.googleapis.com/auth/cloud-platform'
+      )
+        return refuse('Invalid JWT: claims.');
+      if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number' || payload.exp - payload.iat > 3600)
+        return refuse('Invalid JWT: Token must be a short-lived token (60 minutes).');
     } catch {
       return refuse('Invalid JWT Signature.');
     }
     const accessToken = `ya29.mock-${randomBytes(12).toString('hex')}`;
     issuedTokens.add(accessToken);
-    return send(res, 200, { access_token: accessToken, expires_in: options.tokenLifetimeSeconds ?? 3599, token_type: 'Bearer' });
+    return send(res, 200, {
+      access_token: accessToken,
+      expires_in: options.tokenLifetimeSeconds ?? 3599,
+      token_type: 'Bearer',
+    });
   }
 
   const loopback = await listenOnLoopback(server);
@@ -219,7 +288,10 @@ export async function startMockGoogle(options: MockGoogleOptions = {}): Promise<
 
 function send(res: ServerResponse, status: number, body: unknown) {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=UTF-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 

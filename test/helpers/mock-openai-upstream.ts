@@ -107,13 +107,39 @@ interface Ctx {
   countTokens: ((text: string) => number) | null;
 }
 
-const DEFAULT_MODELS = ['gpt-4o-mini', 'gpt-4o', 'gpt-4.1-mini', 'text-embedding-3-small', 'omni-moderation-latest', 'gpt-image-1', 'tts-1', 'whisper-1'];
+const DEFAULT_MODELS = [
+  'gpt-4o-mini',
+  'gpt-4o',
+  'gpt-4.1-mini',
+  'text-embedding-3-small',
+  'omni-moderation-latest',
+  'gpt-image-1',
+  'tts-1',
+  'whisper-1',
+];
 const FINGERPRINT = 'fp_m0ck0pena1';
 const FILLER = ['lorem', 'ipsum', 'dolor', 'sit', 'amet'];
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 /** A valid 1x1 PNG, so image clients that decode `b64_json` get a real image. */
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
-const AUDIO_TYPES: Record<string, string> = { mp3: 'audio/mpeg', opus: 'audio/opus', aac: 'audio/aac', flac: 'audio/flac', wav: 'audio/wav', pcm: 'audio/pcm' };
+const AUDIO_TYPES: Record<string, string> = {
+  mp3: 'audio/mpeg',
+  opus: 'audio/opus',
+  aac: 'audio/aac',
+  flac: 'audio/flac',
+  wav: 'audio/wav',
+  pcm: 'audio/pcm',
+};
 
 /**
  * The assistant text the mock answers with, so tests can predict it: the length of the last
@@ -167,12 +193,20 @@ export async function startMockOpenAI(options: MockOpenAIOptions = {}): Promise<
   const send = async (res: ServerResponse, reply: Reply): Promise<void> => {
     if (reply.type === 'json') {
       const body = JSON.stringify(reply.body);
-      res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId(), ...reply.headers });
+      res.writeHead(reply.status, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'x-request-id': requestId(),
+        ...reply.headers,
+      });
       res.end(body);
       return;
     }
     if (reply.type === 'bytes') {
-      res.writeHead(reply.status, reply.chunked ? reply.headers : { 'content-length': reply.body.length, ...reply.headers });
+      res.writeHead(
+        reply.status,
+        reply.chunked ? reply.headers : { 'content-length': reply.body.length, ...reply.headers },
+      );
       if (reply.chunked && reply.body.length > 1) res.write(reply.body.subarray(0, reply.body.length >> 1));
       res.end(reply.chunked && reply.body.length > 1 ? reply.body.subarray(reply.body.length >> 1) : reply.body);
       return;
@@ -201,7 +235,14 @@ export async function startMockOpenAI(options: MockOpenAIOptions = {}): Promise<
     const url = req.url ?? '/';
     const contentType = req.headers['content-type'] ?? '';
     const json = body.length > 0 && contentType.includes('json') ? parseJson(body) : undefined;
-    if (record) requests.push({ method: req.method ?? 'GET', url, headers: req.headers, body, ...(json === undefined ? {} : { json }) });
+    if (record)
+      requests.push({
+        method: req.method ?? 'GET',
+        url,
+        headers: req.headers,
+        body,
+        ...(json === undefined ? {} : { json }),
+      });
 
     const now = takeBehaviour();
     if (now?.kind === 'destroy') {
@@ -212,14 +253,27 @@ export async function startMockOpenAI(options: MockOpenAIOptions = {}): Promise<
     if (now?.kind === 'error') {
       const custom = now.body !== undefined;
       const raw = typeof now.body === 'string' || Buffer.isBuffer(now.body);
-      if (raw) return send(res, { type: 'bytes', status: now.status, headers: { 'content-type': 'text/plain', ...now.headers }, body: Buffer.from(now.body as string | Buffer) });
-      return send(res, { type: 'json', status: now.status, body: custom ? now.body : defaultErrorBody(now.status), ...(now.headers ? { headers: now.headers } : {}) });
+      if (raw)
+        return send(res, {
+          type: 'bytes',
+          status: now.status,
+          headers: { 'content-type': 'text/plain', ...now.headers },
+          body: Buffer.from(now.body as string | Buffer),
+        });
+      return send(res, {
+        type: 'json',
+        status: now.status,
+        body: custom ? now.body : defaultErrorBody(now.status),
+        ...(now.headers ? { headers: now.headers } : {}),
+      });
     }
-    if (now?.kind === 'raw') return send(res, { type: 'bytes', status: now.status, headers: now.headers, body: now.body });
+    if (now?.kind === 'raw')
+      return send(res, { type: 'bytes', status: now.status, headers: now.headers, body: now.body });
     if (now?.kind === 'stream-then-hang') {
       writeSseHead(res);
       const chunk = chatChunker(isObject(json) && typeof json.model === 'string' ? json.model : 'gpt-4o-mini', false);
-      for (let i = 0; i < now.chunks; i++) res.write(chunk(i === 0 ? { role: 'assistant', content: 'tok' } : { content: ' tok' }, null));
+      for (let i = 0; i < now.chunks; i++)
+        res.write(chunk(i === 0 ? { role: 'assistant', content: 'tok' } : { content: ' tok' }, null));
       return;
     }
     if (now?.kind === 'delay') {
@@ -243,11 +297,22 @@ export async function startMockOpenAI(options: MockOpenAIOptions = {}): Promise<
     const route = ROUTES[`${ctx.method} ${path}`] ?? dynamicRoute(ctx);
     if (!route) return send(res, echoReply(ctx, url));
     if (options.apiKey !== undefined && !route.open && req.headers.authorization !== `Bearer ${options.apiKey}`) {
-      return send(res, openaiError(401, 'Incorrect API key provided.', 'invalid_request_error', null, 'invalid_api_key'));
+      return send(
+        res,
+        openaiError(401, 'Incorrect API key provided.', 'invalid_request_error', null, 'invalid_api_key'),
+      );
     }
     if (route.json) {
       const parsed = parseJson(body);
-      if (!isObject(parsed)) return send(res, openaiError(400, 'We could not parse the JSON body of your request. The OpenAI API expects a JSON payload.', 'invalid_request_error'));
+      if (!isObject(parsed))
+        return send(
+          res,
+          openaiError(
+            400,
+            'We could not parse the JSON body of your request. The OpenAI API expects a JSON payload.',
+            'invalid_request_error',
+          ),
+        );
       ctx.json = parsed;
     }
     await send(res, route.handler(ctx));
@@ -348,7 +413,10 @@ function dynamicRoute(ctx: Ctx): Route | undefined {
   const id = decodeURIComponent(model[1] ?? '');
   return {
     json: false,
-    handler: (c) => (c.models.includes(id) ? ok(modelObject(id)) : openaiError(404, `The model '${id}' does not exist`, 'invalid_request_error', 'model', 'model_not_found')),
+    handler: (c) =>
+      c.models.includes(id)
+        ? ok(modelObject(id))
+        : openaiError(404, `The model '${id}' does not exist`, 'invalid_request_error', 'model', 'model_not_found'),
   };
 }
 
@@ -359,12 +427,22 @@ function chatCompletions(ctx: Ctx): Reply {
   const invalid = requireFields(json, { model: 'string', messages: 'array' });
   if (invalid) return invalid;
   const messages = json.messages as unknown[];
-  if (messages.length === 0) return openaiError(400, "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'invalid_request_error', 'messages', 'empty_array');
+  if (messages.length === 0)
+    return openaiError(
+      400,
+      "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      'invalid_request_error',
+      'messages',
+      'empty_array',
+    );
   const model = json.model as string;
   const promptChars = messages.reduce<number>((n, m) => n + textOf(isObject(m) ? m.content : undefined).length, 0);
   const lastUser = [...messages].reverse().find((m) => isObject(m) && m.role === 'user');
   const { tokens, finish } = plan(ctx, textOf(isObject(lastUser) ? lastUser.content : undefined).length);
-  const usage = completionUsage(ctx.countTokens ? chatPromptTokens(json, ctx.countTokens) : Math.ceil(promptChars / 4), tokens.length);
+  const usage = completionUsage(
+    ctx.countTokens ? chatPromptTokens(json, ctx.countTokens) : Math.ceil(promptChars / 4),
+    tokens.length,
+  );
 
   if (json.stream !== true) {
     return ok({
@@ -372,7 +450,14 @@ function chatCompletions(ctx: Ctx): Reply {
       object: 'chat.completion',
       created: nowSeconds(),
       model,
-      choices: [{ index: 0, message: { role: 'assistant', content: tokens.join(''), refusal: null, annotations: [] }, logprobs: null, finish_reason: finish }],
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: tokens.join(''), refusal: null, annotations: [] },
+          logprobs: null,
+          finish_reason: finish,
+        },
+      ],
       usage,
       service_tier: 'default',
       system_fingerprint: FINGERPRINT,
@@ -380,7 +465,11 @@ function chatCompletions(ctx: Ctx): Reply {
   }
   const includeUsage = isObject(json.stream_options) && json.stream_options.include_usage === true;
   const chunk = chatChunker(model, includeUsage);
-  const frames = [chunk({ role: 'assistant', content: '', refusal: null }, null), ...tokens.map((t) => chunk({ content: t }, null)), chunk({}, finish)];
+  const frames = [
+    chunk({ role: 'assistant', content: '', refusal: null }, null),
+    ...tokens.map((t) => chunk({ content: t }, null)),
+    chunk({}, finish),
+  ];
   if (includeUsage) frames.push(chunk(null, null, usage));
   frames.push('data: [DONE]\n\n');
   return { type: 'sse', frames };
@@ -396,7 +485,10 @@ function chatPromptTokens(json: Json, count: (text: string) => number): number {
     if (typeof m.name === 'string') total += 1 + count(m.name);
     for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
       const fn = isObject(call) && isObject(call.function) ? call.function : {};
-      total += 3 + count(typeof fn.name === 'string' ? fn.name : '') + count(typeof fn.arguments === 'string' ? fn.arguments : '');
+      total +=
+        3 +
+        count(typeof fn.name === 'string' ? fn.name : '') +
+        count(typeof fn.arguments === 'string' ? fn.arguments : '');
     }
   }
   if (Array.isArray(json.tools)) total += count(JSON.stringify(json.tools));
@@ -406,7 +498,14 @@ function chatPromptTokens(json: Json, count: (text: string) => number): number {
 
 /** Frames for one chat stream: each chunk shares id and created; `delta: null` means the usage chunk (`choices: []`). */
 function chatChunker(model: string, includeUsage: boolean) {
-  const base = { id: `chatcmpl-${randomId()}`, object: 'chat.completion.chunk', created: nowSeconds(), model, service_tier: 'default', system_fingerprint: FINGERPRINT };
+  const base = {
+    id: `chatcmpl-${randomId()}`,
+    object: 'chat.completion.chunk',
+    created: nowSeconds(),
+    model,
+    service_tier: 'default',
+    system_fingerprint: FINGERPRINT,
+  };
   return (delta: Json | null, finish: string | null, usage?: Json) =>
     sse({
       ...base,
@@ -420,17 +519,27 @@ function completions(ctx: Ctx): Reply {
   const invalid = requireFields(json, { model: 'string', prompt: 'any' });
   if (invalid) return invalid;
   const model = json.model as string;
-  const prompts = Array.isArray(json.prompt) && json.prompt.some((p) => typeof p !== 'number') ? json.prompt : [json.prompt];
+  const prompts =
+    Array.isArray(json.prompt) && json.prompt.some((p) => typeof p !== 'number') ? json.prompt : [json.prompt];
   const promptTokens = prompts.reduce<number>((n, p) => n + tokenCount(p), 0);
   const { tokens, finish } = plan(ctx, promptLength(prompts[prompts.length - 1]));
   const usage = completionUsage(promptTokens, tokens.length);
   const base = { id: `cmpl-${randomId()}`, object: 'text_completion', created: nowSeconds(), model };
   if (json.stream !== true) {
-    return ok({ ...base, choices: [{ text: tokens.join(''), index: 0, logprobs: null, finish_reason: finish }], usage, system_fingerprint: FINGERPRINT });
+    return ok({
+      ...base,
+      choices: [{ text: tokens.join(''), index: 0, logprobs: null, finish_reason: finish }],
+      usage,
+      system_fingerprint: FINGERPRINT,
+    });
   }
   const includeUsage = isObject(json.stream_options) && json.stream_options.include_usage === true;
   const chunk = (text: string, finishReason: string | null) =>
-    sse({ ...base, choices: [{ text, index: 0, logprobs: null, finish_reason: finishReason }], ...(includeUsage ? { usage: null } : {}) });
+    sse({
+      ...base,
+      choices: [{ text, index: 0, logprobs: null, finish_reason: finishReason }],
+      ...(includeUsage ? { usage: null } : {}),
+    });
   const frames = [...tokens.map((t) => chunk(t, null)), chunk('', finish)];
   if (includeUsage) frames.push(sse({ ...base, choices: [], usage }));
   frames.push('data: [DONE]\n\n');
@@ -444,8 +553,11 @@ function responses(ctx: Ctx): Reply {
   const invalid = requireFields(json, { model: 'string' });
   if (invalid) return invalid;
   const input = json.input ?? '';
-  const items = typeof input === 'string' ? [{ role: 'user', content: input }] : Array.isArray(input) ? input.filter(isObject) : [];
-  const inputChars = items.reduce<number>((n, m) => n + textOf(m.content).length, 0) + (typeof json.instructions === 'string' ? json.instructions.length : 0);
+  const items =
+    typeof input === 'string' ? [{ role: 'user', content: input }] : Array.isArray(input) ? input.filter(isObject) : [];
+  const inputChars =
+    items.reduce<number>((n, m) => n + textOf(m.content).length, 0) +
+    (typeof json.instructions === 'string' ? json.instructions.length : 0);
   const lastUser = [...items].reverse().find((m) => m.role === 'user' || m.role === undefined);
   const { tokens, finish } = plan(ctx, textOf(lastUser?.content).length);
   const text = tokens.join('');
@@ -454,7 +566,13 @@ function responses(ctx: Ctx): Reply {
   const id = `resp_${randomId()}`;
   const createdAt = nowSeconds();
   const part = (t: string) => ({ type: 'output_text', text: t, annotations: [], logprobs: [] });
-  const message = (status: string, t: string | null) => ({ id: msgId, type: 'message', status, role: 'assistant', content: t === null ? [] : [part(t)] });
+  const message = (status: string, t: string | null) => ({
+    id: msgId,
+    type: 'message',
+    status,
+    role: 'assistant',
+    content: t === null ? [] : [part(t)],
+  });
   const response = (status: string, done: boolean) => ({
     id,
     object: 'response',
@@ -476,7 +594,15 @@ function responses(ctx: Ctx): Reply {
     tools: [],
     top_p: json.top_p ?? 1,
     truncation: 'disabled',
-    usage: done ? { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: tokens.length, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: inputTokens + tokens.length } : null,
+    usage: done
+      ? {
+          input_tokens: inputTokens,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: tokens.length,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: inputTokens + tokens.length,
+        }
+      : null,
     user: null,
     metadata: json.metadata ?? {},
   });
@@ -484,7 +610,8 @@ function responses(ctx: Ctx): Reply {
   if (json.stream !== true) return ok(final);
 
   let seq = 0;
-  const event = (type: string, data: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`;
+  const event = (type: string, data: Json) =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`;
   const at = { item_id: msgId, output_index: 0, content_index: 0 };
   const frames = [
     event('response.created', { response: response('in_progress', false) }),
@@ -509,14 +636,24 @@ function embeddings(ctx: Ctx): Reply {
   if (inputs.length === 0 || inputs.some((i) => i === '' || (Array.isArray(i) && i.length === 0))) {
     return openaiError(400, "'$.input' is invalid. Please check the API reference.", 'invalid_request_error');
   }
-  const dims = typeof json.dimensions === 'number' && json.dimensions > 0 ? Math.floor(json.dimensions) : ctx.dimensions;
+  const dims =
+    typeof json.dimensions === 'number' && json.dimensions > 0 ? Math.floor(json.dimensions) : ctx.dimensions;
   const base64 = json.encoding_format === 'base64';
   const data = inputs.map((input, index) => {
     const vector = embedVector(typeof input === 'string' ? input : JSON.stringify(input), dims);
-    return { object: 'embedding', index, embedding: base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector };
+    return {
+      object: 'embedding',
+      index,
+      embedding: base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector,
+    };
   });
   const promptTokens = inputs.reduce<number>((n, p) => n + tokenCount(p), 0);
-  return ok({ object: 'list', data, model: json.model, usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } });
+  return ok({
+    object: 'list',
+    data,
+    model: json.model,
+    usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+  });
 }
 
 /**
@@ -538,7 +675,9 @@ function rerank(ctx: Ctx): Reply {
   const invalid = requireFields(json, { query: 'string', documents: 'array' });
   if (invalid) return invalid;
   const queryWords = words(json.query as string);
-  const docs = (json.documents as unknown[]).map((d) => (typeof d === 'string' ? d : isObject(d) && typeof d.text === 'string' ? d.text : JSON.stringify(d)));
+  const docs = (json.documents as unknown[]).map((d) =>
+    typeof d === 'string' ? d : isObject(d) && typeof d.text === 'string' ? d.text : JSON.stringify(d),
+  );
   const scored = docs.map((text, index) => {
     const docWords = new Set(words(text));
     const overlap = queryWords.length === 0 ? 0 : queryWords.filter((w) => docWords.has(w)).length / queryWords.length;
@@ -546,11 +685,31 @@ function rerank(ctx: Ctx): Reply {
   });
   scored.sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index);
   const topN = typeof json.top_n === 'number' ? json.top_n : scored.length;
-  const results = scored.slice(0, topN).map((r) => (json.return_documents === true ? { ...r, document: { text: docs[r.index] } } : r));
-  return ok({ id: randomUUID(), results, meta: { api_version: { version: '2', is_experimental: false }, billed_units: { search_units: 1 } } });
+  const results = scored
+    .slice(0, topN)
+    .map((r) => (json.return_documents === true ? { ...r, document: { text: docs[r.index] } } : r));
+  return ok({
+    id: randomUUID(),
+    results,
+    meta: { api_version: { version: '2', is_experimental: false }, billed_units: { search_units: 1 } },
+  });
 }
 
-const MODERATION_CATEGORIES = ['harassment', 'harassment/threatening', 'hate', 'hate/threatening', 'illicit', 'illicit/violent', 'self-harm', 'self-harm/intent', 'self-harm/instructions', 'sexual', 'sexual/minors', 'violence', 'violence/graphic'];
+const MODERATION_CATEGORIES = [
+  'harassment',
+  'harassment/threatening',
+  'hate',
+  'hate/threatening',
+  'illicit',
+  'illicit/violent',
+  'self-harm',
+  'self-harm/intent',
+  'self-harm/instructions',
+  'sexual',
+  'sexual/minors',
+  'violence',
+  'violence/graphic',
+];
 
 /** One result per input; an input containing "FLAG" is flagged for violence, everything else passes. */
 function moderations(ctx: Ctx): Reply {
@@ -560,7 +719,8 @@ function moderations(ctx: Ctx): Reply {
   const inputs = Array.isArray(json.input) ? json.input : [json.input];
   const results = inputs.map((input) => {
     const flagged = textOf(isObject(input) && input.type === 'text' ? input.text : input).includes('FLAG');
-    const fields = (value: (c: string) => unknown) => Object.fromEntries(MODERATION_CATEGORIES.map((c) => [c, value(c)]));
+    const fields = (value: (c: string) => unknown) =>
+      Object.fromEntries(MODERATION_CATEGORIES.map((c) => [c, value(c)]));
     return {
       flagged,
       categories: fields((c) => flagged && c === 'violence'),
@@ -568,7 +728,11 @@ function moderations(ctx: Ctx): Reply {
       category_applied_input_types: fields(() => ['text']),
     };
   });
-  return ok({ id: `modr-${randomId()}`, model: typeof json.model === 'string' ? json.model : 'omni-moderation-latest', results });
+  return ok({
+    id: `modr-${randomId()}`,
+    model: typeof json.model === 'string' ? json.model : 'omni-moderation-latest',
+    results,
+  });
 }
 
 // --- images and audio ----------------------------------------------------------------------
@@ -580,10 +744,19 @@ function images(ctx: Ctx): Reply {
   const n = typeof json.n === 'number' && json.n > 0 ? Math.floor(json.n) : 1;
   const model = typeof json.model === 'string' ? json.model : 'dall-e-2';
   const asUrl = json.response_format === 'url';
-  const data = Array.from({ length: n }, (_, i) => (asUrl ? { url: `https://images.mock.invalid/${randomId()}-${i}.png` } : { b64_json: PNG_1X1 }));
+  const data = Array.from({ length: n }, (_, i) =>
+    asUrl ? { url: `https://images.mock.invalid/${randomId()}-${i}.png` } : { b64_json: PNG_1X1 },
+  );
   const promptTokens = Math.ceil((json.prompt as string).length / 4);
   const usage = model.startsWith('gpt-image')
-    ? { usage: { input_tokens: promptTokens, input_tokens_details: { image_tokens: 0, text_tokens: promptTokens }, output_tokens: 272 * n, total_tokens: promptTokens + 272 * n } }
+    ? {
+        usage: {
+          input_tokens: promptTokens,
+          input_tokens_details: { image_tokens: 0, text_tokens: promptTokens },
+          output_tokens: 272 * n,
+          total_tokens: promptTokens + 272 * n,
+        },
+      }
     : {};
   return ok({ created: nowSeconds(), data, ...usage });
 }
@@ -595,14 +768,26 @@ function speech(ctx: Ctx): Reply {
   const format = typeof ctx.json.response_format === 'string' ? ctx.json.response_format : 'mp3';
   const header = Buffer.from([0x49, 0x44, 0x33, 0x04, 0, 0, 0, 0, 0, 0, 0xff, 0xfb, 0x90, 0x00]);
   const ramp = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
-  return { type: 'bytes', status: 200, headers: { 'content-type': AUDIO_TYPES[format] ?? 'audio/mpeg', 'x-request-id': requestId() }, body: Buffer.concat([header, ramp]), chunked: true };
+  return {
+    type: 'bytes',
+    status: 200,
+    headers: { 'content-type': AUDIO_TYPES[format] ?? 'audio/mpeg', 'x-request-id': requestId() },
+    body: Buffer.concat([header, ramp]),
+    chunked: true,
+  };
 }
 
 /** The multipart body is only recorded; `response_format` is read from it so text formats answer text/plain. */
 function transcription(ctx: Ctx, text: string): Reply {
-  const format = /name="response_format"\r\n(?:[^\r\n]+\r\n)*\r\n([^\r\n]*)/.exec(ctx.body.toString('latin1'))?.[1] ?? 'json';
+  const format =
+    /name="response_format"\r\n(?:[^\r\n]+\r\n)*\r\n([^\r\n]*)/.exec(ctx.body.toString('latin1'))?.[1] ?? 'json';
   if (format === 'text' || format === 'srt' || format === 'vtt') {
-    return { type: 'bytes', status: 200, headers: { 'content-type': 'text/plain; charset=utf-8', 'x-request-id': requestId() }, body: Buffer.from(`${text}\n`) };
+    return {
+      type: 'bytes',
+      status: 200,
+      headers: { 'content-type': 'text/plain; charset=utf-8', 'x-request-id': requestId() },
+      body: Buffer.from(`${text}\n`),
+    };
   }
   return ok({ text });
 }
@@ -611,7 +796,10 @@ function transcription(ctx: Ctx, text: string): Reply {
 
 /** Everything the mock does not serve: what arrived, so pass-through tests can compare bytes. */
 function echoReply(ctx: Ctx, url: string): Reply {
-  const connection = String(ctx.headers.connection ?? '').toLowerCase().split(',').map((s) => s.trim());
+  const connection = String(ctx.headers.connection ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((s) => s.trim());
   const headers: Record<string, string> = {};
   for (let i = 0; i + 1 < ctx.rawHeaders.length; i += 2) {
     const name = (ctx.rawHeaders[i] ?? '').toLowerCase();
@@ -625,14 +813,21 @@ function echoReply(ctx: Ctx, url: string): Reply {
 function binaryReply(n: number): Reply {
   const body = Buffer.allocUnsafe(n);
   for (let i = 0; i < n; i++) body[i] = i & 0xff;
-  return { type: 'bytes', status: 200, headers: { 'content-type': 'application/octet-stream', 'x-mock-header': 'yes' }, body };
+  return {
+    type: 'bytes',
+    status: 200,
+    headers: { 'content-type': 'application/octet-stream', 'x-mock-header': 'yes' },
+    body,
+  };
 }
 
 // --- small pieces --------------------------------------------------------------------------
 
 function plan(ctx: Ctx, inputChars: number): { tokens: string[]; finish: 'stop' | 'length' } {
   const { json } = ctx;
-  const cap = [json.max_completion_tokens, json.max_tokens, json.max_output_tokens].find((v): v is number => typeof v === 'number' && v > 0);
+  const cap = [json.max_completion_tokens, json.max_tokens, json.max_output_tokens].find(
+    (v): v is number => typeof v === 'number' && v > 0,
+  );
   const count = cap !== undefined && cap < ctx.words ? cap : ctx.words;
   return { tokens: replyTokens(inputChars, count), finish: count < ctx.words ? 'length' : 'stop' };
 }
@@ -649,7 +844,12 @@ function completionUsage(prompt: number, completion: number) {
     completion_tokens: completion,
     total_tokens: prompt + completion,
     prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }
 
@@ -673,35 +873,73 @@ const words = (text: string) => text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
 function requireFields(json: Json, fields: Record<string, 'string' | 'array' | 'any'>): Reply | null {
   for (const [name, kind] of Object.entries(fields)) {
     const value = json[name];
-    if (value === undefined || value === null) return openaiError(400, `Missing required parameter: '${name}'.`, 'invalid_request_error', name, 'missing_required_parameter');
+    if (value === undefined || value === null)
+      return openaiError(
+        400,
+        `Missing required parameter: '${name}'.`,
+        'invalid_request_error',
+        name,
+        'missing_required_parameter',
+      );
     const actual = Array.isArray(value) ? 'array' : typeof value;
     if (kind !== 'any' && actual !== kind) {
-      return openaiError(400, `Invalid type for '${name}': expected ${kind === 'array' ? 'an array' : 'a string'}, but got ${actual === 'array' ? 'an array' : `a ${actual}`} instead.`, 'invalid_request_error', name, 'invalid_type');
+      return openaiError(
+        400,
+        `Invalid type for '${name}': expected ${kind === 'array' ? 'an array' : 'a string'}, but got ${actual === 'array' ? 'an array' : `a ${actual}`} instead.`,
+        'invalid_request_error',
+        name,
+        'invalid_type',
+      );
     }
   }
   return null;
 }
 
-function openaiError(status: number, message: string, type: string, param: string | null = null, code: string | null = null): Reply {
+function openaiError(
+  status: number,
+  message: string,
+  type: string,
+  param: string | null = null,
+  code: string | null = null,
+): Reply {
   return { type: 'json', status, body: { error: { message, type, param, code } } };
 }
 
 /** The body OpenAI sends for each family of status, for `behave({ kind: 'error', status })`. */
 function defaultErrorBody(status: number): unknown {
   const [message, type, code] =
-    status === 401 ? ['Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key']
-    : status === 403 ? ['You are not allowed to access this resource.', 'invalid_request_error', 'unsupported_country_region_territory']
-    : status === 404 ? ['The model does not exist or you do not have access to it.', 'invalid_request_error', 'model_not_found']
-    : status === 429 ? ['Rate limit reached for requests. Please try again later.', 'requests', 'rate_limit_exceeded']
-    : status >= 500 ? ['The server had an error while processing your request. Sorry about that!', 'server_error', null]
-    : ['Mock error.', 'invalid_request_error', null];
+    status === 401
+      ? ['Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key']
+      : status === 403
+        ? [
+            'You are not allowed to access this resource.',
+            'invalid_request_error',
+            'unsupported_country_region_territory',
+          ]
+        : status === 404
+          ? ['The model does not exist or you do not have access to it.', 'invalid_request_error', 'model_not_found']
+          : status === 429
+            ? ['Rate limit reached for requests. Please try again later.', 'requests', 'rate_limit_exceeded']
+            : status >= 500
+              ? ['The server had an error while processing your request. Sorry about that!', 'server_error', null]
+              : ['Mock error.', 'invalid_request_error', null];
   return { error: { message, type, param: null, code } };
 }
 
-const writeSseHead = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': requestId() });
+const writeSseHead = (res: ServerResponse) =>
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-request-id': requestId(),
+  });
 const ok = (body: unknown): Reply => ({ type: 'json', status: 200, body });
 const sse = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
-const modelObject = (id: string) => ({ id, object: 'model', created: 1_700_000_000, owned_by: id.startsWith('gpt') || id.startsWith('text-') ? 'system' : 'openai' });
+const modelObject = (id: string) => ({
+  id,
+  object: 'model',
+  created: 1_700_000_000,
+  owned_by: id.startsWith('gpt') || id.startsWith('text-') ? 'system' : 'openai',
+});
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 const randomId = () => randomBytes(12).toString('hex');
 const requestId = () => `req_${randomBytes(16).toString('hex')}`;

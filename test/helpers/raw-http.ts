@@ -11,14 +11,27 @@ export interface RawAnswer {
  * sending) with `connection: close`, and reads the answer to the end. Chunked bodies are
  * returned as they came, chunk sizes included.
  */
-export function rawRequest(baseUrl: string, method: string, path: string, headers: Record<string, string>, body = ''): Promise<RawAnswer> {
+export function rawRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body = '',
+): Promise<RawAnswer> {
   const { port } = new URL(baseUrl);
-  const lines = Object.entries({ host: 'localhost', ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}), connection: 'close' })
+  const lines = Object.entries({
+    host: 'localhost',
+    ...headers,
+    ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}),
+    connection: 'close',
+  })
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('');
   return new Promise((resolve, reject) => {
     // Written, not ended: a half-closed connection makes the server abort the request in flight.
-    const socket = connect(Number(port), '127.0.0.1', () => socket.write(`${method} ${path} HTTP/1.1\r\n${lines}\r\n${body}`));
+    const socket = connect(Number(port), '127.0.0.1', () =>
+      socket.write(`${method} ${path} HTTP/1.1\r\n${lines}\r\n${body}`),
+    );
     const chunks: Buffer[] = [];
     socket.on('data', (d: Buffer) => chunks.push(d));
     socket.on('end', () => resolve(parseAnswer(Buffer.concat(chunks).toString('utf8'))));
@@ -55,11 +68,13 @@ export function openRequest(baseUrl: string, head: string) {
     firstByte();
   });
   socket.on('error', () => {}); // a reset after the answer is expected; the answer is what counts
-  const done = new Promise<void>((resolve) => socket.on('close', () => {
-    closed = true;
-    firstByte();
-    resolve();
-  }));
+  const done = new Promise<void>((resolve) =>
+    socket.on('close', () => {
+      closed = true;
+      firstByte();
+      resolve();
+    }),
+  );
   socket.write(head);
   return {
     answered,
@@ -72,7 +87,8 @@ export function openRequest(baseUrl: string, head: string) {
       while (sent < total && chunks.length === 0 && !closed) {
         const frame = Buffer.concat([Buffer.from(`${chunkSize.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]);
         sent += chunkSize;
-        if (!socket.write(frame)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), answered]);
+        if (!socket.write(frame))
+          await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), answered]);
       }
       if (sent >= total && !closed && chunks.length === 0) socket.write('0\r\n\r\n');
       return sent;

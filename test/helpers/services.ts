@@ -19,7 +19,8 @@ export async function serviceAvailable(port: number): Promise<boolean> {
     socket.once('error', () => resolve(false));
     socket.connect(port, '127.0.0.1');
   });
-  if (!reachable && process.env.CI === 'true') throw new Error(`CI needs the service on 127.0.0.1:${port}, and it is not reachable`);
+  if (!reachable && process.env.CI === 'true')
+    throw new Error(`CI needs the service on 127.0.0.1:${port}, and it is not reachable`);
   return reachable;
 }
 

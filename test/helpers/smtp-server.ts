@@ -24,7 +24,11 @@ export async function startSmtp(options: { port?: number; auth?: SMTPServerOptio
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
         const from = session.envelope.mailFrom;
-        received.push({ mailFrom: from ? from.address : '', rcptTo: session.envelope.rcptTo.map((a) => a.address), raw: Buffer.concat(chunks).toString('utf8') });
+        received.push({
+          mailFrom: from ? from.address : '',
+          rcptTo: session.envelope.rcptTo.map((a) => a.address),
+          raw: Buffer.concat(chunks).toString('utf8'),
+        });
         callback();
       });
     },
@@ -35,8 +39,8 @@ export async function startSmtp(options: { port?: number; auth?: SMTPServerOptio
   });
   const port = (server.server.address() as AddressInfo).port;
   let closed = false;
-  const close = () => (closed ? Promise.resolve() : ((closed = true), new Promise<void>((resolve) => server.close(() => resolve()))));
+  const close = () =>
+    closed ? Promise.resolve() : ((closed = true), new Promise<void>((resolve) => server.close(() => resolve())));
   onTestFinished(close);
   return { port, received, close };
 }
-

@@ -29,9 +29,20 @@ export function makeTempDir(prefix = 'svcgw-test-'): string {
  * Starts the real server in-process on an ephemeral 127.0.0.1 port over a fresh SQLite file,
  * and stops it when the test ends.
  */
-export async function startTestServer(options: { clock?: Clock; env?: Record<string, string>; dataDir?: string; autoClose?: boolean; upstreamDispatcher?: Dispatcher } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: {
+    clock?: Clock;
+    env?: Record<string, string>;
+    dataDir?: string;
+    autoClose?: boolean;
+    upstreamDispatcher?: Dispatcher;
+  } = {},
+): Promise<TestServer> {
   const dataDir = options.dataDir ?? makeTempDir();
-  const config = loadConfig({ flags: { port: 0, host: '127.0.0.1', data_dir: dataDir }, env: { SVCGW_LOG_LEVEL: 'info', ...options.env } });
+  const config = loadConfig({
+    flags: { port: 0, host: '127.0.0.1', data_dir: dataDir },
+    env: { SVCGW_LOG_LEVEL: 'info', ...options.env },
+  });
   const logLines: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -40,7 +51,12 @@ export async function startTestServer(options: { clock?: Clock; env?: Record<str
     },
   });
   const logger = createLogger({ level: config.log_level, pretty: false, destination });
-  const server = await startServer({ config, logger, ...(options.clock ? { clock: options.clock } : {}), ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}) });
+  const server = await startServer({
+    config,
+    logger,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}),
+  });
   const adminKey = server.bootstrap.adminApiKey ?? options.env?.SVCGW_BOOTSTRAP_ADMIN_KEY ?? '';
   let closed = false;
   const close = async () => {

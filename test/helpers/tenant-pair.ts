@@ -24,7 +24,12 @@ export async function startTenantPair(options: { clock?: Clock } = {}) {
   const tenant = async (name: string, slug: string): Promise<Tenant> => {
     const workspace = await createWorkspace(g.admin, name, slug);
     const userId = await addUser(g.server.db, organisationId, 'member', [{ workspaceId: workspace.id, role: 'admin' }]);
-    const key = await createWorkspaceKey(g.admin, { workspace_id: slug, scopes: [...WORKSPACE_SCOPES], user_id: userId, name: `${slug} key` });
+    const key = await createWorkspaceKey(g.admin, {
+      workspace_id: slug,
+      scopes: [...WORKSPACE_SCOPES],
+      user_id: userId,
+      name: `${slug} key`,
+    });
     return { id: workspace.id, slug, userId, keyId: key.id, key: key.key, client: apiClient(g.baseUrl, key.key) };
   };
   const a = await tenant('Team A', 'team-a');

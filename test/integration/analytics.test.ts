@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/lib/clock.js';
-import { createRequestLogRepository, LATENCY_RELATIVE_ERROR, type RequestLogInsert } from '../../src/storage/repositories/request-logs.js';
+import {
+  createRequestLogRepository,
+  LATENCY_RELATIVE_ERROR,
+  type RequestLogInsert,
+} from '../../src/storage/repositories/request-logs.js';
 import { createWorkspace } from '../helpers/fixtures.js';
 import { apiClient } from '../helpers/http.js';
 import { startTestServer } from '../helpers/start-test-server.js';
@@ -18,7 +22,8 @@ const CFG = randomUUID();
  * nearest-rank value, and exact at rank 1 and rank n (the smallest and largest latency).
  */
 const near = (exact: number) => ({
-  asymmetricMatch: (actual: unknown) => typeof actual === 'number' && Math.abs(actual - exact) <= exact * LATENCY_RELATIVE_ERROR,
+  asymmetricMatch: (actual: unknown) =>
+    typeof actual === 'number' && Math.abs(actual - exact) <= exact * LATENCY_RELATIVE_ERROR,
   toString: () => `within ${(LATENCY_RELATIVE_ERROR * 100).toFixed(2)} % of ${exact}`,
   toAsymmetricMatcher: () => `near(${exact})`,
 });
@@ -31,20 +36,89 @@ const near = (exact: number) => ({
  */
 function rows(organisationId: string, defaultWs: string, wsB: string): RequestLogInsert[] {
   const base = (over: Partial<RequestLogInsert>): RequestLogInsert => ({
-    id: randomUUID(), trace_id: randomUUID(), request_id: randomUUID(), organisation_id: organisationId, workspace_id: defaultWs, api_key_id: K1,
-    provider: 'openai', credential_source: 'direct', model: 'gpt-4o', endpoint_type: 'chatComplete', method: 'POST', path: '/v1/chat/completions',
-    status_code: 200, is_success: 1, is_stream: 0, latency_ms: 100, prompt_tokens: null, completion_tokens: null, cached_tokens: null, total_tokens: null,
-    cost: null, cost_currency: 'USD', cache_status: 'DISABLED', metadata: null, created_at: at('06:00'), retry_count: 0, ...over,
+    id: randomUUID(),
+    trace_id: randomUUID(),
+    request_id: randomUUID(),
+    organisation_id: organisationId,
+    workspace_id: defaultWs,
+    api_key_id: K1,
+    provider: 'openai',
+    credential_source: 'direct',
+    model: 'gpt-4o',
+    endpoint_type: 'chatComplete',
+    method: 'POST',
+    path: '/v1/chat/completions',
+    status_code: 200,
+    is_success: 1,
+    is_stream: 0,
+    latency_ms: 100,
+    prompt_tokens: null,
+    completion_tokens: null,
+    cached_tokens: null,
+    total_tokens: null,
+    cost: null,
+    cost_currency: 'USD',
+    cache_status: 'DISABLED',
+    metadata: null,
+    created_at: at('06:00'),
+    retry_count: 0,
+    ...over,
   });
   const tokens = (p: number, c: number) => ({ prompt_tokens: p, completion_tokens: c, total_tokens: p + c });
   return [
-    base({ credential_source: 'provider:openai-prod', latency_ms: 100, ...tokens(10, 20), cost: 0.001, cache_status: 'HIT', metadata: '{"env":"prod","team":"a"}', config_id: CFG }),
-    base({ credential_source: 'provider:openai-prod', latency_ms: 200, ...tokens(20, 30), cost: 0.002, cache_status: 'MISS', metadata: '{"env":"prod"}', created_at: at('06:10') }),
+    base({
+      credential_source: 'provider:openai-prod',
+      latency_ms: 100,
+      ...tokens(10, 20),
+      cost: 0.001,
+      cache_status: 'HIT',
+      metadata: '{"env":"prod","team":"a"}',
+      config_id: CFG,
+    }),
+    base({
+      credential_source: 'provider:openai-prod',
+      latency_ms: 200,
+      ...tokens(20, 30),
+      cost: 0.002,
+      cache_status: 'MISS',
+      metadata: '{"env":"prod"}',
+      created_at: at('06:10'),
+    }),
     base({ status_code: 500, is_success: 0, latency_ms: 300, created_at: at('07:00') }),
-    base({ api_key_id: K2, provider: 'anthropic', credential_source: 'virtual_key:claude', model: 'claude', latency_ms: 400, ...tokens(5, 5), cost: 0.0005, cache_status: 'SEMANTIC_HIT', metadata: '{"env":"dev"}', created_at: at('07:05') }),
-    base({ api_key_id: K2, provider: 'anthropic', credential_source: 'virtual_key:claude', model: 'claude', status_code: 429, is_success: 0, latency_ms: 500, metadata: '{"env":"dev"}', created_at: at('07:30') }),
+    base({
+      api_key_id: K2,
+      provider: 'anthropic',
+      credential_source: 'virtual_key:claude',
+      model: 'claude',
+      latency_ms: 400,
+      ...tokens(5, 5),
+      cost: 0.0005,
+      cache_status: 'SEMANTIC_HIT',
+      metadata: '{"env":"dev"}',
+      created_at: at('07:05'),
+    }),
+    base({
+      api_key_id: K2,
+      provider: 'anthropic',
+      credential_source: 'virtual_key:claude',
+      model: 'claude',
+      status_code: 429,
+      is_success: 0,
+      latency_ms: 500,
+      metadata: '{"env":"dev"}',
+      created_at: at('07:30'),
+    }),
     ...Array.from({ length: 20 }, (_, i) =>
-      base({ workspace_id: wsB, api_key_id: K3, credential_source: 'custom_host', model: 'gpt-4o-mini', latency_ms: 10 * (i + 1), ...tokens(60, 40), cost: 0.0001, created_at: at(`08:${String(i).padStart(2, '0')}`) }),
+      base({
+        workspace_id: wsB,
+        api_key_id: K3,
+        credential_source: 'custom_host',
+        model: 'gpt-4o-mini',
+        latency_ms: 10 * (i + 1),
+        ...tokens(60, 40),
+        cost: 0.0001,
+        created_at: at(`08:${String(i).padStart(2, '0')}`),
+      }),
     ),
   ];
 }
@@ -79,43 +153,116 @@ describe('analytics over known rows', () => {
         { model: 'claude', requests: 2, object: 'analytics-group' },
       ],
     });
-    expect(await pairs('/v1/analytics/groups/ai_service', 'ai_service')).toEqual([['openai', 23], ['anthropic', 2]]);
-    expect(await pairs('/v1/analytics/groups/status_code', 'status_code')).toEqual([[200, 23], [429, 1], [500, 1]]);
-    expect(await pairs('/v1/analytics/groups/api_key', 'api_key')).toEqual([[K3, 20], [K1, 3], [K2, 2]]);
-    expect(await pairs('/v1/analytics/groups/config', 'config')).toEqual([[null, 24], [CFG, 1]]);
-    expect(await pairs('/v1/analytics/groups/provider', 'provider')).toEqual([['custom_host', 20], ['provider:openai-prod', 2], ['virtual_key:claude', 2], ['direct', 1]]);
+    expect(await pairs('/v1/analytics/groups/ai_service', 'ai_service')).toEqual([
+      ['openai', 23],
+      ['anthropic', 2],
+    ]);
+    expect(await pairs('/v1/analytics/groups/status_code', 'status_code')).toEqual([
+      [200, 23],
+      [429, 1],
+      [500, 1],
+    ]);
+    expect(await pairs('/v1/analytics/groups/api_key', 'api_key')).toEqual([
+      [K3, 20],
+      [K1, 3],
+      [K2, 2],
+    ]);
+    expect(await pairs('/v1/analytics/groups/config', 'config')).toEqual([
+      [null, 24],
+      [CFG, 1],
+    ]);
+    expect(await pairs('/v1/analytics/groups/provider', 'provider')).toEqual([
+      ['custom_host', 20],
+      ['provider:openai-prod', 2],
+      ['virtual_key:claude', 2],
+      ['direct', 1],
+    ]);
     expect(await pairs('/v1/analytics/groups/prompt', 'prompt')).toEqual([[null, 25]]);
     const byWorkspace = await get('/v1/analytics/groups/workspace');
     expect(byWorkspace.data).toEqual([
       { workspace: b.id, requests: 20, workspace_slug: 'team-b', workspace_name: 'Team B', object: 'analytics-group' },
-      { workspace: workspaceId, requests: 5, workspace_slug: 'default', workspace_name: expect.any(String), object: 'analytics-group' },
+      {
+        workspace: workspaceId,
+        requests: 5,
+        workspace_slug: 'default',
+        workspace_name: expect.any(String),
+        object: 'analytics-group',
+      },
     ]);
     // /v1/logs/groups answers the same.
     expect(await get('/v1/logs/groups/model')).toEqual(byModel);
     // Pages are 0-based; total counts every group.
-    expect(await get('/v1/analytics/groups/model?page_size=1&current_page=1')).toMatchObject({ total: 3, data: [{ model: 'gpt-4o', requests: 3 }] });
+    expect(await get('/v1/analytics/groups/model?page_size=1&current_page=1')).toMatchObject({
+      total: 3,
+      data: [{ model: 'gpt-4o', requests: 3 }],
+    });
   });
 
   it('computes every column by hand', async () => {
     const { get } = await setUp();
-    const all = 'cost,total_tokens,avg_tokens,avg_input_tokens,avg_output_tokens,avg_latency,p95_latency,p99_latency,success_rate,error_count,cache_hit_rate,last_seen,first_seen';
+    const all =
+      'cost,total_tokens,avg_tokens,avg_input_tokens,avg_output_tokens,avg_latency,p95_latency,p99_latency,success_rate,error_count,cache_hit_rate,last_seen,first_seen';
     const body = await get(`/v1/analytics/groups/model?columns=${all}`);
     const byModel = Object.fromEntries(body.data.map((g: any) => [g.model, g]));
     expect(byModel['gpt-4o']).toEqual({
-      model: 'gpt-4o', requests: 3, cost: 0.003, total_tokens: 80, avg_tokens: 40, avg_input_tokens: 15, avg_output_tokens: 25, avg_latency: 200,
-      p95_latency: 300, p99_latency: 300, success_rate: 0.6667, error_count: 1, cache_hit_rate: 0.3333, last_seen: at('07:00'), first_seen: at('06:00'), object: 'analytics-group',
+      model: 'gpt-4o',
+      requests: 3,
+      cost: 0.003,
+      total_tokens: 80,
+      avg_tokens: 40,
+      avg_input_tokens: 15,
+      avg_output_tokens: 25,
+      avg_latency: 200,
+      p95_latency: 300,
+      p99_latency: 300,
+      success_rate: 0.6667,
+      error_count: 1,
+      cache_hit_rate: 0.3333,
+      last_seen: at('07:00'),
+      first_seen: at('06:00'),
+      object: 'analytics-group',
     });
     expect(byModel.claude).toEqual({
-      model: 'claude', requests: 2, cost: 0.0005, total_tokens: 10, avg_tokens: 10, avg_input_tokens: 5, avg_output_tokens: 5, avg_latency: 450,
-      p95_latency: 500, p99_latency: 500, success_rate: 0.5, error_count: 1, cache_hit_rate: 0.5, last_seen: at('07:30'), first_seen: at('07:05'), object: 'analytics-group',
+      model: 'claude',
+      requests: 2,
+      cost: 0.0005,
+      total_tokens: 10,
+      avg_tokens: 10,
+      avg_input_tokens: 5,
+      avg_output_tokens: 5,
+      avg_latency: 450,
+      p95_latency: 500,
+      p99_latency: 500,
+      success_rate: 0.5,
+      error_count: 1,
+      cache_hit_rate: 0.5,
+      last_seen: at('07:30'),
+      first_seen: at('07:05'),
+      object: 'analytics-group',
     });
     // Latencies 10, 20, …, 200: nearest rank 19 of 20 for p95 (approximate), 20 for p99 (the largest, exact).
     expect(byModel['gpt-4o-mini']).toEqual({
-      model: 'gpt-4o-mini', requests: 20, cost: 0.002, total_tokens: 2000, avg_tokens: 100, avg_input_tokens: 60, avg_output_tokens: 40, avg_latency: 105,
-      p95_latency: near(190), p99_latency: 200, success_rate: 1, error_count: 0, cache_hit_rate: 0, last_seen: at('08:19'), first_seen: at('08:00'), object: 'analytics-group',
+      model: 'gpt-4o-mini',
+      requests: 20,
+      cost: 0.002,
+      total_tokens: 2000,
+      avg_tokens: 100,
+      avg_input_tokens: 60,
+      avg_output_tokens: 40,
+      avg_latency: 105,
+      p95_latency: near(190),
+      p99_latency: 200,
+      success_rate: 1,
+      error_count: 0,
+      cache_hit_rate: 0,
+      last_seen: at('08:19'),
+      first_seen: at('08:00'),
+      object: 'analytics-group',
     });
     // Only the columns asked for, in that order; repeats ignored.
-    expect(Object.keys((await get('/v1/analytics/groups/model?columns=error_count,cost,error_count')).data[0])).toEqual(['model', 'requests', 'error_count', 'cost', 'object']);
+    expect(Object.keys((await get('/v1/analytics/groups/model?columns=error_count,cost,error_count')).data[0])).toEqual(
+      ['model', 'requests', 'error_count', 'cost', 'object'],
+    );
   });
 
   it('summarises the window: requests, cost, tokens, latency percentiles, errors, cache hits', async () => {
@@ -126,17 +273,36 @@ describe('analytics over known rows', () => {
     expect(body.start_time).toBe(new Date(NOW - 7 * 86_400_000).toISOString());
     // 25 latencies: 10..200 by 10 plus 100, 200, 300, 400, 500. Ranks 13, 23, 24 (approximate), 25 (exact).
     expect(body.summary).toEqual({
-      requests: 25, successes: 23, errors: 2, success_rate: 0.92, error_rate: 0.08, cost: 0.0055, cost_currency: 'USD',
-      total_tokens: 2090, prompt_tokens: 1235, completion_tokens: 855, avg_tokens: 90.87, avg_latency: 144,
-      p50_latency: near(120), p90_latency: near(300), p95_latency: near(400), p99_latency: 500, cache_hits: 2, cache_hit_rate: 0.08,
-      first_seen: at('06:00'), last_seen: at('08:19'),
+      requests: 25,
+      successes: 23,
+      errors: 2,
+      success_rate: 0.92,
+      error_rate: 0.08,
+      cost: 0.0055,
+      cost_currency: 'USD',
+      total_tokens: 2090,
+      prompt_tokens: 1235,
+      completion_tokens: 855,
+      avg_tokens: 90.87,
+      avg_latency: 144,
+      p50_latency: near(120),
+      p90_latency: near(300),
+      p95_latency: near(400),
+      p99_latency: 500,
+      cache_hits: 2,
+      cache_hit_rate: 0.08,
+      first_seen: at('06:00'),
+      last_seen: at('08:19'),
     });
   });
 
   it('applies every filter', async () => {
     const { get, pairs, b } = await setUp();
     const requests = async (query: string) => (await get(`/v1/analytics/summary?${query}`)).summary.requests;
-    expect(await pairs('/v1/analytics/groups/status_code?model=gpt-4o', 'status_code')).toEqual([[200, 2], [500, 1]]);
+    expect(await pairs('/v1/analytics/groups/status_code?model=gpt-4o', 'status_code')).toEqual([
+      [200, 2],
+      [500, 1],
+    ]);
     expect(await requests('status_code=500,429')).toBe(2);
     expect(await requests('status_code=200')).toBe(23);
     expect(await requests(`metadata=${encodeURIComponent('{"env":"prod"}')}`)).toBe(2);
@@ -150,25 +316,78 @@ describe('analytics over known rows', () => {
     expect(await requests('model=no-such-model')).toBe(0);
     // Bounds are inclusive.
     expect(await requests(`start_time=${at('07:00')}&end_time=${at('07:30')}`)).toBe(3);
-    expect(await pairs(`/v1/analytics/groups/model?start_time=${at('07:00')}&end_time=${at('07:30')}&columns=cost`, 'model')).toEqual([['claude', 2], ['gpt-4o', 1]]);
+    expect(
+      await pairs(`/v1/analytics/groups/model?start_time=${at('07:00')}&end_time=${at('07:30')}&columns=cost`, 'model'),
+    ).toEqual([
+      ['claude', 2],
+      ['gpt-4o', 1],
+    ]);
     // Parts of hours at both edges (request_logs) around a whole hour (rollups): 06:10; 07:00, 07:05, 07:30; 08:00…08:10.
     expect(await requests(`start_time=${at('06:05')}&end_time=${at('08:10')}`)).toBe(1 + 3 + 11);
-    const edges = await get(`/v1/analytics/groups/model?start_time=${at('06:05')}&end_time=${at('08:10')}&columns=cost,avg_latency,first_seen,last_seen`);
+    const edges = await get(
+      `/v1/analytics/groups/model?start_time=${at('06:05')}&end_time=${at('08:10')}&columns=cost,avg_latency,first_seen,last_seen`,
+    );
     expect(edges.data).toEqual([
-      { model: 'gpt-4o-mini', requests: 11, cost: 0.0011, avg_latency: 60, first_seen: at('08:00'), last_seen: at('08:10'), object: 'analytics-group' },
-      { model: 'claude', requests: 2, cost: 0.0005, avg_latency: 450, first_seen: at('07:05'), last_seen: at('07:30'), object: 'analytics-group' },
-      { model: 'gpt-4o', requests: 2, cost: 0.002, avg_latency: 250, first_seen: at('06:10'), last_seen: at('07:00'), object: 'analytics-group' },
+      {
+        model: 'gpt-4o-mini',
+        requests: 11,
+        cost: 0.0011,
+        avg_latency: 60,
+        first_seen: at('08:00'),
+        last_seen: at('08:10'),
+        object: 'analytics-group',
+      },
+      {
+        model: 'claude',
+        requests: 2,
+        cost: 0.0005,
+        avg_latency: 450,
+        first_seen: at('07:05'),
+        last_seen: at('07:30'),
+        object: 'analytics-group',
+      },
+      {
+        model: 'gpt-4o',
+        requests: 2,
+        cost: 0.002,
+        avg_latency: 250,
+        first_seen: at('06:10'),
+        last_seen: at('07:00'),
+        object: 'analytics-group',
+      },
     ]);
     // With a metadata filter the same window is read from request_logs alone.
-    expect(await requests(`start_time=${at('06:05')}&end_time=${at('08:10')}&metadata=${encodeURIComponent('{"env":"prod"}')}`)).toBe(1);
+    expect(
+      await requests(
+        `start_time=${at('06:05')}&end_time=${at('08:10')}&metadata=${encodeURIComponent('{"env":"prod"}')}`,
+      ),
+    ).toBe(1);
   });
 
   it('defaults to the last 7 days, reaches back METRICS_RETENTION_DISPLAY through rollups, and LOG_RETENTION_DISPLAY with a metadata filter', async () => {
     const { get, repo, organisationId, workspaceId } = await setUp();
     const old = (daysAgo: number, metadata: string | null = null): RequestLogInsert => ({
-      id: randomUUID(), trace_id: randomUUID(), request_id: randomUUID(), organisation_id: organisationId, workspace_id: workspaceId, api_key_id: K1,
-      provider: 'openai', credential_source: 'direct', model: 'old', endpoint_type: 'chatComplete', method: 'POST', path: '/v1/chat/completions',
-      status_code: 200, is_success: 1, is_stream: 0, latency_ms: 1, cost_currency: 'USD', cache_status: 'DISABLED', retry_count: 0, metadata, created_at: new Date(NOW - daysAgo * 86_400_000).toISOString(),
+      id: randomUUID(),
+      trace_id: randomUUID(),
+      request_id: randomUUID(),
+      organisation_id: organisationId,
+      workspace_id: workspaceId,
+      api_key_id: K1,
+      provider: 'openai',
+      credential_source: 'direct',
+      model: 'old',
+      endpoint_type: 'chatComplete',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      status_code: 200,
+      is_success: 1,
+      is_stream: 0,
+      latency_ms: 1,
+      cost_currency: 'USD',
+      cache_status: 'DISABLED',
+      retry_count: 0,
+      metadata,
+      created_at: new Date(NOW - daysAgo * 86_400_000).toISOString(),
     });
     await repo.insertBatch([old(8), old(100, '{"env":"prod"}'), old(400)]);
     const summary = async (query: string) => get(`/v1/analytics/summary?${query}`);
@@ -184,7 +403,9 @@ describe('analytics over known rows', () => {
     expect(farthest.summary.requests).toBe(27);
     expect(farthest.start_time).toBe('2025-06-01T00:00:00.000Z');
     // An edge older than LOG_RETENTION_DISPLAY inside an hour is widened to the hour (its rows may be gone).
-    expect((await summary(`start_time=${ago(100, 30)}`)).start_time).toBe(new Date(NOW - 100 * 86_400_000 - 3_600_000).toISOString());
+    expect((await summary(`start_time=${ago(100, 30)}`)).start_time).toBe(
+      new Date(NOW - 100 * 86_400_000 - 3_600_000).toISOString(),
+    );
     // A metadata filter reads request logs: never before LOG_RETENTION_DISPLAY.
     const prod = await summary(`start_time=${ago(120)}&metadata=${encodeURIComponent('{"env":"prod"}')}`);
     expect(prod.summary.requests).toBe(2);
@@ -205,15 +426,47 @@ describe('analytics over known rows', () => {
     ]);
     const latency = await get(`/v1/analytics/graphs/latency?${range}`);
     expect(latency.summary).toEqual({ avg: 144, p50: near(120), p90: near(300), p95: near(400), p99: 500 });
-    expect(latency.data_points[0]).toEqual({ timestamp: at('05:00'), avg: null, p50: null, p90: null, p95: null, p99: null });
-    expect(latency.data_points[1]).toEqual({ timestamp: at('06:00'), avg: 150, p50: 100, p90: 200, p95: 200, p99: 200 });
-    expect((await get(`/v1/analytics/graphs/cost?${range}`)).data_points[2]).toEqual({ timestamp: at('07:00'), total: 0.0005, avg: 0.000166666666667 });
+    expect(latency.data_points[0]).toEqual({
+      timestamp: at('05:00'),
+      avg: null,
+      p50: null,
+      p90: null,
+      p95: null,
+      p99: null,
+    });
+    expect(latency.data_points[1]).toEqual({
+      timestamp: at('06:00'),
+      avg: 150,
+      p50: 100,
+      p90: 200,
+      p95: 200,
+      p99: 200,
+    });
+    expect((await get(`/v1/analytics/graphs/cost?${range}`)).data_points[2]).toEqual({
+      timestamp: at('07:00'),
+      total: 0.0005,
+      avg: 0.000166666666667,
+    });
     expect((await get(`/v1/analytics/graphs/tokens?${range}`)).summary).toEqual({ total: 2090, avg: 90.87 });
-    expect((await get(`/v1/analytics/graphs/errors?${range}`)).data_points.map((p: any) => p.total)).toEqual([0, 0, 2, 0, 0]);
-    expect((await get(`/v1/analytics/graphs/errors/rate?${range}`)).data_points.map((p: any) => p.rate)).toEqual([null, 0, 0.6667, 0, null]);
+    expect((await get(`/v1/analytics/graphs/errors?${range}`)).data_points.map((p: any) => p.total)).toEqual([
+      0, 0, 2, 0, 0,
+    ]);
+    expect((await get(`/v1/analytics/graphs/errors/rate?${range}`)).data_points.map((p: any) => p.rate)).toEqual([
+      null,
+      0,
+      0.6667,
+      0,
+      null,
+    ]);
     const cache = await get(`/v1/analytics/graphs/cache/hit-rate?${range}`);
     expect(cache.summary).toEqual({ total: 2, rate: 0.08 });
-    expect(cache.data_points[1]).toEqual({ timestamp: at('06:00'), total: 1, simple_hits: 1, semantic_hits: 0, rate: 0.5 });
+    expect(cache.data_points[1]).toEqual({
+      timestamp: at('06:00'),
+      total: 1,
+      simple_hits: 1,
+      semantic_hits: 0,
+      rate: 0.5,
+    });
     expect(cache.data_points[2]).toMatchObject({ simple_hits: 0, semantic_hits: 1, rate: 0.3333 });
     // The default window (7 days) is drawn per day: 8 buckets, today's holds everything.
     const daily = await get('/v1/analytics/graphs/requests');
@@ -226,17 +479,38 @@ describe('analytics over known rows', () => {
   it('counts rows as soon as they are written; rollups keep counting rows deleted from request_logs', async () => {
     const { get, repo, t, organisationId, workspaceId } = await setUp();
     expect((await get('/v1/analytics/summary')).summary.requests).toBe(25);
-    await repo.insertBatch([{
-      id: randomUUID(), trace_id: randomUUID(), request_id: randomUUID(), organisation_id: organisationId, workspace_id: workspaceId, api_key_id: K1,
-      provider: 'openai', credential_source: 'direct', model: 'late', endpoint_type: 'chatComplete', method: 'POST', path: '/v1/chat/completions',
-      status_code: 200, is_success: 1, is_stream: 0, latency_ms: 1, cost_currency: 'USD', cache_status: 'DISABLED', retry_count: 0, created_at: at('08:59'),
-    }]);
+    await repo.insertBatch([
+      {
+        id: randomUUID(),
+        trace_id: randomUUID(),
+        request_id: randomUUID(),
+        organisation_id: organisationId,
+        workspace_id: workspaceId,
+        api_key_id: K1,
+        provider: 'openai',
+        credential_source: 'direct',
+        model: 'late',
+        endpoint_type: 'chatComplete',
+        method: 'POST',
+        path: '/v1/chat/completions',
+        status_code: 200,
+        is_success: 1,
+        is_stream: 0,
+        latency_ms: 1,
+        cost_currency: 'USD',
+        cache_status: 'DISABLED',
+        retry_count: 0,
+        created_at: at('08:59'),
+      },
+    ]);
     expect((await get('/v1/analytics/summary')).summary.requests).toBe(26);
     // Rollups are sums of what was logged: deleting log rows (as retention does) leaves them,
     // while a metadata filter, which reads request_logs, no longer finds the deleted rows.
     await t.server.db.deleteFrom('request_logs').where('model', '=', 'claude').execute();
     expect((await get('/v1/analytics/summary')).summary.requests).toBe(26);
-    expect((await get(`/v1/analytics/summary?metadata=${encodeURIComponent('{"env":"dev"}')}`)).summary.requests).toBe(0);
+    expect((await get(`/v1/analytics/summary?metadata=${encodeURIComponent('{"env":"dev"}')}`)).summary.requests).toBe(
+      0,
+    );
   });
 
   it('names an unknown group-by or column, and refuses malformed filters', async () => {
@@ -249,7 +523,12 @@ describe('analytics over known rows', () => {
     expect(unknownColumn.status).toBe(400);
     expect(unknownColumn.body.error).toMatchObject({ param: 'columns' });
     expect(unknownColumn.body.error.message).toContain('bogus');
-    for (const [query, param] of [['metadata=notjson', 'metadata'], ['metadata=%7B%22a%22%3A1%7D', 'metadata'], ['status_code=abc', 'status_code'], [`start_time=${at('08:00')}&end_time=${at('07:00')}`, 'start_time']]) {
+    for (const [query, param] of [
+      ['metadata=notjson', 'metadata'],
+      ['metadata=%7B%22a%22%3A1%7D', 'metadata'],
+      ['status_code=abc', 'status_code'],
+      [`start_time=${at('08:00')}&end_time=${at('07:00')}`, 'start_time'],
+    ]) {
       const res = await admin.get(`/v1/analytics/summary?${query}`);
       expect(res.status, query).toBe(400);
       expect(res.body.error.param, query).toBe(param);

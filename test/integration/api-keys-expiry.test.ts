@@ -11,13 +11,27 @@ describe('API key expiry (lifecycle worker)', () => {
     const clock = createManualClock(Date.parse('2026-03-01T00:00:00Z'));
     const t = await startTestServer({ clock });
     const admin = apiClient(t.baseUrl, t.adminKey);
-    const created = await admin.post('/v1/api-keys/organisation/service', { name: 'temp', scopes: ['workspaces.list'], expires_at: '2026-03-11T00:00:00Z' });
+    const created = await admin.post('/v1/api-keys/organisation/service', {
+      name: 'temp',
+      scopes: ['workspaces.list'],
+      expires_at: '2026-03-11T00:00:00Z',
+    });
     // Too short-lived for any warning: created inside both windows.
-    const brief = await admin.post('/v1/api-keys/organisation/service', { name: 'brief', scopes: ['workspaces.list'], expires_at: '2026-03-01T02:00:00Z' });
+    const brief = await admin.post('/v1/api-keys/organisation/service', {
+      name: 'brief',
+      scopes: ['workspaces.list'],
+      expires_at: '2026-03-01T02:00:00Z',
+    });
     const key = apiClient(t.baseUrl, created.body.key);
     expect((await key.get('/v1/workspaces')).status).toBe(200);
     const worker = t.server.keyLifecycle;
-    const expiring = () => t.server.db.selectFrom('notifications').selectAll().where('kind', '=', 'api_key.expiring').orderBy('created_at').execute();
+    const expiring = () =>
+      t.server.db
+        .selectFrom('notifications')
+        .selectAll()
+        .where('kind', '=', 'api_key.expiring')
+        .orderBy('created_at')
+        .execute();
 
     expect(await worker.runOnce()).toEqual({ expired: 0, rotated: 0, notices: 0 });
     clock.set(Date.parse('2026-03-04T00:00:00Z'));
@@ -27,7 +41,10 @@ describe('API key expiry (lifecycle worker)', () => {
     await worker.runOnce();
     await worker.runOnce();
     const warnings = await expiring();
-    expect(warnings.map((n) => n.dedupe_key)).toEqual([`api_key.expiring:${created.body.id}:2026-03-11T00:00:00.000Z:7d`, `api_key.expiring:${created.body.id}:2026-03-11T00:00:00.000Z:1d`]);
+    expect(warnings.map((n) => n.dedupe_key)).toEqual([
+      `api_key.expiring:${created.body.id}:2026-03-11T00:00:00.000Z:7d`,
+      `api_key.expiring:${created.body.id}:2026-03-11T00:00:00.000Z:1d`,
+    ]);
     expect(warnings[0]).toMatchObject({ status: 'pending', recipients: JSON.stringify(['owner@svcgw.local']) });
     expect(warnings[0]!.subject).toContain('2026-03-11T00:00:00.000Z');
 
@@ -45,7 +62,9 @@ describe('API key expiry (lifecycle worker)', () => {
 
     // An expired key cannot be rotated; extending its expiry makes it active again.
     expect((await admin.post(`/v1/api-keys/${created.body.id}/rotate`, {})).status).toBe(400);
-    expect((await admin.put(`/v1/api-keys/${created.body.id}`, { expires_at: '2026-06-01T00:00:00Z' })).status).toBe(200);
+    expect((await admin.put(`/v1/api-keys/${created.body.id}`, { expires_at: '2026-06-01T00:00:00Z' })).status).toBe(
+      200,
+    );
     expect((await admin.get(`/v1/api-keys/${created.body.id}`)).body.status).toBe('active');
     expect((await key.get('/v1/workspaces')).status).toBe(200);
   });
@@ -54,12 +73,20 @@ describe('API key expiry (lifecycle worker)', () => {
     const clock = createManualClock(Date.parse('2026-03-01T00:00:00Z'));
     const t1 = await startTestServer({ clock });
     const admin = apiClient(t1.baseUrl, t1.adminKey);
-    const created = await admin.post('/v1/api-keys/organisation/service', { name: 'temp', scopes: ['workspaces.list'], expires_at: '2026-03-02T00:00:00Z' });
+    const created = await admin.post('/v1/api-keys/organisation/service', {
+      name: 'temp',
+      scopes: ['workspaces.list'],
+      expires_at: '2026-03-02T00:00:00Z',
+    });
     await t1.close();
     clock.advance(2 * DAY);
     const t2 = await startTestServer({ clock, dataDir: t1.dataDir });
     await t2.server.keyLifecycle.runOnce();
-    const row = await t2.server.db.selectFrom('api_keys').select('status').where('id', '=', created.body.id).executeTakeFirstOrThrow();
+    const row = await t2.server.db
+      .selectFrom('api_keys')
+      .select('status')
+      .where('id', '=', created.body.id)
+      .executeTakeFirstOrThrow();
     expect(row.status).toBe('expired');
     expect((await apiClient(t2.baseUrl, created.body.key).get('/v1/workspaces')).status).toBe(401);
   });

@@ -9,7 +9,8 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-const notices = (db: Db, kind: string) => db.selectFrom('notifications').selectAll().where('kind', '=', kind).orderBy('created_at').execute();
+const notices = (db: Db, kind: string) =>
+  db.selectFrom('notifications').selectAll().where('kind', '=', kind).orderBy('created_at').execute();
 
 describe('POST /v1/api-keys/:apiKeyId/rotate', () => {
   it('keeps the old key valid during the transition and refuses it afterwards', async () => {
@@ -22,14 +23,25 @@ describe('POST /v1/api-keys/:apiKeyId/rotate', () => {
 
     const rotated = await admin.post(`/v1/api-keys/${created.body.id}/rotate`, {});
     expect(rotated.status).toBe(200);
-    expect(rotated.body).toEqual({ id: created.body.id, key: expect.stringMatching(/^svc-/), key_transition_expires_at: '2026-03-01T00:30:00.000Z', object: 'api-key' });
+    expect(rotated.body).toEqual({
+      id: created.body.id,
+      key: expect.stringMatching(/^svc-/),
+      key_transition_expires_at: '2026-03-01T00:30:00.000Z',
+      object: 'api-key',
+    });
     expect(rotated.body.key).not.toBe(created.body.key);
     const newKey = apiClient(t.baseUrl, rotated.body.key);
     expect((await oldKey.get('/v1/workspaces')).status).toBe(200);
     expect((await newKey.get('/v1/workspaces')).status).toBe(200);
 
     const shown = await admin.get(`/v1/api-keys/${created.body.id}`);
-    expect(shown.body).toMatchObject({ id: created.body.id, scopes: ['workspaces.list'], key_transition_expires_at: '2026-03-01T00:30:00.000Z', new_key_pending_since: null, rotation_policy: null });
+    expect(shown.body).toMatchObject({
+      id: created.body.id,
+      scopes: ['workspaces.list'],
+      key_transition_expires_at: '2026-03-01T00:30:00.000Z',
+      new_key_pending_since: null,
+      rotation_policy: null,
+    });
     expect(shown.body.key).toBe(`${rotated.body.key.slice(0, 8)}****${rotated.body.key.slice(-4)}`);
 
     clock.advance(30 * MINUTE);
@@ -65,16 +77,24 @@ describe('POST /v1/api-keys/:apiKeyId/rotate', () => {
     // One notice per rotation, however often the worker runs.
     await t.server.keyLifecycle.runOnce();
     const rotatedNotices = await notices(t.server.db, 'api_key.rotated');
-    expect(rotatedNotices.map((n) => n.dedupe_key)).toEqual([`api_key.rotated:${created.body.id}:2026-03-01T00:00:00.000Z`, `api_key.rotated:${created.body.id}:2026-03-01T00:10:00.000Z`]);
+    expect(rotatedNotices.map((n) => n.dedupe_key)).toEqual([
+      `api_key.rotated:${created.body.id}:2026-03-01T00:00:00.000Z`,
+      `api_key.rotated:${created.body.id}:2026-03-01T00:10:00.000Z`,
+    ]);
     expect(JSON.parse(rotatedNotices[0]!.recipients)).toEqual(['owner@svcgw.local']);
     for (const notice of rotatedNotices) {
-      for (const raw of [created.body.key, first.body.key, second.body.key]) expect(notice.body_text).not.toContain(raw);
+      for (const raw of [created.body.key, first.body.key, second.body.key])
+        expect(notice.body_text).not.toContain(raw);
     }
 
     // Audited without the new secret.
     const audits = await t.server.db.selectFrom('audit_logs').selectAll().where('action', '=', 'rotate').execute();
     expect(audits).toHaveLength(2);
-    expect(audits[0]).toMatchObject({ resource_type: 'api_key', resource_id: created.body.id, response_status_code: 200 });
+    expect(audits[0]).toMatchObject({
+      resource_type: 'api_key',
+      resource_id: created.body.id,
+      response_status_code: 200,
+    });
     expect(JSON.stringify(audits)).not.toContain(first.body.key);
     expect(JSON.stringify(audits)).not.toContain(second.body.key);
     expect(t.logLines.join('\n')).not.toContain(second.body.key);
@@ -101,13 +121,17 @@ describe('POST /v1/api-keys/:apiKeyId/rotate', () => {
     expect((await admin.post('/v1/api-keys/00000000-0000-4000-8000-000000000000/rotate', {})).status).toBe(404);
 
     // A member rotates their own workspace key, not somebody else's; workspace keys never rotate admin keys.
-    const memberId = await addUser(t.server.db, orgId, 'member', [{ workspaceId: t.server.bootstrap.workspaceId, role: 'member' }]);
+    const memberId = await addUser(t.server.db, orgId, 'member', [
+      { workspaceId: t.server.bootstrap.workspaceId, role: 'member' },
+    ]);
     const scopes = ['workspace_user_api_keys.update', 'completions.write'];
     const mine = await createWorkspaceKey(admin, { workspace_id: 'default', user_id: memberId, scopes });
     const others = await createWorkspaceKey(admin, { workspace_id: 'default', scopes });
     const member = apiClient(t.baseUrl, mine.key);
     expect((await member.post(`/v1/api-keys/${others.id}/rotate`, {})).body.error.code).toBe('ROLE_NOT_ALLOWED');
-    expect((await member.post(`/v1/api-keys/${created.body.id}/rotate`, {})).body.error.code).toBe('WORKSPACE_FORBIDDEN');
+    expect((await member.post(`/v1/api-keys/${created.body.id}/rotate`, {})).body.error.code).toBe(
+      'WORKSPACE_FORBIDDEN',
+    );
     const own = await member.post(`/v1/api-keys/${mine.id}/rotate`, {});
     expect(own.status).toBe(200);
     expect((await apiClient(t.baseUrl, own.body.key).post(`/v1/api-keys/${mine.id}/rotate`, {})).status).toBe(200);
@@ -135,12 +159,18 @@ describe('rotation_policy', () => {
       [{ rotation_period: 'weekly', colour: 'red' }, 'rotation_policy'],
     ];
     for (const [policy, param] of cases) {
-      const res = await admin.post('/v1/api-keys/organisation/service', { name: 'x', scopes: [], rotation_policy: policy });
+      const res = await admin.post('/v1/api-keys/organisation/service', {
+        name: 'x',
+        scopes: [],
+        rotation_policy: policy,
+      });
       expect(res.status, JSON.stringify(policy)).toBe(400);
       expect(res.body.error, JSON.stringify(policy)).toMatchObject({ code: 'INVALID_REQUEST', param });
     }
     const created = await admin.post('/v1/api-keys/organisation/service', { name: 'x', scopes: [] });
-    const update = await admin.put(`/v1/api-keys/${created.body.id}`, { rotation_policy: { rotation_period: 'weekly', next_rotation_at: '2026-04-01T00:00:00Z' } });
+    const update = await admin.put(`/v1/api-keys/${created.body.id}`, {
+      rotation_policy: { rotation_period: 'weekly', next_rotation_at: '2026-04-01T00:00:00Z' },
+    });
     expect(update.body.error).toMatchObject({ code: 'INVALID_REQUEST', param: 'rotation_policy.next_rotation_at' });
   });
 
@@ -148,20 +178,47 @@ describe('rotation_policy', () => {
     const clock = createManualClock(Date.parse('2026-01-31T10:00:00Z'));
     const t = await startTestServer({ clock });
     const admin = apiClient(t.baseUrl, t.adminKey);
-    const weekly = await admin.post('/v1/api-keys/organisation/service', { name: 'w', scopes: [], rotation_policy: { rotation_period: 'weekly', key_transition_period_ms: 3_600_000 } });
+    const weekly = await admin.post('/v1/api-keys/organisation/service', {
+      name: 'w',
+      scopes: [],
+      rotation_policy: { rotation_period: 'weekly', key_transition_period_ms: 3_600_000 },
+    });
     expect(weekly.status).toBe(200);
-    expect((await admin.get(`/v1/api-keys/${weekly.body.id}`)).body.rotation_policy).toEqual({ rotation_period: 'weekly', next_rotation_at: '2026-02-07T10:00:00.000Z', key_transition_period_ms: 3_600_000 });
+    expect((await admin.get(`/v1/api-keys/${weekly.body.id}`)).body.rotation_policy).toEqual({
+      rotation_period: 'weekly',
+      next_rotation_at: '2026-02-07T10:00:00.000Z',
+      key_transition_period_ms: 3_600_000,
+    });
 
     const monthly = await createWorkspaceKey(admin, { workspace_id: 'default', scopes: [] });
-    expect((await admin.put(`/v1/api-keys/${monthly.id}`, { rotation_policy: { rotation_period: 'monthly' } })).status).toBe(200);
-    expect((await admin.get(`/v1/api-keys/${monthly.id}`)).body.rotation_policy).toEqual({ rotation_period: 'monthly', next_rotation_at: '2026-02-28T10:00:00.000Z', key_transition_period_ms: 1_800_000 });
+    expect(
+      (await admin.put(`/v1/api-keys/${monthly.id}`, { rotation_policy: { rotation_period: 'monthly' } })).status,
+    ).toBe(200);
+    expect((await admin.get(`/v1/api-keys/${monthly.id}`)).body.rotation_policy).toEqual({
+      rotation_period: 'monthly',
+      next_rotation_at: '2026-02-28T10:00:00.000Z',
+      key_transition_period_ms: 1_800_000,
+    });
 
-    expect((await admin.put(`/v1/api-keys/${monthly.id}`, { rotation_policy: { next_rotation_at: '2026-02-10T12:00:00+02:00' } })).status).toBe(200);
-    expect((await admin.get(`/v1/api-keys/${monthly.id}`)).body.rotation_policy).toEqual({ rotation_period: null, next_rotation_at: '2026-02-10T10:00:00.000Z', key_transition_period_ms: 1_800_000 });
+    expect(
+      (
+        await admin.put(`/v1/api-keys/${monthly.id}`, {
+          rotation_policy: { next_rotation_at: '2026-02-10T12:00:00+02:00' },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await admin.get(`/v1/api-keys/${monthly.id}`)).body.rotation_policy).toEqual({
+      rotation_period: null,
+      next_rotation_at: '2026-02-10T10:00:00.000Z',
+      key_transition_period_ms: 1_800_000,
+    });
 
     expect((await admin.put(`/v1/api-keys/${monthly.id}`, { rotation_policy: null })).status).toBe(200);
     const listed = await admin.get('/v1/api-keys');
-    expect(listed.body.data.find((k: { id: string }) => k.id === monthly.id)).toMatchObject({ rotation_policy: null, last_reset_at: null });
+    expect(listed.body.data.find((k: { id: string }) => k.id === monthly.id)).toMatchObject({
+      rotation_policy: null,
+      last_reset_at: null,
+    });
 
     // last_reset_at comes from the key's usage limits.
     await admin.put(`/v1/api-keys/${monthly.id}`, { usage_limits: { credit_limit: 10 } });
@@ -174,11 +231,17 @@ describe('rotation_policy', () => {
     const clock = createManualClock(Date.parse('2026-03-02T00:00:00Z'));
     const t = await startTestServer({ clock });
     const admin = apiClient(t.baseUrl, t.adminKey);
-    const created = await admin.post('/v1/api-keys/organisation/service', { name: 'w', scopes: [], rotation_policy: { rotation_period: 'weekly', key_transition_period_ms: 3 * HOUR } });
+    const created = await admin.post('/v1/api-keys/organisation/service', {
+      name: 'w',
+      scopes: [],
+      rotation_policy: { rotation_period: 'weekly', key_transition_period_ms: 3 * HOUR },
+    });
     clock.advance(2 * DAY);
     const rotated = await admin.post(`/v1/api-keys/${created.body.id}/rotate`);
     expect(rotated.body.key_transition_expires_at).toBe('2026-03-04T03:00:00.000Z');
-    expect((await admin.get(`/v1/api-keys/${created.body.id}`)).body.rotation_policy.next_rotation_at).toBe('2026-03-11T00:00:00.000Z');
+    expect((await admin.get(`/v1/api-keys/${created.body.id}`)).body.rotation_policy.next_rotation_at).toBe(
+      '2026-03-11T00:00:00.000Z',
+    );
   });
 });
 
@@ -188,7 +251,9 @@ describe('scheduled rotation', () => {
     const t1 = await startTestServer({ clock });
     const admin = apiClient(t1.baseUrl, t1.adminKey);
     const orgId = t1.server.bootstrap.organisationId;
-    const memberId = await addUser(t1.server.db, orgId, 'member', [{ workspaceId: t1.server.bootstrap.workspaceId, role: 'member' }]);
+    const memberId = await addUser(t1.server.db, orgId, 'member', [
+      { workspaceId: t1.server.bootstrap.workspaceId, role: 'member' },
+    ]);
     const created = await admin.post('/v1/api-keys/workspace/user', {
       name: 'app',
       workspace_id: 'default',
@@ -235,7 +300,10 @@ describe('scheduled rotation', () => {
     expect(collected.status).toBe(200);
     expect(collected.body.key_transition_expires_at).toBe('2026-03-09T01:10:00.000Z');
     const newKey = apiClient(t2.baseUrl, collected.body.key);
-    expect((await newKey.get(`/v1/api-keys/${id}`)).body).toMatchObject({ new_key_pending_since: null, rotation_policy: { next_rotation_at: '2026-03-16T00:00:00.000Z' } });
+    expect((await newKey.get(`/v1/api-keys/${id}`)).body).toMatchObject({
+      new_key_pending_since: null,
+      rotation_policy: { next_rotation_at: '2026-03-16T00:00:00.000Z' },
+    });
     expect((await oldKey.get(`/v1/api-keys/${id}`)).status).toBe(200);
     clock.set(Date.parse('2026-03-09T01:10:00Z'));
     expect((await oldKey.get(`/v1/api-keys/${id}`)).body.error.message).toMatch(/rotated/);
@@ -249,7 +317,10 @@ describe('scheduled rotation', () => {
     const t3 = await startTestServer({ clock, dataDir: t1.dataDir });
     await t3.server.keyLifecycle.runOnce();
     const late = await apiClient(t3.baseUrl, t1.adminKey).get(`/v1/api-keys/${id}`);
-    expect(late.body).toMatchObject({ new_key_pending_since: '2026-04-03T12:00:00.000Z', rotation_policy: { next_rotation_at: '2026-04-06T00:00:00.000Z' } });
+    expect(late.body).toMatchObject({
+      new_key_pending_since: '2026-04-03T12:00:00.000Z',
+      rotation_policy: { next_rotation_at: '2026-04-06T00:00:00.000Z' },
+    });
     expect((await apiClient(t3.baseUrl, collected.body.key).get(`/v1/api-keys/${id}`)).status).toBe(200);
     expect(await notices(t3.server.db, 'api_key.rotated')).toHaveLength(2);
   });
@@ -259,16 +330,31 @@ describe('scheduled rotation', () => {
     const t = await startTestServer({ clock });
     const admin = apiClient(t.baseUrl, t.adminKey);
     const policy = { rotation_policy: { next_rotation_at: '2026-03-05T00:00:00Z' } };
-    const once = await admin.post('/v1/api-keys/organisation/service', { name: 'once', scopes: ['workspaces.list'], ...policy });
-    const manual = await admin.post('/v1/api-keys/organisation/service', { name: 'manual', scopes: ['workspaces.list'], ...policy });
+    const once = await admin.post('/v1/api-keys/organisation/service', {
+      name: 'once',
+      scopes: ['workspaces.list'],
+      ...policy,
+    });
+    const manual = await admin.post('/v1/api-keys/organisation/service', {
+      name: 'manual',
+      scopes: ['workspaces.list'],
+      ...policy,
+    });
     clock.set(Date.parse('2026-03-04T12:00:00Z'));
     const early = await admin.post(`/v1/api-keys/${manual.body.id}/rotate`);
     expect(early.status).toBe(200);
-    expect((await admin.get(`/v1/api-keys/${manual.body.id}`)).body.rotation_policy).toEqual({ rotation_period: null, next_rotation_at: null, key_transition_period_ms: 1_800_000 });
+    expect((await admin.get(`/v1/api-keys/${manual.body.id}`)).body.rotation_policy).toEqual({
+      rotation_period: null,
+      next_rotation_at: null,
+      key_transition_period_ms: 1_800_000,
+    });
 
     clock.set(Date.parse('2026-03-05T00:00:00Z'));
     expect((await t.server.keyLifecycle.runOnce()).rotated).toBe(1);
-    expect((await admin.get(`/v1/api-keys/${once.body.id}`)).body).toMatchObject({ new_key_pending_since: '2026-03-05T00:00:00.000Z', rotation_policy: { next_rotation_at: null } });
+    expect((await admin.get(`/v1/api-keys/${once.body.id}`)).body).toMatchObject({
+      new_key_pending_since: '2026-03-05T00:00:00.000Z',
+      rotation_policy: { next_rotation_at: null },
+    });
     clock.advance(30 * MINUTE);
     expect((await apiClient(t.baseUrl, once.body.key).get('/v1/workspaces')).status).toBe(401);
     expect((await apiClient(t.baseUrl, early.body.key).get('/v1/workspaces')).status).toBe(200);

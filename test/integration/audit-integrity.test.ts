@@ -14,7 +14,11 @@ import { startTestServer, type TestServer } from '../helpers/start-test-server.j
 
 /** The audit store refuses records of one action: a real SQLite failure, inside the server's own database. */
 async function breakAuditFor(t: TestServer, action: string) {
-  await sql.raw(`CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_logs WHEN NEW.action = '${action}' BEGIN SELECT RAISE(ABORT, 'audit store refused the record'); END`).execute(t.server.db);
+  await sql
+    .raw(
+      `CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_logs WHEN NEW.action = '${action}' BEGIN SELECT RAISE(ABORT, 'audit store refused the record'); END`,
+    )
+    .execute(t.server.db);
   return async () => void (await sql.raw('DROP TRIGGER refuse_audit').execute(t.server.db));
 }
 
@@ -25,7 +29,14 @@ async function auditActions(admin: ApiClient, resourceId: string): Promise<Array
 
 function expectInternalError(res: { status: number; body: any }) {
   expect(res.status).toBe(500);
-  expect(res.body).toEqual({ error: { message: expect.stringContaining('Internal server error'), type: expect.any(String), param: null, code: 'INTERNAL_ERROR' } });
+  expect(res.body).toEqual({
+    error: {
+      message: expect.stringContaining('Internal server error'),
+      type: expect.any(String),
+      param: null,
+      code: 'INTERNAL_ERROR',
+    },
+  });
 }
 
 /** Microsoft's token endpoint (client credentials): records the client secrets it is sent. */
@@ -36,7 +47,9 @@ async function startTokenEndpoint() {
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
       secrets.push(new URLSearchParams(body).get('client_secret') ?? '');
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token_type: 'Bearer', expires_in: 3599, access_token: 'entra-token' }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ token_type: 'Bearer', expires_in: 3599, access_token: 'entra-token' }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -61,19 +74,30 @@ describe('an admin change and its audit record commit together', () => {
     const repair = await breakAuditFor(t, 'unarchive');
     expectInternalError(await admin.post(`/v1/workspaces/${ws.id}/unarchive`));
     expect((await admin.get(`/v1/workspaces/${ws.id}`)).body.status).toBe('archived');
-    expect(await auditActions(admin, ws.id)).toEqual([['create', 200], ['archive', 200]]);
+    expect(await auditActions(admin, ws.id)).toEqual([
+      ['create', 200],
+      ['archive', 200],
+    ]);
     expect(t.logLines.some((line) => line.includes('audit record could not be written'))).toBe(true);
 
     await repair();
     expect((await admin.post(`/v1/workspaces/${ws.id}/unarchive`)).status).toBe(200);
     expect((await admin.get(`/v1/workspaces/${ws.id}`)).body.status).toBe('active');
-    expect(await auditActions(admin, ws.id)).toEqual([['create', 200], ['archive', 200], ['unarchive', 200]]);
+    expect(await auditActions(admin, ws.id)).toEqual([
+      ['create', 200],
+      ['archive', 200],
+      ['unarchive', 200],
+    ]);
   });
 
   it('undoes a usage reset whose record cannot be written', async () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
-    const created = await admin.post('/v1/workspaces', { name: 'Team B', slug: 'team-b', usage_limits: { credit_limit: 10, periodic_reset: 'monthly' } });
+    const created = await admin.post('/v1/workspaces', {
+      name: 'Team B',
+      slug: 'team-b',
+      usage_limits: { credit_limit: 10, periodic_reset: 'monthly' },
+    });
     expect(created.status).toBe(200);
     const before = (await admin.get('/v1/workspaces/team-b')).body;
 
@@ -84,12 +108,22 @@ describe('an admin change and its audit record commit together', () => {
     await repair();
     expect((await admin.put('/v1/workspaces/team-b', { name: 'Renamed', reset_usage: true })).status).toBe(200);
     expect((await admin.get('/v1/workspaces/team-b')).body.name).toBe('Renamed');
-    expect(await auditActions(admin, created.body.id)).toEqual([['create', 200], ['update', 200]]);
+    expect(await auditActions(admin, created.body.id)).toEqual([
+      ['create', 200],
+      ['update', 200],
+    ]);
   });
 
   it('undoes a budget bucket reset whose record cannot be written: the budget still refuses', async () => {
     const g = await startGateway();
-    const created = await g.admin.post('/v1/policies/usage-limits', { workspace_id: 'default', name: 'per user', conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'metadata.user' }], type: 'tokens', credit_limit: 25 });
+    const created = await g.admin.post('/v1/policies/usage-limits', {
+      workspace_id: 'default',
+      name: 'per user',
+      conditions: [{ key: 'workspace_id', value: 'default' }],
+      group_by: [{ key: 'metadata.user' }],
+      type: 'tokens',
+      credit_limit: 25,
+    });
     const asAnn = { ...g.viaMock, 'x-service-metadata': JSON.stringify({ user: 'ann' }) };
     const priced = { model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(32) }], max_tokens: 5 }; // reserves 21 tokens; the mock reports 13 used, so a second one does not fit in 25
     const first = await g.admin.post('/v1/chat/completions', priced, asAnn);
@@ -112,19 +146,48 @@ describe('an admin change and its audit record commit together', () => {
     const admin = apiClient(t.baseUrl, t.adminKey);
     const exp = await admin.post('/v1/logs/exports', { workspace_id: 'default', filters: {}, requested_data: ['id'] });
     expect(exp.status).toBe(200);
-    const ids = await t.server.db.selectFrom('api_keys').innerJoin('workspaces', 'workspaces.organisation_id', 'api_keys.organisation_id').select(['api_keys.id as keyId', 'api_keys.organisation_id as orgId', 'workspaces.id as wsId']).where('workspaces.slug', '=', 'default').executeTakeFirstOrThrow();
+    const ids = await t.server.db
+      .selectFrom('api_keys')
+      .innerJoin('workspaces', 'workspaces.organisation_id', 'api_keys.organisation_id')
+      .select(['api_keys.id as keyId', 'api_keys.organisation_id as orgId', 'workspaces.id as wsId'])
+      .where('workspaces.slug', '=', 'default')
+      .executeTakeFirstOrThrow();
     const log: RequestLogInsert = {
-      id: newTimeOrderedId(), trace_id: 'trace-kept', request_id: newTimeOrderedId(), organisation_id: ids.orgId, workspace_id: ids.wsId, api_key_id: ids.keyId,
-      provider: 'openai', credential_source: 'direct', model: 'gpt-4o-mini', endpoint_type: 'chatComplete', method: 'POST', path: '/v1/chat/completions',
-      status_code: 200, is_success: 1, is_stream: 0, latency_ms: 5, prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, cost: 0, cost_currency: 'USD',
-      cache_status: 'MISS', retry_count: 0, created_at: new Date().toISOString(),
+      id: newTimeOrderedId(),
+      trace_id: 'trace-kept',
+      request_id: newTimeOrderedId(),
+      organisation_id: ids.orgId,
+      workspace_id: ids.wsId,
+      api_key_id: ids.keyId,
+      provider: 'openai',
+      credential_source: 'direct',
+      model: 'gpt-4o-mini',
+      endpoint_type: 'chatComplete',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      status_code: 200,
+      is_success: 1,
+      is_stream: 0,
+      latency_ms: 5,
+      prompt_tokens: 1,
+      completion_tokens: 1,
+      total_tokens: 2,
+      cost: 0,
+      cost_currency: 'USD',
+      cache_status: 'MISS',
+      retry_count: 0,
+      created_at: new Date().toISOString(),
     };
     t.server.requestLogs.enqueue(log);
 
     const repair = await breakAuditFor(t, 'start');
     expectInternalError(await admin.post(`/v1/logs/exports/${exp.body.id}/start`));
     expect((await admin.get(`/v1/logs/exports/${exp.body.id}`)).body.status).toBe('draft');
-    const kept = await t.server.db.selectFrom('request_logs').select('id').where('trace_id', '=', 'trace-kept').execute();
+    const kept = await t.server.db
+      .selectFrom('request_logs')
+      .select('id')
+      .where('trace_id', '=', 'trace-kept')
+      .execute();
     expect(kept).toHaveLength(1);
     await repair();
   });
@@ -132,16 +195,48 @@ describe('an admin change and its audit record commit together', () => {
   it('undoes the first write of a change that fails at its second, and records the failure', async () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
-    const policy = (await admin.post('/v1/policies/usage-limits', { conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'api_key' }], type: 'cost', credit_limit: 100, workspace_id: 'default' })).body;
-    const row = await t.server.db.selectFrom('usage_limit_policies').selectAll().where('id', '=', policy.id).executeTakeFirstOrThrow();
-    await t.server.db.insertInto('usage_counters').values({ scope_type: 'policy', scope_id: policy.id, value_key: 'k1', period_start: row.last_reset_at ?? row.created_at, current_usage: 5, last_updated_at: row.created_at }).execute();
+    const policy = (
+      await admin.post('/v1/policies/usage-limits', {
+        conditions: [{ key: 'workspace_id', value: 'default' }],
+        group_by: [{ key: 'api_key' }],
+        type: 'cost',
+        credit_limit: 100,
+        workspace_id: 'default',
+      })
+    ).body;
+    const row = await t.server.db
+      .selectFrom('usage_limit_policies')
+      .selectAll()
+      .where('id', '=', policy.id)
+      .executeTakeFirstOrThrow();
+    await t.server.db
+      .insertInto('usage_counters')
+      .values({
+        scope_type: 'policy',
+        scope_id: policy.id,
+        value_key: 'k1',
+        period_start: row.last_reset_at ?? row.created_at,
+        current_usage: 5,
+        last_updated_at: row.created_at,
+      })
+      .execute();
     // The update writes the policy, then the usage reset deletes the bucket: that second write fails.
-    await sql.raw(`CREATE TRIGGER refuse_reset BEFORE DELETE ON usage_counters BEGIN SELECT RAISE(ABORT, 'bucket locked'); END`).execute(t.server.db);
+    await sql
+      .raw(
+        `CREATE TRIGGER refuse_reset BEFORE DELETE ON usage_counters BEGIN SELECT RAISE(ABORT, 'bucket locked'); END`,
+      )
+      .execute(t.server.db);
 
-    const res = await admin.put(`/v1/policies/usage-limits/${policy.id}`, { credit_limit: 999, reset_usage_for_value: 'k1' });
+    const res = await admin.put(`/v1/policies/usage-limits/${policy.id}`, {
+      credit_limit: 999,
+      reset_usage_for_value: 'k1',
+    });
     expectInternalError(res);
     expect((await admin.get(`/v1/policies/usage-limits/${policy.id}`)).body.credit_limit).toBe(100);
-    expect(await auditActions(admin, policy.id)).toEqual([['create', 200], ['update', 500]]);
+    expect(await auditActions(admin, policy.id)).toEqual([
+      ['create', 200],
+      ['update', 500],
+    ]);
   });
 });
 
@@ -150,7 +245,10 @@ describe('audit records of any body', () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
 
-    const body = { name: 'deep', config: { override_params: nested(48, { client_secret: 'deep-secret-50', keep: 'visible' }) } };
+    const body = {
+      name: 'deep',
+      config: { override_params: nested(48, { client_secret: 'deep-secret-50', keep: 'visible' }) },
+    };
     const res = await admin.post('/v1/configs', body);
     expect(res.status).toBeLessThan(500);
     const record = (await admin.get('/v1/audit-logs?resource_type=config')).body.data[0];
@@ -159,7 +257,10 @@ describe('audit records of any body', () => {
     expect(leaf).toEqual({ client_secret: '[REDACTED]', keep: 'visible' });
 
     // 200 levels, secrets at 150: refused (by the body parser's depth limit, or by validation), never a 500.
-    const deep = { name: 'x', extra: nested(148, { x_token: 'deep-secret-150', password: 'deep-password-150', inner: nested(50, {}) }) };
+    const deep = {
+      name: 'x',
+      extra: nested(148, { x_token: 'deep-secret-150', password: 'deep-password-150', inner: nested(50, {}) }),
+    };
     const refused = await admin.post('/v1/workspaces', deep);
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({ message: expect.any(String), code: expect.any(String) });
@@ -173,19 +274,41 @@ describe('audit records of any body', () => {
 });
 
 describe('secret-looking fields of free-form provider configuration', () => {
-  const secrets = { subscription_key: 'plain-subscription-key-1234', client_secret: 'plain-client-secret-5678', x_token: 'plain-x-token-9012', password: 'plain-password-3456' };
+  const secrets = {
+    subscription_key: 'plain-subscription-key-1234',
+    client_secret: 'plain-client-secret-5678',
+    x_token: 'plain-x-token-9012',
+    password: 'plain-password-3456',
+  };
 
   it('are stored encrypted, never shown or audited, and still reach the provider', async () => {
     const g = await startGateway();
     const entra = await startTokenEndpoint();
     const configurations = {
-      custom_host: g.mock.url, azure_deployment_name: 'dep', azure_api_version: '2024-10-21',
-      azure_tenant_id: 'tenant-1', azure_client_id: 'client-1', azure_client_secret: 'plain-entra-secret-2468', azure_authority_host: entra.url,
-      custom_headers: { 'x-upstream-auth': 'plain-header-secret-7890' }, ...secrets,
+      custom_host: g.mock.url,
+      azure_deployment_name: 'dep',
+      azure_api_version: '2024-10-21',
+      azure_tenant_id: 'tenant-1',
+      azure_client_id: 'client-1',
+      azure_client_secret: 'plain-entra-secret-2468',
+      azure_authority_host: entra.url,
+      custom_headers: { 'x-upstream-auth': 'plain-header-secret-7890' },
+      ...secrets,
     };
-    const created = await g.admin.post('/v1/integrations', { name: 'Azure', slug: 'azure-free', ai_provider_id: 'azure-openai', key: 'azure-api-key-plain-0000', configurations });
+    const created = await g.admin.post('/v1/integrations', {
+      name: 'Azure',
+      slug: 'azure-free',
+      ai_provider_id: 'azure-openai',
+      key: 'azure-api-key-plain-0000',
+      configurations,
+    });
     expect(created.status).toBe(200);
-    const plaintexts = [...Object.values(secrets), 'plain-entra-secret-2468', 'plain-header-secret-7890', 'azure-api-key-plain-0000'];
+    const plaintexts = [
+      ...Object.values(secrets),
+      'plain-entra-secret-2468',
+      'plain-header-secret-7890',
+      'azure-api-key-plain-0000',
+    ];
 
     const shown = JSON.stringify([
       (await g.admin.get('/v1/integrations/azure-free')).body,
@@ -194,20 +317,35 @@ describe('secret-looking fields of free-form provider configuration', () => {
     ]);
     for (const plain of plaintexts) expect(shown).not.toContain(plain);
     const one = (await g.admin.get('/v1/integrations/azure-free')).body;
-    expect(one.configurations).toMatchObject({ subscription_key: 'plai****1234', client_secret: 'plai****5678', x_token: 'plai****9012', password: 'plai****3456', azure_deployment_name: 'dep' });
+    expect(one.configurations).toMatchObject({
+      subscription_key: 'plai****1234',
+      client_secret: 'plai****5678',
+      x_token: 'plai****9012',
+      password: 'plai****3456',
+      azure_deployment_name: 'dep',
+    });
 
     // A PUT of the object as shown keeps the stored secrets.
     expect((await g.admin.put('/v1/integrations/azure-free', { configurations: one.configurations })).status).toBe(200);
 
     // The gateway decrypts them: the Entra client secret reaches the token endpoint, its token the provider.
-    await g.openai({ 'x-service-provider': '@azure-free' }, { apiKey: 'unused' }).chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hi' }] });
+    await g
+      .openai({ 'x-service-provider': '@azure-free' }, { apiKey: 'unused' })
+      .chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hi' }] });
     expect(entra.secrets).toEqual(['plain-entra-secret-2468']);
     expect(g.mock.requests.at(-1)!.headers.authorization).toBe('Bearer entra-token');
     // Free-form fields no adapter reads reach the gateway's resolved credential in clear.
     const principal = { organisationId: g.server.bootstrap.organisationId, workspaceId: null } as never;
-    const ws = await g.server.db.selectFrom('workspaces').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();
+    const ws = await g.server.db
+      .selectFrom('workspaces')
+      .select('id')
+      .where('slug', '=', 'default')
+      .executeTakeFirstOrThrow();
     const resolved = await g.server.credentials.resolveProvider(principal, ws.id, 'azure-free');
-    expect(resolved.configurations).toMatchObject({ ...secrets, custom_headers: { 'x-upstream-auth': 'plain-header-secret-7890' } });
+    expect(resolved.configurations).toMatchObject({
+      ...secrets,
+      custom_headers: { 'x-upstream-auth': 'plain-header-secret-7890' },
+    });
 
     await g.close();
     const files = [DATABASE_FILE, `${DATABASE_FILE}-wal`].map((name) => join(g.dataDir, name)).filter(existsSync);
@@ -220,24 +358,51 @@ describe('secret-looking fields of free-form provider configuration', () => {
   it('seals fields that an older version stored in clear, when the server starts, and masks them meanwhile', async () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
-    expect((await admin.post('/v1/virtual-keys', { name: 'Old', slug: 'old-vk', provider: 'openai', key: 'sk-old-virtual-key-0000' })).status).toBe(200);
+    expect(
+      (
+        await admin.post('/v1/virtual-keys', {
+          name: 'Old',
+          slug: 'old-vk',
+          provider: 'openai',
+          key: 'sk-old-virtual-key-0000',
+        })
+      ).status,
+    ).toBe(200);
     // As an older version wrote it: the field in clear.
-    await t.server.db.updateTable('virtual_keys').set({ configurations: JSON.stringify({ subscription_key: 'legacy-clear-subscription-1', openai_project: 'p' }) }).where('slug', '=', 'old-vk').execute();
+    await t.server.db
+      .updateTable('virtual_keys')
+      .set({ configurations: JSON.stringify({ subscription_key: 'legacy-clear-subscription-1', openai_project: 'p' }) })
+      .where('slug', '=', 'old-vk')
+      .execute();
     t.server.credentials.invalidateAll();
     const masked = (await admin.get('/v1/virtual-keys/old-vk')).body.configurations;
     expect(masked).toEqual({ subscription_key: 'lega****on-1', openai_project: 'p' });
 
     // A PUT back of what was shown keeps the real value (now sealed).
     expect((await admin.put('/v1/virtual-keys/old-vk', { configurations: masked })).status).toBe(200);
-    const row = await t.server.db.selectFrom('virtual_keys').select('configurations').where('slug', '=', 'old-vk').executeTakeFirstOrThrow();
+    const row = await t.server.db
+      .selectFrom('virtual_keys')
+      .select('configurations')
+      .where('slug', '=', 'old-vk')
+      .executeTakeFirstOrThrow();
     expect(row.configurations).not.toContain('legacy-clear-subscription-1');
 
     // Another row left in clear is sealed by the next start.
-    await t.server.db.updateTable('virtual_keys').set({ configurations: JSON.stringify({ api_token: 'legacy-clear-token-2' }) }).where('slug', '=', 'old-vk').execute();
+    await t.server.db
+      .updateTable('virtual_keys')
+      .set({ configurations: JSON.stringify({ api_token: 'legacy-clear-token-2' }) })
+      .where('slug', '=', 'old-vk')
+      .execute();
     await t.close();
     const again = await startTestServer({ dataDir: t.dataDir });
-    const sealed = await again.server.db.selectFrom('virtual_keys').select('configurations').where('slug', '=', 'old-vk').executeTakeFirstOrThrow();
+    const sealed = await again.server.db
+      .selectFrom('virtual_keys')
+      .select('configurations')
+      .where('slug', '=', 'old-vk')
+      .executeTakeFirstOrThrow();
     expect(sealed.configurations).not.toContain('legacy-clear-token-2');
-    expect((await apiClient(again.baseUrl, t.adminKey).get('/v1/virtual-keys/old-vk')).body.configurations).toEqual({ api_token: 'lega****en-2' });
+    expect((await apiClient(again.baseUrl, t.adminKey).get('/v1/virtual-keys/old-vk')).body.configurations).toEqual({
+      api_token: 'lega****en-2',
+    });
   });
 });

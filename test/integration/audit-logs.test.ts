@@ -33,7 +33,13 @@ describe('audit log', () => {
     ]);
     expect(records.map((r: any) => r.resource_id)).toEqual([ws.id, key.id, policy.id, policy.id, policy.id, key.id]);
     for (const record of records) {
-      expect(record).toMatchObject({ user_type: 'api_key', api_key_id: adminKeyId, user_id: expect.any(String), client_ip: '127.0.0.1', response_status_code: 200 });
+      expect(record).toMatchObject({
+        user_type: 'api_key',
+        api_key_id: adminKeyId,
+        user_id: expect.any(String),
+        client_ip: '127.0.0.1',
+        response_status_code: 200,
+      });
       expect(Date.parse(record.timestamp)).not.toBeNaN();
       expect(record.request_id).toBeTruthy();
     }
@@ -54,7 +60,10 @@ describe('audit log', () => {
     await admin.post('/v1/policies/rate-limits', validPolicy({ workspace_id: 'default' }));
     await createWorkspace(admin, 'Team A', 'team-a');
     const other = await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: ['rate_limits_policies.create'] });
-    await apiClient(t.baseUrl, other.key).post('/v1/policies/rate-limits', validPolicy({ conditions: [{ key: 'workspace_id', value: 'team-a' }] }));
+    await apiClient(t.baseUrl, other.key).post(
+      '/v1/policies/rate-limits',
+      validPolicy({ conditions: [{ key: 'workspace_id', value: 'team-a' }] }),
+    );
     // Unauthenticated attempts have no actor and are not recorded as actions.
     await apiClient(t.baseUrl).post('/v1/policies/rate-limits', validPolicy());
 

@@ -8,7 +8,13 @@ import { apiClient } from '../helpers/http.js';
 import { startTestServer } from '../helpers/start-test-server.js';
 
 /** Codes that come from the auth layer, as opposed to the resource rules of the services. */
-const AUTH_CODES = new Set(['UNAUTHENTICATED', 'INVALID_API_KEY', 'KEY_TYPE_NOT_ALLOWED', 'MISSING_SCOPE', 'ROLE_NOT_ALLOWED']);
+const AUTH_CODES = new Set([
+  'UNAUTHENTICATED',
+  'INVALID_API_KEY',
+  'KEY_TYPE_NOT_ALLOWED',
+  'MISSING_SCOPE',
+  'ROLE_NOT_ALLOWED',
+]);
 
 interface Caller {
   name: string;
@@ -34,7 +40,10 @@ function promised(route: RouteAccess, caller: Caller): string {
   const scope = auth.scope === null || typeof auth.scope === 'string' ? auth.scope : auth.scope[caller.kind];
   if (scope !== null && !caller.scopes.has(scope)) return 'MISSING_SCOPE';
   if (auth.roles) {
-    const allowed = Array.isArray(auth.roles) ? (auth.roles as readonly string[]).includes(caller.orgRole) : caller.workspaceRole !== null && (auth.roles as { workspace: readonly string[] }).workspace.includes(caller.workspaceRole);
+    const allowed = Array.isArray(auth.roles)
+      ? (auth.roles as readonly string[]).includes(caller.orgRole)
+      : caller.workspaceRole !== null &&
+        (auth.roles as { workspace: readonly string[] }).workspace.includes(caller.workspaceRole);
     if (!allowed) return 'ROLE_NOT_ALLOWED';
   }
   return 'pass';
@@ -58,44 +67,127 @@ describe('authorization matrix', () => {
     const managerA = await addUser(t.server.db, orgId, 'member', [{ workspaceId: a.id, role: 'manager' }]);
     const memberA = await addUser(t.server.db, orgId, 'member', [{ workspaceId: a.id, role: 'member' }]);
     const managerB = await addUser(t.server.db, orgId, 'member', [{ workspaceId: b.id, role: 'manager' }]);
-    const wsKey = async (workspace: string, userId: string, scopes: readonly string[]) => (await createWorkspaceKey(owner, { workspace_id: workspace, user_id: userId, scopes: [...scopes] })).key;
+    const wsKey = async (workspace: string, userId: string, scopes: readonly string[]) =>
+      (await createWorkspaceKey(owner, { workspace_id: workspace, user_id: userId, scopes: [...scopes] })).key;
 
-    const expiring = await owner.post('/v1/api-keys/organisation/service', { name: 'expiring', scopes: ALL_SCOPES, expires_at: '2026-06-01T10:00:00Z' });
+    const expiring = await owner.post('/v1/api-keys/organisation/service', {
+      name: 'expiring',
+      scopes: ALL_SCOPES,
+      expires_at: '2026-06-01T10:00:00Z',
+    });
     const rotating = await owner.post('/v1/api-keys/organisation/service', { name: 'rotating', scopes: ALL_SCOPES });
-    expect((await owner.post(`/v1/api-keys/${rotating.body.id}/rotate`, { key_transition_period_ms: 1_800_000 })).status).toBe(200);
+    expect(
+      (await owner.post(`/v1/api-keys/${rotating.body.id}/rotate`, { key_transition_period_ms: 1_800_000 })).status,
+    ).toBe(200);
     clock.advance(2 * 3600_000); // the first key has expired; the rotated-out secret's transition is over
 
     const all = new Set(ALL_SCOPES);
     const ws = new Set(WORKSPACE_SCOPES);
     const callers: Caller[] = [
-      { name: 'owner', key: t.adminKey, kind: 'admin', scopes: all, orgRole: 'owner', workspaceRole: 'admin', workspaceId: c.id },
-      { name: 'admin', key: accepted.body.api_key, kind: 'admin', scopes: all, orgRole: 'admin', workspaceRole: 'admin', workspaceId: c.id },
-      { name: 'manager', key: await wsKey('team-a', managerA, WORKSPACE_SCOPES), kind: 'workspace', scopes: ws, orgRole: 'member', workspaceRole: 'manager', workspaceId: a.id },
-      { name: 'member', key: await wsKey('team-a', memberA, WORKSPACE_SCOPES), kind: 'workspace', scopes: ws, orgRole: 'member', workspaceRole: 'member', workspaceId: a.id },
-      { name: 'other workspace', key: await wsKey('team-b', managerB, WORKSPACE_SCOPES), kind: 'workspace', scopes: ws, orgRole: 'member', workspaceRole: 'manager', workspaceId: a.id, foreignWorkspace: true },
-      { name: 'missing scope', key: await wsKey('team-a', managerA, []), kind: 'workspace', scopes: new Set(), orgRole: 'member', workspaceRole: 'manager', workspaceId: a.id },
-      { name: 'expired', key: expiring.body.key, kind: 'admin', scopes: all, orgRole: 'owner', workspaceRole: 'admin', workspaceId: c.id, invalid: true },
-      { name: 'rotated out', key: rotating.body.key, kind: 'admin', scopes: all, orgRole: 'owner', workspaceRole: 'admin', workspaceId: c.id, invalid: true },
+      {
+        name: 'owner',
+        key: t.adminKey,
+        kind: 'admin',
+        scopes: all,
+        orgRole: 'owner',
+        workspaceRole: 'admin',
+        workspaceId: c.id,
+      },
+      {
+        name: 'admin',
+        key: accepted.body.api_key,
+        kind: 'admin',
+        scopes: all,
+        orgRole: 'admin',
+        workspaceRole: 'admin',
+        workspaceId: c.id,
+      },
+      {
+        name: 'manager',
+        key: await wsKey('team-a', managerA, WORKSPACE_SCOPES),
+        kind: 'workspace',
+        scopes: ws,
+        orgRole: 'member',
+        workspaceRole: 'manager',
+        workspaceId: a.id,
+      },
+      {
+        name: 'member',
+        key: await wsKey('team-a', memberA, WORKSPACE_SCOPES),
+        kind: 'workspace',
+        scopes: ws,
+        orgRole: 'member',
+        workspaceRole: 'member',
+        workspaceId: a.id,
+      },
+      {
+        name: 'other workspace',
+        key: await wsKey('team-b', managerB, WORKSPACE_SCOPES),
+        kind: 'workspace',
+        scopes: ws,
+        orgRole: 'member',
+        workspaceRole: 'manager',
+        workspaceId: a.id,
+        foreignWorkspace: true,
+      },
+      {
+        name: 'missing scope',
+        key: await wsKey('team-a', managerA, []),
+        kind: 'workspace',
+        scopes: new Set(),
+        orgRole: 'member',
+        workspaceRole: 'manager',
+        workspaceId: a.id,
+      },
+      {
+        name: 'expired',
+        key: expiring.body.key,
+        kind: 'admin',
+        scopes: all,
+        orgRole: 'owner',
+        workspaceRole: 'admin',
+        workspaceId: c.id,
+        invalid: true,
+      },
+      {
+        name: 'rotated out',
+        key: rotating.body.key,
+        kind: 'admin',
+        scopes: all,
+        orgRole: 'owner',
+        workspaceRole: 'admin',
+        workspaceId: c.id,
+        invalid: true,
+      },
     ];
     // The rotated key's NEW secret is not in the list: rotating.body.key is the original secret.
 
     // Control-plane routes only (the gateway has its own tests); the log stream never ends by itself.
-    const routes = t.server.routes.filter((route) => !('public' in route.auth) && route.auth.scope !== 'completions.write' && route.url !== '/v1/logs/stream');
+    const routes = t.server.routes.filter(
+      (route) =>
+        !('public' in route.auth) && route.auth.scope !== 'completions.write' && route.url !== '/v1/logs/stream',
+    );
     expect(routes.length).toBeGreaterThan(40);
     const mismatches: string[] = [];
     let checked = 0;
     for (const caller of callers) {
       const client = apiClient(t.baseUrl, caller.key);
       for (const route of routes) {
-        const path = route.url.replace(/:(\w+)/g, (_m, name: string) => (name === 'workspaceId' ? caller.workspaceId : randomUUID()));
+        const path = route.url.replace(/:(\w+)/g, (_m, name: string) =>
+          name === 'workspaceId' ? caller.workspaceId : randomUUID(),
+        );
         const body = route.method === 'POST' || route.method === 'PUT' ? {} : undefined;
         const res = await client.call(route.method, path, body);
         const code: string | undefined = res.body?.error?.code;
         const want = promised(route, caller);
         checked++;
         if (want === 'pass') {
-          if (res.status === 401 || (code !== undefined && AUTH_CODES.has(code))) mismatches.push(`${caller.name} ${route.method} ${route.url}: expected to pass the auth layer, got ${res.status} ${code}`);
-          else if (caller.foreignWorkspace && route.url.includes(':workspaceId') && res.status < 400) mismatches.push(`${caller.name} ${route.method} ${route.url}: reached another workspace (${res.status})`);
+          if (res.status === 401 || (code !== undefined && AUTH_CODES.has(code)))
+            mismatches.push(
+              `${caller.name} ${route.method} ${route.url}: expected to pass the auth layer, got ${res.status} ${code}`,
+            );
+          else if (caller.foreignWorkspace && route.url.includes(':workspaceId') && res.status < 400)
+            mismatches.push(`${caller.name} ${route.method} ${route.url}: reached another workspace (${res.status})`);
         } else if (code !== want) {
           mismatches.push(`${caller.name} ${route.method} ${route.url}: expected ${want}, got ${res.status} ${code}`);
         }

@@ -46,8 +46,21 @@ describe('svcgw apply', () => {
     const secrets = { OPENAI_KEY: 'sk-apply-test-0123456789wxyz' };
 
     const dry = await ok(['apply', '-f', path, '--dry-run'], secrets);
-    expect(dry).toMatchObject({ dry_run: true, changed: false, summary: { create: 7, update: 0, unchanged: 0 }, keys: [] });
-    expect(dry.steps.map((s: { kind: string }) => s.kind)).toEqual(['workspace', 'integration', 'provider', 'rate_limits_policy', 'usage_limits_policy', 'api_key', 'api_key']);
+    expect(dry).toMatchObject({
+      dry_run: true,
+      changed: false,
+      summary: { create: 7, update: 0, unchanged: 0 },
+      keys: [],
+    });
+    expect(dry.steps.map((s: { kind: string }) => s.kind)).toEqual([
+      'workspace',
+      'integration',
+      'provider',
+      'rate_limits_policy',
+      'usage_limits_policy',
+      'api_key',
+      'api_key',
+    ]);
     expect((await api.get('/v1/workspaces')).body.total).toBe(1); // nothing was changed
 
     const keysOut = join(dir, 'keys.json');
@@ -58,7 +71,10 @@ describe('svcgw apply', () => {
     const { keys } = JSON.parse(readFileSync(keysOut, 'utf8')) as { keys: { name: string; key: string }[] };
     expect(keys.map((k) => k.name)).toEqual(['team-a/ci', 'admin/ops']);
 
-    expect((await api.get('/v1/integrations/openai-main')).body).toMatchObject({ masked_key: 'sk-a****wxyz', tags: { env: 'prod' } });
+    expect((await api.get('/v1/integrations/openai-main')).body).toMatchObject({
+      masked_key: 'sk-a****wxyz',
+      tags: { env: 'prod' },
+    });
     expect((await api.get('/v1/providers/openai?workspace_id=team-a')).body.status).toBe('active');
     const ci = keys[0]!.key;
     expect((await ok(['logs', 'list'], { SVCGW_API_KEY: ci })).object).toBe('list'); // the created key works
@@ -67,7 +83,11 @@ describe('svcgw apply', () => {
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toMatch(/No changes: the server already matches .*\(7 unchanged\)/);
     expect(second.stdout).not.toMatch(/[+~] (create|update)/);
-    expect(await ok(['apply', '-f', path], secrets)).toMatchObject({ changed: false, summary: { create: 0, update: 0, unchanged: 7 }, keys: [] });
+    expect(await ok(['apply', '-f', path], secrets)).toMatchObject({
+      changed: false,
+      summary: { create: 0, update: 0, unchanged: 7 },
+      keys: [],
+    });
 
     // A change: the plan names it, the apply makes it, and nothing else moves.
     writeFileSync(path, FILE.replace('value: 100', 'value: 250'));
@@ -82,10 +102,15 @@ describe('svcgw apply', () => {
   it('prints new keys once when there is no --keys-out, and reads JSON files', async () => {
     const { cli } = await cliAgainstServer();
     const path = join(makeTempDir(), 'svcgw.json');
-    writeFileSync(path, JSON.stringify({ workspaces: [{ slug: 'ci', name: 'CI' }], api_keys: [{ name: 'deploy', workspace: 'ci' }] }));
+    writeFileSync(
+      path,
+      JSON.stringify({ workspaces: [{ slug: 'ci', name: 'CI' }], api_keys: [{ name: 'deploy', workspace: 'ci' }] }),
+    );
     const first = await cli(['apply', '-f', path]);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/New API keys, shown once \(store them now\):\n {4}ci\/deploy {2}svc-[A-Za-z0-9_-]{43}/);
+    expect(first.stdout).toMatch(
+      /New API keys, shown once \(store them now\):\n {4}ci\/deploy {2}svc-[A-Za-z0-9_-]{43}/,
+    );
     const again = await cli(['apply', '-f', path]);
     expect(again.stdout).not.toMatch(/svc-/);
   });
@@ -97,11 +122,19 @@ describe('svcgw apply', () => {
       writeFileSync(join(dir, name), text);
       return join(dir, name);
     };
-    await fails(['apply', '-f', write('bad.yaml', 'workspaces: [{ slug: Bad Slug, name: x }]')], 2, /workspaces\.0\.slug/);
+    await fails(
+      ['apply', '-f', write('bad.yaml', 'workspaces: [{ slug: Bad Slug, name: x }]')],
+      2,
+      /workspaces\.0\.slug/,
+    );
     await fails(['apply', '-f', write('unknown.yaml', 'gateways: []')], 2, /gateways/);
     await fails(['apply', '-f', join(dir, 'missing.yaml')], 2, /cannot read/);
     await fails(['apply'], 2, /--file/);
-    await fails(['apply', '-f', write('ref.yaml', 'providers: [{ slug: p, name: P, integration: nope }]')], 1, /integration nope does not exist/);
+    await fails(
+      ['apply', '-f', write('ref.yaml', 'providers: [{ slug: p, name: P, integration: nope }]')],
+      1,
+      /integration nope does not exist/,
+    );
     const scope = write('scope.yaml', 'api_keys: [{ name: k, workspace: default, scopes: [no.such.scope] }]');
     const refused = await fails(['apply', '-f', scope], 1, /create api key default\/k failed: Unknown scope/);
     expect(refused.stdout).toMatch(/Stopped/);

@@ -9,7 +9,10 @@ describe('svcgw configs', () => {
     const { ok, fails } = await cliAgainstServer();
     const dir = makeTempDir();
     const yamlFile = join(dir, 'fallback.yaml');
-    writeFileSync(yamlFile, 'strategy:\n  mode: fallback\ntargets:\n  - provider: "@openai-prod"\n  - provider: "@groq-backup"\n');
+    writeFileSync(
+      yamlFile,
+      'strategy:\n  mode: fallback\ntargets:\n  - provider: "@openai-prod"\n  - provider: "@groq-backup"\n',
+    );
     const jsonFile = join(dir, 'single.json');
     writeFileSync(jsonFile, JSON.stringify({ provider: '@openai-prod', request_timeout: 30000 }));
 

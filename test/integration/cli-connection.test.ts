@@ -15,11 +15,17 @@ describe('svcgw login and connection errors', () => {
     expect(refused.stderr).toMatch(/the API key was refused by http:\/\/127\.0\.0\.1/);
     expect(() => statSync(join(config, 'svcgw', 'profiles.json'))).toThrow();
 
-    const login = await runCli(['login', '--base-url', `${server.baseUrl}/v1`, '--profile', 'local'], { ...env, SVCGW_API_KEY: server.adminKey });
+    const login = await runCli(['login', '--base-url', `${server.baseUrl}/v1`, '--profile', 'local'], {
+      ...env,
+      SVCGW_API_KEY: server.adminKey,
+    });
     expect(login.code, login.stderr).toBe(0);
     const file = join(config, 'svcgw', 'profiles.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ current: 'local', profiles: { local: { base_url: server.baseUrl, api_key: server.adminKey } } });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
+      current: 'local',
+      profiles: { local: { base_url: server.baseUrl, api_key: server.adminKey } },
+    });
 
     const listed = await runCli(['workspaces', 'list', '--json'], env);
     expect(listed.code, listed.stderr).toBe(0);
@@ -47,14 +53,30 @@ describe('svcgw login and connection errors', () => {
   });
 
   it('has help with examples for every command group', async () => {
-    const groups = ['keys', 'workspaces', 'members', 'users', 'invites', 'integrations', 'providers', 'virtual-keys', 'policies rate-limits', 'policies usage-limits', 'logs', 'audit-logs', 'apply', 'login'];
+    const groups = [
+      'keys',
+      'workspaces',
+      'members',
+      'users',
+      'invites',
+      'integrations',
+      'providers',
+      'virtual-keys',
+      'policies rate-limits',
+      'policies usage-limits',
+      'logs',
+      'audit-logs',
+      'apply',
+      'login',
+    ];
     const helps = await Promise.all(groups.map((group) => runCli([...group.split(' '), '--help'])));
     helps.forEach((help, i) => {
       expect(help.code, groups[i]).toBe(0);
       expect(help.stdout, groups[i]).toMatch(/Examples:\n {2}\S/);
     });
     const root = await runCli(['--help']);
-    for (const group of ['apply', 'keys', 'logs', 'audit-logs', 'virtual-keys', 'policies']) expect(root.stdout).toMatch(new RegExp(`\\n {2}${group} `));
+    for (const group of ['apply', 'keys', 'logs', 'audit-logs', 'virtual-keys', 'policies'])
+      expect(root.stdout).toMatch(new RegExp(`\\n {2}${group} `));
     expect((await runCli(['keys'])).code).toBe(2); // a group without a command is a usage error
   });
 });

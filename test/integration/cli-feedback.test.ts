@@ -10,21 +10,56 @@ import { makeTempDir } from '../helpers/start-test-server.js';
 describe('svcgw feedback', () => {
   it('creates and updates feedback with a workspace key; usage errors exit 2, refusals exit 1', async () => {
     const { api, ok, fails } = await cliAgainstServer();
-    const key = await createWorkspaceKey(api, { workspace_id: 'default', scopes: ['feedback.create', 'feedback.update'] });
+    const key = await createWorkspaceKey(api, {
+      workspace_id: 'default',
+      scopes: ['feedback.create', 'feedback.update'],
+    });
     const asWorkspace = { SVCGW_API_KEY: key.key };
 
-    const created = await ok(['feedback', 'create', '--trace-id', 'run-1', '--value', '-5', '--weight', '0.5', '--metadata', '{"reviewer":"qa"}'], asWorkspace);
+    const created = await ok(
+      [
+        'feedback',
+        'create',
+        '--trace-id',
+        'run-1',
+        '--value',
+        '-5',
+        '--weight',
+        '0.5',
+        '--metadata',
+        '{"reviewer":"qa"}',
+      ],
+      asWorkspace,
+    );
     expect(created).toEqual({ status: 'success', message: 'feedback created', feedback_ids: [expect.any(String)] });
     const id = created.feedback_ids[0];
-    expect(await ok(['feedback', 'update', id, '--value', '7'], asWorkspace)).toMatchObject({ message: 'feedback updated', feedback_ids: [id] });
+    expect(await ok(['feedback', 'update', id, '--value', '7'], asWorkspace)).toMatchObject({
+      message: 'feedback updated',
+      feedback_ids: [id],
+    });
 
     await fails(['feedback', 'create', '--trace-id', 'run-1', '--value', '11'], 2, /-10 to 10/, asWorkspace);
-    await fails(['feedback', 'create', '--trace-id', 'run-1', '--value', '1', '--weight', '2'], 2, /0 to 1/, asWorkspace);
-    await fails(['feedback', 'create', '--trace-id', 'run-1', '--value', '1', '--metadata', '[1]'], 2, /JSON object/, asWorkspace);
+    await fails(
+      ['feedback', 'create', '--trace-id', 'run-1', '--value', '1', '--weight', '2'],
+      2,
+      /0 to 1/,
+      asWorkspace,
+    );
+    await fails(
+      ['feedback', 'create', '--trace-id', 'run-1', '--value', '1', '--metadata', '[1]'],
+      2,
+      /JSON object/,
+      asWorkspace,
+    );
     await fails(['feedback', 'create', '--value', '1'], 2, /--trace-id/, asWorkspace);
     // The admin key of the CLI's environment: the server's 403 on stderr, exit 1.
     await fails(['feedback', 'create', '--trace-id', 'run-1', '--value', '1'], 1, /KEY_TYPE_NOT_ALLOWED/);
-    await fails(['feedback', 'update', '00000000-0000-4000-8000-000000000000', '--value', '1'], 1, /not found/, asWorkspace);
+    await fails(
+      ['feedback', 'update', '00000000-0000-4000-8000-000000000000', '--value', '1'],
+      1,
+      /not found/,
+      asWorkspace,
+    );
   });
 });
 
@@ -37,22 +72,60 @@ describe('svcgw logs export', () => {
     const key = await db.selectFrom('api_keys').select('id').executeTakeFirstOrThrow();
     await createRequestLogRepository(db).insertBatch(
       Array.from({ length: 30 }, (_, i) => ({
-        id: newTimeOrderedId(), trace_id: `t${i}`, request_id: `r${i}`, organisation_id: org.id, workspace_id: ws.id, api_key_id: key.id,
-        provider: i < 10 ? 'anthropic' : 'openai', credential_source: 'direct', model: i < 10 ? 'claude-3-5-haiku' : 'gpt-4o', endpoint_type: 'chatComplete', method: 'POST',
-        path: '/v1/chat/completions', status_code: 200, is_success: 1, is_stream: 0, latency_ms: 10, cost_currency: 'USD', cache_status: 'MISS', retry_count: 0,
-        metadata: JSON.stringify({ env: i % 2 === 0 ? 'prod' : 'dev' }), created_at: new Date(Date.parse('2026-01-01T00:00:00Z') + i * 1000).toISOString(),
+        id: newTimeOrderedId(),
+        trace_id: `t${i}`,
+        request_id: `r${i}`,
+        organisation_id: org.id,
+        workspace_id: ws.id,
+        api_key_id: key.id,
+        provider: i < 10 ? 'anthropic' : 'openai',
+        credential_source: 'direct',
+        model: i < 10 ? 'claude-3-5-haiku' : 'gpt-4o',
+        endpoint_type: 'chatComplete',
+        method: 'POST',
+        path: '/v1/chat/completions',
+        status_code: 200,
+        is_success: 1,
+        is_stream: 0,
+        latency_ms: 10,
+        cost_currency: 'USD',
+        cache_status: 'MISS',
+        retry_count: 0,
+        metadata: JSON.stringify({ env: i % 2 === 0 ? 'prod' : 'dev' }),
+        created_at: new Date(Date.parse('2026-01-01T00:00:00Z') + i * 1000).toISOString(),
       })),
     );
 
-    const created = await ok(['logs', 'export', 'create', '--provider', 'openai', '--metadata', 'env=prod', '--fields', 'id,ai_model,metadata', '--start', '--wait']);
-    expect(created).toMatchObject({ status: 'success', total: 10, rows_written: 10, requested_data: ['id', 'ai_model', 'metadata'], filters: { ai_org: 'openai', metadata: { env: 'prod' } } });
+    const created = await ok([
+      'logs',
+      'export',
+      'create',
+      '--provider',
+      'openai',
+      '--metadata',
+      'env=prod',
+      '--fields',
+      'id,ai_model,metadata',
+      '--start',
+      '--wait',
+    ]);
+    expect(created).toMatchObject({
+      status: 'success',
+      total: 10,
+      rows_written: 10,
+      requested_data: ['id', 'ai_model', 'metadata'],
+      filters: { ai_org: 'openai', metadata: { env: 'prod' } },
+    });
     const status = await ok(['logs', 'export', 'status', created.id]);
     expect(status.status).toBe('success');
     expect((await ok(['logs', 'export', 'list'])).total).toBe(1);
 
     const stdout = await cli(['logs', 'export', 'download', created.id]);
     expect(stdout.code).toBe(0);
-    const records = stdout.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const records = stdout.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(records).toHaveLength(10);
     expect(records.every((r) => r.ai_model === 'gpt-4o' && r.metadata.env === 'prod')).toBe(true);
 

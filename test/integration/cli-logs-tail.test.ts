@@ -22,7 +22,9 @@ async function following(gw: GatewayHarness, count: number): Promise<void> {
 }
 
 const chat = (gw: GatewayHarness, headers: Record<string, string> = {}) =>
-  gw.openai({ ...gw.viaMock, ...headers }).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
+  gw
+    .openai({ ...gw.viaMock, ...headers })
+    .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
 
 describe('svcgw logs tail (JSON lines when stdout is not a terminal)', () => {
   it('prints one JSON line per request made while it runs, and exits 0 on Ctrl+C', async () => {
@@ -35,17 +37,29 @@ describe('svcgw logs tail (JSON lines when stdout is not a terminal)', () => {
     await chat(gw);
     await chat(gw);
     await tail.waitForLine((_line) => tail.stdout().split('\n').filter(Boolean).length >= 2);
-    const records = tail.stdout().trim().split('\n').map((line) => JSON.parse(line));
+    const records = tail
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(records).toHaveLength(2);
     for (const record of records) {
-      expect(record).toMatchObject({ object: 'log', status_code: 200, provider: 'openai', model: 'gpt-4o-mini', endpoint_type: 'chatComplete' });
+      expect(record).toMatchObject({
+        object: 'log',
+        status_code: 200,
+        provider: 'openai',
+        model: 'gpt-4o-mini',
+        endpoint_type: 'chatComplete',
+      });
       expect(record.total_tokens).toBeGreaterThan(0);
       expect(typeof record.latency_ms).toBe('number');
       expect(record).not.toHaveProperty('request_body');
     }
     // The same records the logs API lists.
     const listed = await runCli(['logs', 'list', '--json', '--page-size', '10'], env);
-    expect(JSON.parse(listed.stdout).data.map((r: { id: string }) => r.id)).toEqual(expect.arrayContaining(records.map((r) => r.id)));
+    expect(JSON.parse(listed.stdout).data.map((r: { id: string }) => r.id)).toEqual(
+      expect.arrayContaining(records.map((r) => r.id)),
+    );
 
     expect(await tail.stop('SIGINT')).toBe(0);
     const own = ownListeners.get(gw)!;
@@ -70,7 +84,13 @@ describe('svcgw logs tail (JSON lines when stdout is not a terminal)', () => {
     expect(model.model).toBe('gpt-4o');
     await sleep(200);
     expect(failures.stdout().trim().split('\n')).toHaveLength(1);
-    expect(models.stdout().trim().split('\n').map((line) => JSON.parse(line).model)).toEqual(expect.arrayContaining(['gpt-4o']));
+    expect(
+      models
+        .stdout()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).model),
+    ).toEqual(expect.arrayContaining(['gpt-4o']));
     expect(models.stdout()).not.toContain('gpt-4o-mini');
   });
 
@@ -78,7 +98,9 @@ describe('svcgw logs tail (JSON lines when stdout is not a terminal)', () => {
     const gw = await startGateway();
     const admin = gw.admin;
     await admin.post('/v1/workspaces', { name: 'Team B', slug: 'team-b' });
-    const mk = async (workspace: string, scopes: string[]) => (await admin.post('/v1/api-keys/workspace/service', { name: `k-${workspace}`, workspace_id: workspace, scopes })).body.key as string;
+    const mk = async (workspace: string, scopes: string[]) =>
+      (await admin.post('/v1/api-keys/workspace/service', { name: `k-${workspace}`, workspace_id: workspace, scopes }))
+        .body.key as string;
     const teamB = await mk('team-b', ['logs.list', 'completions.write']);
     const noLogs = await mk('team-b', ['completions.write']);
     const base = { SVCGW_BASE_URL: gw.baseUrl, XDG_CONFIG_HOME: makeTempDir() };
@@ -101,15 +123,23 @@ describe('svcgw logs tail (JSON lines when stdout is not a terminal)', () => {
     expect(tail.stdout().trim().split('\n')).toHaveLength(1);
   });
 
-  it('follows only the caller\'s own keys when data visibility is off for its role', async () => {
+  it("follows only the caller's own keys when data visibility is off for its role", async () => {
     const gw = await startGateway();
     expect((await gw.admin.put('/v1/settings/security', { membersViewAllData: false })).status).toBe(200);
-    const invite = await gw.admin.post('/v1/invites', { email: 'mo@example.com', role: 'member', workspaces: [{ id: 'default', role: 'member' }] });
+    const invite = await gw.admin.post('/v1/invites', {
+      email: 'mo@example.com',
+      role: 'member',
+      workspaces: [{ id: 'default', role: 'member' }],
+    });
     const joined = await apiClient(gw.baseUrl).post('/v1/invites/accept', { token: invite.body.token });
     expect(joined.status, JSON.stringify(joined.body)).toBe(200);
     const memberKey = joined.body.api_key as string;
 
-    const tail = spawnCli(['logs', 'tail'], { SVCGW_BASE_URL: gw.baseUrl, SVCGW_API_KEY: memberKey, XDG_CONFIG_HOME: makeTempDir() });
+    const tail = spawnCli(['logs', 'tail'], {
+      SVCGW_BASE_URL: gw.baseUrl,
+      SVCGW_API_KEY: memberKey,
+      XDG_CONFIG_HOME: makeTempDir(),
+    });
     await following(gw, 1);
     await chat(gw); // the admin's key: not the member's
     await chat(gw, { 'x-service-api-key': memberKey });
@@ -122,7 +152,11 @@ describe('svcgw logs tail (JSON lines when stdout is not a terminal)', () => {
 
   it('ends with exit 1 and a message when the server goes away', async () => {
     const gw = await startGateway();
-    const tail = spawnCli(['logs', 'tail'], { SVCGW_BASE_URL: gw.baseUrl, SVCGW_API_KEY: gw.adminKey, XDG_CONFIG_HOME: makeTempDir() });
+    const tail = spawnCli(['logs', 'tail'], {
+      SVCGW_BASE_URL: gw.baseUrl,
+      SVCGW_API_KEY: gw.adminKey,
+      XDG_CONFIG_HOME: makeTempDir(),
+    });
     await following(gw, 1);
     await gw.close(); // open streams do not hold the shutdown
     expect(await tail.exited).toBe(1);

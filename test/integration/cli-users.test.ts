@@ -8,10 +8,25 @@ describe('svcgw invites, users and members', () => {
     await ok(['workspaces', 'create', '--name', 'Team A', '--slug', 'team-a']);
     await ok(['workspaces', 'create', '--name', 'Team B', '--slug', 'team-b']);
 
-    const invite = await ok(['invites', 'create', '--email', 'ana@example.com', '--role', 'member', '--workspace', 'team-a:manager']);
+    const invite = await ok([
+      'invites',
+      'create',
+      '--email',
+      'ana@example.com',
+      '--role',
+      'member',
+      '--workspace',
+      'team-a:manager',
+    ]);
     expect(invite).toMatchObject({ id: expect.any(String), invite_link: expect.any(String) });
-    expect((await ok(['invites', 'list', '--status', 'pending'])).data.map((i: { email: string }) => i.email)).toEqual(['ana@example.com']);
-    expect(await ok(['invites', 'get', invite.id])).toMatchObject({ email: 'ana@example.com', role: 'member', status: 'pending' });
+    expect((await ok(['invites', 'list', '--status', 'pending'])).data.map((i: { email: string }) => i.email)).toEqual([
+      'ana@example.com',
+    ]);
+    expect(await ok(['invites', 'get', invite.id])).toMatchObject({
+      email: 'ana@example.com',
+      role: 'member',
+      status: 'pending',
+    });
     const resent = await ok(['invites', 'resend', invite.id]);
     expect(resent.invite_link).toEqual(expect.any(String));
     await fails(['invites', 'create', '--email', 'not-an-address', '--workspace', 'team-a'], 1, /email/);
@@ -29,10 +44,16 @@ describe('svcgw invites, users and members', () => {
     expect((await ok(['users', 'list', '--role', 'admin'])).data.map((u: { id: string }) => u.id)).toEqual([anaId]);
     await fails(['users', 'update', anaId, '--role', 'owner'], 2, /Allowed choices are admin, member/);
 
-    expect((await ok(['members', 'list', '--workspace', 'team-a'])).data).toEqual([expect.objectContaining({ id: anaId, role: 'manager' })]);
+    expect((await ok(['members', 'list', '--workspace', 'team-a'])).data).toEqual([
+      expect.objectContaining({ id: anaId, role: 'manager' }),
+    ]);
     await ok(['members', 'add', '--workspace', 'team-b', '--user-id', anaId, '--role', 'member']);
     await ok(['members', 'update', anaId, '--workspace', 'team-b', '--role', 'admin']);
-    expect(await ok(['members', 'get', anaId, '--workspace', 'team-b'])).toMatchObject({ id: anaId, role: 'admin', email: 'ana@example.com' });
+    expect(await ok(['members', 'get', anaId, '--workspace', 'team-b'])).toMatchObject({
+      id: anaId,
+      role: 'admin',
+      email: 'ana@example.com',
+    });
     await ok(['members', 'remove', anaId, '--workspace', 'team-b']);
     await fails(['members', 'get', anaId, '--workspace', 'team-b'], 1, /HTTP 404/);
     await fails(['members', 'list'], 2, /--workspace/);

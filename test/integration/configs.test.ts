@@ -9,7 +9,10 @@ const fallback = {
   strategy: { mode: 'fallback', on_status_codes: [429, 500] },
   retry: { attempts: 2, on_status_codes: [429] },
   cache: { mode: 'simple', max_age: 3600 },
-  targets: [{ provider: '@openai-prod', override_params: { model: 'gpt-4o-mini' } }, { provider: 'openai', virtual_key: 'main-258f4d' }],
+  targets: [
+    { provider: '@openai-prod', override_params: { model: 'gpt-4o-mini' } },
+    { provider: 'openai', virtual_key: 'main-258f4d' },
+  ],
 };
 const single = { provider: '@openai-prod', override_params: { model: 'gpt-4o-mini' } };
 
@@ -46,10 +49,14 @@ describe('configs: create, read, versions', () => {
     expect(latest).toMatchObject({ name: 'Single', version: 2, version_id: updated.body.version_id });
     expect(latest.config).toEqual(single);
     // A stored config holds no provider key: keys live encrypted in providers and integrations.
-    const inline = await admin.put('/v1/configs/prod-fallback', { config: { provider: 'openai', api_key: 'sk-inline-secret-123' } });
+    const inline = await admin.put('/v1/configs/prod-fallback', {
+      config: { provider: 'openai', api_key: 'sk-inline-secret-123' },
+    });
     expect(inline.status).toBe(400);
     expect(inline.body.error).toMatchObject({ code: 'AB01_INVALID_CONFIG', param: 'config.api_key' });
-    expect(JSON.stringify(await t.server.db.selectFrom('config_versions').selectAll().execute())).not.toContain('sk-inline-secret-123');
+    expect(JSON.stringify(await t.server.db.selectFrom('config_versions').selectAll().execute())).not.toContain(
+      'sk-inline-secret-123',
+    );
 
     // A rename alone makes no new version.
     const renamed = await admin.put('/v1/configs/prod-fallback', { name: 'Renamed' });
@@ -58,9 +65,18 @@ describe('configs: create, read, versions', () => {
     const versions = await admin.get('/v1/configs/prod-fallback/versions');
     expect(versions.status).toBe(200);
     expect(versions.body).toMatchObject({ object: 'list', total: 2 });
-    expect(versions.body.data.map((v: any) => [v.version, v.is_latest])).toEqual([[2, true], [1, false]]);
+    expect(versions.body.data.map((v: any) => [v.version, v.is_latest])).toEqual([
+      [2, true],
+      [1, false],
+    ]);
     const first = await admin.get('/v1/configs/prod-fallback/versions/1');
-    expect(first.body).toMatchObject({ version: 1, version_id: created.body.version_id, config: fallback, config_id: created.body.id, object: 'config_version' });
+    expect(first.body).toMatchObject({
+      version: 1,
+      version_id: created.body.version_id,
+      config: fallback,
+      config_id: created.body.id,
+      object: 'config_version',
+    });
     expect(first.body.created_by_key_id).toBeTruthy();
     expect((await admin.get(`/v1/configs/prod-fallback/versions/${created.body.version_id}`)).body.version).toBe(1);
     for (const unknown of ['3', '0', 'latest', '00000000-0000-4000-8000-000000000000']) {
@@ -76,7 +92,9 @@ describe('configs: create, read, versions', () => {
     expect(a.body.slug).toMatch(/^my-config-[0-9a-f]{6}$/);
     await createWorkspace(admin, 'Team A', 'team-a');
     const b = await admin.post('/v1/configs', { name: 'B', slug: 'bee', workspace_id: 'team-a', config: single });
-    expect((await admin.get('/v1/configs/bee')).body.workspace_id).toBe((await admin.get('/v1/workspaces/team-a')).body.id);
+    expect((await admin.get('/v1/configs/bee')).body.workspace_id).toBe(
+      (await admin.get('/v1/workspaces/team-a')).body.id,
+    );
     const dup = await admin.post('/v1/configs', { name: 'B2', slug: 'bee', config: single });
     expect(dup.status).toBe(409);
     expect(dup.body.error).toMatchObject({ code: 'CONFLICT', param: 'slug' });
@@ -90,7 +108,11 @@ describe('configs: create, read, versions', () => {
     // Restoring the archived one would take an active slug.
     expect((await admin.put(`/v1/configs/${b.body.id}`, { status: 'active' })).status).toBe(409);
 
-    for (const body of [{ name: 'x', slug: 'Upper', config: single }, { name: '', config: single }, { name: 'x', config: single, extra: 1 }]) {
+    for (const body of [
+      { name: 'x', slug: 'Upper', config: single },
+      { name: '', config: single },
+      { name: 'x', config: single, extra: 1 },
+    ]) {
       const res = await admin.post('/v1/configs', body);
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('INVALID_REQUEST');
@@ -102,7 +124,17 @@ describe('configs: create, read, versions', () => {
     const admin = apiClient(t.baseUrl, t.adminKey);
     await createWorkspace(admin, 'Team A', 'team-a');
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push((await admin.post('/v1/configs', { name: `c${i}`, slug: `c${i}`, workspace_id: i === 3 ? 'team-a' : 'default', config: single })).body.id);
+    for (let i = 0; i < 4; i++)
+      ids.push(
+        (
+          await admin.post('/v1/configs', {
+            name: `c${i}`,
+            slug: `c${i}`,
+            workspace_id: i === 3 ? 'team-a' : 'default',
+            config: single,
+          })
+        ).body.id,
+      );
     await admin.delete('/v1/configs/c0');
     const all = await admin.get('/v1/configs');
     expect(all.body).toMatchObject({ object: 'list', total: 3 });
@@ -111,7 +143,9 @@ describe('configs: create, read, versions', () => {
     expect(all.body.data[0].config).toBeUndefined();
     expect((await admin.get('/v1/configs?status=archived')).body.data.map((c: any) => c.id)).toEqual([ids[0]]);
     expect((await admin.get('/v1/configs?workspace_id=team-a')).body.data.map((c: any) => c.slug)).toEqual(['c3']);
-    expect((await admin.get('/v1/configs?page_size=1&current_page=1')).body.data.map((c: any) => c.slug)).toEqual(['c2']);
+    expect((await admin.get('/v1/configs?page_size=1&current_page=1')).body.data.map((c: any) => c.slug)).toEqual([
+      'c2',
+    ]);
     expect((await admin.get('/v1/configs?status=gone')).status).toBe(400);
     // An archived config is still found by its slug; deleting it again is a no-op.
     expect((await admin.delete('/v1/configs/c0')).status).toBe(200);
@@ -123,17 +157,28 @@ describe('configs: AB01 validation', () => {
   it('answers 400 AB01_INVALID_CONFIG with the path of the first problem and lists every problem', async () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
-    const bad = { strategy: { mode: 'loadbalance' }, targets: [{ provider: '@a' }, { provider: '@b', weight: -2 }], cache: { mode: 'fuzzy' } };
+    const bad = {
+      strategy: { mode: 'loadbalance' },
+      targets: [{ provider: '@a' }, { provider: '@b', weight: -2 }],
+      cache: { mode: 'fuzzy' },
+    };
     const res = await admin.post('/v1/configs', { name: 'bad', config: bad });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'AB01_INVALID_CONFIG', type: 'invalid_request_error', param: 'config.cache.mode' });
+    expect(res.body.error).toMatchObject({
+      code: 'AB01_INVALID_CONFIG',
+      type: 'invalid_request_error',
+      param: 'config.cache.mode',
+    });
     expect(res.body.error.message).toContain('config.cache.mode');
     expect(res.body.error.message).toContain('config.targets[1].weight');
 
     const cases: Array<[unknown, string]> = [
       [undefined, 'config'],
       ['text', 'config'],
-      [{ strategy: { mode: 'fallback' }, targets: [{ provider: 'openai' }, { provider: 'nope' }] }, 'config.targets[1].provider'],
+      [
+        { strategy: { mode: 'fallback' }, targets: [{ provider: 'openai' }, { provider: 'nope' }] },
+        'config.targets[1].provider',
+      ],
       [{ provider: 'openai', retry: { attempts: 11 } }, 'config.retry.attempts'],
       [{ provider: 'openai', request_timeout: 0 }, 'config.request_timeout'],
       [{ provider: 'openai', colour: 'red' }, 'config.colour'],
@@ -160,10 +205,15 @@ describe('configs: isolation, 404 and audit', () => {
     const admin = apiClient(t.baseUrl, t.adminKey);
     await createWorkspace(admin, 'Team A', 'team-a');
     await createWorkspace(admin, 'Team B', 'team-b');
-    const a = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: CONFIG_SCOPES })).key);
+    const a = apiClient(
+      t.baseUrl,
+      (await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: CONFIG_SCOPES })).key,
+    );
     const ownA = await a.post('/v1/configs', { name: 'A', slug: 'cfg-a', config: single });
     expect(ownA.status).toBe(200);
-    expect((await a.get('/v1/configs/cfg-a')).body.workspace_id).toBe((await admin.get('/v1/workspaces/team-a')).body.id);
+    expect((await a.get('/v1/configs/cfg-a')).body.workspace_id).toBe(
+      (await admin.get('/v1/workspaces/team-a')).body.id,
+    );
     const intoB = await a.post('/v1/configs', { name: 'x', workspace_id: 'team-b', config: single });
     expect(intoB.status).toBe(403);
     expect(intoB.body.error.code).toBe('WORKSPACE_FORBIDDEN');
@@ -178,7 +228,10 @@ describe('configs: isolation, 404 and audit', () => {
     expect((await a.delete('/v1/configs/cfg-b')).status).toBe(403);
     expect((await admin.get('/v1/configs/cfg-b')).body).toMatchObject({ name: 'B', status: 'active' });
 
-    const readOnly = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: ['configs.read'] })).key);
+    const readOnly = apiClient(
+      t.baseUrl,
+      (await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: ['configs.read'] })).key,
+    );
     expect((await readOnly.post('/v1/configs', { name: 'x', config: single })).status).toBe(403);
   });
 
@@ -200,8 +253,13 @@ describe('configs: isolation, 404 and audit', () => {
     await admin.get('/v1/configs/audited');
     const records = (await admin.get('/v1/audit-logs?resource_type=config')).body.data.reverse();
     expect(records.map((r: any) => [r.action, r.method, r.response_status_code])).toEqual([
-      ['update', 'PUT', 404], ['delete', 'DELETE', 404], ['update', 'PUT', 404], ['delete', 'DELETE', 404],
-      ['create', 'POST', 200], ['update', 'PUT', 200], ['delete', 'DELETE', 200],
+      ['update', 'PUT', 404],
+      ['delete', 'DELETE', 404],
+      ['update', 'PUT', 404],
+      ['delete', 'DELETE', 404],
+      ['create', 'POST', 200],
+      ['update', 'PUT', 200],
+      ['delete', 'DELETE', 200],
     ]);
     expect(records.slice(4).map((r: any) => r.resource_id)).toEqual([id, id, id]);
     expect(records[4].workspace_id).toBe(t.server.bootstrap.workspaceId);

@@ -25,7 +25,8 @@ async function principalOf(t: TestServer, key: string): Promise<Principal> {
 }
 
 function expectNoSecret(text: string, where: string): void {
-  for (const [name, secret] of Object.entries(SECRETS)) expect(text.includes(secret), `${name} found in ${where}`).toBe(false);
+  for (const [name, secret] of Object.entries(SECRETS))
+    expect(text.includes(secret), `${name} found in ${where}`).toBe(false);
 }
 
 describe('provider keys at rest and in transit', () => {
@@ -33,7 +34,10 @@ describe('provider keys at rest and in transit', () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
     await createWorkspace(admin, 'Team A', 'team-a');
-    const wsKey = await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: ['virtual_keys.create', 'virtual_keys.read', 'virtual_keys.list', 'virtual_keys.update'] });
+    const wsKey = await createWorkspaceKey(admin, {
+      workspace_id: 'team-a',
+      scopes: ['virtual_keys.create', 'virtual_keys.read', 'virtual_keys.list', 'virtual_keys.update'],
+    });
     const workspace = apiClient(t.baseUrl, wsKey.key);
     const seen: unknown[] = [];
     const keep = async (call: Promise<{ status: number; body: any }>, status = 200) => {
@@ -43,25 +47,45 @@ describe('provider keys at rest and in transit', () => {
       return res;
     };
 
-    await keep(admin.post('/v1/integrations', {
-      name: 'Bedrock-ish',
-      slug: 'secretive',
-      ai_provider_id: 'openai',
-      key: SECRETS.integrationKey,
-      configurations: { aws_secret_access_key: SECRETS.awsSecret, aws_region: 'eu-west-1', custom_headers: { authorization: `Bearer ${SECRETS.headerSecret}` } },
-    }));
-    await keep(workspace.post('/v1/virtual-keys', { name: 'VK', slug: 'vk', provider: 'openai', key: SECRETS.virtualKey }));
+    await keep(
+      admin.post('/v1/integrations', {
+        name: 'Bedrock-ish',
+        slug: 'secretive',
+        ai_provider_id: 'openai',
+        key: SECRETS.integrationKey,
+        configurations: {
+          aws_secret_access_key: SECRETS.awsSecret,
+          aws_region: 'eu-west-1',
+          custom_headers: { authorization: `Bearer ${SECRETS.headerSecret}` },
+        },
+      }),
+    );
+    await keep(
+      workspace.post('/v1/virtual-keys', { name: 'VK', slug: 'vk', provider: 'openai', key: SECRETS.virtualKey }),
+    );
     // Refused requests are audited too, with their bodies: the key must be redacted there as well.
-    await keep(admin.post('/v1/integrations', { name: 'n'.repeat(300), ai_provider_id: 'openai', key: SECRETS.refusedKey }), 400);
-    await keep(admin.post('/v1/providers', { name: 'oops', integration_id: 'secretive', key: SECRETS.refusedKey }), 400);
+    await keep(
+      admin.post('/v1/integrations', { name: 'n'.repeat(300), ai_provider_id: 'openai', key: SECRETS.refusedKey }),
+      400,
+    );
+    await keep(
+      admin.post('/v1/providers', { name: 'oops', integration_id: 'secretive', key: SECRETS.refusedKey }),
+      400,
+    );
 
     const masked = await keep(admin.get('/v1/integrations/secretive'));
     expect(masked.body).toMatchObject({
       masked_key: 'sk-p****ZZZZ',
-      configurations: { aws_region: 'eu-west-1', aws_secret_access_key: 'AWSS****VVVV', custom_headers: { authorization: '****' } },
+      configurations: {
+        aws_region: 'eu-west-1',
+        aws_secret_access_key: 'AWSS****VVVV',
+        custom_headers: { authorization: '****' },
+      },
     });
     // Sending the masked object back keeps the stored secrets; changing the key replaces it.
-    await keep(admin.put('/v1/integrations/secretive', { key: SECRETS.rotatedKey, configurations: masked.body.configurations }));
+    await keep(
+      admin.put('/v1/integrations/secretive', { key: SECRETS.rotatedKey, configurations: masked.body.configurations }),
+    );
     await keep(workspace.put('/v1/virtual-keys/vk', { key: SECRETS.rotatedVirtualKey }));
     await keep(admin.get('/v1/integrations'));
     await keep(admin.get('/v1/integrations/secretive'));
@@ -71,13 +95,29 @@ describe('provider keys at rest and in transit', () => {
     await keep(workspace.get('/v1/virtual-keys/vk'));
     await keep(admin.get('/v1/openapi.json'));
 
-    const resolved = await t.server.credentials.resolveProvider(await principalOf(t, t.adminKey), t.server.bootstrap.workspaceId, 'secretive');
+    const resolved = await t.server.credentials.resolveProvider(
+      await principalOf(t, t.adminKey),
+      t.server.bootstrap.workspaceId,
+      'secretive',
+    );
     expect(resolved.apiKey).toBe(SECRETS.rotatedKey);
-    expect(resolved.configurations).toMatchObject({ aws_secret_access_key: SECRETS.awsSecret, custom_headers: { authorization: `Bearer ${SECRETS.headerSecret}` } });
+    expect(resolved.configurations).toMatchObject({
+      aws_secret_access_key: SECRETS.awsSecret,
+      custom_headers: { authorization: `Bearer ${SECRETS.headerSecret}` },
+    });
 
     const audit = await keep(admin.get('/v1/audit-logs?page_size=100'));
-    const records = (audit.body as { data: Array<{ resource_type: string; action: string; response_status_code: number; request_body: any }> }).data;
-    expect(records.filter((r) => ['integration', 'provider', 'virtual_key'].includes(r.resource_type)).map((r) => [r.resource_type, r.action, r.response_status_code]).reverse()).toEqual([
+    const records = (
+      audit.body as {
+        data: Array<{ resource_type: string; action: string; response_status_code: number; request_body: any }>;
+      }
+    ).data;
+    expect(
+      records
+        .filter((r) => ['integration', 'provider', 'virtual_key'].includes(r.resource_type))
+        .map((r) => [r.resource_type, r.action, r.response_status_code])
+        .reverse(),
+    ).toEqual([
       ['integration', 'create', 200],
       ['virtual_key', 'create', 200],
       ['integration', 'create', 400],
@@ -85,7 +125,10 @@ describe('provider keys at rest and in transit', () => {
       ['integration', 'update', 200],
       ['virtual_key', 'update', 200],
     ]);
-    expect(records.find((r) => r.resource_type === 'integration' && r.action === 'create' && r.response_status_code === 200)?.request_body).toMatchObject({
+    expect(
+      records.find((r) => r.resource_type === 'integration' && r.action === 'create' && r.response_status_code === 200)
+        ?.request_body,
+    ).toMatchObject({
       key: '[REDACTED]',
       configurations: { aws_secret_access_key: '[REDACTED]', custom_headers: '[REDACTED]', aws_region: 'eu-west-1' },
     });
@@ -98,7 +141,9 @@ describe('provider keys at rest and in transit', () => {
       virtual_keys: await t.server.db.selectFrom('virtual_keys').selectAll().execute(),
       audit_logs: await t.server.db.selectFrom('audit_logs').selectAll().execute(),
     };
-    expect(rows.integrations[0]!.encrypted_key).toMatch(/^v1:[A-Za-z0-9_-]{8}:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/);
+    expect(rows.integrations[0]!.encrypted_key).toMatch(
+      /^v1:[A-Za-z0-9_-]{8}:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/,
+    );
     expect(rows.virtual_keys[0]!.encrypted_key).toMatch(/^v1:/);
     expect(JSON.parse(rows.integrations[0]!.configurations).aws_secret_access_key.$sealed).toMatch(/^v1:/);
     expectNoSecret(JSON.stringify(rows), 'database rows');
@@ -122,8 +167,18 @@ describe('master key', () => {
     const dataDir = makeTempDir();
     const first = await startTestServer({ dataDir });
     const admin = apiClient(first.baseUrl, first.adminKey);
-    await admin.post('/v1/integrations', { name: 'OpenAI', slug: 'openai', ai_provider_id: 'openai', key: SECRETS.integrationKey });
-    await apiClient(first.baseUrl, first.adminKey).post('/v1/virtual-keys', { name: 'VK', slug: 'vk', provider: 'openai', key: SECRETS.virtualKey });
+    await admin.post('/v1/integrations', {
+      name: 'OpenAI',
+      slug: 'openai',
+      ai_provider_id: 'openai',
+      key: SECRETS.integrationKey,
+    });
+    await apiClient(first.baseUrl, first.adminKey).post('/v1/virtual-keys', {
+      name: 'VK',
+      slug: 'vk',
+      provider: 'openai',
+      key: SECRETS.virtualKey,
+    });
     const keyFile = join(dataDir, 'master.key');
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     const keyText = readFileSync(keyFile, 'utf8');
@@ -138,24 +193,38 @@ describe('master key', () => {
     expect(readFileSync(keyFile, 'utf8')).toBe(keyText);
     expect(second.logLines.some((line) => line.includes('generated the master key'))).toBe(false);
     const principal = await principalOf(second, first.adminKey);
-    expect((await second.server.credentials.resolveProvider(principal, second.server.bootstrap.workspaceId, 'openai')).apiKey).toBe(SECRETS.integrationKey);
-    expect((await second.server.credentials.resolveVirtualKey(principal, second.server.bootstrap.workspaceId, 'vk')).apiKey).toBe(SECRETS.virtualKey);
+    expect(
+      (await second.server.credentials.resolveProvider(principal, second.server.bootstrap.workspaceId, 'openai'))
+        .apiKey,
+    ).toBe(SECRETS.integrationKey);
+    expect(
+      (await second.server.credentials.resolveVirtualKey(principal, second.server.bootstrap.workspaceId, 'vk')).apiKey,
+    ).toBe(SECRETS.virtualKey);
   });
 
   it('comes from SVCGW_MASTER_KEY when set (no file is written), and another key cannot decrypt', async () => {
     const dataDir = makeTempDir();
     const env = { SVCGW_MASTER_KEY: randomBytes(32).toString('base64') };
     const first = await startTestServer({ dataDir, env });
-    await apiClient(first.baseUrl, first.adminKey).post('/v1/integrations', { name: 'OpenAI', slug: 'openai', ai_provider_id: 'openai', key: SECRETS.integrationKey });
+    await apiClient(first.baseUrl, first.adminKey).post('/v1/integrations', {
+      name: 'OpenAI',
+      slug: 'openai',
+      ai_provider_id: 'openai',
+      key: SECRETS.integrationKey,
+    });
     expect(readdirSync(dataDir)).not.toContain('master.key');
     await first.close();
 
     const same = await startTestServer({ dataDir, env });
     const principal = await principalOf(same, first.adminKey);
-    expect((await same.server.credentials.resolveProvider(principal, same.server.bootstrap.workspaceId, 'openai')).apiKey).toBe(SECRETS.integrationKey);
+    expect(
+      (await same.server.credentials.resolveProvider(principal, same.server.bootstrap.workspaceId, 'openai')).apiKey,
+    ).toBe(SECRETS.integrationKey);
     await same.close();
 
     const other = await startTestServer({ dataDir, env: { SVCGW_MASTER_KEY: randomBytes(32).toString('hex') } });
-    await expect(other.server.credentials.resolveProvider(principal, other.server.bootstrap.workspaceId, 'openai')).rejects.toThrow(/different master key/);
+    await expect(
+      other.server.credentials.resolveProvider(principal, other.server.bootstrap.workspaceId, 'openai'),
+    ).rejects.toThrow(/different master key/);
   });
 });

@@ -20,13 +20,29 @@ async function principalOf(t: TestServer, key: string): Promise<Principal> {
 async function setup() {
   const t = await startTestServer();
   const admin = apiClient(t.baseUrl, t.adminKey);
-  const integration = await admin.post('/v1/integrations', { name: 'OpenAI', slug: 'openai-int', ai_provider_id: 'openai', key: INTEGRATION_KEY, create_default_provider: false });
+  const integration = await admin.post('/v1/integrations', {
+    name: 'OpenAI',
+    slug: 'openai-int',
+    ai_provider_id: 'openai',
+    key: INTEGRATION_KEY,
+    create_default_provider: false,
+  });
   expect(integration.status).toBe(200);
   const teamA = await createWorkspace(admin, 'Team A', 'team-a');
   const teamB = await createWorkspace(admin, 'Team B', 'team-b');
   const keyA = await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: SCOPES });
   const keyB = await createWorkspaceKey(admin, { workspace_id: 'team-b', scopes: SCOPES });
-  return { t, admin, integrationId: integration.body.id as string, teamA, teamB, keyA: keyA.key, keyB: keyB.key, a: apiClient(t.baseUrl, keyA.key), b: apiClient(t.baseUrl, keyB.key) };
+  return {
+    t,
+    admin,
+    integrationId: integration.body.id as string,
+    teamA,
+    teamB,
+    keyA: keyA.key,
+    keyB: keyB.key,
+    a: apiClient(t.baseUrl, keyA.key),
+    b: apiClient(t.baseUrl, keyB.key),
+  };
 }
 
 const expectStatus = async (call: Promise<{ status: number; body: any }>, status: number, code?: string) => {
@@ -39,7 +55,13 @@ const expectStatus = async (call: Promise<{ status: number; body: any }>, status
 describe('providers', () => {
   it('creates, reads, lists, updates and archives a provider of a workspace', async () => {
     const { t, admin, a, integrationId, teamA, keyA } = await setup();
-    const created = await a.post('/v1/providers', { name: 'Chat', slug: 'chat', integration_id: 'openai-int', note: 'for the bot', tags: { env: 'prod' } });
+    const created = await a.post('/v1/providers', {
+      name: 'Chat',
+      slug: 'chat',
+      integration_id: 'openai-int',
+      note: 'for the bot',
+      tags: { env: 'prod' },
+    });
     expect(created.status).toBe(200);
     expect(Object.keys(created.body).sort()).toEqual(['id', 'object', 'slug']);
     expect(created.body).toMatchObject({ slug: 'chat', object: 'provider' });
@@ -68,12 +90,21 @@ describe('providers', () => {
 
     const principal = await principalOf(t, keyA);
     const resolved = await t.server.credentials.resolveProvider(principal, teamA.id, 'chat');
-    expect(resolved).toMatchObject({ providerType: 'openai', apiKey: INTEGRATION_KEY, customHost: null, source: { kind: 'provider', id: created.body.id, slug: 'chat', integrationId } });
+    expect(resolved).toMatchObject({
+      providerType: 'openai',
+      apiKey: INTEGRATION_KEY,
+      customHost: null,
+      source: { kind: 'provider', id: created.body.id, slug: 'chat', integrationId },
+    });
 
     const updated = await a.put('/v1/providers/chat', { name: 'Chat 2', note: null, tags: { env: 'dev' } });
     expect(updated.status).toBe(200);
     expect(updated.body).toEqual({ id: created.body.id, slug: 'chat', object: 'provider' });
-    expect((await a.get('/v1/providers/chat')).body).toMatchObject({ name: 'Chat 2', note: null, tags: { env: 'dev' } });
+    expect((await a.get('/v1/providers/chat')).body).toMatchObject({
+      name: 'Chat 2',
+      note: null,
+      tags: { env: 'dev' },
+    });
     expect((await a.put('/v1/providers/chat', {})).status).toBe(400);
     expect((await a.put('/v1/providers/chat', { integration_id: 'other' })).body.error.param).toBe('body');
 
@@ -81,29 +112,60 @@ describe('providers', () => {
     expect((await a.get('/v1/providers/chat')).body.status).toBe('archived');
     expect((await a.get('/v1/providers')).body.total).toBe(0);
     expect((await a.get('/v1/providers?status=archived')).body.total).toBe(1);
-    await expect(t.server.credentials.resolveProvider(principal, teamA.id, 'chat')).rejects.toMatchObject({ code: 'NOT_FOUND', param: 'x-service-provider' });
+    await expect(t.server.credentials.resolveProvider(principal, teamA.id, 'chat')).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      param: 'x-service-provider',
+    });
     expect((await a.put('/v1/providers/chat', { name: 'x' })).status).toBe(400);
     // The slug is free again.
-    expect((await a.post('/v1/providers', { name: 'Chat', slug: 'chat', integration_id: integrationId })).status).toBe(200);
+    expect((await a.post('/v1/providers', { name: 'Chat', slug: 'chat', integration_id: integrationId })).status).toBe(
+      200,
+    );
   });
 
   it('places an admin key’s provider in the named or the default workspace, lists across workspaces, and filters by tags', async () => {
     const { t, admin, teamA } = await setup();
-    const inDefault = await admin.post('/v1/providers', { name: 'Default one', integration_id: 'openai-int', tags: { env: 'prod', team: 'ml' } });
+    const inDefault = await admin.post('/v1/providers', {
+      name: 'Default one',
+      integration_id: 'openai-int',
+      tags: { env: 'prod', team: 'ml' },
+    });
     expect(inDefault.status).toBe(200);
     expect(inDefault.body.slug).toMatch(/^default-one-[0-9a-f]{6}$/);
-    expect((await admin.get(`/v1/providers/${inDefault.body.slug}`)).body.workspace_id).toBe(t.server.bootstrap.workspaceId);
-    await admin.post('/v1/providers', { name: 'A', slug: 'a', integration_id: 'openai-int', workspace_id: 'team-a', tags: { env: 'prod' } });
+    expect((await admin.get(`/v1/providers/${inDefault.body.slug}`)).body.workspace_id).toBe(
+      t.server.bootstrap.workspaceId,
+    );
+    await admin.post('/v1/providers', {
+      name: 'A',
+      slug: 'a',
+      integration_id: 'openai-int',
+      workspace_id: 'team-a',
+      tags: { env: 'prod' },
+    });
     // Slugs are unique per workspace: the same slug may exist in another one.
-    expect((await admin.post('/v1/providers', { name: 'A too', slug: 'a', integration_id: 'openai-int' })).status).toBe(200);
+    expect((await admin.post('/v1/providers', { name: 'A too', slug: 'a', integration_id: 'openai-int' })).status).toBe(
+      200,
+    );
 
     const all = await admin.get('/v1/providers');
     expect(all.body).toMatchObject({ object: 'list', total: 3 });
-    expect((await admin.get('/v1/providers?workspace_id=team-a')).body).toMatchObject({ total: 1, data: [{ slug: 'a', workspace_id: teamA.id }] });
+    expect((await admin.get('/v1/providers?workspace_id=team-a')).body).toMatchObject({
+      total: 1,
+      data: [{ slug: 'a', workspace_id: teamA.id }],
+    });
     expect((await admin.get('/v1/providers?tags=env:prod')).body.total).toBe(2);
-    expect((await admin.get('/v1/providers?tags=env:prod,team:ml')).body).toMatchObject({ total: 1, data: [{ name: 'Default one' }] });
-    expect((await admin.get('/v1/providers?tags=env:prod&workspace_id=team-a')).body).toMatchObject({ total: 1, data: [{ slug: 'a' }] });
-    expect((await admin.get('/v1/providers?page_size=1&current_page=2')).body).toMatchObject({ total: 3, data: [{ slug: 'a' }] });
+    expect((await admin.get('/v1/providers?tags=env:prod,team:ml')).body).toMatchObject({
+      total: 1,
+      data: [{ name: 'Default one' }],
+    });
+    expect((await admin.get('/v1/providers?tags=env:prod&workspace_id=team-a')).body).toMatchObject({
+      total: 1,
+      data: [{ slug: 'a' }],
+    });
+    expect((await admin.get('/v1/providers?page_size=1&current_page=2')).body).toMatchObject({
+      total: 3,
+      data: [{ slug: 'a' }],
+    });
   });
 
   it('validates the body: bounds, slug form, the integration, and slug conflicts', async () => {
@@ -134,7 +196,10 @@ describe('providers', () => {
     const conflict = await a.post('/v1/providers', { ...base, slug: 'taken' });
     expect(conflict.status).toBe(409);
     expect(conflict.body.error).toMatchObject({ code: 'CONFLICT', param: 'slug' });
-    expect((await admin.post('/v1/providers', { ...base, workspace_id: 'nowhere' })).body.error).toMatchObject({ code: 'NOT_FOUND', param: 'workspace_id' });
+    expect((await admin.post('/v1/providers', { ...base, workspace_id: 'nowhere' })).body.error).toMatchObject({
+      code: 'NOT_FOUND',
+      param: 'workspace_id',
+    });
     expect((await a.get('/v1/providers')).body.total).toBe(1);
   });
 });
@@ -142,7 +207,14 @@ describe('providers', () => {
 describe('virtual keys', () => {
   it('creates, reads, lists, updates and archives a virtual key, and the resolver follows', async () => {
     const { t, a, teamA, keyA } = await setup();
-    const created = await a.post('/v1/virtual-keys', { name: 'Legacy', slug: 'legacy', provider: 'openai', key: VK_KEY, note: 'old app', configurations: { custom_host: 'http://127.0.0.1:9/v1' } });
+    const created = await a.post('/v1/virtual-keys', {
+      name: 'Legacy',
+      slug: 'legacy',
+      provider: 'openai',
+      key: VK_KEY,
+      note: 'old app',
+      configurations: { custom_host: 'http://127.0.0.1:9/v1' },
+    });
     expect(created.status).toBe(200);
     expect(Object.keys(created.body).sort()).toEqual(['id', 'object', 'slug']);
     expect(created.body).toMatchObject({ slug: 'legacy', object: 'virtual-key' });
@@ -165,7 +237,11 @@ describe('virtual keys', () => {
       object: 'virtual-key',
     });
     expect((await a.get(`/v1/virtual-keys/${created.body.id}`)).body.slug).toBe('legacy');
-    expect((await a.get('/v1/virtual-keys')).body).toMatchObject({ object: 'list', total: 1, data: [{ slug: 'legacy' }] });
+    expect((await a.get('/v1/virtual-keys')).body).toMatchObject({
+      object: 'list',
+      total: 1,
+      data: [{ slug: 'legacy' }],
+    });
 
     const principal = await principalOf(t, keyA);
     expect(await t.server.credentials.resolveVirtualKey(principal, teamA.id, 'legacy')).toEqual({
@@ -178,15 +254,29 @@ describe('virtual keys', () => {
     // Providers are the newer name for virtual keys: `@legacy` finds it too.
     expect((await t.server.credentials.resolveProvider(principal, teamA.id, 'legacy')).source.kind).toBe('virtual_key');
 
-    expect((await a.put('/v1/virtual-keys/legacy', { name: 'Legacy 2', note: null, key: VK_KEY_2, configurations: {} })).body).toEqual({});
-    expect((await a.get('/v1/virtual-keys/legacy')).body).toMatchObject({ name: 'Legacy 2', note: null, masked_key: 'sk-v****PQRS', configurations: {} });
-    expect(await t.server.credentials.resolveVirtualKey(principal, teamA.id, 'legacy')).toMatchObject({ apiKey: VK_KEY_2, customHost: null });
+    expect(
+      (await a.put('/v1/virtual-keys/legacy', { name: 'Legacy 2', note: null, key: VK_KEY_2, configurations: {} }))
+        .body,
+    ).toEqual({});
+    expect((await a.get('/v1/virtual-keys/legacy')).body).toMatchObject({
+      name: 'Legacy 2',
+      note: null,
+      masked_key: 'sk-v****PQRS',
+      configurations: {},
+    });
+    expect(await t.server.credentials.resolveVirtualKey(principal, teamA.id, 'legacy')).toMatchObject({
+      apiKey: VK_KEY_2,
+      customHost: null,
+    });
     expect((await a.put('/v1/virtual-keys/legacy', { provider: 'groq' })).body.error.param).toBe('body');
 
     expect((await a.delete('/v1/virtual-keys/legacy')).body).toEqual({});
     expect((await a.get('/v1/virtual-keys/legacy')).body.status).toBe('archived');
     expect((await a.get('/v1/virtual-keys')).body.total).toBe(0);
-    await expect(t.server.credentials.resolveVirtualKey(principal, teamA.id, 'legacy')).rejects.toMatchObject({ code: 'NOT_FOUND', param: 'x-service-virtual-key' });
+    await expect(t.server.credentials.resolveVirtualKey(principal, teamA.id, 'legacy')).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      param: 'x-service-virtual-key',
+    });
   });
 
   it('validates the body, and slugs are unique across the organisation', async () => {
@@ -213,8 +303,19 @@ describe('virtual keys', () => {
     const conflict = await b.post('/v1/virtual-keys', { ...base, slug: 'shared' });
     expect(conflict.status).toBe(409);
     expect(conflict.body.error).toMatchObject({ code: 'CONFLICT', param: 'slug' });
-    expect((await admin.post('/v1/virtual-keys', { ...base, provider: 'azure', configurations: { azure_resource_name: 'res', azure_deployment_name: 'gpt-4o' } })).status).toBe(200);
-    expect((await admin.get('/v1/virtual-keys')).body.data.map((k: any) => k.provider)).toEqual(['openai', 'azure-openai']);
+    expect(
+      (
+        await admin.post('/v1/virtual-keys', {
+          ...base,
+          provider: 'azure',
+          configurations: { azure_resource_name: 'res', azure_deployment_name: 'gpt-4o' },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await admin.get('/v1/virtual-keys')).body.data.map((k: any) => k.provider)).toEqual([
+      'openai',
+      'azure-openai',
+    ]);
   });
 });
 
@@ -224,7 +325,11 @@ describe('workspace isolation', () => {
     await expectStatus(b.put(`/v1/providers/${paths.provider}`, { name: 'mine now' }), 403, 'WORKSPACE_FORBIDDEN');
     await expectStatus(b.delete(`/v1/providers/${paths.provider}`), 403, 'WORKSPACE_FORBIDDEN');
     await expectStatus(b.get(`/v1/virtual-keys/${paths.vk}`), 403, 'WORKSPACE_FORBIDDEN');
-    await expectStatus(b.put(`/v1/virtual-keys/${paths.vk}`, { key: 'sk-stolen-0123456789' }), 403, 'WORKSPACE_FORBIDDEN');
+    await expectStatus(
+      b.put(`/v1/virtual-keys/${paths.vk}`, { key: 'sk-stolen-0123456789' }),
+      403,
+      'WORKSPACE_FORBIDDEN',
+    );
     await expectStatus(b.delete(`/v1/virtual-keys/${paths.vk}`), 403, 'WORKSPACE_FORBIDDEN');
   }
 
@@ -242,8 +347,16 @@ describe('workspace isolation', () => {
     await expectStatus(b.get('/v1/providers/prov-a?workspace_id=team-a'), 403, 'WORKSPACE_FORBIDDEN');
     await expectStatus(b.get(`/v1/providers?workspace_id=${teamA.id}`), 403, 'WORKSPACE_FORBIDDEN');
     await expectStatus(b.get('/v1/virtual-keys?workspace_id=team-a'), 403, 'WORKSPACE_FORBIDDEN');
-    await expectStatus(b.post('/v1/providers', { name: 'X', integration_id: 'openai-int', workspace_id: 'team-a' }), 403, 'WORKSPACE_FORBIDDEN');
-    await expectStatus(b.post('/v1/virtual-keys', { name: 'X', provider: 'openai', key: VK_KEY, workspace_id: 'team-a' }), 403, 'WORKSPACE_FORBIDDEN');
+    await expectStatus(
+      b.post('/v1/providers', { name: 'X', integration_id: 'openai-int', workspace_id: 'team-a' }),
+      403,
+      'WORKSPACE_FORBIDDEN',
+    );
+    await expectStatus(
+      b.post('/v1/virtual-keys', { name: 'X', provider: 'openai', key: VK_KEY, workspace_id: 'team-a' }),
+      403,
+      'WORKSPACE_FORBIDDEN',
+    );
     expect((await b.get('/v1/providers')).body.total).toBe(0);
     expect((await b.get('/v1/virtual-keys')).body.total).toBe(0);
 
@@ -251,8 +364,13 @@ describe('workspace isolation', () => {
     expect((await a.get('/v1/providers/prov-a')).body).toMatchObject({ name: 'A', status: 'active' });
     expect((await a.get('/v1/virtual-keys/vk-a')).body).toMatchObject({ status: 'active', masked_key: 'sk-v****LMNO' });
     const principalB = await principalOf(t, keyB);
-    await expect(t.server.credentials.resolveProvider(principalB, teamA.id, 'prov-a')).rejects.toMatchObject({ code: 'WORKSPACE_FORBIDDEN' });
-    await expect(t.server.credentials.resolveVirtualKey(principalB, teamB.id, 'vk-a')).rejects.toMatchObject({ code: 'NOT_FOUND', param: 'x-service-virtual-key' });
+    await expect(t.server.credentials.resolveProvider(principalB, teamA.id, 'prov-a')).rejects.toMatchObject({
+      code: 'WORKSPACE_FORBIDDEN',
+    });
+    await expect(t.server.credentials.resolveVirtualKey(principalB, teamB.id, 'vk-a')).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      param: 'x-service-virtual-key',
+    });
 
     // The admin key reaches both workspaces.
     expect((await admin.get(`/v1/providers/${provider.id}`)).status).toBe(200);
@@ -267,6 +385,10 @@ describe('workspace isolation', () => {
     expect((await client.get('/v1/providers')).status).toBe(200);
     await expectStatus(client.post('/v1/providers', { name: 'X', integration_id: 'openai-int' }), 403, 'MISSING_SCOPE');
     await expectStatus(client.get('/v1/virtual-keys'), 403, 'MISSING_SCOPE');
-    await expectStatus(client.post('/v1/virtual-keys', { name: 'X', provider: 'openai', key: VK_KEY }), 403, 'MISSING_SCOPE');
+    await expectStatus(
+      client.post('/v1/virtual-keys', { name: 'X', provider: 'openai', key: VK_KEY }),
+      403,
+      'MISSING_SCOPE',
+    );
   });
 });

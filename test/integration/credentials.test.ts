@@ -14,13 +14,26 @@ async function principalOf(t: TestServer, key: string): Promise<Principal> {
   return result.principal;
 }
 
-const openai = (overrides: Record<string, unknown> = {}) => ({ name: 'OpenAI prod', slug: 'openai-prod', ai_provider_id: 'openai', key: KEY, ...overrides });
+const openai = (overrides: Record<string, unknown> = {}) => ({
+  name: 'OpenAI prod',
+  slug: 'openai-prod',
+  ai_provider_id: 'openai',
+  key: KEY,
+  ...overrides,
+});
 
 describe('integrations: create, read, list', () => {
   it('creates an integration with its default provider and serves it back with the key masked', async () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
-    const created = await admin.post('/v1/integrations', openai({ description: 'Main account', configurations: { openai_organization: 'org-123', custom_host: 'https://proxy.example.com/v1' }, tags: { env: 'prod', team: 'ml' } }));
+    const created = await admin.post(
+      '/v1/integrations',
+      openai({
+        description: 'Main account',
+        configurations: { openai_organization: 'org-123', custom_host: 'https://proxy.example.com/v1' },
+        tags: { env: 'prod', team: 'ml' },
+      }),
+    );
     expect(created.status).toBe(200);
     expect(Object.keys(created.body).sort()).toEqual(['id', 'object', 'slug']);
     expect(created.body).toMatchObject({ slug: 'openai-prod', object: 'integration' });
@@ -49,9 +62,19 @@ describe('integrations: create, read, list', () => {
     // The default provider: in the default workspace, under the integration's slug.
     const provider = await admin.get('/v1/providers/openai-prod');
     expect(provider.status).toBe(200);
-    expect(provider.body).toMatchObject({ integration_id: created.body.id, workspace_id: t.server.bootstrap.workspaceId, ai_provider_id: 'openai', name: 'OpenAI prod', object: 'provider' });
+    expect(provider.body).toMatchObject({
+      integration_id: created.body.id,
+      workspace_id: t.server.bootstrap.workspaceId,
+      ai_provider_id: 'openai',
+      name: 'OpenAI prod',
+      object: 'provider',
+    });
 
-    const resolved = await t.server.credentials.resolveProvider(await principalOf(t, t.adminKey), t.server.bootstrap.workspaceId, 'openai-prod');
+    const resolved = await t.server.credentials.resolveProvider(
+      await principalOf(t, t.adminKey),
+      t.server.bootstrap.workspaceId,
+      'openai-prod',
+    );
     expect(resolved).toEqual({
       providerType: 'openai',
       apiKey: KEY,
@@ -72,7 +95,10 @@ describe('integrations: create, read, list', () => {
     expect((await admin.get(`/v1/integrations/${alias.body.slug}`)).body.ai_provider_id).toBe('openai');
 
     const teamA = await createWorkspace(admin, 'Team A', 'team-a');
-    const placed = await admin.post('/v1/integrations', openai({ slug: 'placed', workspace_id: 'team-a', default_provider_slug: 'team-openai' }));
+    const placed = await admin.post(
+      '/v1/integrations',
+      openai({ slug: 'placed', workspace_id: 'team-a', default_provider_slug: 'team-openai' }),
+    );
     expect(placed.status).toBe(200);
     const provider = await admin.get('/v1/providers/team-openai?workspace_id=team-a');
     expect(provider.body).toMatchObject({ workspace_id: teamA.id, integration_id: placed.body.id });
@@ -86,7 +112,15 @@ describe('integrations: create, read, list', () => {
     const local = await admin.post('/v1/integrations', { name: 'Ollama', slug: 'ollama', ai_provider_id: 'ollama' });
     expect(local.status).toBe(200);
     expect((await admin.get('/v1/integrations/ollama')).body.masked_key).toBeNull();
-    expect((await t.server.credentials.resolveProvider(await principalOf(t, t.adminKey), t.server.bootstrap.workspaceId, 'ollama')).apiKey).toBeNull();
+    expect(
+      (
+        await t.server.credentials.resolveProvider(
+          await principalOf(t, t.adminKey),
+          t.server.bootstrap.workspaceId,
+          'ollama',
+        )
+      ).apiKey,
+    ).toBeNull();
   });
 
   it('lists with the spec envelope, pages, and filters by tags (all pairs must match) and status', async () => {
@@ -101,14 +135,18 @@ describe('integrations: create, read, list', () => {
     expect(all.status).toBe(200);
     expect(all.body).toMatchObject({ object: 'list', total: 4 });
     expect(all.body.data.map((i: any) => i.slug)).toEqual(['a', 'b', 'c', 'd']);
-    const slugs = async (query: string) => (await admin.get(`/v1/integrations?${query}`)).body.data.map((i: any) => i.slug);
+    const slugs = async (query: string) =>
+      (await admin.get(`/v1/integrations?${query}`)).body.data.map((i: any) => i.slug);
     expect(await slugs('tags=env:prod')).toEqual(['a', 'b']);
     expect(await slugs('tags=env:prod,team:ml')).toEqual(['a']);
     expect(await slugs('tags=env:prod,team:other')).toEqual([]);
     expect(await slugs(`tags=${encodeURIComponent('url:http://x:1')}`)).toEqual(['c']);
     const paged = await admin.get('/v1/integrations?tags=env:prod&page_size=1&current_page=1');
     expect(paged.body).toMatchObject({ total: 2, data: [{ slug: 'b' }] });
-    expect((await admin.get('/v1/integrations?page_size=2&current_page=1')).body).toMatchObject({ total: 4, data: [{ slug: 'c' }, { slug: 'd' }] });
+    expect((await admin.get('/v1/integrations?page_size=2&current_page=1')).body).toMatchObject({
+      total: 4,
+      data: [{ slug: 'c' }, { slug: 'd' }],
+    });
 
     await admin.delete('/v1/integrations/d');
     expect(await slugs('status=archived')).toEqual(['d']);
@@ -130,15 +168,31 @@ describe('integrations: update and delete', () => {
     const created = await admin.post('/v1/integrations', openai({ configurations: { openai_project: 'p1' } }));
     expect((await t.server.credentials.resolveProvider(principal, workspaceId, 'openai-prod')).apiKey).toBe(KEY); // now cached
 
-    const updated = await admin.put('/v1/integrations/openai-prod', { name: 'Renamed', description: null, key: NEW_KEY, configurations: { openai_project: 'p2', custom_host: 'http://127.0.0.1:9/v1' }, tags: { env: 'staging' } });
+    const updated = await admin.put('/v1/integrations/openai-prod', {
+      name: 'Renamed',
+      description: null,
+      key: NEW_KEY,
+      configurations: { openai_project: 'p2', custom_host: 'http://127.0.0.1:9/v1' },
+      tags: { env: 'staging' },
+    });
     expect(updated.status).toBe(200);
     expect(updated.body).toEqual({});
     const got = await admin.get(`/v1/integrations/${created.body.id}`);
-    expect(got.body).toMatchObject({ name: 'Renamed', description: null, masked_key: 'sk-p****QRST', configurations: { openai_project: 'p2', custom_host: 'http://127.0.0.1:9/v1' }, tags: { env: 'staging' } });
+    expect(got.body).toMatchObject({
+      name: 'Renamed',
+      description: null,
+      masked_key: 'sk-p****QRST',
+      configurations: { openai_project: 'p2', custom_host: 'http://127.0.0.1:9/v1' },
+      tags: { env: 'staging' },
+    });
     expect(got.body.last_updated_at >= got.body.created_at).toBe(true);
 
     const resolved = await t.server.credentials.resolveProvider(principal, workspaceId, 'openai-prod');
-    expect(resolved).toMatchObject({ apiKey: NEW_KEY, customHost: 'http://127.0.0.1:9/v1', configurations: { openai_project: 'p2' } });
+    expect(resolved).toMatchObject({
+      apiKey: NEW_KEY,
+      customHost: 'http://127.0.0.1:9/v1',
+      configurations: { openai_project: 'p2' },
+    });
 
     // A key can be removed (local servers need none); an empty body changes nothing and is refused.
     expect((await admin.put('/v1/integrations/openai-prod', { key: null })).status).toBe(200);
@@ -173,13 +227,18 @@ describe('integrations: update and delete', () => {
     }
     expect((await admin.delete('/v1/integrations/openai-prod')).status).toBe(200); // idempotent
     expect((await admin.put('/v1/integrations/openai-prod', { name: 'x' })).status).toBe(400);
-    expect((await admin.post('/v1/providers', { name: 'Late', integration_id: created.body.id })).body.error).toMatchObject({ code: 'NOT_FOUND', param: 'integration_id' });
+    expect(
+      (await admin.post('/v1/providers', { name: 'Late', integration_id: created.body.id })).body.error,
+    ).toMatchObject({ code: 'NOT_FOUND', param: 'integration_id' });
 
     // The slug is free again; by slug, the active integration is the one found.
     const again = await admin.post('/v1/integrations', openai({ key: NEW_KEY }));
     expect(again.status).toBe(200);
     expect(again.body.id).not.toBe(created.body.id);
-    expect((await admin.get('/v1/integrations/openai-prod')).body).toMatchObject({ id: again.body.id, status: 'active' });
+    expect((await admin.get('/v1/integrations/openai-prod')).body).toMatchObject({
+      id: again.body.id,
+      status: 'active',
+    });
     expect((await admin.get(`/v1/integrations/${created.body.id}`)).body.status).toBe('archived');
     expect((await t.server.credentials.resolveProvider(principal, workspaceId, 'openai-prod')).apiKey).toBe(NEW_KEY);
   });
@@ -231,9 +290,37 @@ describe('integrations: validation and access', () => {
     expect((await admin.get('/v1/providers')).body.total).toBe(0);
 
     // The bounds themselves are accepted, and so are providers whose host comes from configurations.
-    expect((await admin.post('/v1/integrations', openai({ name: 'n'.repeat(255), slug: 's'.repeat(255) }))).status).toBe(200);
-    expect((await admin.post('/v1/integrations', openai({ slug: 'cf', ai_provider_id: 'cloudflare-workers-ai', configurations: { custom_host: 'https://api.cloudflare.com/client/v4/accounts/abc/ai/v1' } }))).status).toBe(200);
-    expect((await admin.post('/v1/integrations', openai({ slug: 'az', ai_provider_id: 'azure-openai', configurations: { azure_resource_name: 'my-res', azure_deployment_name: 'gpt-4o', azure_api_version: '2024-10-21' } }))).status).toBe(200);
+    expect(
+      (await admin.post('/v1/integrations', openai({ name: 'n'.repeat(255), slug: 's'.repeat(255) }))).status,
+    ).toBe(200);
+    expect(
+      (
+        await admin.post(
+          '/v1/integrations',
+          openai({
+            slug: 'cf',
+            ai_provider_id: 'cloudflare-workers-ai',
+            configurations: { custom_host: 'https://api.cloudflare.com/client/v4/accounts/abc/ai/v1' },
+          }),
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await admin.post(
+          '/v1/integrations',
+          openai({
+            slug: 'az',
+            ai_provider_id: 'azure-openai',
+            configurations: {
+              azure_resource_name: 'my-res',
+              azure_deployment_name: 'gpt-4o',
+              azure_api_version: '2024-10-21',
+            },
+          }),
+        )
+      ).status,
+    ).toBe(200);
     const unknownWorkspace = await admin.post('/v1/integrations', openai({ slug: 'ws', workspace_id: 'nowhere' }));
     expect(unknownWorkspace.status).toBe(404);
     expect(unknownWorkspace.body.error.param).toBe('workspace_id');
@@ -247,25 +334,41 @@ describe('integrations: validation and access', () => {
     expect(dup.status).toBe(409);
     expect(dup.body.error).toMatchObject({ code: 'CONFLICT', param: 'slug' });
 
-    const providerTaken = await admin.post('/v1/integrations', openai({ slug: 'other', default_provider_slug: 'openai-prod' }));
+    const providerTaken = await admin.post(
+      '/v1/integrations',
+      openai({ slug: 'other', default_provider_slug: 'openai-prod' }),
+    );
     expect(providerTaken.status).toBe(409);
     expect(providerTaken.body.error).toMatchObject({ code: 'CONFLICT', param: 'default_provider_slug' });
     // Nothing of the refused integration was stored (one transaction).
     expect((await admin.get('/v1/integrations/other')).status).toBe(404);
     // Without a default provider there is nothing to collide with.
-    expect((await admin.post('/v1/integrations', openai({ slug: 'other', default_provider_slug: 'openai-prod', create_default_provider: false }))).status).toBe(200);
+    expect(
+      (
+        await admin.post(
+          '/v1/integrations',
+          openai({ slug: 'other', default_provider_slug: 'openai-prod', create_default_provider: false }),
+        )
+      ).status,
+    ).toBe(200);
   });
 
   it('is for admin keys of organisation owners and admins, with the integrations scopes', async () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
     await admin.post('/v1/integrations', openai());
-    const wsKey = await createWorkspaceKey(admin, { workspace_id: 'default', scopes: ['providers.list', 'providers.read'] });
+    const wsKey = await createWorkspaceKey(admin, {
+      workspace_id: 'default',
+      scopes: ['providers.list', 'providers.read'],
+    });
     const workspace = apiClient(t.baseUrl, wsKey.key);
     expect((await workspace.get('/v1/integrations')).body.error.code).toBe('KEY_TYPE_NOT_ALLOWED');
     expect((await workspace.post('/v1/integrations', openai({ slug: 'x' }))).status).toBe(403);
 
-    const limited = await admin.post('/v1/api-keys/organisation/service', { name: 'reader', scopes: ['integrations.list'] });
+    const limited = await admin.post('/v1/api-keys/organisation/service', {
+      name: 'reader',
+      scopes: ['integrations.list'],
+    });
     const reader = apiClient(t.baseUrl, limited.body.key);
     expect((await reader.get('/v1/integrations')).status).toBe(200);
     const refused = await reader.post('/v1/integrations', openai({ slug: 'x' }));
@@ -275,7 +378,12 @@ describe('integrations: validation and access', () => {
     // An admin key whose user is no longer an owner or admin can do nothing with integrations.
     await t.server.db.updateTable('users').set({ role: 'member' }).execute();
     t.server.keys.invalidateAll();
-    for (const res of [await admin.get('/v1/integrations'), await admin.get('/v1/integrations/openai-prod'), await admin.post('/v1/integrations', openai({ slug: 'y' })), await admin.delete('/v1/integrations/openai-prod')]) {
+    for (const res of [
+      await admin.get('/v1/integrations'),
+      await admin.get('/v1/integrations/openai-prod'),
+      await admin.post('/v1/integrations', openai({ slug: 'y' })),
+      await admin.delete('/v1/integrations/openai-prod'),
+    ]) {
       expect(res.status).toBe(403);
       expect(res.body.error.code).toBe('ROLE_NOT_ALLOWED');
     }
@@ -297,11 +405,15 @@ describe('credential resolver', () => {
     await t.server.db.updateTable('providers').set({ status: 'archived' }).execute();
     expect(await t.server.credentials.resolveProvider(principal, workspaceId, 'openai-prod')).toBe(first);
     clock.advance(61_000);
-    await expect(t.server.credentials.resolveProvider(principal, workspaceId, 'openai-prod')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(t.server.credentials.resolveProvider(principal, workspaceId, 'openai-prod')).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
 
     // Concurrent lookups of one slug share one load.
     await t.server.db.updateTable('providers').set({ status: 'active' }).execute();
-    const many = await Promise.all(Array.from({ length: 5 }, () => t.server.credentials.resolveProvider(principal, workspaceId, 'openai-prod')));
+    const many = await Promise.all(
+      Array.from({ length: 5 }, () => t.server.credentials.resolveProvider(principal, workspaceId, 'openai-prod')),
+    );
     expect(new Set(many).size).toBe(1);
     expect(Object.isFrozen(many[0])).toBe(true);
   });
@@ -313,9 +425,14 @@ describe('credential resolver', () => {
     const teamA = await createWorkspace(admin, 'Team A', 'team-a');
     const wsKey = await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: ['completions.write'] });
     const principal = await principalOf(t, wsKey.key);
-    await expect(t.server.credentials.resolveProvider(principal, t.server.bootstrap.workspaceId, 'openai-prod')).rejects.toMatchObject({ code: 'WORKSPACE_FORBIDDEN' });
+    await expect(
+      t.server.credentials.resolveProvider(principal, t.server.bootstrap.workspaceId, 'openai-prod'),
+    ).rejects.toMatchObject({ code: 'WORKSPACE_FORBIDDEN' });
     // The default provider lives in the default workspace, not in team-a.
-    await expect(t.server.credentials.resolveProvider(principal, teamA.id, 'openai-prod')).rejects.toMatchObject({ code: 'NOT_FOUND', param: 'x-service-provider' });
+    await expect(t.server.credentials.resolveProvider(principal, teamA.id, 'openai-prod')).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      param: 'x-service-provider',
+    });
     const malformed = await t.server.credentials.resolveProvider(principal, teamA.id, 'sk-live key!').then(
       () => null,
       (e: unknown) => e as Error,

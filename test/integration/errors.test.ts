@@ -15,16 +15,22 @@ describe('one error model', () => {
   it('answers malformed JSON with 400, another content type with 415 and an unknown route with 404', async () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
-    const malformed = await admin.post('/v1/policies/rate-limits', '{"conditions": [', { 'content-type': 'application/json' });
+    const malformed = await admin.post('/v1/policies/rate-limits', '{"conditions": [', {
+      'content-type': 'application/json',
+    });
     expect(malformed.status).toBe(400);
     expectErrorBody(malformed.body, 'INVALID_JSON');
     const empty = await admin.call('POST', '/v1/policies/rate-limits', '', { 'content-type': 'application/json' });
     expect(empty.status).toBe(400);
 
-    const form = await admin.post('/v1/policies/rate-limits', 'a=b', { 'content-type': 'application/x-www-form-urlencoded' });
+    const form = await admin.post('/v1/policies/rate-limits', 'a=b', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
     expect(form.status).toBe(415);
     expectErrorBody(form.body, 'UNSUPPORTED_MEDIA_TYPE');
-    const text = await admin.post('/v1/policies/rate-limits', JSON.stringify(validPolicy()), { 'content-type': 'text/plain' });
+    const text = await admin.post('/v1/policies/rate-limits', JSON.stringify(validPolicy()), {
+      'content-type': 'text/plain',
+    });
     expect(text.status).toBe(415);
 
     const unknown = await admin.get('/v1/workspaces/a/b/c');
@@ -36,12 +42,16 @@ describe('one error model', () => {
 
   it('answers headers over 16 KiB in the one error body with a request id, and logs the refusal', async () => {
     const t = await startTestServer();
-    const res = await request(`${t.baseUrl}/v1/logs?model=${'q'.repeat(17_000)}`, { headers: { 'x-service-api-key': t.adminKey } });
+    const res = await request(`${t.baseUrl}/v1/logs?model=${'q'.repeat(17_000)}`, {
+      headers: { 'x-service-api-key': t.adminKey },
+    });
     expect(res.statusCode).toBe(431);
     expectErrorBody(await res.body.json(), 'HEADERS_TOO_LARGE');
     const requestId = res.headers['x-request-id'];
     expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(t.logLines.some((line) => line.includes(String(requestId)) && line.includes('HEADERS_TOO_LARGE'))).toBe(true);
+    expect(t.logLines.some((line) => line.includes(String(requestId)) && line.includes('HEADERS_TOO_LARGE'))).toBe(
+      true,
+    );
     expect((await apiClient(t.baseUrl, t.adminKey).get('/v1/workspaces')).status).toBe(200);
   });
 

@@ -20,10 +20,17 @@ const expectDisabled = (res: { status: number; body: any }, variable: string) =>
 const fillParams = (url: string) => url.replace(/:\w+/g, '00000000-0000-4000-8000-000000000000');
 
 /** One server over `dataDir`, then another over the same file with `env`: what a restart with a flag changed does. */
-async function restartWith(env: Record<string, string>, prepare: (admin: ReturnType<typeof apiClient>, headers: Record<string, string>, baseUrl: string) => Promise<void>) {
+async function restartWith(
+  env: Record<string, string>,
+  prepare: (admin: ReturnType<typeof apiClient>, headers: Record<string, string>, baseUrl: string) => Promise<void>,
+) {
   const mock = await startMockOpenAI();
   onTestFinished(() => mock.close());
-  const headers = { 'x-service-provider': 'openai', 'x-service-custom-host': mock.baseUrl, authorization: 'Bearer provider-key' };
+  const headers = {
+    'x-service-provider': 'openai',
+    'x-service-custom-host': mock.baseUrl,
+    authorization: 'Bearer provider-key',
+  };
   const dataDir = makeTempDir();
   const first = await startTestServer({ dataDir, autoClose: false, env: { SVCGW_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY } });
   await prepare(apiClient(first.baseUrl, ADMIN_KEY), headers, first.baseUrl);
@@ -35,12 +42,21 @@ async function restartWith(env: Record<string, string>, prepare: (admin: ReturnT
 describe('feature flags', () => {
   it('reads each flag from its spec variable; OFF turns only that one off', () => {
     const dataDir = makeTempDir();
-    expect(ALL_FEATURES).toEqual(['guardrails', 'api_access', 'data_exports', 'usage_limits', 'audit_logs', 'scim', 'policy']);
+    expect(ALL_FEATURES).toEqual([
+      'guardrails',
+      'api_access',
+      'data_exports',
+      'usage_limits',
+      'audit_logs',
+      'scim',
+      'policy',
+    ]);
     for (const feature of ALL_FEATURES) {
       const variable = featureVariable(feature);
       expect(variable).toBe(`${feature.toUpperCase()}_ENABLED`);
       const flags = createFeatureFlags(loadConfig({ flags: { data_dir: dataDir }, env: { [variable]: 'OFF' } }));
-      for (const other of ALL_FEATURES) expect(flags.enabled(other), `${variable}=OFF → ${other}`).toBe(other !== feature);
+      for (const other of ALL_FEATURES)
+        expect(flags.enabled(other), `${variable}=OFF → ${other}`).toBe(other !== feature);
     }
     const defaults = createFeatureFlags(loadConfig({ flags: { data_dir: dataDir }, env: {} }));
     expect(ALL_FEATURES.every((feature) => defaults.enabled(feature))).toBe(true);
@@ -51,9 +67,23 @@ describe('feature flags', () => {
     const admin = apiClient(t.baseUrl, t.adminKey);
     expect((await admin.post('/v1/workspaces', { name: 'Team', slug: 'team' })).status).toBe(200);
     expect((await admin.put('/v1/workspaces/team', { name: 'Team 2' })).status).toBe(200);
-    expect((await admin.post('/v1/policies/rate-limits', { workspace_id: 'team', conditions: [{ key: 'workspace_id', value: 'team' }], group_by: [{ key: 'api_key' }], type: 'requests', unit: 'rpm', value: 5 })).status).toBe(200);
+    expect(
+      (
+        await admin.post('/v1/policies/rate-limits', {
+          workspace_id: 'team',
+          conditions: [{ key: 'workspace_id', value: 'team' }],
+          group_by: [{ key: 'api_key' }],
+          type: 'requests',
+          unit: 'rpm',
+          value: 5,
+        })
+      ).status,
+    ).toBe(200);
     expectDisabled(await admin.get('/v1/audit-logs'), 'AUDIT_LOGS_ENABLED');
-    const { n } = await t.server.db.selectFrom('audit_logs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const { n } = await t.server.db
+      .selectFrom('audit_logs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(n)).toBe(0);
     // The key is checked first: without one, the answer is 401 as on every route.
     expect((await apiClient(t.baseUrl).get('/v1/audit-logs')).status).toBe(401);
@@ -62,10 +92,23 @@ describe('feature flags', () => {
   it('POLICY_ENABLED=OFF: policy routes answer FEATURE_DISABLED and existing policies stop applying; keys keep their own limits', async () => {
     let policyId = '';
     const { t, admin, headers } = await restartWith({ POLICY_ENABLED: 'OFF' }, async (before, headers) => {
-      const rate = await before.post('/v1/policies/rate-limits', { workspace_id: 'default', conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'workspace_id' }], type: 'requests', unit: 'rph', value: 1 });
+      const rate = await before.post('/v1/policies/rate-limits', {
+        workspace_id: 'default',
+        conditions: [{ key: 'workspace_id', value: 'default' }],
+        group_by: [{ key: 'workspace_id' }],
+        type: 'requests',
+        unit: 'rph',
+        value: 1,
+      });
       expect(rate.status).toBe(200);
       policyId = rate.body.id;
-      const usage = await before.post('/v1/policies/usage-limits', { workspace_id: 'default', conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'workspace_id' }], type: 'tokens', credit_limit: 1 });
+      const usage = await before.post('/v1/policies/usage-limits', {
+        workspace_id: 'default',
+        conditions: [{ key: 'workspace_id', value: 'default' }],
+        group_by: [{ key: 'workspace_id' }],
+        type: 'tokens',
+        credit_limit: 1,
+      });
       expect(usage.status).toBe(200);
       expect((await before.post('/v1/chat/completions', priced, headers)).status).toBe(402); // the usage policy holds less than a request
       expect((await before.post('/v1/chat/completions', priced, headers)).status).toBe(429); // the rate policy's one request is used
@@ -77,26 +120,48 @@ describe('feature flags', () => {
     for (let i = 0; i < 3; i++) expect((await admin.post('/v1/chat/completions', priced, headers)).status).toBe(200);
 
     // The limits a key or a workspace carries itself are not policies: they still apply.
-    const limited = await admin.post('/v1/api-keys/workspace/service', { name: 'own limits', workspace_id: 'default', scopes: ['completions.write'], rate_limits: [{ type: 'requests', unit: 'rph', value: 1 }] });
+    const limited = await admin.post('/v1/api-keys/workspace/service', {
+      name: 'own limits',
+      workspace_id: 'default',
+      scopes: ['completions.write'],
+      rate_limits: [{ type: 'requests', unit: 'rph', value: 1 }],
+    });
     expect(limited.status).toBe(200);
     const key = apiClient(t.baseUrl, limited.body.key);
     expect((await key.post('/v1/chat/completions', priced, headers)).status).toBe(200);
     expect((await key.post('/v1/chat/completions', priced, headers)).body.error?.code).toBe('RATE_LIMITED');
-    const budgeted = await admin.post('/v1/api-keys/workspace/service', { name: 'own budget', workspace_id: 'default', scopes: ['completions.write'], usage_limits: { credit_limit: COST * 0.5, type: 'cost' } });
-    expect((await apiClient(t.baseUrl, budgeted.body.key).post('/v1/chat/completions', priced, headers)).body.error?.code).toBe('USAGE_LIMIT_EXCEEDED');
+    const budgeted = await admin.post('/v1/api-keys/workspace/service', {
+      name: 'own budget',
+      workspace_id: 'default',
+      scopes: ['completions.write'],
+      usage_limits: { credit_limit: COST * 0.5, type: 'cost' },
+    });
+    expect(
+      (await apiClient(t.baseUrl, budgeted.body.key).post('/v1/chat/completions', priced, headers)).body.error?.code,
+    ).toBe('USAGE_LIMIT_EXCEEDED');
   });
 
   it('USAGE_LIMITS_ENABLED=OFF: usage-limits policy routes answer FEATURE_DISABLED and exhausted budgets no longer refuse requests', async () => {
     let keyRaw = '';
-    const { t, admin, headers, mock } = await restartWith({ USAGE_LIMITS_ENABLED: 'OFF' }, async (before, headers, baseUrl) => {
-      const created = await before.post('/v1/api-keys/workspace/service', { name: 'budgeted', workspace_id: 'default', scopes: ['completions.write'], usage_limits: { credit_limit: COST * 1.5, type: 'cost' } });
-      keyRaw = created.body.key;
-      const key = apiClient(baseUrl, keyRaw);
-      expect((await key.post('/v1/chat/completions', priced, headers)).status).toBe(200);
-      expect((await key.post('/v1/chat/completions', priced, headers)).status).toBe(402); // the key's budget is spent
-      expect((await before.put('/v1/workspaces/default', { usage_limits: { credit_limit: 1e-9, type: 'cost' } })).status).toBe(200);
-      expect((await before.post('/v1/chat/completions', priced, headers)).status).toBe(402);
-    });
+    const { t, admin, headers, mock } = await restartWith(
+      { USAGE_LIMITS_ENABLED: 'OFF' },
+      async (before, headers, baseUrl) => {
+        const created = await before.post('/v1/api-keys/workspace/service', {
+          name: 'budgeted',
+          workspace_id: 'default',
+          scopes: ['completions.write'],
+          usage_limits: { credit_limit: COST * 1.5, type: 'cost' },
+        });
+        keyRaw = created.body.key;
+        const key = apiClient(baseUrl, keyRaw);
+        expect((await key.post('/v1/chat/completions', priced, headers)).status).toBe(200);
+        expect((await key.post('/v1/chat/completions', priced, headers)).status).toBe(402); // the key's budget is spent
+        expect(
+          (await before.put('/v1/workspaces/default', { usage_limits: { credit_limit: 1e-9, type: 'cost' } })).status,
+        ).toBe(200);
+        expect((await before.post('/v1/chat/completions', priced, headers)).status).toBe(402);
+      },
+    );
     const requestsBefore = mock.requests.length;
 
     expectDisabled(await admin.get('/v1/policies/usage-limits'), 'USAGE_LIMITS_ENABLED');
@@ -115,11 +180,16 @@ describe('feature flags', () => {
     const controlPlane = g.server.routes.filter((route) => route.features.includes('api_access'));
     expect(controlPlane.length).toBeGreaterThan(30);
     for (const route of controlPlane) {
-      const res = await g.admin.call(route.method, fillParams(route.url), ['POST', 'PUT', 'PATCH'].includes(route.method) ? {} : undefined);
+      const res = await g.admin.call(
+        route.method,
+        fillParams(route.url),
+        ['POST', 'PUT', 'PATCH'].includes(route.method) ? {} : undefined,
+      );
       expect(res.status, `${route.method} ${route.url}`).toBe(403);
       expectDisabled(res, 'API_ACCESS_ENABLED');
     }
-    for (const url of ['/v1/api-keys', '/v1/workspaces', '/v1/logs', '/v1/settings/security']) expect(g.server.routes.some((r) => r.url === url && r.features.includes('api_access'))).toBe(true);
+    for (const url of ['/v1/api-keys', '/v1/workspaces', '/v1/logs', '/v1/settings/security'])
+      expect(g.server.routes.some((r) => r.url === url && r.features.includes('api_access'))).toBe(true);
 
     expect((await apiClient(g.baseUrl).get('/v1/health')).status).toBe(200);
     expect((await g.admin.post('/v1/chat/completions', priced, g.viaMock)).status).toBe(200);

@@ -7,14 +7,25 @@ import { apiClient } from '../helpers/http.js';
 describe('feedback', () => {
   it('takes feedback on a trace from a workspace key, updates it, and shows it on the trace', async () => {
     const gw = await startGateway();
-    const key = await createWorkspaceKey(gw.admin, { workspace_id: 'default', scopes: ['completions.write', 'feedback.create', 'feedback.update', 'logs.view'] });
+    const key = await createWorkspaceKey(gw.admin, {
+      workspace_id: 'default',
+      scopes: ['completions.write', 'feedback.create', 'feedback.update', 'logs.view'],
+    });
     const client = apiClient(gw.baseUrl, key.key);
-    const chat = await client.post('/v1/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, { ...gw.viaMock, 'x-service-trace-id': 'chat-42' });
+    const chat = await client.post(
+      '/v1/chat/completions',
+      { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
+      { ...gw.viaMock, 'x-service-trace-id': 'chat-42' },
+    );
     expect(chat.status).toBe(200);
 
     const created = await client.post('/v1/feedback', { trace_id: 'chat-42', value: 8, metadata: { reviewer: 'qa' } });
     expect(created.status).toBe(200);
-    expect(created.body).toEqual({ status: 'success', message: 'feedback created', feedback_ids: [expect.any(String)] });
+    expect(created.body).toEqual({
+      status: 'success',
+      message: 'feedback created',
+      feedback_ids: [expect.any(String)],
+    });
     const id = created.body.feedback_ids[0];
     const second = await client.post('/v1/feedback', { trace_id: 'chat-42', value: -4, weight: 0.5 });
     expect(second.status).toBe(200);
@@ -50,14 +61,28 @@ describe('feedback', () => {
     const admin = await gw.admin.post('/v1/feedback', { trace_id: 't', value: 1 });
     expect(admin.status).toBe(403);
     expect(admin.body.error.code).toBe('KEY_TYPE_NOT_ALLOWED');
-    expect((await gw.admin.put('/v1/feedback/00000000-0000-4000-8000-000000000000', { value: 1 })).body.error.code).toBe('KEY_TYPE_NOT_ALLOWED');
+    expect(
+      (await gw.admin.put('/v1/feedback/00000000-0000-4000-8000-000000000000', { value: 1 })).body.error.code,
+    ).toBe('KEY_TYPE_NOT_ALLOWED');
 
-    const readOnly = apiClient(gw.baseUrl, (await createWorkspaceKey(gw.admin, { workspace_id: 'default', scopes: ['feedback.create'] })).key);
-    expect((await readOnly.put('/v1/feedback/00000000-0000-4000-8000-000000000000', { value: 1 })).body.error.code).toBe('MISSING_SCOPE');
-    const noScope = apiClient(gw.baseUrl, (await createWorkspaceKey(gw.admin, { workspace_id: 'default', scopes: ['logs.view'] })).key);
+    const readOnly = apiClient(
+      gw.baseUrl,
+      (await createWorkspaceKey(gw.admin, { workspace_id: 'default', scopes: ['feedback.create'] })).key,
+    );
+    expect(
+      (await readOnly.put('/v1/feedback/00000000-0000-4000-8000-000000000000', { value: 1 })).body.error.code,
+    ).toBe('MISSING_SCOPE');
+    const noScope = apiClient(
+      gw.baseUrl,
+      (await createWorkspaceKey(gw.admin, { workspace_id: 'default', scopes: ['logs.view'] })).key,
+    );
     expect((await noScope.post('/v1/feedback', { trace_id: 't', value: 1 })).body.error.code).toBe('MISSING_SCOPE');
 
-    const client = apiClient(gw.baseUrl, (await createWorkspaceKey(gw.admin, { workspace_id: 'default', scopes: ['feedback.create', 'feedback.update'] })).key);
+    const client = apiClient(
+      gw.baseUrl,
+      (await createWorkspaceKey(gw.admin, { workspace_id: 'default', scopes: ['feedback.create', 'feedback.update'] }))
+        .key,
+    );
     for (const [body, param] of [
       [{ value: 1 }, 'trace_id'],
       [{ trace_id: 't' }, 'value'],
@@ -85,7 +110,11 @@ describe('feedback', () => {
     const mine = apiClient(gw.baseUrl, (await createWorkspaceKey(gw.admin, { workspace_id: 'default', scopes })).key);
     const teamKey = (await createWorkspaceKey(gw.admin, { workspace_id: 'team', scopes })).key;
     const theirs = apiClient(gw.baseUrl, teamKey);
-    await theirs.post('/v1/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, { ...gw.viaMock, 'x-service-trace-id': 'shared-trace' });
+    await theirs.post(
+      '/v1/chat/completions',
+      { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
+      { ...gw.viaMock, 'x-service-trace-id': 'shared-trace' },
+    );
 
     const created = await mine.post('/v1/feedback', { trace_id: 'shared-trace', value: -10 });
     expect(created.status).toBe(200);

@@ -3,7 +3,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describe as describeFailure, fuzzAgent, invalidBodyProblem, refusalShapeProblem, secretProblem, send, serverErrorProblem, tenantProblem, type Answer } from '../helpers/fuzz/check.js';
+import {
+  describe as describeFailure,
+  fuzzAgent,
+  invalidBodyProblem,
+  refusalShapeProblem,
+  secretProblem,
+  send,
+  serverErrorProblem,
+  tenantProblem,
+  type Answer,
+} from '../helpers/fuzz/check.js';
 import { loadServedOperations, type Operation } from '../helpers/fuzz/openapi.js';
 import { requestFor, type FuzzRequest } from '../helpers/fuzz/request.js';
 import { buildWorld, type FuzzWorld } from '../helpers/fuzz/world.js';
@@ -68,7 +78,13 @@ function tally(op: Operation, req: FuzzRequest, answer: Answer): void {
   stats.set(op.id, counts);
 }
 afterAll(() => {
-  for (const [id, counts] of stats) console.log(`${id}: ${[...counts].sort().map(([k, n]) => `${k}×${n}`).join(' ')}`);
+  for (const [id, counts] of stats)
+    console.log(
+      `${id}: ${[...counts]
+        .sort()
+        .map(([k, n]) => `${k}×${n}`)
+        .join(' ')}`,
+    );
 });
 
 /** Runs the properties over one operation; the shrunk counterexample when one fails. */
@@ -86,9 +102,15 @@ async function fuzzOperation(op: Operation, numRuns: number): Promise<string | n
       if (problem) throw new Error(describeFailure(req, answer, `[${name}] ${problem}`));
     }
   });
-  const details = await fc.check(property, { seed: SEED, numRuns, interruptAfterTimeLimit: SHRINK_BUDGET_MS + numRuns * 300, markInterruptAsFailure: false });
+  const details = await fc.check(property, {
+    seed: SEED,
+    numRuns,
+    interruptAfterTimeLimit: SHRINK_BUDGET_MS + numRuns * 300,
+    markInterruptAsFailure: false,
+  });
   if (!details.failed) return null;
-  const message = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+  const message =
+    details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
   return `${op.id} (seed ${details.seed}, path "${details.counterexamplePath}", after ${details.numRuns} runs, ${details.numShrinks} shrinks): ${message}`;
 }
 
@@ -111,19 +133,31 @@ describe('fuzzing every operation of the served OpenAPI document', () => {
     expect(operations.filter(isDestructive).length).toBeGreaterThan(10);
   });
 
-  it('control plane: no 5xx, the one error body with x-request-id, invalid bodies refused, tenant walls', async () => {
-    const selected = operations.filter((op) => !op.gateway && !isDestructive(op));
-    expect(await fuzzAll(selected, CONTROL_RUNS)).toEqual([]);
-  }, timeoutFor(110, CONTROL_RUNS));
+  it(
+    'control plane: no 5xx, the one error body with x-request-id, invalid bodies refused, tenant walls',
+    async () => {
+      const selected = operations.filter((op) => !op.gateway && !isDestructive(op));
+      expect(await fuzzAll(selected, CONTROL_RUNS)).toEqual([]);
+    },
+    timeoutFor(110, CONTROL_RUNS),
+  );
 
-  it('gateway: no 5xx, the one error body with x-request-id, an invalid body never reaches the provider', async () => {
-    const selected = operations.filter((op) => op.gateway);
-    expect(await fuzzAll(selected, GATEWAY_RUNS)).toEqual([]);
-  }, timeoutFor(25, GATEWAY_RUNS));
+  it(
+    'gateway: no 5xx, the one error body with x-request-id, an invalid body never reaches the provider',
+    async () => {
+      const selected = operations.filter((op) => op.gateway);
+      expect(await fuzzAll(selected, GATEWAY_RUNS)).toEqual([]);
+    },
+    timeoutFor(25, GATEWAY_RUNS),
+  );
 
   // Last: these archive, revoke and rotate (never the fixtures the callers depend on).
-  it('archiving, deleting, rotating: no 5xx, the one error body, tenant walls', async () => {
-    const selected = operations.filter(isDestructive);
-    expect(await fuzzAll(selected, CONTROL_RUNS)).toEqual([]);
-  }, timeoutFor(25, CONTROL_RUNS));
+  it(
+    'archiving, deleting, rotating: no 5xx, the one error body, tenant walls',
+    async () => {
+      const selected = operations.filter(isDestructive);
+      expect(await fuzzAll(selected, CONTROL_RUNS)).toEqual([]);
+    },
+    timeoutFor(25, CONTROL_RUNS),
+  );
 });

@@ -9,7 +9,9 @@ const BOUNDARY = 'edge-boundary';
 
 function head(g: GatewayHarness, method: string, path: string, headers: Record<string, string>): string {
   const all = { host: 'localhost', 'x-service-api-key': g.adminKey, ...g.viaMock, ...headers };
-  return `${method} ${path} HTTP/1.1\r\n${Object.entries(all).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+  return `${method} ${path} HTTP/1.1\r\n${Object.entries(all)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('')}\r\n`;
 }
 
 describe('gateway: max_body_bytes applies to every route', () => {
@@ -22,11 +24,17 @@ describe('gateway: max_body_bytes applies to every route', () => {
       ['/v1/workspaces', 'application/json'],
     ];
     for (const [path, type] of routes) {
-      const request = openRequest(g.baseUrl, head(g, 'POST', path, { 'content-type': type, 'content-length': String(300 * MB), 'x-request-id': 'big-1' }));
+      const request = openRequest(
+        g.baseUrl,
+        head(g, 'POST', path, { 'content-type': type, 'content-length': String(300 * MB), 'x-request-id': 'big-1' }),
+      );
       // Not a byte of the body is written: the answer can only come from the declared length.
       const answer = await request.answer();
       expect(answer.status, path).toBe(413);
-      expect(JSON.parse(answer.body).error, path).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', type: 'invalid_request_error' });
+      expect(JSON.parse(answer.body).error, path).toMatchObject({
+        code: 'PAYLOAD_TOO_LARGE',
+        type: 'invalid_request_error',
+      });
       expect(answer.headers['x-request-id'], path).toBe('big-1');
       expect(answer.headers.connection, path).toBe('close');
     }
@@ -41,7 +49,13 @@ describe('gateway: max_body_bytes applies to every route', () => {
     const g = await startGateway();
     let aborted = 0;
     for (const path of ['/v1/audio/transcriptions', '/v1/files']) {
-      const request = openRequest(g.baseUrl, head(g, 'POST', path, { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'transfer-encoding': 'chunked' }));
+      const request = openRequest(
+        g.baseUrl,
+        head(g, 'POST', path, {
+          'content-type': `multipart/form-data; boundary=${BOUNDARY}`,
+          'transfer-encoding': 'chunked',
+        }),
+      );
       const sent = await request.sendBody(27 * MB);
       const answer = await request.answer();
       expect(answer.status, path).toBe(413);
@@ -57,7 +71,14 @@ describe('gateway: max_body_bytes applies to every route', () => {
 
   it('a streamed body under the limit still goes through whole', async () => {
     const g = await startGateway({ env: { SVCGW_MAX_BODY_BYTES: String(2 * MB) } });
-    const request = openRequest(g.baseUrl, head(g, 'POST', '/v1/files', { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked', connection: 'close' }));
+    const request = openRequest(
+      g.baseUrl,
+      head(g, 'POST', '/v1/files', {
+        'content-type': 'application/octet-stream',
+        'transfer-encoding': 'chunked',
+        connection: 'close',
+      }),
+    );
     await request.sendBody(2 * MB, 256 * 1024);
     expect((await request.answer()).status).toBe(200);
     expect(g.mock.requests[0]!.body.length).toBe(2 * MB);
@@ -90,6 +111,9 @@ describe('gateway: requests that arrive while the server is closing', () => {
     const restarted = await startTestServer({ dataDir: g.dataDir, env: { SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey } });
     const logs = await apiClient(restarted.baseUrl, adminKey).get('/v1/logs?page_size=10');
     expect(logs.body.data.map((l: { status_code: number }) => l.status_code).sort()).toEqual([200, 503]);
-    expect(logs.body.data.find((l: { status_code: number }) => l.status_code === 503)).toMatchObject({ request_id: 'late-1', error_code: 'SERVICE_UNAVAILABLE' });
+    expect(logs.body.data.find((l: { status_code: number }) => l.status_code === 503)).toMatchObject({
+      request_id: 'late-1',
+      error_code: 'SERVICE_UNAVAILABLE',
+    });
   });
 });

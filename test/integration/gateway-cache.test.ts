@@ -9,12 +9,22 @@ const chat = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'What i
 function send(g: GatewayHarness, config: unknown, body: unknown = chat, headers: Record<string, string> = {}) {
   return fetch(`${g.baseUrl}/v1/chat/completions`, {
     method: 'POST',
-    headers: { 'x-service-api-key': g.adminKey, 'content-type': 'application/json', 'x-service-config': JSON.stringify(config), ...headers },
+    headers: {
+      'x-service-api-key': g.adminKey,
+      'content-type': 'application/json',
+      'x-service-config': JSON.stringify(config),
+      ...headers,
+    },
     body: JSON.stringify(body),
   });
 }
 
-const simple = (g: GatewayHarness, maxAge = 60) => ({ cache: { mode: 'simple', max_age: maxAge }, provider: 'openai', custom_host: g.mock.baseUrl, api_key: 'sk-k' });
+const simple = (g: GatewayHarness, maxAge = 60) => ({
+  cache: { mode: 'simple', max_age: maxAge },
+  provider: 'openai',
+  custom_host: g.mock.baseUrl,
+  api_key: 'sk-k',
+});
 
 describe('simple cache', () => {
   it('answers a repeated request from the cache, says so in a header, and logs the hit with zero cost', async () => {
@@ -50,12 +60,19 @@ describe('simple cache', () => {
   it('keeps namespaces apart, refreshes on request, and never caches a failure', async () => {
     const g = await startGateway();
     await send(g, simple(g), chat, { 'x-service-cache-namespace': 'team-a' });
-    expect((await send(g, simple(g), chat, { 'x-service-cache-namespace': 'team-b' })).headers.get('x-service-cache-status')).toBe('MISS');
-    expect((await send(g, simple(g), chat, { 'x-service-cache-namespace': 'team-a' })).headers.get('x-service-cache-status')).toBe('HIT');
+    expect(
+      (await send(g, simple(g), chat, { 'x-service-cache-namespace': 'team-b' })).headers.get('x-service-cache-status'),
+    ).toBe('MISS');
+    expect(
+      (await send(g, simple(g), chat, { 'x-service-cache-namespace': 'team-a' })).headers.get('x-service-cache-status'),
+    ).toBe('HIT');
     expect((await send(g, simple(g))).headers.get('x-service-cache-status')).toBe('MISS'); // the default namespace is its own
     expect(g.mock.requests).toHaveLength(3);
 
-    const refreshed = await send(g, simple(g), chat, { 'x-service-cache-namespace': 'team-a', 'x-service-cache-force-refresh': 'true' });
+    const refreshed = await send(g, simple(g), chat, {
+      'x-service-cache-namespace': 'team-a',
+      'x-service-cache-force-refresh': 'true',
+    });
     expect(refreshed.headers.get('x-service-cache-status')).toBe('REFRESH');
     expect(g.mock.requests).toHaveLength(4);
 
@@ -101,9 +118,15 @@ async function startEmbeddings() {
       const { input, model } = JSON.parse(raw) as { input: string | string[]; model: string };
       const texts = Array.isArray(input) ? input : [input];
       inputs.push(...texts);
-      const vector = (text: string) => (/france/i.test(text) ? [1, 0.02, 0, 0] : /joke/i.test(text) ? [0, 1, 0, 0] : [0, 0, 1, 0]);
+      const vector = (text: string) =>
+        /france/i.test(text) ? [1, 0.02, 0, 0] : /joke/i.test(text) ? [0, 1, 0, 0] : [0, 0, 1, 0];
       res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ object: 'list', data: texts.map((t, index) => ({ object: 'embedding', index, embedding: vector(t) })), model, usage: { prompt_tokens: 5, total_tokens: 5 } }),
+        JSON.stringify({
+          object: 'list',
+          data: texts.map((t, index) => ({ object: 'embedding', index, embedding: vector(t) })),
+          model,
+          usage: { prompt_tokens: 5, total_tokens: 5 },
+        }),
       );
     });
   });
@@ -115,9 +138,17 @@ async function startEmbeddings() {
 describe('semantic cache', () => {
   it('answers a differently worded question of the same meaning, but only when the earlier turns match', async () => {
     const embeddings = await startEmbeddings();
-    const g = await startGateway({ env: { SVCGW_SEMANTIC_CACHE_EMBEDDING_URL: embeddings.url, SVCGW_SEMANTIC_CACHE_THRESHOLD: '0.9' } });
-    const config = { cache: { mode: 'semantic', max_age: 600 }, provider: 'openai', custom_host: g.mock.baseUrl, api_key: 'k' };
-    const ask = (content: string, earlier: Array<{ role: string; content: string }> = []) => send(g, config, { model: 'gpt-4o-mini', messages: [...earlier, { role: 'user', content }] });
+    const g = await startGateway({
+      env: { SVCGW_SEMANTIC_CACHE_EMBEDDING_URL: embeddings.url, SVCGW_SEMANTIC_CACHE_THRESHOLD: '0.9' },
+    });
+    const config = {
+      cache: { mode: 'semantic', max_age: 600 },
+      provider: 'openai',
+      custom_host: g.mock.baseUrl,
+      api_key: 'k',
+    };
+    const ask = (content: string, earlier: Array<{ role: string; content: string }> = []) =>
+      send(g, config, { model: 'gpt-4o-mini', messages: [...earlier, { role: 'user', content }] });
 
     expect((await ask('What is the capital of France?')).headers.get('x-service-cache-status')).toBe('MISS');
     const similar = await ask("Tell me France's capital city");

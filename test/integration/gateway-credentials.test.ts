@@ -8,16 +8,27 @@ const chat = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] };
 describe('gateway: the four credential modes', () => {
   it('@provider-slug: uses the stored, encrypted credential of an integration', async () => {
     const g = await startGateway();
-    const created = await g.admin.post('/v1/integrations', { name: 'Mock OpenAI', slug: 'mock-openai', ai_provider_id: 'openai', key: 'sk-stored-secret', configurations: { custom_host: g.mock.baseUrl } });
+    const created = await g.admin.post('/v1/integrations', {
+      name: 'Mock OpenAI',
+      slug: 'mock-openai',
+      ai_provider_id: 'openai',
+      key: 'sk-stored-secret',
+      configurations: { custom_host: g.mock.baseUrl },
+    });
     expect(created.status).toBe(200);
-    const completion = await g.openai({ 'x-service-provider': '@mock-openai' }, { apiKey: 'ignored' }).chat.completions.create(chat as any);
+    const completion = await g
+      .openai({ 'x-service-provider': '@mock-openai' }, { apiKey: 'ignored' })
+      .chat.completions.create(chat as any);
     expect(completion.object).toBe('chat.completion');
     expect(g.mock.requests[0]!.headers.authorization).toBe('Bearer sk-stored-secret');
     const [log] = await g.logs(1);
     expect(log).toMatchObject({ provider: 'openai', credential_source: 'provider:mock-openai', status_code: 200 });
     expect(g.logLines.join('\n')).not.toContain('sk-stored-secret');
 
-    const unknown = await g.openai({ 'x-service-provider': '@nope' }).chat.completions.create(chat as any).catch((e) => e);
+    const unknown = await g
+      .openai({ 'x-service-provider': '@nope' })
+      .chat.completions.create(chat as any)
+      .catch((e) => e);
     expect(unknown.status).toBe(404);
     expect(g.mock.requests).toHaveLength(1);
   });
@@ -31,7 +42,16 @@ describe('gateway: the four credential modes', () => {
     expect(upstream.headers.authorization).toBe('Bearer gsk-client-key');
     expect((await g.logs(1))[0]).toMatchObject({ provider: 'groq', credential_source: 'direct' });
 
-    await g.openai({ 'x-service-provider': 'azure-openai', 'x-service-azure-resource-name': 'myres', 'x-service-azure-deployment-id': 'gpt4o-prod' }, { apiKey: 'azure-key' }).chat.completions.create(chat as any);
+    await g
+      .openai(
+        {
+          'x-service-provider': 'azure-openai',
+          'x-service-azure-resource-name': 'myres',
+          'x-service-azure-deployment-id': 'gpt4o-prod',
+        },
+        { apiKey: 'azure-key' },
+      )
+      .chat.completions.create(chat as any);
     const azure = g.mock.requests[1]!;
     expect(azure.headers.host).toBe('myres.openai.azure.com');
     expect(azure.url).toMatch(/^\/openai\/deployments\/gpt4o-prod\/chat\/completions\?api-version=/);
@@ -41,17 +61,27 @@ describe('gateway: the four credential modes', () => {
 
   it('custom host: reaches a private deployment with the named provider type', async () => {
     const g = await startGateway();
-    await g.openai({ 'x-service-provider': 'vllm', 'x-service-custom-host': g.mock.baseUrl }, { apiKey: 'local' }).chat.completions.create(chat as any);
+    await g
+      .openai({ 'x-service-provider': 'vllm', 'x-service-custom-host': g.mock.baseUrl }, { apiKey: 'local' })
+      .chat.completions.create(chat as any);
     expect(g.mock.requests[0]!.url).toBe('/v1/chat/completions');
     expect((await g.logs(1))[0]).toMatchObject({ provider: 'vllm', credential_source: 'custom_host' });
-    const bad = await g.admin.post('/v1/chat/completions', chat, { 'x-service-provider': 'openai', 'x-service-custom-host': 'ftp://example' });
+    const bad = await g.admin.post('/v1/chat/completions', chat, {
+      'x-service-provider': 'openai',
+      'x-service-custom-host': 'ftp://example',
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.param).toBe('x-service-custom-host');
   });
 
   it('legacy virtual key: a workspace-scoped stored credential', async () => {
     const g = await startGateway();
-    const vk = await g.admin.post('/v1/virtual-keys', { name: 'legacy', provider: 'openai', key: 'sk-virtual-secret', configurations: { custom_host: g.mock.baseUrl } });
+    const vk = await g.admin.post('/v1/virtual-keys', {
+      name: 'legacy',
+      provider: 'openai',
+      key: 'sk-virtual-secret',
+      configurations: { custom_host: g.mock.baseUrl },
+    });
     expect(vk.status).toBe(200);
     await g.openai({ 'x-service-virtual-key': vk.body.slug }).chat.completions.create(chat as any);
     expect(g.mock.requests[0]!.headers.authorization).toBe('Bearer sk-virtual-secret');
@@ -60,7 +90,9 @@ describe('gateway: the four credential modes', () => {
     // Another workspace's key cannot use it.
     await createWorkspace(g.admin, 'Team B', 'team-b');
     const other = await createWorkspaceKey(g.admin, { workspace_id: 'team-b', scopes: ['completions.write'] });
-    const denied = await apiClient(g.baseUrl, other.key).post('/v1/chat/completions', chat, { 'x-service-virtual-key': vk.body.slug });
+    const denied = await apiClient(g.baseUrl, other.key).post('/v1/chat/completions', chat, {
+      'x-service-virtual-key': vk.body.slug,
+    });
     expect([403, 404]).toContain(denied.status);
     expect(g.mock.requests).toHaveLength(1);
   });
@@ -73,7 +105,10 @@ describe('gateway: the four credential modes', () => {
     expect(missing.body.error.message).toMatch(/x-service-provider/);
     expect(missing.body.error.message).toMatch(/x-service-virtual-key/);
 
-    const unknown = await g.admin.post('/v1/chat/completions', chat, { 'x-service-provider': 'openia', authorization: 'Bearer k' });
+    const unknown = await g.admin.post('/v1/chat/completions', chat, {
+      'x-service-provider': 'openia',
+      authorization: 'Bearer k',
+    });
     expect(unknown.body.error).toMatchObject({ code: 'UNKNOWN_PROVIDER' });
     const noKey = await g.admin.post('/v1/chat/completions', chat, { 'x-service-provider': 'openai' });
     expect(noKey.body.error).toMatchObject({ code: 'MISSING_PROVIDER', param: 'authorization' });
@@ -86,7 +121,12 @@ describe('gateway: the four credential modes', () => {
     expect(g.mock.requests).toHaveLength(0);
     // Failures are logged too.
     const logs = await g.logs(4);
-    expect(logs.map((l: any) => l.error_code).sort()).toEqual(['MISSING_PROVIDER', 'MISSING_PROVIDER', 'UNKNOWN_PROVIDER', 'UNSUPPORTED_ENDPOINT']);
+    expect(logs.map((l: any) => l.error_code).sort()).toEqual([
+      'MISSING_PROVIDER',
+      'MISSING_PROVIDER',
+      'UNKNOWN_PROVIDER',
+      'UNSUPPORTED_ENDPOINT',
+    ]);
     expect(logs.every((l: any) => l.status_code === 400 && l.is_success === false)).toBe(true);
   });
 

@@ -16,11 +16,27 @@ async function closedPort(): Promise<number> {
 describe('gateway: upstream failures', () => {
   it('keeps the provider’s status and message on a unified route, in the common error body', async () => {
     const g = await startGateway();
-    g.mock.behave({ kind: 'error', status: 500, body: { error: { message: 'The server had an error processing your request.', type: 'server_error', param: null, code: null } } });
-    const failure = await g.openai().chat.completions.create(chat as any).catch((e: unknown) => e);
+    g.mock.behave({
+      kind: 'error',
+      status: 500,
+      body: {
+        error: {
+          message: 'The server had an error processing your request.',
+          type: 'server_error',
+          param: null,
+          code: null,
+        },
+      },
+    });
+    const failure = await g
+      .openai()
+      .chat.completions.create(chat as any)
+      .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(OpenAI.InternalServerError);
     expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(500);
-    expect((failure as InstanceType<typeof OpenAI.APIError>).message).toMatch(/The server had an error processing your request/);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).message).toMatch(
+      /The server had an error processing your request/,
+    );
 
     g.mock.behave({ kind: 'error', status: 429 });
     const limited = await g.admin.post('/v1/chat/completions', chat, g.viaMock);
@@ -28,19 +44,31 @@ describe('gateway: upstream failures', () => {
     expect(Object.keys(limited.body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
     expect(limited.body.error.code).toBe('rate_limit_exceeded');
 
-    g.mock.behave({ kind: 'raw', status: 503, headers: { 'content-type': 'text/html' }, body: Buffer.from('<h1>down</h1>') });
+    g.mock.behave({
+      kind: 'raw',
+      status: 503,
+      headers: { 'content-type': 'text/html' },
+      body: Buffer.from('<h1>down</h1>'),
+    });
     const html = await g.admin.post('/v1/chat/completions', chat, g.viaMock);
     expect(html.status).toBe(503);
     expect(html.body.error).toMatchObject({ message: '<h1>down</h1>', code: 'UPSTREAM_ERROR' });
 
     const logs = await g.logs(3);
-    expect(logs.map((l: any) => [l.status_code, l.error_code])).toEqual([[503, 'UPSTREAM_ERROR'], [429, 'UPSTREAM_ERROR'], [500, 'UPSTREAM_ERROR']]);
+    expect(logs.map((l: any) => [l.status_code, l.error_code])).toEqual([
+      [503, 'UPSTREAM_ERROR'],
+      [429, 'UPSTREAM_ERROR'],
+      [500, 'UPSTREAM_ERROR'],
+    ]);
   });
 
   it('answers 502 for a dead provider and 504 for one that does not answer in time', async () => {
     const g = await startGateway({ env: { SVCGW_UPSTREAM_HEADERS_TIMEOUT_MS: '300' } });
     const port = await closedPort();
-    const dead = await g.admin.post('/v1/chat/completions', chat, { ...g.viaMock, 'x-service-custom-host': `http://127.0.0.1:${port}/v1` });
+    const dead = await g.admin.post('/v1/chat/completions', chat, {
+      ...g.viaMock,
+      'x-service-custom-host': `http://127.0.0.1:${port}/v1`,
+    });
     expect(dead.status).toBe(502);
     expect(dead.body.error.code).toBe('UPSTREAM_UNREACHABLE');
     expect(dead.body.error.message).toMatch(/ECONNREFUSED/);
@@ -55,7 +83,11 @@ describe('gateway: upstream failures', () => {
     expect(reset.status).toBe(502);
 
     const logs = await g.logs(3);
-    expect(logs.map((l: any) => [l.status_code, l.error_code])).toEqual([[502, 'UPSTREAM_UNREACHABLE'], [504, 'UPSTREAM_TIMEOUT'], [502, 'UPSTREAM_UNREACHABLE']]);
+    expect(logs.map((l: any) => [l.status_code, l.error_code])).toEqual([
+      [502, 'UPSTREAM_UNREACHABLE'],
+      [504, 'UPSTREAM_TIMEOUT'],
+      [502, 'UPSTREAM_UNREACHABLE'],
+    ]);
   });
 
   it('aborts the upstream request when the client disconnects mid-stream, and logs it', async () => {

@@ -11,11 +11,21 @@ describe('gateway: pass-through of any other provider endpoint', () => {
     for (const method of ['POST', 'PUT', 'DELETE', 'GET'] as const) {
       const res = await request(`${g.baseUrl}/v1/vector_stores/vs_123/files?limit=5&order=desc`, {
         method,
-        headers: { 'x-service-api-key': g.adminKey, ...g.viaMock, 'content-type': 'application/x-custom', 'x-custom-client': 'kept' },
+        headers: {
+          'x-service-api-key': g.adminKey,
+          ...g.viaMock,
+          'content-type': 'application/x-custom',
+          'x-custom-client': 'kept',
+        },
         body: method === 'GET' ? null : body,
       });
       expect(res.statusCode).toBe(200);
-      const echo = (await res.body.json()) as { method: string; path: string; headers: Record<string, string>; body_base64: string };
+      const echo = (await res.body.json()) as {
+        method: string;
+        path: string;
+        headers: Record<string, string>;
+        body_base64: string;
+      };
       expect(echo.method).toBe(method);
       expect(echo.path).toBe('/v1/vector_stores/vs_123/files?limit=5&order=desc');
       expect(echo.headers['x-custom-client']).toBe('kept');
@@ -27,13 +37,19 @@ describe('gateway: pass-through of any other provider endpoint', () => {
       }
     }
     const logs = await g.logs(4);
-    expect(logs.every((l: any) => l.endpoint_type === 'proxy' && l.status_code === 200 && l.path === '/v1/vector_stores/vs_123/files')).toBe(true);
+    expect(
+      logs.every(
+        (l: any) => l.endpoint_type === 'proxy' && l.status_code === 200 && l.path === '/v1/vector_stores/vs_123/files',
+      ),
+    ).toBe(true);
   });
 
   it('returns a binary body byte for byte, with the provider’s headers', async () => {
     const g = await startGateway();
     const direct = Buffer.from(await (await fetch(`${g.mock.baseUrl}/binary/70000`)).arrayBuffer());
-    const res = await request(`${g.baseUrl}/v1/binary/70000`, { headers: { 'x-service-api-key': g.adminKey, ...g.viaMock } });
+    const res = await request(`${g.baseUrl}/v1/binary/70000`, {
+      headers: { 'x-service-api-key': g.adminKey, ...g.viaMock },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/octet-stream');
     expect(res.headers['x-mock-header']).toBe('yes');
@@ -47,7 +63,11 @@ describe('gateway: pass-through of any other provider endpoint', () => {
     const form = new FormData();
     form.append('model', 'whisper-1');
     form.append('file', new Blob([randomBytes(2048)], { type: 'audio/mpeg' }), 'speech.mp3');
-    const res = await fetch(`${g.baseUrl}/v1/audio/transcriptions`, { method: 'POST', headers: { 'x-service-api-key': g.adminKey, ...g.viaMock }, body: form });
+    const res = await fetch(`${g.baseUrl}/v1/audio/transcriptions`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': g.adminKey, ...g.viaMock },
+      body: form,
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { text: string }).text).toBeTruthy();
     const upstream = g.mock.requests[0]!;
@@ -58,8 +78,16 @@ describe('gateway: pass-through of any other provider endpoint', () => {
 
   it('returns the provider’s own status and body on a pass-through error', async () => {
     const g = await startGateway();
-    g.mock.behave({ kind: 'raw', status: 418, headers: { 'content-type': 'text/plain', 'x-teapot': '1' }, body: Buffer.from('short and stout') });
-    const res = await request(`${g.baseUrl}/v1/batches/b_1/cancel`, { method: 'POST', headers: { 'x-service-api-key': g.adminKey, ...g.viaMock } });
+    g.mock.behave({
+      kind: 'raw',
+      status: 418,
+      headers: { 'content-type': 'text/plain', 'x-teapot': '1' },
+      body: Buffer.from('short and stout'),
+    });
+    const res = await request(`${g.baseUrl}/v1/batches/b_1/cancel`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': g.adminKey, ...g.viaMock },
+    });
     expect(res.statusCode).toBe(418);
     expect(res.headers['x-teapot']).toBe('1');
     expect(await res.body.text()).toBe('short and stout');
@@ -68,7 +96,11 @@ describe('gateway: pass-through of any other provider endpoint', () => {
 
   it('never sends a control-plane path to a provider', async () => {
     const g = await startGateway();
-    for (const [method, path] of [['PATCH', '/v1/workspaces'], ['POST', '/v1/audit-logs'], ['GET', '/v1/policies/rate-limits/x/y']]) {
+    for (const [method, path] of [
+      ['PATCH', '/v1/workspaces'],
+      ['POST', '/v1/audit-logs'],
+      ['GET', '/v1/policies/rate-limits/x/y'],
+    ]) {
       const res = await g.admin.call(method!, path!, undefined, g.viaMock);
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(res.body.error.code).toBe('ROUTE_NOT_FOUND');
@@ -80,10 +112,19 @@ describe('gateway: pass-through of any other provider endpoint', () => {
     const g = await startGateway();
     // A raw socket sends the path exactly as written; HTTP clients would resolve the dots first.
     const { port } = new URL(g.baseUrl);
-    const headers = Object.entries({ 'x-service-api-key': g.adminKey, ...g.viaMock }).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-    for (const path of ['/v1/files/%2e%2e/%2e%2e/admin', '/v1/files/%2E%2E/admin', '/v1/files/.%2e/x', '/v1/files/../admin']) {
+    const headers = Object.entries({ 'x-service-api-key': g.adminKey, ...g.viaMock })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    for (const path of [
+      '/v1/files/%2e%2e/%2e%2e/admin',
+      '/v1/files/%2E%2E/admin',
+      '/v1/files/.%2e/x',
+      '/v1/files/../admin',
+    ]) {
       const answer = await new Promise<string>((resolve, reject) => {
-        const socket = connect(Number(port), '127.0.0.1', () => socket.end(`GET ${path} HTTP/1.1\r\nhost: localhost\r\n${headers}connection: close\r\n\r\n`));
+        const socket = connect(Number(port), '127.0.0.1', () =>
+          socket.end(`GET ${path} HTTP/1.1\r\nhost: localhost\r\n${headers}connection: close\r\n\r\n`),
+        );
         let text = '';
         socket.on('data', (d) => (text += d.toString()));
         socket.on('end', () => resolve(text));

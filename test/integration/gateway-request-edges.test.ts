@@ -14,10 +14,21 @@ function headersOf(g: GatewayHarness, extra: Record<string, string> = {}) {
 describe('gateway: other spellings of a route get that route, or a 4xx', () => {
   it('duplicate and trailing slashes reach the first-class route: its validation, its endpoint type, the canonical path upstream', async () => {
     const g = await startGateway();
-    for (const path of ['/v1//chat/completions', '/v1/chat/completions/', '/v1/chat//completions', '//v1/chat/completions//']) {
+    for (const path of [
+      '/v1//chat/completions',
+      '/v1/chat/completions/',
+      '/v1/chat//completions',
+      '//v1/chat/completions//',
+    ]) {
       const ok = await rawRequest(g.baseUrl, 'POST', path, headersOf(g), JSON.stringify(chat));
       expect(ok.status, path).toBe(200);
-      const refused = await rawRequest(g.baseUrl, 'POST', path, headersOf(g), JSON.stringify({ ...chat, temperature: 5 }));
+      const refused = await rawRequest(
+        g.baseUrl,
+        'POST',
+        path,
+        headersOf(g),
+        JSON.stringify({ ...chat, temperature: 5 }),
+      );
       expect(refused.status, path).toBe(400);
       expect(JSON.parse(refused.body).error).toMatchObject({ code: 'INVALID_REQUEST', param: 'temperature' });
     }
@@ -29,7 +40,14 @@ describe('gateway: other spellings of a route get that route, or a 4xx', () => {
 
   it('another case of a first-class route is a 404 that names the route, never a pass-through', async () => {
     const g = await startGateway();
-    for (const [method, path] of [['POST', '/v1/CHAT/completions'], ['POST', '/v1/Embeddings'], ['GET', '/v1/MODELS'], ['POST', '/v1/audio/Transcriptions'], ['GET', '/v1/WORKSPACES'], ['PATCH', '/v1/Api-Keys/x']] as const) {
+    for (const [method, path] of [
+      ['POST', '/v1/CHAT/completions'],
+      ['POST', '/v1/Embeddings'],
+      ['GET', '/v1/MODELS'],
+      ['POST', '/v1/audio/Transcriptions'],
+      ['GET', '/v1/WORKSPACES'],
+      ['PATCH', '/v1/Api-Keys/x'],
+    ] as const) {
       const res = await rawRequest(g.baseUrl, method, path, headersOf(g), method === 'GET' ? '' : JSON.stringify(chat));
       expect(res.status, path).toBe(404);
       expect(JSON.parse(res.body).error.code).toBe('ROUTE_NOT_FOUND');
@@ -44,7 +62,13 @@ describe('gateway: other spellings of a route get that route, or a 4xx', () => {
     const listed = await rawRequest(g.baseUrl, 'GET', '/v1//workspaces/', headersOf(g));
     expect(listed.status).toBe(200);
     expect(JSON.parse(listed.body)).toMatchObject({ object: 'list' });
-    const strict = await rawRequest(g.baseUrl, 'POST', '/v1//workspaces/', headersOf(g), JSON.stringify({ name: 'X', slug: 'x', typo: 1 }));
+    const strict = await rawRequest(
+      g.baseUrl,
+      'POST',
+      '/v1//workspaces/',
+      headersOf(g),
+      JSON.stringify({ name: 'X', slug: 'x', typo: 1 }),
+    );
     expect(strict.status).toBe(400);
     expect(g.mock.requests).toHaveLength(0);
   });
@@ -53,11 +77,24 @@ describe('gateway: other spellings of a route get that route, or a 4xx', () => {
 describe('gateway: paths that could leave the provider base are refused before anything is forwarded', () => {
   it('dot segments, encoded slashes, backslashes: 400 in the one error body, logged, no upstream call', async () => {
     const g = await startGateway();
-    const paths = ['/v1/files/..%2f..%2fadmin', '/v1/files/%2F..', '/v1/files%5cadmin', '/v1/files\\..\\admin', '/v1/files/%2e%2e/x', '/v1//files/../x', '/v1/chat/completions/./', '/v1/workspaces/..'];
+    const paths = [
+      '/v1/files/..%2f..%2fadmin',
+      '/v1/files/%2F..',
+      '/v1/files%5cadmin',
+      '/v1/files\\..\\admin',
+      '/v1/files/%2e%2e/x',
+      '/v1//files/../x',
+      '/v1/chat/completions/./',
+      '/v1/workspaces/..',
+    ];
     for (const path of paths) {
       const res = await rawRequest(g.baseUrl, 'POST', path, headersOf(g), '{}');
       expect(res.status, path).toBe(400);
-      expect(JSON.parse(res.body).error, path).toMatchObject({ code: 'INVALID_REQUEST', param: 'path', type: 'invalid_request_error' });
+      expect(JSON.parse(res.body).error, path).toMatchObject({
+        code: 'INVALID_REQUEST',
+        param: 'path',
+        type: 'invalid_request_error',
+      });
       expect(res.headers['x-request-id'], path).toBeTruthy();
     }
     expect(g.mock.requests).toHaveLength(0);
@@ -78,7 +115,11 @@ describe('gateway: paths that could leave the provider base are refused before a
     }
     expect(g.mock.requests).toHaveLength(0);
     // The three under /v1 are gateway traffic of a known key; the fourth is in the server log.
-    expect((await g.logs(3)).map((l) => l.path).sort()).toEqual(['/v1/chat/completions%', '/v1/files/%ff', '/v1/files/%zz']);
+    expect((await g.logs(3)).map((l) => l.path).sort()).toEqual([
+      '/v1/chat/completions%',
+      '/v1/files/%ff',
+      '/v1/files/%zz',
+    ]);
     expect(g.logLines.some((line) => line.includes('"request refused"') && line.includes('/nowhere/'))).toBe(true);
   });
 });
@@ -94,16 +135,29 @@ describe('gateway: JSON nested too deep', () => {
     expect(res.body.error.code).toBe('INVALID_JSON');
     expect(res.body.error.message).toContain('64');
     expect(g.mock.requests).toHaveLength(0);
-    expect((await g.logs(1))[0]).toMatchObject({ status_code: 400, error_code: 'INVALID_JSON', endpoint_type: 'chatComplete' });
+    expect((await g.logs(1))[0]).toMatchObject({
+      status_code: 400,
+      error_code: 'INVALID_JSON',
+      endpoint_type: 'chatComplete',
+    });
     // Brackets inside strings do not count, and real nesting under the limit is forwarded.
-    const fine = await g.admin.call('POST', '/v1/chat/completions', `{"model":"gpt-4o","messages":[{"role":"user","content":"${'['.repeat(500)}"}],"x":${deep(60)}}`, g.viaMock);
+    const fine = await g.admin.call(
+      'POST',
+      '/v1/chat/completions',
+      `{"model":"gpt-4o","messages":[{"role":"user","content":"${'['.repeat(500)}"}],"x":${deep(60)}}`,
+      g.viaMock,
+    );
     expect(fine.status).toBe(200);
   });
 
   it('10,000 levels on an admin mutation: 400 and nothing changes', async () => {
     const g = await startGateway();
     const before = await g.admin.get('/v1/workspaces');
-    const res = await g.admin.call('POST', '/v1/workspaces', `{"name":"Deep","slug":"deep","metadata":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}`);
+    const res = await g.admin.call(
+      'POST',
+      '/v1/workspaces',
+      `{"name":"Deep","slug":"deep","metadata":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}`,
+    );
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('INVALID_JSON');
     expect(res.body.error.message).toContain('64');
@@ -130,7 +184,15 @@ describe('gateway: best_of and validation refusals in the logs', () => {
     expect(g.mock.requests).toHaveLength(4);
     const refused = await g.logs(2, 'status_code=400');
     expect(refused).toHaveLength(2);
-    expect(refused.every((l) => l.endpoint_type === 'complete' && l.error_code === 'INVALID_REQUEST' && l.is_success === false && l.model === completion.model)).toBe(true);
+    expect(
+      refused.every(
+        (l) =>
+          l.endpoint_type === 'complete' &&
+          l.error_code === 'INVALID_REQUEST' &&
+          l.is_success === false &&
+          l.model === completion.model,
+      ),
+    ).toBe(true);
   });
 });
 
@@ -142,15 +204,28 @@ describe('gateway: refusals by authorisation', () => {
     const refused = await apiClient(g.baseUrl, logsOnly.key).post('/v1/chat/completions', chat, g.viaMock);
     expect(refused.status).toBe(403);
     expect(refused.body.error.code).toBe('MISSING_SCOPE');
-    const anonymous = await apiClient(g.baseUrl).post('/v1/chat/completions', chat, { ...g.viaMock, 'x-request-id': 'anon-1' });
+    const anonymous = await apiClient(g.baseUrl).post('/v1/chat/completions', chat, {
+      ...g.viaMock,
+      'x-request-id': 'anon-1',
+    });
     expect(anonymous.status).toBe(401);
     expect(g.mock.requests).toHaveLength(0);
 
     const logs = await g.logs(1);
     expect(logs).toHaveLength(1);
-    expect(logs[0]).toMatchObject({ status_code: 403, error_code: 'MISSING_SCOPE', workspace_id: workspace.id, api_key_id: logsOnly.id, endpoint_type: 'chatComplete' });
+    expect(logs[0]).toMatchObject({
+      status_code: 403,
+      error_code: 'MISSING_SCOPE',
+      workspace_id: workspace.id,
+      api_key_id: logsOnly.id,
+      endpoint_type: 'chatComplete',
+    });
     // The key's own workspace sees it too.
     expect((await apiClient(g.baseUrl, logsOnly.key).get('/v1/logs')).body.data).toHaveLength(1);
-    expect(g.logLines.some((line) => line.includes('"request refused"') && line.includes('anon-1') && line.includes('"status":401'))).toBe(true);
+    expect(
+      g.logLines.some(
+        (line) => line.includes('"request refused"') && line.includes('anon-1') && line.includes('"status":401'),
+      ),
+    ).toBe(true);
   });
 });

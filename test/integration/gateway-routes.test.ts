@@ -5,8 +5,14 @@ import { startGateway } from '../helpers/gateway.js';
 describe('gateway: OpenAI-compatible routes through the official client', () => {
   it('relays a chat completion and logs it with provider, model, tokens, cost, trace id and metadata', async () => {
     const g = await startGateway();
-    const client = g.openai({ ...g.viaMock, 'x-service-trace-id': 'trace-abc', 'x-service-metadata': JSON.stringify({ team: 'ml', user: 'u1' }) });
-    const { data: completion, response } = await client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hello there' }] }).withResponse();
+    const client = g.openai({
+      ...g.viaMock,
+      'x-service-trace-id': 'trace-abc',
+      'x-service-metadata': JSON.stringify({ team: 'ml', user: 'u1' }),
+    });
+    const { data: completion, response } = await client.chat.completions
+      .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hello there' }] })
+      .withResponse();
     expect(completion.object).toBe('chat.completion');
     expect(completion.choices[0]!.message.content).toMatch(/^Hello from mock/);
     expect(response.headers.get('x-service-trace-id')).toBe('trace-abc');
@@ -37,7 +43,10 @@ describe('gateway: OpenAI-compatible routes through the official client', () => 
       workspace_id: g.server.bootstrap.workspaceId,
     });
     // gpt-4o: $2.50 / $10 per million tokens.
-    expect(log.cost).toBeCloseTo((completion.usage!.prompt_tokens * 2.5 + completion.usage!.completion_tokens * 10) / 1e6, 12);
+    expect(log.cost).toBeCloseTo(
+      (completion.usage!.prompt_tokens * 2.5 + completion.usage!.completion_tokens * 10) / 1e6,
+      12,
+    );
     expect(log.latency_ms).toBeGreaterThan(0);
     expect(log.ttfb_ms).toBeGreaterThan(0);
     expect(JSON.stringify(await g.admin.get(`/v1/logs/${log.id}`))).not.toContain('provider-secret-key');
@@ -45,7 +54,11 @@ describe('gateway: OpenAI-compatible routes through the official client', () => 
 
   it('streams chat chunk by chunk: the client sees the first chunk while the provider is still writing', async () => {
     const g = await startGateway({ mock: { holdStream: true, streamChunks: 4 } });
-    const stream = await g.openai().chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'stream please' }], stream: true });
+    const stream = await g.openai().chat.completions.create({
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'stream please' }],
+      stream: true,
+    });
     const iterator = stream[Symbol.asyncIterator]();
     const first = await iterator.next();
     expect(first.done).toBe(false);
@@ -59,7 +72,13 @@ describe('gateway: OpenAI-compatible routes through the official client', () => 
     expect((g.mock.requests[0]!.json as any).stream_options).toEqual({ include_usage: true });
 
     const [log] = await g.logs(1);
-    expect(log).toMatchObject({ stream: true, status_code: 200, prompt_tokens: expect.any(Number), completion_tokens: 4, total_tokens: expect.any(Number) });
+    expect(log).toMatchObject({
+      stream: true,
+      status_code: 200,
+      prompt_tokens: expect.any(Number),
+      completion_tokens: 4,
+      total_tokens: expect.any(Number),
+    });
     expect(log.cost).toBeGreaterThan(0);
   });
 
@@ -68,7 +87,12 @@ describe('gateway: OpenAI-compatible routes through the official client', () => 
     const res = await fetch(`${g.baseUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'x-service-api-key': g.adminKey, 'content-type': 'application/json', ...g.viaMock },
-      body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } }),
+      body: JSON.stringify({
+        model: 'gpt-4o',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
     });
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
     const text = await res.text();
@@ -86,7 +110,11 @@ describe('gateway: OpenAI-compatible routes through the official client', () => 
     const client = g.openai();
     const completion = await client.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say hi' });
     expect(completion.object).toBe('text_completion');
-    const embeddings = await client.embeddings.create({ model: 'text-embedding-3-small', input: ['a', 'b'], encoding_format: 'float' });
+    const embeddings = await client.embeddings.create({
+      model: 'text-embedding-3-small',
+      input: ['a', 'b'],
+      encoding_format: 'float',
+    });
     expect(embeddings.data).toHaveLength(2);
     expect(embeddings.data[0]!.embedding).toHaveLength(8);
     const images = await client.images.generate({ model: 'gpt-image-1', prompt: 'a cat' });
@@ -98,17 +126,48 @@ describe('gateway: OpenAI-compatible routes through the official client', () => 
 
     const speech = await client.audio.speech.create({ model: 'tts-1', input: 'hello', voice: 'alloy' });
     const audio = Buffer.from(await speech.arrayBuffer());
-    const direct = Buffer.from(await (await fetch(`${g.mock.baseUrl}/audio/speech`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tts-1', input: 'hello', voice: 'alloy' }) })).arrayBuffer());
+    const direct = Buffer.from(
+      await (
+        await fetch(`${g.mock.baseUrl}/audio/speech`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'tts-1', input: 'hello', voice: 'alloy' }),
+        })
+      ).arrayBuffer(),
+    );
     expect(audio.equals(direct)).toBe(true);
 
-    const rerankBody = JSON.stringify({ model: 'rerank-v3.5', query: 'q', documents: ['a', 'b', 'c'], top_n: 2, return_documents: true });
-    const rerank = await fetch(`${g.baseUrl}/v1/rerank`, { method: 'POST', headers: { 'x-service-api-key': g.adminKey, 'content-type': 'application/json', ...g.viaMock, 'x-service-provider': 'together-ai' }, body: rerankBody });
+    const rerankBody = JSON.stringify({
+      model: 'rerank-v3.5',
+      query: 'q',
+      documents: ['a', 'b', 'c'],
+      top_n: 2,
+      return_documents: true,
+    });
+    const rerank = await fetch(`${g.baseUrl}/v1/rerank`, {
+      method: 'POST',
+      headers: {
+        'x-service-api-key': g.adminKey,
+        'content-type': 'application/json',
+        ...g.viaMock,
+        'x-service-provider': 'together-ai',
+      },
+      body: rerankBody,
+    });
     const viaGateway = (await rerank.json()) as { results: unknown[] };
     expect(viaGateway.results).toHaveLength(2);
     expect(g.mock.requests.at(-1)!.body.toString()).toBe(rerankBody);
 
     const logs = await g.logs(7);
-    expect(logs.map((l: any) => l.endpoint_type).sort()).toEqual(['complete', 'createModelResponse', 'createSpeech', 'embed', 'imageGenerate', 'moderate', 'rerank']);
+    expect(logs.map((l: any) => l.endpoint_type).sort()).toEqual([
+      'complete',
+      'createModelResponse',
+      'createSpeech',
+      'embed',
+      'imageGenerate',
+      'moderate',
+      'rerank',
+    ]);
     const embedLog = logs.find((l: any) => l.endpoint_type === 'embed');
     expect(embedLog).toMatchObject({ model: 'text-embedding-3-small', prompt_tokens: embeddings.usage.prompt_tokens });
     expect(embedLog.cost).toBeCloseTo((embeddings.usage.prompt_tokens * 0.02) / 1e6, 12);
@@ -127,7 +186,12 @@ describe('gateway: OpenAI-compatible routes through the official client', () => 
 
   it('forwards unknown body fields untouched', async () => {
     const g = await startGateway();
-    const body = { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }], brand_new_param: { nested: [1, 2] }, reasoning_effort: 'low' };
+    const body = {
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'x' }],
+      brand_new_param: { nested: [1, 2] },
+      reasoning_effort: 'low',
+    };
     await g.openai().chat.completions.create(body as any);
     expect(g.mock.requests[0]!.json).toEqual(body);
   });

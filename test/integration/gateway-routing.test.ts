@@ -7,7 +7,12 @@ import { startMockOpenAI, type MockOpenAI } from '../helpers/mock-openai-upstrea
 const chat = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello there' }] };
 
 /** A config target that reaches one mock through the custom-host credential mode. */
-const at = (mock: MockOpenAI, extra: Record<string, unknown> = {}) => ({ provider: 'openai', custom_host: mock.baseUrl, api_key: 'sk-target', ...extra });
+const at = (mock: MockOpenAI, extra: Record<string, unknown> = {}) => ({
+  provider: 'openai',
+  custom_host: mock.baseUrl,
+  api_key: 'sk-target',
+  ...extra,
+});
 
 async function mocks(count: number): Promise<MockOpenAI[]> {
   const all = await Promise.all(Array.from({ length: count }, () => startMockOpenAI()));
@@ -44,7 +49,13 @@ describe('fallback', () => {
     expect([a!.requests.length, b!.requests.length, c!.requests.length]).toEqual([1, 1, 1]);
     const [log] = await g.logs(1);
     expect(log.is_success).toBe(true);
-    expect(log.attempts.map((x: { target: string; status: number | null; error_code?: string }) => [x.target, x.status, x.error_code ?? null])).toEqual([
+    expect(
+      log.attempts.map((x: { target: string; status: number | null; error_code?: string }) => [
+        x.target,
+        x.status,
+        x.error_code ?? null,
+      ]),
+    ).toEqual([
       ['targets[0]', 503, null],
       ['targets[1]', null, 'UPSTREAM_UNREACHABLE'],
       ['last-resort', 200, null],
@@ -88,7 +99,11 @@ describe('fallback', () => {
     const g = await startGateway();
     const [slow, fast] = await mocks(2);
     slow!.behave({ kind: 'delay', ms: 30_000 });
-    const res = await send(g, { strategy: { mode: 'fallback' }, request_timeout: 200, targets: [at(slow!), at(fast!)] });
+    const res = await send(g, {
+      strategy: { mode: 'fallback' },
+      request_timeout: 200,
+      targets: [at(slow!), at(fast!)],
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-service-target')).toBe('targets[1]');
     const [log] = await g.logs(1);
@@ -123,12 +138,18 @@ describe('streams', () => {
     const [a, b] = await mocks(2);
     a!.behave({ kind: 'stream-then-hang', chunks: 2 });
     // request_timeout is shorter than the hang: it must not apply once the stream has begun.
-    const res = await send(g, { strategy: { mode: 'fallback' }, request_timeout: 5_000, retry: { attempts: 2 }, targets: [at(a!), at(b!)] }, { ...chat, stream: true });
+    const res = await send(
+      g,
+      { strategy: { mode: 'fallback' }, request_timeout: 5_000, retry: { attempts: 2 }, targets: [at(a!), at(b!)] },
+      { ...chat, stream: true },
+    );
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text).toContain('"chat.completion.chunk"');
     expect(text).not.toContain('[DONE]');
-    expect(JSON.parse(text.trim().split('\n\n').at(-1)!.slice('data: '.length)).error.code).toBe('UPSTREAM_STREAM_ERROR');
+    expect(JSON.parse(text.trim().split('\n\n').at(-1)!.slice('data: '.length)).error.code).toBe(
+      'UPSTREAM_STREAM_ERROR',
+    );
     expect(b!.requests).toHaveLength(0);
     expect(a!.requests).toHaveLength(1);
     const [log] = await g.logs(1);
@@ -137,7 +158,11 @@ describe('streams', () => {
 
   it('the time-out stops applying once a stream has begun', async () => {
     const g = await startGateway({ mock: { chunkDelayMs: 60, streamChunks: 6 } });
-    const res = await send(g, { request_timeout: 100, provider: 'openai', custom_host: g.mock.baseUrl, api_key: 'k' }, { ...chat, stream: true });
+    const res = await send(
+      g,
+      { request_timeout: 100, provider: 'openai', custom_host: g.mock.baseUrl, api_key: 'k' },
+      { ...chat, stream: true },
+    );
     const text = await res.text();
     expect(text.trim().endsWith('data: [DONE]')).toBe(true);
   });
@@ -147,7 +172,12 @@ describe('retries', () => {
   it('retries the same target, honouring retry-after, and counts the retries', async () => {
     const g = await startGateway();
     g.mock.behave({ kind: 'error', status: 429, headers: { 'retry-after': '0.2' } }, { times: 2 });
-    const res = await send(g, { retry: { attempts: 3, use_retry_after_header: true }, provider: 'openai', custom_host: g.mock.baseUrl, api_key: 'k' });
+    const res = await send(g, {
+      retry: { attempts: 3, use_retry_after_header: true },
+      provider: 'openai',
+      custom_host: g.mock.baseUrl,
+      api_key: 'k',
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-service-retry-count')).toBe('2');
     expect(res.headers.get('x-service-target')).toBe('root');
@@ -159,20 +189,39 @@ describe('retries', () => {
   it('stops after `attempts` retries and returns the last answer; statuses not listed are not retried', async () => {
     const g = await startGateway();
     g.mock.behave({ kind: 'error', status: 503 });
-    const res = await send(g, { retry: { attempts: 2 }, provider: 'openai', custom_host: g.mock.baseUrl, api_key: 'k' });
+    const res = await send(g, {
+      retry: { attempts: 2 },
+      provider: 'openai',
+      custom_host: g.mock.baseUrl,
+      api_key: 'k',
+    });
     expect(res.status).toBe(503);
     expect(g.mock.requests).toHaveLength(3);
 
     g.mock.reset();
     g.mock.behave({ kind: 'error', status: 503 });
-    expect((await send(g, { retry: { attempts: 2, on_status_codes: [429] }, provider: 'openai', custom_host: g.mock.baseUrl, api_key: 'k' })).status).toBe(503);
+    expect(
+      (
+        await send(g, {
+          retry: { attempts: 2, on_status_codes: [429] },
+          provider: 'openai',
+          custom_host: g.mock.baseUrl,
+          api_key: 'k',
+        })
+      ).status,
+    ).toBe(503);
     expect(g.mock.requests).toHaveLength(1);
   });
 
   it('does not wait for a retry-after beyond a minute: the failure is returned at once', async () => {
     const g = await startGateway();
     g.mock.behave({ kind: 'error', status: 429, headers: { 'retry-after': '3600' } });
-    const res = await send(g, { retry: { attempts: 3, use_retry_after_header: true }, provider: 'openai', custom_host: g.mock.baseUrl, api_key: 'k' });
+    const res = await send(g, {
+      retry: { attempts: 3, use_retry_after_header: true },
+      provider: 'openai',
+      custom_host: g.mock.baseUrl,
+      api_key: 'k',
+    });
     expect(res.status).toBe(429);
     expect(g.mock.requests).toHaveLength(1);
   });
@@ -182,9 +231,13 @@ describe('load balancing and conditions', () => {
   it('spreads requests by weight', async () => {
     const g = await startGateway();
     const [a, b, never] = await mocks(3);
-    const config = { strategy: { mode: 'loadbalance' }, targets: [at(a!, { weight: 3 }), at(b!, { weight: 1 }), at(never!, { weight: 0 })] };
+    const config = {
+      strategy: { mode: 'loadbalance' },
+      targets: [at(a!, { weight: 3 }), at(b!, { weight: 1 }), at(never!, { weight: 0 })],
+    };
     const total = 200;
-    for (let i = 0; i < total; i += 20) await Promise.all(Array.from({ length: 20 }, () => send(g, config).then((r) => r.arrayBuffer())));
+    for (let i = 0; i < total; i += 20)
+      await Promise.all(Array.from({ length: 20 }, () => send(g, config).then((r) => r.arrayBuffer())));
     expect(a!.requests.length + b!.requests.length).toBe(total);
     expect(never!.requests).toHaveLength(0);
     // 75 % expected; ±12 points is about four standard deviations at 200 requests.
@@ -200,7 +253,10 @@ describe('load balancing and conditions', () => {
         mode: 'conditional',
         conditions: [
           { query: { 'metadata.tier': { $eq: 'pro' } }, then: 'pro' },
-          { query: { $or: [{ 'params.model': { $in: ['gpt-4o', 'o3'] } }, { 'metadata.priority': { $gte: 5 } }] }, then: 'big' },
+          {
+            query: { $or: [{ 'params.model': { $in: ['gpt-4o', 'o3'] } }, { 'metadata.priority': { $gte: 5 } }] },
+            then: 'big',
+          },
         ],
         default: 'small',
       },
@@ -210,7 +266,9 @@ describe('load balancing and conditions', () => {
     expect((await send(g, config, chat, meta({ tier: 'pro' }))).headers.get('x-service-target')).toBe('pro');
     expect((await send(g, config, { ...chat, model: 'gpt-4o' })).headers.get('x-service-target')).toBe('big');
     expect((await send(g, config, chat, meta({ priority: '7' }))).headers.get('x-service-target')).toBe('big');
-    expect((await send(g, config, chat, meta({ priority: '2', tier: 'free' }))).headers.get('x-service-target')).toBe('small');
+    expect((await send(g, config, chat, meta({ priority: '2', tier: 'free' }))).headers.get('x-service-target')).toBe(
+      'small',
+    );
     expect([pro!.requests.length, big!.requests.length, small!.requests.length]).toEqual([1, 2, 1]);
   });
 
@@ -223,14 +281,24 @@ describe('load balancing and conditions', () => {
       override_params: { temperature: 0.3, model: 'gpt-4o' },
       targets: [
         { name: 'primary', strategy: { mode: 'loadbalance' }, override_params: { max_tokens: 50 }, targets: [at(a!)] },
-        { name: 'backup', strategy: { mode: 'single' }, override_params: { max_tokens: 20 }, targets: [at(b!, { override_params: { model: 'gpt-4.1-mini' } })] },
+        {
+          name: 'backup',
+          strategy: { mode: 'single' },
+          override_params: { max_tokens: 20 },
+          targets: [at(b!, { override_params: { model: 'gpt-4.1-mini' } })],
+        },
       ],
     };
     const res = await send(g, config);
     expect(res.status).toBe(200);
     expect(res.headers.get('x-service-target')).toBe('backup.targets[0]');
     expect(a!.requests[0]!.json).toMatchObject({ model: 'gpt-4o', temperature: 0.3, max_tokens: 50 });
-    expect(b!.requests[0]!.json).toMatchObject({ model: 'gpt-4.1-mini', temperature: 0.3, max_tokens: 20, messages: chat.messages });
+    expect(b!.requests[0]!.json).toMatchObject({
+      model: 'gpt-4.1-mini',
+      temperature: 0.3,
+      max_tokens: 20,
+      messages: chat.messages,
+    });
     const [log] = await g.logs(1);
     expect(log.model).toBe('gpt-4.1-mini');
   });
@@ -240,13 +308,19 @@ describe('choosing a config', () => {
   it('uses a stored config by slug or id, its latest version at once after an update, and logs its id', async () => {
     const g = await startGateway();
     const [a, b] = await mocks(2);
-    const created = await g.admin.post('/v1/configs', { name: 'Route', slug: 'route', config: { strategy: { mode: 'single' }, targets: [{ provider: 'openai', custom_host: a!.baseUrl }] } });
+    const created = await g.admin.post('/v1/configs', {
+      name: 'Route',
+      slug: 'route',
+      config: { strategy: { mode: 'single' }, targets: [{ provider: 'openai', custom_host: a!.baseUrl }] },
+    });
     expect(created.status).toBe(200);
     const headers = { authorization: 'Bearer sk-client' };
     expect((await send(g, 'route', chat, headers)).status).toBe(200);
     expect(a!.requests[0]!.headers.authorization).toBe('Bearer sk-client'); // no api_key in the stored config: the request's own key
     expect((await send(g, created.body.id, chat, headers)).status).toBe(200);
-    await g.admin.put('/v1/configs/route', { config: { strategy: { mode: 'single' }, targets: [{ provider: 'openai', custom_host: b!.baseUrl }] } });
+    await g.admin.put('/v1/configs/route', {
+      config: { strategy: { mode: 'single' }, targets: [{ provider: 'openai', custom_host: b!.baseUrl }] },
+    });
     expect((await send(g, 'route', chat, headers)).status).toBe(200);
     expect([a!.requests.length, b!.requests.length]).toEqual([2, 1]);
     const logs = await g.logs(3);
@@ -264,7 +338,13 @@ describe('choosing a config', () => {
       [{ strategy: { mode: 'fallback' }, targets: [at(g.mock, { weight: -1 })] }, 'x-service-config.targets[0].weight'],
       [{ strategy: { mode: 'sideways' }, targets: [at(g.mock)] }, 'x-service-config.strategy.mode'],
       [{ targets: [at(g.mock)] }, 'x-service-config.strategy'],
-      [{ strategy: { mode: 'fallback' }, targets: [{ strategy: { mode: 'single' }, cache: { mode: 'simple' }, targets: [at(g.mock)] }] }, 'x-service-config.targets[0].cache'],
+      [
+        {
+          strategy: { mode: 'fallback' },
+          targets: [{ strategy: { mode: 'single' }, cache: { mode: 'simple' }, targets: [at(g.mock)] }],
+        },
+        'x-service-config.targets[0].cache',
+      ],
       [{ retry: { attempts: 11 }, provider: 'openai', api_key: 'k' }, 'x-service-config.retry.attempts'],
       [{ provider: 'no-such-provider', api_key: 'k' }, 'x-service-config.provider'],
     ];
@@ -276,7 +356,10 @@ describe('choosing a config', () => {
       expect(error.param).toBe(param);
     }
     const notJson = await send(g, '{not json');
-    expect(((await notJson.json()) as any).error).toMatchObject({ code: 'AB01_INVALID_CONFIG', param: 'x-service-config' });
+    expect(((await notJson.json()) as any).error).toMatchObject({
+      code: 'AB01_INVALID_CONFIG',
+      param: 'x-service-config',
+    });
     expect(g.mock.requests).toHaveLength(0);
   });
 
@@ -284,14 +367,44 @@ describe('choosing a config', () => {
     const g = await startGateway();
     const [a, b] = await mocks(2);
     const ws = await createWorkspace(g.admin, 'routing');
-    const cfgA = await g.admin.post('/v1/configs', { name: 'A', slug: 'to-a', workspace_id: ws.id, config: { provider: 'openai', custom_host: a!.baseUrl } });
-    await g.admin.post('/v1/configs', { name: 'B', slug: 'to-b', workspace_id: ws.id, config: { provider: 'openai', custom_host: b!.baseUrl } });
-    const key = (await g.admin.post('/v1/api-keys/workspace/service', { name: 'app', workspace_id: ws.id, scopes: ['completions.write'], defaults: { config_id: 'to-a', metadata: { team: 'search' } } })).body;
+    const cfgA = await g.admin.post('/v1/configs', {
+      name: 'A',
+      slug: 'to-a',
+      workspace_id: ws.id,
+      config: { provider: 'openai', custom_host: a!.baseUrl },
+    });
+    await g.admin.post('/v1/configs', {
+      name: 'B',
+      slug: 'to-b',
+      workspace_id: ws.id,
+      config: { provider: 'openai', custom_host: b!.baseUrl },
+    });
+    const key = (
+      await g.admin.post('/v1/api-keys/workspace/service', {
+        name: 'app',
+        workspace_id: ws.id,
+        scopes: ['completions.write'],
+        defaults: { config_id: 'to-a', metadata: { team: 'search' } },
+      })
+    ).body;
     const shown = await g.admin.get(`/v1/api-keys/${key.id}`);
-    expect(shown.body.defaults).toEqual({ config_id: cfgA.body.id, metadata: { team: 'search' }, allow_config_override: true });
+    expect(shown.body.defaults).toEqual({
+      config_id: cfgA.body.id,
+      metadata: { team: 'search' },
+      allow_config_override: true,
+    });
 
     const call = (headers: Record<string, string> = {}) =>
-      fetch(`${g.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'x-service-api-key': key.key, 'content-type': 'application/json', authorization: 'Bearer sk-c', ...headers }, body: JSON.stringify(chat) });
+      fetch(`${g.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          'x-service-api-key': key.key,
+          'content-type': 'application/json',
+          authorization: 'Bearer sk-c',
+          ...headers,
+        },
+        body: JSON.stringify(chat),
+      });
     expect((await call()).status).toBe(200);
     expect((await call({ 'x-service-config': 'to-b' })).status).toBe(200);
     expect([a!.requests.length, b!.requests.length]).toEqual([1, 1]);
@@ -313,12 +426,31 @@ describe('choosing a config', () => {
     const g = await startGateway();
     const ws = await createWorkspace(g.admin, 'mine');
     const other = await createWorkspace(g.admin, 'theirs');
-    await g.admin.post('/v1/configs', { name: 'Theirs', slug: 'theirs', workspace_id: other.id, config: { provider: 'openai', custom_host: g.mock.baseUrl } });
+    await g.admin.post('/v1/configs', {
+      name: 'Theirs',
+      slug: 'theirs',
+      workspace_id: other.id,
+      config: { provider: 'openai', custom_host: g.mock.baseUrl },
+    });
     const key = await createWorkspaceKey(g.admin, { workspace_id: ws.id, scopes: ['completions.write'] });
-    const res = await fetch(`${g.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'x-service-api-key': key.key, 'content-type': 'application/json', 'x-service-config': 'theirs', authorization: 'Bearer k' }, body: JSON.stringify(chat) });
+    const res = await fetch(`${g.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'x-service-api-key': key.key,
+        'content-type': 'application/json',
+        'x-service-config': 'theirs',
+        authorization: 'Bearer k',
+      },
+      body: JSON.stringify(chat),
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).error.code).toBe('CONFIG_NOT_FOUND');
-    const bad = await apiClient(g.baseUrl, g.adminKey).post('/v1/api-keys/workspace/service', { name: 'x', workspace_id: ws.id, scopes: ['completions.write'], defaults: { config_id: 'theirs' } });
+    const bad = await apiClient(g.baseUrl, g.adminKey).post('/v1/api-keys/workspace/service', {
+      name: 'x',
+      workspace_id: ws.id,
+      scopes: ['completions.write'],
+      defaults: { config_id: 'theirs' },
+    });
     expect(bad.status).toBe(403);
   });
 
@@ -326,7 +458,12 @@ describe('choosing a config', () => {
     const g = await startGateway();
     const [a, b] = await mocks(2);
     a!.behave({ kind: 'error', status: 503 });
-    const res = await fetch(`${g.baseUrl}/v1/files?purpose=x`, { headers: { 'x-service-api-key': g.adminKey, 'x-service-config': JSON.stringify({ strategy: { mode: 'fallback' }, targets: [at(a!), at(b!)] }) } });
+    const res = await fetch(`${g.baseUrl}/v1/files?purpose=x`, {
+      headers: {
+        'x-service-api-key': g.adminKey,
+        'x-service-config': JSON.stringify({ strategy: { mode: 'fallback' }, targets: [at(a!), at(b!)] }),
+      },
+    });
     expect(res.status).toBe(503);
     expect(a!.requests[0]!.url).toBe('/v1/files?purpose=x');
     expect(b!.requests).toHaveLength(0);

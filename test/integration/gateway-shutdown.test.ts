@@ -12,13 +12,26 @@ describe('gateway shutdown', () => {
     const mock = await startMockOpenAI({ holdStream: true });
     onTestFinished(() => mock.close());
     const dataDir = makeTempDir();
-    const server = await spawnServe(['--data-dir', dataDir], { SVCGW_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY, SVCGW_LOG_FLUSH_INTERVAL_MS: '60000' });
-    const headers = { 'x-service-api-key': ADMIN_KEY, 'content-type': 'application/json', 'x-service-provider': 'openai', 'x-service-custom-host': mock.baseUrl, authorization: 'Bearer k' };
-    const body = (stream: boolean) => JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream });
+    const server = await spawnServe(['--data-dir', dataDir], {
+      SVCGW_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
+      SVCGW_LOG_FLUSH_INTERVAL_MS: '60000',
+    });
+    const headers = {
+      'x-service-api-key': ADMIN_KEY,
+      'content-type': 'application/json',
+      'x-service-provider': 'openai',
+      'x-service-custom-host': mock.baseUrl,
+      authorization: 'Bearer k',
+    };
+    const body = (stream: boolean) =>
+      JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream });
 
     // Ten finished requests sit in the batch writer (its flush interval is a minute).
     mock.releaseStreams();
-    for (let i = 0; i < 10; i++) expect((await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers, body: body(false) })).status).toBe(200);
+    for (let i = 0; i < 10; i++)
+      expect(
+        (await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers, body: body(false) })).status,
+      ).toBe(200);
 
     mock.holdStreams();
     const streaming = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers, body: body(true) });
@@ -28,7 +41,8 @@ describe('gateway shutdown', () => {
     await sleep(200);
     mock.releaseStreams();
     let text = '';
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += Buffer.from(chunk.value).toString();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
+      text += Buffer.from(chunk.value).toString();
     expect(text.trim().endsWith('data: [DONE]')).toBe(true);
     expect(await server.exited).toBe(0);
 

@@ -50,8 +50,26 @@ describe('gateway: every bound is checked before any upstream call', () => {
   it('accepts the values at the edges of every bound', async () => {
     const g = await startGateway();
     const ok: Array<[string, Record<string, unknown>]> = [
-      ['/v1/completions', { ...completion, n: 1, best_of: 20, logprobs: 5, stop: ['a', 'b', 'c', 'd'], frequency_penalty: -2, presence_penalty: 2, logit_bias: { '1': -100, '2': 100 }, temperature: 2, top_p: 0, max_tokens: 0 }],
-      ['/v1/chat/completions', { ...chat, n: 128, temperature: 0, top_p: 1, stream: true, stream_options: { include_usage: true } }],
+      [
+        '/v1/completions',
+        {
+          ...completion,
+          n: 1,
+          best_of: 20,
+          logprobs: 5,
+          stop: ['a', 'b', 'c', 'd'],
+          frequency_penalty: -2,
+          presence_penalty: 2,
+          logit_bias: { '1': -100, '2': 100 },
+          temperature: 2,
+          top_p: 0,
+          max_tokens: 0,
+        },
+      ],
+      [
+        '/v1/chat/completions',
+        { ...chat, n: 128, temperature: 0, top_p: 1, stream: true, stream_options: { include_usage: true } },
+      ],
       ['/v1/embeddings', { ...embeddings, input: Array.from({ length: 2048 }, () => 'x'), dimensions: 1 }],
       ['/v1/embeddings', { ...embeddings, input: [1, 2, 3] }],
     ];
@@ -64,15 +82,24 @@ describe('gateway: every bound is checked before any upstream call', () => {
 
   it('answers malformed JSON with 400, bad metadata with 400, and logs both', async () => {
     const g = await startGateway();
-    const malformed = await g.admin.post('/v1/chat/completions', '{"model": "gpt-4o", "messages": [', { ...g.viaMock, 'content-type': 'application/json' });
+    const malformed = await g.admin.post('/v1/chat/completions', '{"model": "gpt-4o", "messages": [', {
+      ...g.viaMock,
+      'content-type': 'application/json',
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.body.error.code).toBe('INVALID_JSON');
-    const metadata = await g.admin.post('/v1/chat/completions', chat, { ...g.viaMock, 'x-service-metadata': '{"n": 1}' });
+    const metadata = await g.admin.post('/v1/chat/completions', chat, {
+      ...g.viaMock,
+      'x-service-metadata': '{"n": 1}',
+    });
     expect(metadata.status).toBe(400);
     expect(metadata.body.error.param).toBe('x-service-metadata');
     const notObject = await g.admin.post('/v1/chat/completions', chat, { ...g.viaMock, 'x-service-metadata': 'nope' });
     expect(notObject.status).toBe(400);
-    const form = await g.admin.post('/v1/chat/completions', 'a=b', { ...g.viaMock, 'content-type': 'application/x-www-form-urlencoded' });
+    const form = await g.admin.post('/v1/chat/completions', 'a=b', {
+      ...g.viaMock,
+      'content-type': 'application/x-www-form-urlencoded',
+    });
     expect(form.status).toBe(415);
     expect(g.mock.requests).toHaveLength(0);
   });

@@ -12,7 +12,11 @@ async function join(t: TestServer, inviter: ApiClient, body: Record<string, unkn
   if (invited.status !== 200) throw new Error(`invite failed: ${invited.status} ${JSON.stringify(invited.body)}`);
   const accepted = await apiClient(t.baseUrl).post('/v1/invites/accept', { token: invited.body.token });
   if (accepted.status !== 200) throw new Error(`accept failed: ${accepted.status} ${JSON.stringify(accepted.body)}`);
-  return { inviteId: invited.body.id as string, userId: accepted.body.user.id as string, key: apiClient(t.baseUrl, accepted.body.api_key) };
+  return {
+    inviteId: invited.body.id as string,
+    userId: accepted.body.user.id as string,
+    key: apiClient(t.baseUrl, accepted.body.api_key),
+  };
 }
 
 describe('invites: the flow end to end', () => {
@@ -21,7 +25,14 @@ describe('invites: the flow end to end', () => {
     const admin = apiClient(t.baseUrl, t.adminKey);
     const team = await createWorkspace(admin, 'Team A', 'team-a');
 
-    const created = await admin.post('/v1/invites', { email: 'Ada@Example.test', role: 'member', workspaces: [{ id: 'team-a', role: 'manager' }, { id: 'default', role: 'member' }] });
+    const created = await admin.post('/v1/invites', {
+      email: 'Ada@Example.test',
+      role: 'member',
+      workspaces: [
+        { id: 'team-a', role: 'manager' },
+        { id: 'default', role: 'member' },
+      ],
+    });
     expect(created.status).toBe(200);
     expect(Object.keys(created.body).sort()).toEqual(['expires_at', 'id', 'invite_link', 'object', 'token']);
     expect(created.body.object).toBe('invite');
@@ -33,7 +44,11 @@ describe('invites: the flow end to end', () => {
     expect(Date.parse(created.body.expires_at) - Date.now()).toBeGreaterThan(6.9 * DAY);
 
     // Only a hash is stored; the token appears nowhere else (audit record included).
-    const stored = await t.server.db.selectFrom('invites').selectAll().where('id', '=', created.body.id).executeTakeFirstOrThrow();
+    const stored = await t.server.db
+      .selectFrom('invites')
+      .selectAll()
+      .where('id', '=', created.body.id)
+      .executeTakeFirstOrThrow();
     expect(stored.token_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(stored)).not.toContain(created.body.token);
 
@@ -45,36 +60,80 @@ describe('invites: the flow end to end', () => {
       email: 'ada@example.test',
       role: 'member',
       status: 'pending',
-      workspaces: [{ workspace_id: team.id, role: 'manager' }, { workspace_id: t.server.bootstrap.workspaceId, role: 'member' }],
+      workspaces: [
+        { workspace_id: team.id, role: 'manager' },
+        { workspace_id: t.server.bootstrap.workspaceId, role: 'member' },
+      ],
       accepted_at: null,
       revoked_at: null,
     });
     expect(JSON.stringify(shown.body)).not.toContain(created.body.token);
 
     const anonymous = apiClient(t.baseUrl);
-    const accepted = await anonymous.post('/v1/invites/accept', { token: created.body.token, first_name: 'Ada', last_name: 'Lovelace' });
+    const accepted = await anonymous.post('/v1/invites/accept', {
+      token: created.body.token,
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+    });
     expect(accepted.status).toBe(200);
-    expect(accepted.body.user).toMatchObject({ object: 'user', first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.test', role: 'member', workspace_ids: [team.id, t.server.bootstrap.workspaceId] });
+    expect(accepted.body.user).toMatchObject({
+      object: 'user',
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      email: 'ada@example.test',
+      role: 'member',
+      workspace_ids: [team.id, t.server.bootstrap.workspaceId],
+    });
     expect(accepted.body.api_key).toMatch(/^svc-/);
 
     // The first key is a workspace key in the first workspace, with the manager's scopes.
     const key = apiClient(t.baseUrl, accepted.body.api_key);
     const keyRow = await admin.get(`/v1/api-keys/${accepted.body.api_key_id}`);
-    expect(keyRow.body).toMatchObject({ type: 'workspace-user', workspace_id: team.id, user_id: accepted.body.user.id, creation_mode: 'auto' });
-    expect(keyRow.body.scopes).toEqual(expect.arrayContaining(['completions.write', 'workspace_users.create', 'workspace_user_api_keys.create']));
+    expect(keyRow.body).toMatchObject({
+      type: 'workspace-user',
+      workspace_id: team.id,
+      user_id: accepted.body.user.id,
+      creation_mode: 'auto',
+    });
+    expect(keyRow.body.scopes).toEqual(
+      expect.arrayContaining(['completions.write', 'workspace_users.create', 'workspace_user_api_keys.create']),
+    );
     expect((await key.get('/v1/workspaces/team-a')).status).toBe(200);
     const members = await key.get('/v1/workspaces/team-a/members');
     expect(members.status).toBe(200);
-    expect(members.body.data.map((m: { email: string; role: string }) => [m.email, m.role])).toEqual([['ada@example.test', 'manager']]);
+    expect(members.body.data.map((m: { email: string; role: string }) => [m.email, m.role])).toEqual([
+      ['ada@example.test', 'manager'],
+    ]);
     // As a manager they create keys in their workspace.
-    expect((await key.post('/v1/api-keys/workspace/user', { name: 'mine', workspace_id: 'team-a', scopes: ['completions.write'] })).status).toBe(200);
+    expect(
+      (
+        await key.post('/v1/api-keys/workspace/user', {
+          name: 'mine',
+          workspace_id: 'team-a',
+          scopes: ['completions.write'],
+        })
+      ).status,
+    ).toBe(200);
 
-    expect((await admin.get(`/v1/invites/${created.body.id}`)).body).toMatchObject({ status: 'accepted', accepted_at: expect.any(String) });
+    expect((await admin.get(`/v1/invites/${created.body.id}`)).body).toMatchObject({
+      status: 'accepted',
+      accepted_at: expect.any(String),
+    });
 
     // The accept is in the audit log, with the token redacted and the new user as actor.
-    const records = await t.server.db.selectFrom('audit_logs').selectAll().where('resource_type', '=', 'invite').orderBy('seq').execute();
+    const records = await t.server.db
+      .selectFrom('audit_logs')
+      .selectAll()
+      .where('resource_type', '=', 'invite')
+      .orderBy('seq')
+      .execute();
     expect(records.map((r) => r.action)).toEqual(['create', 'accept']);
-    expect(records[1]).toMatchObject({ actor_user_id: accepted.body.user.id, actor_key_id: accepted.body.api_key_id, resource_id: created.body.id, response_status_code: 200 });
+    expect(records[1]).toMatchObject({
+      actor_user_id: accepted.body.user.id,
+      actor_key_id: accepted.body.api_key_id,
+      resource_id: created.body.id,
+      response_status_code: 200,
+    });
     expect(records[1]!.request_body).not.toContain(created.body.token);
 
     // A token works once.
@@ -102,7 +161,12 @@ describe('invites: the flow end to end', () => {
     const clock = createManualClock(Date.parse('2026-04-01T00:00:00Z'));
     const t = await startTestServer({ clock });
     const admin = apiClient(t.baseUrl, t.adminKey);
-    const created = await admin.post('/v1/invites', { email: 'bob@example.test', role: 'member', workspaces: [{ id: 'default', role: 'member' }], expires_in_days: 2 });
+    const created = await admin.post('/v1/invites', {
+      email: 'bob@example.test',
+      role: 'member',
+      workspaces: [{ id: 'default', role: 'member' }],
+      expires_in_days: 2,
+    });
     expect(created.body.expires_at).toBe('2026-04-03T00:00:00.000Z');
 
     clock.advance(DAY);
@@ -125,7 +189,11 @@ describe('invites: the flow end to end', () => {
     const clock = createManualClock(Date.parse('2026-04-01T00:00:00Z'));
     const t = await startTestServer({ clock });
     const admin = apiClient(t.baseUrl, t.adminKey);
-    const created = await admin.post('/v1/invites', { email: 'late@example.test', role: 'member', workspaces: [{ id: 'default', role: 'member' }] });
+    const created = await admin.post('/v1/invites', {
+      email: 'late@example.test',
+      role: 'member',
+      workspaces: [{ id: 'default', role: 'member' }],
+    });
     expect(created.body.expires_at).toBe('2026-04-08T00:00:00.000Z');
 
     clock.advance(7 * DAY);
@@ -135,7 +203,9 @@ describe('invites: the flow end to end', () => {
     const expired = await apiClient(t.baseUrl).post('/v1/invites/accept', { token: created.body.token });
     expect(expired.status).toBe(410);
     expect(expired.body.error).toMatchObject({ code: 'INVITE_EXPIRED', param: 'token' });
-    expect(await t.server.db.selectFrom('users').selectAll().where('email', '=', 'late@example.test').executeTakeFirst()).toBeUndefined();
+    expect(
+      await t.server.db.selectFrom('users').selectAll().where('email', '=', 'late@example.test').executeTakeFirst(),
+    ).toBeUndefined();
 
     // An expired invite no longer blocks a new one for the address; resending revives this one.
     const resent = await admin.post(`/v1/invites/${created.body.id}/resend`, { expires_in_days: 1 });
@@ -148,16 +218,27 @@ describe('invites: the flow end to end', () => {
   it('revoking stops the token; revoking twice is harmless; accepted invites cannot be revoked', async () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
-    const created = await admin.post('/v1/invites', { email: 'gone@example.test', role: 'member', workspaces: [{ id: 'default', role: 'member' }] });
+    const created = await admin.post('/v1/invites', {
+      email: 'gone@example.test',
+      role: 'member',
+      workspaces: [{ id: 'default', role: 'member' }],
+    });
     expect((await admin.delete(`/v1/invites/${created.body.id}`)).status).toBe(200);
     expect((await admin.delete(`/v1/invites/${created.body.id}`)).status).toBe(200);
-    expect((await admin.get(`/v1/invites/${created.body.id}`)).body).toMatchObject({ status: 'revoked', revoked_at: expect.any(String) });
+    expect((await admin.get(`/v1/invites/${created.body.id}`)).body).toMatchObject({
+      status: 'revoked',
+      revoked_at: expect.any(String),
+    });
     const revoked = await apiClient(t.baseUrl).post('/v1/invites/accept', { token: created.body.token });
     expect(revoked.status).toBe(410);
     expect(revoked.body.error.code).toBe('INVITE_REVOKED');
     expect((await admin.post(`/v1/invites/${created.body.id}/resend`)).status).toBe(409);
 
-    const { inviteId } = await join(t, admin, { email: 'kept@example.test', role: 'member', workspaces: [{ id: 'default', role: 'member' }] });
+    const { inviteId } = await join(t, admin, {
+      email: 'kept@example.test',
+      role: 'member',
+      workspaces: [{ id: 'default', role: 'member' }],
+    });
     const accepted = await admin.delete(`/v1/invites/${inviteId}`);
     expect(accepted.status).toBe(409);
     expect(accepted.body.error.code).toBe('CONFLICT');
@@ -180,7 +261,16 @@ describe('invites: validation and access', () => {
       [{ ...ok, colour: 'red' }, 'body'],
       [{ ...ok, workspaces: [] }, 'workspaces'],
       [{ ...ok, workspaces: undefined }, 'workspaces'],
-      [{ ...ok, workspaces: [{ id: 'default', role: 'member' }, { id: 'default', role: 'admin' }] }, 'workspaces[1].id'],
+      [
+        {
+          ...ok,
+          workspaces: [
+            { id: 'default', role: 'member' },
+            { id: 'default', role: 'admin' },
+          ],
+        },
+        'workspaces[1].id',
+      ],
     ];
     for (const [body, param] of cases) {
       const res = await admin.post('/v1/invites', body);
@@ -194,10 +284,18 @@ describe('invites: validation and access', () => {
     expect((await t.server.db.selectFrom('invites').selectAll().execute()).length).toBe(0);
 
     const accept = apiClient(t.baseUrl);
-    expect((await accept.post('/v1/invites/accept', {})).body.error).toMatchObject({ code: 'INVALID_REQUEST', param: 'token' });
-    expect((await accept.post('/v1/invites/accept', { token: 'svcinv-short' })).body.error).toMatchObject({ code: 'INVALID_INVITE_TOKEN', param: 'token' });
+    expect((await accept.post('/v1/invites/accept', {})).body.error).toMatchObject({
+      code: 'INVALID_REQUEST',
+      param: 'token',
+    });
+    expect((await accept.post('/v1/invites/accept', { token: 'svcinv-short' })).body.error).toMatchObject({
+      code: 'INVALID_INVITE_TOKEN',
+      param: 'token',
+    });
     expect((await accept.post('/v1/invites/accept', { token: `svcinv-${'A'.repeat(43)}` })).status).toBe(400);
-    expect((await accept.post('/v1/invites/accept', { token: `svcinv-${'A'.repeat(43)}`, role: 'owner' })).body.error.param).toBe('body');
+    expect(
+      (await accept.post('/v1/invites/accept', { token: `svcinv-${'A'.repeat(43)}`, role: 'owner' })).body.error.param,
+    ).toBe('body');
 
     expect((await admin.get('/v1/invites?status=cancelled')).body.error.param).toBe('status');
     expect((await admin.get('/v1/invites/00000000-0000-4000-8000-000000000000')).status).toBe(404);
@@ -223,8 +321,13 @@ describe('invites: validation and access', () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
     expect((await apiClient(t.baseUrl).get('/v1/invites')).status).toBe(401);
-    expect((await apiClient(t.baseUrl).post('/v1/invites', { email: 'a@example.test', role: 'admin' })).status).toBe(401);
-    const narrow = await admin.post('/v1/api-keys/organisation/service', { name: 'narrow', scopes: ['organisation_users.list'] });
+    expect((await apiClient(t.baseUrl).post('/v1/invites', { email: 'a@example.test', role: 'admin' })).status).toBe(
+      401,
+    );
+    const narrow = await admin.post('/v1/api-keys/organisation/service', {
+      name: 'narrow',
+      scopes: ['organisation_users.list'],
+    });
     const narrowKey = apiClient(t.baseUrl, narrow.body.key);
     expect((await narrowKey.get('/v1/invites')).status).toBe(200);
     const refused = await narrowKey.post('/v1/invites', { email: 'a@example.test', role: 'admin' });
@@ -232,13 +335,25 @@ describe('invites: validation and access', () => {
     expect(refused.body.error.code).toBe('MISSING_SCOPE');
 
     await admin.post('/v1/invites', { email: 'a@example.test', role: 'admin' });
-    await admin.post('/v1/invites', { email: 'b@example.test', role: 'member', workspaces: [{ id: 'default', role: 'member' }] });
-    const revoked = await admin.post('/v1/invites', { email: 'c@example.test', role: 'member', workspaces: [{ id: 'default', role: 'member' }] });
+    await admin.post('/v1/invites', {
+      email: 'b@example.test',
+      role: 'member',
+      workspaces: [{ id: 'default', role: 'member' }],
+    });
+    const revoked = await admin.post('/v1/invites', {
+      email: 'c@example.test',
+      role: 'member',
+      workspaces: [{ id: 'default', role: 'member' }],
+    });
     await admin.delete(`/v1/invites/${revoked.body.id}`);
     const all = await admin.get('/v1/invites');
     expect(all.body).toMatchObject({ object: 'list', total: 3 });
-    expect((await admin.get('/v1/invites?role=admin')).body.data.map((i: { email: string }) => i.email)).toEqual(['a@example.test']);
-    expect((await admin.get('/v1/invites?status=revoked')).body.data.map((i: { email: string }) => i.email)).toEqual(['c@example.test']);
+    expect((await admin.get('/v1/invites?role=admin')).body.data.map((i: { email: string }) => i.email)).toEqual([
+      'a@example.test',
+    ]);
+    expect((await admin.get('/v1/invites?status=revoked')).body.data.map((i: { email: string }) => i.email)).toEqual([
+      'c@example.test',
+    ]);
     expect((await admin.get('/v1/invites?email=B@EXAMPLE.TEST')).body.total).toBe(1);
     const page = await admin.get('/v1/invites?page_size=2&current_page=1');
     expect(page.body.total).toBe(3);
@@ -252,27 +367,68 @@ describe('invites: Errors rule 2 (no one grants more than they hold)', () => {
     const admin = apiClient(t.baseUrl, t.adminKey);
     await createWorkspace(admin, 'Team A', 'team-a');
     await createWorkspace(admin, 'Team B', 'team-b');
-    const manager = await join(t, admin, { email: 'manager@example.test', role: 'member', workspaces: [{ id: 'team-a', role: 'manager' }] });
+    const manager = await join(t, admin, {
+      email: 'manager@example.test',
+      role: 'member',
+      workspaces: [{ id: 'team-a', role: 'manager' }],
+    });
 
-    const member = await manager.key.post('/v1/invites', { email: 'm1@example.test', role: 'member', workspaces: [{ id: 'team-a', role: 'member' }] });
+    const member = await manager.key.post('/v1/invites', {
+      email: 'm1@example.test',
+      role: 'member',
+      workspaces: [{ id: 'team-a', role: 'member' }],
+    });
     expect(member.status).toBe(200);
-    expect((await manager.key.post('/v1/invites', { email: 'm2@example.test', role: 'member', workspaces: [{ id: 'team-a', role: 'manager' }] })).status).toBe(200);
+    expect(
+      (
+        await manager.key.post('/v1/invites', {
+          email: 'm2@example.test',
+          role: 'member',
+          workspaces: [{ id: 'team-a', role: 'manager' }],
+        })
+      ).status,
+    ).toBe(200);
 
-    const higher = await manager.key.post('/v1/invites', { email: 'm3@example.test', role: 'member', workspaces: [{ id: 'team-a', role: 'admin' }] });
+    const higher = await manager.key.post('/v1/invites', {
+      email: 'm3@example.test',
+      role: 'member',
+      workspaces: [{ id: 'team-a', role: 'admin' }],
+    });
     expect(higher.status).toBe(403);
     expect(higher.body.error).toMatchObject({ code: 'ROLE_NOT_ALLOWED', param: 'workspaces[0].role' });
-    const orgAdmin = await manager.key.post('/v1/invites', { email: 'm4@example.test', role: 'admin', workspaces: [{ id: 'team-a', role: 'member' }] });
+    const orgAdmin = await manager.key.post('/v1/invites', {
+      email: 'm4@example.test',
+      role: 'admin',
+      workspaces: [{ id: 'team-a', role: 'member' }],
+    });
     expect(orgAdmin.status).toBe(403);
     expect(orgAdmin.body.error).toMatchObject({ code: 'ROLE_NOT_ALLOWED', param: 'role' });
-    const elsewhere = await manager.key.post('/v1/invites', { email: 'm5@example.test', role: 'member', workspaces: [{ id: 'team-b', role: 'member' }] });
+    const elsewhere = await manager.key.post('/v1/invites', {
+      email: 'm5@example.test',
+      role: 'member',
+      workspaces: [{ id: 'team-b', role: 'member' }],
+    });
     expect(elsewhere.status).toBe(403);
     expect(elsewhere.body.error).toMatchObject({ code: 'WORKSPACE_FORBIDDEN', param: 'workspaces[0].id' });
 
     // The manager sees and manages the invites into their workspace, not others.
-    const other = await admin.post('/v1/invites', { email: 'b1@example.test', role: 'member', workspaces: [{ id: 'team-b', role: 'member' }] });
-    const higherByAdmin = await admin.post('/v1/invites', { email: 'a1@example.test', role: 'member', workspaces: [{ id: 'team-a', role: 'admin' }] });
+    const other = await admin.post('/v1/invites', {
+      email: 'b1@example.test',
+      role: 'member',
+      workspaces: [{ id: 'team-b', role: 'member' }],
+    });
+    const higherByAdmin = await admin.post('/v1/invites', {
+      email: 'a1@example.test',
+      role: 'member',
+      workspaces: [{ id: 'team-a', role: 'admin' }],
+    });
     const listed = await manager.key.get('/v1/invites');
-    expect(listed.body.data.map((i: { email: string }) => i.email).sort()).toEqual(['a1@example.test', 'm1@example.test', 'm2@example.test', 'manager@example.test']);
+    expect(listed.body.data.map((i: { email: string }) => i.email).sort()).toEqual([
+      'a1@example.test',
+      'm1@example.test',
+      'm2@example.test',
+      'manager@example.test',
+    ]);
     expect((await manager.key.get(`/v1/invites/${other.body.id}`)).status).toBe(403);
     expect((await manager.key.delete(`/v1/invites/${other.body.id}`)).status).toBe(403);
     const revokeHigher = await manager.key.delete(`/v1/invites/${higherByAdmin.body.id}`);
@@ -282,8 +438,16 @@ describe('invites: Errors rule 2 (no one grants more than they hold)', () => {
     expect((await manager.key.delete(`/v1/invites/${member.body.id}`)).status).toBe(200);
 
     // A member invites no one.
-    const plain = await join(t, admin, { email: 'plain@example.test', role: 'member', workspaces: [{ id: 'team-a', role: 'member' }] });
-    const byMember = await plain.key.post('/v1/invites', { email: 'm6@example.test', role: 'member', workspaces: [{ id: 'team-a', role: 'member' }] });
+    const plain = await join(t, admin, {
+      email: 'plain@example.test',
+      role: 'member',
+      workspaces: [{ id: 'team-a', role: 'member' }],
+    });
+    const byMember = await plain.key.post('/v1/invites', {
+      email: 'm6@example.test',
+      role: 'member',
+      workspaces: [{ id: 'team-a', role: 'member' }],
+    });
     expect(byMember.status).toBe(403);
   });
 });

@@ -11,12 +11,22 @@ import { makeTempDir } from '../helpers/start-test-server.js';
 const hasRedis = await redisAvailable();
 
 /** Tokens the provider reported for the admitted requests: what the budget must settle to. */
-const reported = (results: JsonResponse[]) => results.filter((r) => r.status === 200).reduce((sum, r) => sum + (r.body.usage.total_tokens as number), 0);
+const reported = (results: JsonResponse[]) =>
+  results.filter((r) => r.status === 200).reduce((sum, r) => sum + (r.body.usage.total_tokens as number), 0);
 
 async function budgetedKey(admin: ApiClient, baseUrl: string, usageLimits: Record<string, unknown>) {
-  const created = await admin.post('/v1/api-keys/workspace/service', { name: `budget ${randomUUID()}`, workspace_id: 'default', scopes: ['completions.write'], usage_limits: usageLimits });
+  const created = await admin.post('/v1/api-keys/workspace/service', {
+    name: `budget ${randomUUID()}`,
+    workspace_id: 'default',
+    scopes: ['completions.write'],
+    usage_limits: usageLimits,
+  });
   expect(created.status).toBe(200);
-  return { id: created.body.id as string, key: created.body.key as string, client: apiClient(baseUrl, created.body.key) };
+  return {
+    id: created.body.id as string,
+    key: created.body.key as string,
+    client: apiClient(baseUrl, created.body.key),
+  };
 }
 
 /** The key's settled usage once it equals `expected` (usage is written in batches), or what it last was. */
@@ -35,7 +45,9 @@ describe('budgets hold under concurrency: the reservation is an upper bound', ()
     it(`30 concurrent ${kind} requests never take a 1,000-token budget past its limit`, async () => {
       const g = await startGateway({ mock: { tokenizerUsage: true } });
       const key = await budgetedKey(g.admin, g.baseUrl, { credit_limit: 1000, type: 'tokens' });
-      const results = await Promise.all(Array.from({ length: 30 }, () => key.client.post('/v1/chat/completions', budgetBody(kind), g.viaMock)));
+      const results = await Promise.all(
+        Array.from({ length: 30 }, () => key.client.post('/v1/chat/completions', budgetBody(kind), g.viaMock)),
+      );
       const admitted = results.filter((r) => r.status === 200).length;
       expect(admitted).toBeGreaterThan(0);
       expect(admitted + results.filter((r) => r.status === 402).length).toBe(30);
@@ -51,14 +63,20 @@ describe('budgets hold under concurrency: the reservation is an upper bound', ()
   it('refuses a 40 KB tools request a 1,000-token budget cannot hold, saying what it needs, and admits it within a larger one', async () => {
     const g = await startGateway({ mock: { tokenizerUsage: true } });
     const small = await budgetedKey(g.admin, g.baseUrl, { credit_limit: 1000, type: 'tokens' });
-    const refused = await Promise.all(Array.from({ length: 30 }, () => small.client.post('/v1/chat/completions', budgetBody('tools'), g.viaMock)));
+    const refused = await Promise.all(
+      Array.from({ length: 30 }, () => small.client.post('/v1/chat/completions', budgetBody('tools'), g.viaMock)),
+    );
     expect(refused.every((r) => r.status === 402)).toBe(true);
     expect(g.mock.requests).toHaveLength(0);
     expect(refused[0]!.body.error).toMatchObject({ code: 'USAGE_LIMIT_EXCEEDED', type: 'insufficient_quota' });
-    expect(refused[0]!.body.error.message).toMatch(/^The usage limit of the API key cannot hold this request: 0 of 1000 tokens used; this request needs up to \d{4,} tokens \(\d+ prompt \+ 20 output tokens at most\)/);
+    expect(refused[0]!.body.error.message).toMatch(
+      /^The usage limit of the API key cannot hold this request: 0 of 1000 tokens used; this request needs up to \d{4,} tokens \(\d+ prompt \+ 20 output tokens at most\)/,
+    );
 
     const large = await budgetedKey(g.admin, g.baseUrl, { credit_limit: 40_000, type: 'tokens' });
-    const results = await Promise.all(Array.from({ length: 30 }, () => large.client.post('/v1/chat/completions', budgetBody('tools'), g.viaMock)));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () => large.client.post('/v1/chat/completions', budgetBody('tools'), g.viaMock)),
+    );
     const admitted = results.filter((r) => r.status === 200).length;
     expect(admitted).toBeGreaterThan(0);
     expect(admitted).toBeLessThan(30);
@@ -76,8 +94,12 @@ describe('budgets hold under concurrency: the reservation is an upper bound', ()
     const refused = await key.client.post('/v1/chat/completions', unbounded, g.viaMock);
     expect(refused.status).toBe(402);
     // gpt-4o's maximum output, from config/capabilities/openai.json.
-    expect(refused.body.error.message).toMatch(/\+ 16384 output tokens at most\)\. Setting max_tokens lowers what a request reserves\.$/);
-    expect((await key.client.post('/v1/chat/completions', { ...unbounded, max_tokens: 50 }, g.viaMock)).status).toBe(200);
+    expect(refused.body.error.message).toMatch(
+      /\+ 16384 output tokens at most\)\. Setting max_tokens lowers what a request reserves\.$/,
+    );
+    expect((await key.client.post('/v1/chat/completions', { ...unbounded, max_tokens: 50 }, g.viaMock)).status).toBe(
+      200,
+    );
   });
 
   it('refuses a model without a price under a cost budget, unless a default price is configured', async () => {
@@ -87,7 +109,9 @@ describe('budgets hold under concurrency: the reservation is an upper bound', ()
     const refused = await key.client.post('/v1/chat/completions', unpriced, g.viaMock);
     expect(refused.status).toBe(402);
     expect(refused.body.error.code).toBe('USAGE_LIMIT_EXCEEDED');
-    expect(refused.body.error.message).toBe("The usage limit of the API key is a cost budget and this request's model has no price, so its cost cannot be bounded; add a price for the model or set default_model_price.");
+    expect(refused.body.error.message).toBe(
+      "The usage limit of the API key is a cost budget and this request's model has no price, so its cost cannot be bounded; add a price for the model or set default_model_price.",
+    );
     expect(g.mock.requests).toHaveLength(0);
 
     // At $1 / $2 per million tokens, a dollar holds the request; it is charged at that price.
@@ -107,21 +131,32 @@ describe.skipIf(!hasRedis)('budgets hold across two instances sharing Redis', ()
   it('30 concurrent English, Chinese and tools requests split over two processes never take a 1,000-token budget past its limit', async () => {
     const dataDir = makeTempDir();
     const adminKey = `budget-test-${'b'.repeat(30)}`;
-    const env = { SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey, SVCGW_REDIS_URL: REDIS_URL, SVCGW_REDIS_KEY_PREFIX: `svcgw-test-${randomUUID()}:` };
+    const env = {
+      SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey,
+      SVCGW_REDIS_URL: REDIS_URL,
+      SVCGW_REDIS_KEY_PREFIX: `svcgw-test-${randomUUID()}:`,
+    };
     const first = await spawnServe(['--data-dir', dataDir], env);
     const second = await spawnServe(['--data-dir', dataDir], env);
     const provider = await startMockOpenAI({ tokenizerUsage: true });
     onTestFinished(() => provider.close());
-    const headers = { 'x-service-provider': 'openai', 'x-service-custom-host': provider.baseUrl, authorization: 'Bearer k' };
+    const headers = {
+      'x-service-provider': 'openai',
+      'x-service-custom-host': provider.baseUrl,
+      authorization: 'Bearer k',
+    };
     const admin = apiClient(first.url, adminKey);
 
     for (const kind of ['english', 'chinese', 'tools'] as BudgetBodyKind[]) {
       const key = await budgetedKey(admin, first.url, { credit_limit: 1000, type: 'tokens' });
       const clients = [key.client, apiClient(second.url, key.key)];
-      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => clients[i % 2]!.post('/v1/chat/completions', budgetBody(kind), headers)));
+      const results = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => clients[i % 2]!.post('/v1/chat/completions', budgetBody(kind), headers)),
+      );
       expect(results.every((r) => r.status === 200 || r.status === 402)).toBe(true);
       const admitted = results.filter((r) => r.status === 200).length;
-      if (kind === 'tools') expect(admitted).toBe(0); // one request needs more than the whole budget
+      if (kind === 'tools')
+        expect(admitted).toBe(0); // one request needs more than the whole budget
       else expect(admitted).toBeGreaterThan(0);
       const used = await settledUsage(admin, key.id, reported(results));
       expect(used).toBe(reported(results));

@@ -4,10 +4,19 @@ import { createWorkspaceKey } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
 import { apiClient } from '../helpers/http.js';
 
-const chat = (content = 'hi', extra: Record<string, unknown> = {}) => ({ model: 'gpt-4o', messages: [{ role: 'user', content }], ...extra });
+const chat = (content = 'hi', extra: Record<string, unknown> = {}) => ({
+  model: 'gpt-4o',
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
 
 async function policy(g: Awaited<ReturnType<typeof startGateway>>, body: Record<string, unknown>) {
-  const res = await g.admin.post('/v1/policies/rate-limits', { workspace_id: 'default', group_by: [{ key: 'workspace_id' }], conditions: [{ key: 'workspace_id', value: 'default' }], ...body });
+  const res = await g.admin.post('/v1/policies/rate-limits', {
+    workspace_id: 'default',
+    group_by: [{ key: 'workspace_id' }],
+    conditions: [{ key: 'workspace_id', value: 'default' }],
+    ...body,
+  });
   expect(res.status).toBe(200);
   return res.body.id as string;
 }
@@ -17,7 +26,9 @@ describe('rate limits on gateway traffic', () => {
     const clock = createManualClock(Date.parse('2026-05-04T10:00:10Z'));
     const g = await startGateway({ clock });
     const id = await policy(g, { name: 'ten a minute', type: 'requests', unit: 'rpm', value: 10 });
-    const results = await Promise.all(Array.from({ length: 50 }, () => g.admin.post('/v1/chat/completions', chat(), g.viaMock)));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => g.admin.post('/v1/chat/completions', chat(), g.viaMock)),
+    );
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(statuses.filter((s) => s === 429)).toHaveLength(40);
@@ -31,7 +42,10 @@ describe('rate limits on gateway traffic', () => {
     expect(refused.headers.get('x-ratelimit-limit')).toBe('10');
     expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(refused.headers.get('x-ratelimit-reset')).toBe('50');
-    const admitted = results.filter((r) => r.status === 200).map((r) => Number(r.headers.get('x-ratelimit-remaining'))).sort((a, b) => a - b);
+    const admitted = results
+      .filter((r) => r.status === 200)
+      .map((r) => Number(r.headers.get('x-ratelimit-remaining')))
+      .sort((a, b) => a - b);
     expect(admitted).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
 
     // The next minute is a new window.
@@ -56,13 +70,31 @@ describe('rate limits on gateway traffic', () => {
 
   it('applies conditions on metadata and on endpoint type', async () => {
     const g = await startGateway();
-    await policy(g, { type: 'requests', unit: 'rpd', value: 1, conditions: [{ key: 'metadata.team', value: 'ml' }, { key: 'endpoint_type', value: 'chatComplete' }], group_by: [{ key: 'metadata.user' }] });
+    await policy(g, {
+      type: 'requests',
+      unit: 'rpd',
+      value: 1,
+      conditions: [
+        { key: 'metadata.team', value: 'ml' },
+        { key: 'endpoint_type', value: 'chatComplete' },
+      ],
+      group_by: [{ key: 'metadata.user' }],
+    });
     const ml = (user: string) => ({ ...g.viaMock, 'x-service-metadata': JSON.stringify({ team: 'ml', user }) });
     expect((await g.admin.post('/v1/chat/completions', chat(), ml('ann'))).status).toBe(200);
     expect((await g.admin.post('/v1/chat/completions', chat(), ml('ann'))).status).toBe(429);
     expect((await g.admin.post('/v1/chat/completions', chat(), ml('bob'))).status).toBe(200); // another bucket
-    expect((await g.admin.post('/v1/embeddings', { model: 'text-embedding-3-small', input: 'x' }, ml('ann'))).status).toBe(200); // another endpoint
-    expect((await g.admin.post('/v1/chat/completions', chat(), { ...g.viaMock, 'x-service-metadata': JSON.stringify({ team: 'web', user: 'ann' }) })).status).toBe(200);
+    expect(
+      (await g.admin.post('/v1/embeddings', { model: 'text-embedding-3-small', input: 'x' }, ml('ann'))).status,
+    ).toBe(200); // another endpoint
+    expect(
+      (
+        await g.admin.post('/v1/chat/completions', chat(), {
+          ...g.viaMock,
+          'x-service-metadata': JSON.stringify({ team: 'web', user: 'ann' }),
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('admits requests while tokens remain and counts the real usage when the response ends, streams included', async () => {
@@ -74,7 +106,11 @@ describe('rate limits on gateway traffic', () => {
     const first = await g.admin.post('/v1/chat/completions', chat(prompt), g.viaMock);
     expect(first.body.usage.total_tokens).toBe(13);
     expect(first.headers.get('x-ratelimit-remaining')).toBe('20');
-    const stream = await fetch(`${g.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'x-service-api-key': g.adminKey, 'content-type': 'application/json', ...g.viaMock }, body: JSON.stringify(chat(prompt, { stream: true })) });
+    const stream = await fetch(`${g.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': g.adminKey, 'content-type': 'application/json', ...g.viaMock },
+      body: JSON.stringify(chat(prompt, { stream: true })),
+    });
     expect(stream.status).toBe(200);
     await stream.text();
     await g.logs(2); // both responses have been settled
@@ -87,7 +123,12 @@ describe('rate limits on gateway traffic', () => {
 
   it('applies an API key’s own rate_limits', async () => {
     const g = await startGateway();
-    const created = await g.admin.post('/v1/api-keys/workspace/service', { name: 'limited', workspace_id: 'default', scopes: ['completions.write'], rate_limits: [{ type: 'requests', unit: 'rpm', value: 2 }] });
+    const created = await g.admin.post('/v1/api-keys/workspace/service', {
+      name: 'limited',
+      workspace_id: 'default',
+      scopes: ['completions.write'],
+      rate_limits: [{ type: 'requests', unit: 'rpm', value: 2 }],
+    });
     expect(created.status).toBe(200);
     const key = apiClient(g.baseUrl, created.body.key);
     expect((await key.post('/v1/chat/completions', chat(), g.viaMock)).status).toBe(200);

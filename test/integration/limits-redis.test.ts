@@ -38,18 +38,35 @@ describe.skipIf(!hasRedis)('limits shared through Redis', () => {
     // Both processes share the database file (SQLite in WAL mode) and the Redis counters.
     const dataDir = makeTempDir();
     const adminKey = `redis-test-${'r'.repeat(30)}`;
-    const env = { SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey, SVCGW_REDIS_URL: REDIS_URL, SVCGW_REDIS_KEY_PREFIX: `svcgw-test-${randomUUID()}:` };
+    const env = {
+      SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey,
+      SVCGW_REDIS_URL: REDIS_URL,
+      SVCGW_REDIS_KEY_PREFIX: `svcgw-test-${randomUUID()}:`,
+    };
     const first = await spawnServe(['--data-dir', dataDir], env);
     const second = await spawnServe(['--data-dir', dataDir], env);
     const mock = (await import('../helpers/mock-openai-upstream.js')).startMockOpenAI;
     const provider = await mock();
     onTestFinished(() => provider.close());
-    const headers = { 'x-service-provider': 'openai', 'x-service-custom-host': provider.baseUrl, authorization: 'Bearer k' };
+    const headers = {
+      'x-service-provider': 'openai',
+      'x-service-custom-host': provider.baseUrl,
+      authorization: 'Bearer k',
+    };
 
-    const created = await apiClient(first.url, adminKey).post('/v1/policies/rate-limits', { workspace_id: 'default', conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'workspace_id' }], type: 'requests', unit: 'rpd', value: 10 });
+    const created = await apiClient(first.url, adminKey).post('/v1/policies/rate-limits', {
+      workspace_id: 'default',
+      conditions: [{ key: 'workspace_id', value: 'default' }],
+      group_by: [{ key: 'workspace_id' }],
+      type: 'requests',
+      unit: 'rpd',
+      value: 10,
+    });
     expect(created.status).toBe(200);
     const clients = [apiClient(first.url, adminKey), apiClient(second.url, adminKey)];
-    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => clients[i % 2]!.post('/v1/chat/completions', chat, headers)));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => clients[i % 2]!.post('/v1/chat/completions', chat, headers)),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(10);
     expect(results.filter((r) => r.status === 429)).toHaveLength(20);
     expect(provider.requests).toHaveLength(10);
@@ -62,8 +79,17 @@ describe.skipIf(!hasRedis)('limits shared through Redis', () => {
 describe('when the counter store is unreachable', () => {
   it('refuses gateway requests with 503 when failing closed, and lets them through when failing open', async () => {
     const closedPort = 'redis://127.0.0.1:1';
-    const closed = await startGateway({ env: { SVCGW_REDIS_URL: closedPort, SVCGW_LIMITS_ON_STORE_FAILURE: 'closed' } });
-    await closed.admin.post('/v1/policies/rate-limits', { workspace_id: 'default', conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'api_key' }], type: 'requests', unit: 'rpm', value: 100 });
+    const closed = await startGateway({
+      env: { SVCGW_REDIS_URL: closedPort, SVCGW_LIMITS_ON_STORE_FAILURE: 'closed' },
+    });
+    await closed.admin.post('/v1/policies/rate-limits', {
+      workspace_id: 'default',
+      conditions: [{ key: 'workspace_id', value: 'default' }],
+      group_by: [{ key: 'api_key' }],
+      type: 'requests',
+      unit: 'rpm',
+      value: 100,
+    });
     const refused = await closed.admin.post('/v1/chat/completions', chat, closed.viaMock);
     expect(refused.status).toBe(503);
     expect(refused.body.error.code).toBe('LIMITS_UNAVAILABLE');
@@ -71,7 +97,14 @@ describe('when the counter store is unreachable', () => {
     expect(closed.logLines.some((line) => line.includes('limit counter store failed'))).toBe(true);
 
     const open = await startGateway({ env: { SVCGW_REDIS_URL: closedPort, SVCGW_LIMITS_ON_STORE_FAILURE: 'open' } });
-    await open.admin.post('/v1/policies/rate-limits', { workspace_id: 'default', conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'api_key' }], type: 'requests', unit: 'rpm', value: 100 });
+    await open.admin.post('/v1/policies/rate-limits', {
+      workspace_id: 'default',
+      conditions: [{ key: 'workspace_id', value: 'default' }],
+      group_by: [{ key: 'api_key' }],
+      type: 'requests',
+      unit: 'rpm',
+      value: 100,
+    });
     expect((await open.admin.post('/v1/chat/completions', chat, open.viaMock)).status).toBe(200);
   });
 });

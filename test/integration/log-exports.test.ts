@@ -13,17 +13,41 @@ const ROWS = EXPORT_BATCH_ROWS * 2 + 37; // several batches
 
 async function seed(t: TestServer, workspaceSlug = 'default') {
   const org = await t.server.db.selectFrom('organisations').select('id').executeTakeFirstOrThrow();
-  const ws = await t.server.db.selectFrom('workspaces').select('id').where('slug', '=', workspaceSlug).executeTakeFirstOrThrow();
+  const ws = await t.server.db
+    .selectFrom('workspaces')
+    .select('id')
+    .where('slug', '=', workspaceSlug)
+    .executeTakeFirstOrThrow();
   const key = await t.server.db.selectFrom('api_keys').select('id').executeTakeFirstOrThrow();
   const rows: RequestLogInsert[] = [];
   for (let i = 0; i < ROWS; i++) {
     rows.push({
-      id: newTimeOrderedId(), trace_id: `trace-${i}`, request_id: newTimeOrderedId(), organisation_id: org.id, workspace_id: ws.id, api_key_id: key.id,
-      provider: i % 3 === 0 ? 'anthropic' : 'openai', credential_source: 'direct', model: i % 3 === 0 ? 'claude-3-5-haiku' : 'gpt-4o-mini', endpoint_type: 'chatComplete',
-      method: 'POST', path: '/v1/chat/completions', status_code: i % 10 === 0 ? 500 : 200, is_success: i % 10 === 0 ? 0 : 1, is_stream: 0, latency_ms: 100 + i,
-      prompt_tokens: 10, completion_tokens: i, total_tokens: 10 + i, cost: 0.001, cost_currency: 'USD', cache_status: 'MISS', retry_count: 0,
+      id: newTimeOrderedId(),
+      trace_id: `trace-${i}`,
+      request_id: newTimeOrderedId(),
+      organisation_id: org.id,
+      workspace_id: ws.id,
+      api_key_id: key.id,
+      provider: i % 3 === 0 ? 'anthropic' : 'openai',
+      credential_source: 'direct',
+      model: i % 3 === 0 ? 'claude-3-5-haiku' : 'gpt-4o-mini',
+      endpoint_type: 'chatComplete',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      status_code: i % 10 === 0 ? 500 : 200,
+      is_success: i % 10 === 0 ? 0 : 1,
+      is_stream: 0,
+      latency_ms: 100 + i,
+      prompt_tokens: 10,
+      completion_tokens: i,
+      total_tokens: 10 + i,
+      cost: 0.001,
+      cost_currency: 'USD',
+      cache_status: 'MISS',
+      retry_count: 0,
       metadata: JSON.stringify({ team: i % 2 === 0 ? 'search' : 'chat', note: 'a "quoted", comma' }),
-      request_body: JSON.stringify({ messages: [{ role: 'user', content: `question ${i}` }] }), response_body: JSON.stringify({ choices: [] }),
+      request_body: JSON.stringify({ messages: [{ role: 'user', content: `question ${i}` }] }),
+      response_body: JSON.stringify({ choices: [] }),
       created_at: new Date(Date.parse('2026-01-01T00:00:00Z') + i * 1000).toISOString(),
     });
   }
@@ -45,11 +69,22 @@ describe('log exports', () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
     const rows = await seed(t);
-    const expected = rows.filter((r) => r.provider === 'openai' && r.status_code === 200 && JSON.parse(r.metadata!).team === 'search' && r.created_at >= '2026-01-01T00:01:00.000Z');
+    const expected = rows.filter(
+      (r) =>
+        r.provider === 'openai' &&
+        r.status_code === 200 &&
+        JSON.parse(r.metadata!).team === 'search' &&
+        r.created_at >= '2026-01-01T00:01:00.000Z',
+    );
 
     const created = await admin.post('/v1/logs/exports', {
       workspace_id: 'default',
-      filters: { time_of_generation_min: '2026-01-01T00:01:00Z', ai_org: 'openai', status_code: 200, metadata: { team: 'search' } },
+      filters: {
+        time_of_generation_min: '2026-01-01T00:01:00Z',
+        ai_org: 'openai',
+        status_code: 200,
+        metadata: { team: 'search' },
+      },
       requested_data: ['id', 'ai_model', 'res_units', 'metadata', 'request'],
       description: 'search team',
     });
@@ -57,44 +92,82 @@ describe('log exports', () => {
     expect(created.body).toEqual({ id: expect.any(String), total: expected.length, object: 'export' });
     const id = created.body.id;
     const draft = await admin.get(`/v1/logs/exports/${id}`);
-    expect(draft.body).toMatchObject({ id, status: 'draft', total: expected.length, rows_written: 0, requested_data: ['id', 'ai_model', 'res_units', 'metadata', 'request'], filters: { ai_org: 'openai' }, description: 'search team', object: 'export' });
+    expect(draft.body).toMatchObject({
+      id,
+      status: 'draft',
+      total: expected.length,
+      rows_written: 0,
+      requested_data: ['id', 'ai_model', 'res_units', 'metadata', 'request'],
+      filters: { ai_org: 'openai' },
+      description: 'search team',
+      object: 'export',
+    });
     expect((await admin.get(`/v1/logs/exports/${id}/download`)).body.error.code).toBe('CONFLICT');
 
-    expect((await admin.post(`/v1/logs/exports/${id}/start`)).body).toEqual({ message: 'export started', object: 'export' });
+    expect((await admin.post(`/v1/logs/exports/${id}/start`)).body).toEqual({
+      message: 'export started',
+      object: 'export',
+    });
     const done = await finished(admin, id);
     expect(done).toMatchObject({ status: 'success', rows_written: expected.length, error: null });
     expect(done.finished_at).not.toBeNull();
     const file = join(t.dataDir, 'exports', `${id}.jsonl`);
     expect(statSync(file).mode & 0o777).toBe(0o600);
 
-    const jsonl = await fetch(`${t.baseUrl}/v1/logs/exports/${id}/download?format=jsonl`, { headers: { 'x-service-api-key': t.adminKey } });
+    const jsonl = await fetch(`${t.baseUrl}/v1/logs/exports/${id}/download?format=jsonl`, {
+      headers: { 'x-service-api-key': t.adminKey },
+    });
     expect(jsonl.status).toBe(200);
     expect(jsonl.headers.get('content-type')).toContain('application/x-ndjson');
     expect(jsonl.headers.get('content-disposition')).toContain(`log-export-${id}.jsonl`);
-    const records = (await jsonl.text()).trim().split('\n').map((line) => JSON.parse(line));
+    const records = (await jsonl.text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(records.map((r) => r.id)).toEqual(expected.map((r) => r.id));
     expect(Object.keys(records[0])).toEqual(['id', 'ai_model', 'res_units', 'metadata', 'request']);
-    expect(records[0]).toEqual({ id: expected[0]!.id, ai_model: 'gpt-4o-mini', res_units: expected[0]!.completion_tokens, metadata: JSON.parse(expected[0]!.metadata!), request: JSON.parse(expected[0]!.request_body!) });
+    expect(records[0]).toEqual({
+      id: expected[0]!.id,
+      ai_model: 'gpt-4o-mini',
+      res_units: expected[0]!.completion_tokens,
+      metadata: JSON.parse(expected[0]!.metadata!),
+      request: JSON.parse(expected[0]!.request_body!),
+    });
 
-    const csv = await fetch(`${t.baseUrl}/v1/logs/exports/${id}/download?format=csv`, { headers: { 'x-service-api-key': t.adminKey } });
+    const csv = await fetch(`${t.baseUrl}/v1/logs/exports/${id}/download?format=csv`, {
+      headers: { 'x-service-api-key': t.adminKey },
+    });
     expect(csv.headers.get('content-type')).toContain('text/csv');
     const lines = (await csv.text()).split('\r\n').filter(Boolean);
     expect(lines[0]).toBe('id,ai_model,res_units,metadata,request');
     expect(lines).toHaveLength(expected.length + 1);
     // Quotes doubled, the cell quoted: RFC 4180.
-    expect(lines[1]).toBe(`${expected[0]!.id},gpt-4o-mini,${expected[0]!.completion_tokens},"{""team"":""search"",""note"":""a \\""quoted\\"", comma""}","{""messages"":[{""role"":""user"",""content"":""question ${expected[0]!.completion_tokens}""}]}"`);
+    expect(lines[1]).toBe(
+      `${expected[0]!.id},gpt-4o-mini,${expected[0]!.completion_tokens},"{""team"":""search"",""note"":""a \\""quoted\\"", comma""}","{""messages"":[{""role"":""user"",""content"":""question ${expected[0]!.completion_tokens}""}]}"`,
+    );
 
     // A finished export is not started again; a changed one is a draft again, and its file is gone.
     expect((await admin.post(`/v1/logs/exports/${id}/start`)).body.error.code).toBe('CONFLICT');
-    const changed = await admin.put(`/v1/logs/exports/${id}`, { filters: { ai_org_model: 'anthropic__claude-3-5-haiku' } });
-    expect(changed.body).toEqual({ id, total: rows.filter((r) => r.provider === 'anthropic').length, object: 'export' });
+    const changed = await admin.put(`/v1/logs/exports/${id}`, {
+      filters: { ai_org_model: 'anthropic__claude-3-5-haiku' },
+    });
+    expect(changed.body).toEqual({
+      id,
+      total: rows.filter((r) => r.provider === 'anthropic').length,
+      object: 'export',
+    });
     expect((await admin.get(`/v1/logs/exports/${id}`)).body).toMatchObject({ status: 'draft', rows_written: 0 });
     expect(() => statSync(file)).toThrow();
 
     const list = await admin.get('/v1/logs/exports');
     expect(list.body).toMatchObject({ object: 'list', total: 1, data: [{ id, object: 'export' }] });
     const audit = await admin.get('/v1/audit-logs?resource_type=log_export');
-    expect((audit.body.records ?? audit.body.data).map((r: { action: string }) => r.action).sort()).toEqual(['create', 'start', 'start', 'update']);
+    expect((audit.body.records ?? audit.body.data).map((r: { action: string }) => r.action).sort()).toEqual([
+      'create',
+      'start',
+      'start',
+      'update',
+    ]);
   });
 
   it('cancels drafts, validates filters and fields, and keeps workspace keys to their own workspace', async () => {
@@ -118,24 +191,41 @@ describe('log exports', () => {
     }
 
     const draft = (await admin.post('/v1/logs/exports', body)).body.id;
-    expect((await admin.post(`/v1/logs/exports/${draft}/cancel`)).body).toEqual({ message: 'export cancelled', object: 'export' });
+    expect((await admin.post(`/v1/logs/exports/${draft}/cancel`)).body).toEqual({
+      message: 'export cancelled',
+      object: 'export',
+    });
     expect((await admin.get(`/v1/logs/exports/${draft}`)).body.status).toBe('stopped');
     expect((await admin.post(`/v1/logs/exports/${draft}/cancel`)).body.error.code).toBe('CONFLICT');
     // A stopped export can be started again; with no logs it finishes empty.
     await admin.post(`/v1/logs/exports/${draft}/start`);
     expect(await finished(admin, draft)).toMatchObject({ status: 'success', rows_written: 0 });
-    expect(await (await fetch(`${t.baseUrl}/v1/logs/exports/${draft}/download`, { headers: { 'x-service-api-key': t.adminKey } })).text()).toBe('');
+    expect(
+      await (
+        await fetch(`${t.baseUrl}/v1/logs/exports/${draft}/download`, { headers: { 'x-service-api-key': t.adminKey } })
+      ).text(),
+    ).toBe('');
 
-    const teamKey = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'team', scopes: ['logs.export'] })).key);
+    const teamKey = apiClient(
+      t.baseUrl,
+      (await createWorkspaceKey(admin, { workspace_id: 'team', scopes: ['logs.export'] })).key,
+    );
     const teamExport = await teamKey.post('/v1/logs/exports', body);
     expect(teamExport.status).toBe(200);
-    expect((await teamKey.get('/v1/logs/exports')).body.data.map((e: { id: string }) => e.id)).toEqual([teamExport.body.id]);
+    expect((await teamKey.get('/v1/logs/exports')).body.data.map((e: { id: string }) => e.id)).toEqual([
+      teamExport.body.id,
+    ]);
     expect((await teamKey.get(`/v1/logs/exports/${draft}`)).status).toBe(404);
     expect((await teamKey.post(`/v1/logs/exports/${draft}/start`)).status).toBe(404);
-    expect((await teamKey.post('/v1/logs/exports', { ...body, workspace_id: 'default' })).body.error.code).toBe('WORKSPACE_FORBIDDEN');
+    expect((await teamKey.post('/v1/logs/exports', { ...body, workspace_id: 'default' })).body.error.code).toBe(
+      'WORKSPACE_FORBIDDEN',
+    );
     expect((await admin.get('/v1/logs/exports?workspace_id=team')).body.total).toBe(1);
 
-    const noScope = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'team', scopes: ['logs.list', 'logs.view'] })).key);
+    const noScope = apiClient(
+      t.baseUrl,
+      (await createWorkspaceKey(admin, { workspace_id: 'team', scopes: ['logs.list', 'logs.view'] })).key,
+    );
     expect((await noScope.get('/v1/logs/exports')).body.error.code).toBe('MISSING_SCOPE');
     expect((await admin.get('/v1/logs/exports/not-an-id')).status).toBe(404);
   });
@@ -143,7 +233,11 @@ describe('log exports', () => {
   it('DATA_EXPORTS_ENABLED=OFF turns every export route off', async () => {
     const t = await startTestServer({ env: { DATA_EXPORTS_ENABLED: 'OFF' } });
     const admin = apiClient(t.baseUrl, t.adminKey);
-    for (const res of [await admin.get('/v1/logs/exports'), await admin.post('/v1/logs/exports', { filters: {}, requested_data: ['id'] }), await admin.get('/v1/logs/exports/00000000-0000-4000-8000-000000000000/download')]) {
+    for (const res of [
+      await admin.get('/v1/logs/exports'),
+      await admin.post('/v1/logs/exports', { filters: {}, requested_data: ['id'] }),
+      await admin.get('/v1/logs/exports/00000000-0000-4000-8000-000000000000/download'),
+    ]) {
       expect(res.status).toBe(403);
       expect(res.body.error.code).toBe('FEATURE_DISABLED');
       expect(res.body.error.message).toContain('DATA_EXPORTS_ENABLED=OFF');

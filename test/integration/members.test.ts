@@ -12,7 +12,11 @@ async function join(t: TestServer, inviter: ApiClient, body: Record<string, unkn
   return { userId: accepted.body.user.id as string, key: apiClient(t.baseUrl, accepted.body.api_key) };
 }
 
-const member = (email: string, workspace = 'default', role = 'member') => ({ email, role: 'member', workspaces: [{ id: workspace, role }] });
+const member = (email: string, workspace = 'default', role = 'member') => ({
+  email,
+  role: 'member',
+  workspaces: [{ id: workspace, role }],
+});
 const NOBODY = '00000000-0000-4000-8000-000000000000';
 
 describe('members: list, add, change, remove', () => {
@@ -23,7 +27,12 @@ describe('members: list, add, change, remove', () => {
     const ada = await join(t, admin, member('ada@example.test'));
     const bob = await join(t, admin, member('bob@example.test'));
 
-    const added = await admin.post('/v1/workspaces/team-a/members', { users: [{ id: ada.userId, role: 'manager' }, { id: bob.userId, role: 'member' }] });
+    const added = await admin.post('/v1/workspaces/team-a/members', {
+      users: [
+        { id: ada.userId, role: 'manager' },
+        { id: bob.userId, role: 'member' },
+      ],
+    });
     expect(added.status).toBe(200);
     expect(added.body).toEqual({});
 
@@ -31,15 +40,43 @@ describe('members: list, add, change, remove', () => {
     expect(list.status).toBe(200);
     expect(list.body).toMatchObject({ object: 'list', total: 2 });
     const first = list.body.data.find((m: { id: string }) => m.id === ada.userId);
-    expect(Object.keys(first).sort()).toEqual(['created_at', 'email', 'first_name', 'id', 'last_name', 'last_updated_at', 'object', 'org_role', 'role', 'status', 'workspace_id']);
-    expect(first).toMatchObject({ object: 'workspace-user', id: ada.userId, email: 'ada@example.test', org_role: 'member', role: 'manager', workspace_id: team.id, status: 'active' });
-    expect((await admin.get('/v1/workspaces/team-a/members?role=member')).body.data.map((m: { id: string }) => m.id)).toEqual([bob.userId]);
+    expect(Object.keys(first).sort()).toEqual([
+      'created_at',
+      'email',
+      'first_name',
+      'id',
+      'last_name',
+      'last_updated_at',
+      'object',
+      'org_role',
+      'role',
+      'status',
+      'workspace_id',
+    ]);
+    expect(first).toMatchObject({
+      object: 'workspace-user',
+      id: ada.userId,
+      email: 'ada@example.test',
+      org_role: 'member',
+      role: 'manager',
+      workspace_id: team.id,
+      status: 'active',
+    });
+    expect(
+      (await admin.get('/v1/workspaces/team-a/members?role=member')).body.data.map((m: { id: string }) => m.id),
+    ).toEqual([bob.userId]);
     expect((await admin.get('/v1/workspaces/team-a/members?email=BOB@example.test')).body.total).toBe(1);
     const page = await admin.get('/v1/workspaces/team-a/members?page_size=1&current_page=1');
     expect(page.body.total).toBe(2);
     expect(page.body.data).toHaveLength(1);
-    expect((await admin.get(`/v1/workspaces/team-a/members/${bob.userId}`)).body).toMatchObject({ id: bob.userId, role: 'member' });
-    expect((await admin.get(`/v1/users/${bob.userId}`)).body.workspace_ids).toEqual([t.server.bootstrap.workspaceId, team.id]);
+    expect((await admin.get(`/v1/workspaces/team-a/members/${bob.userId}`)).body).toMatchObject({
+      id: bob.userId,
+      role: 'member',
+    });
+    expect((await admin.get(`/v1/users/${bob.userId}`)).body.workspace_ids).toEqual([
+      t.server.bootstrap.workspaceId,
+      team.id,
+    ]);
 
     expect((await admin.put(`/v1/workspaces/team-a/members/${bob.userId}`, { role: 'admin' })).status).toBe(200);
     const changed = (await admin.get(`/v1/workspaces/team-a/members/${bob.userId}`)).body;
@@ -49,7 +86,12 @@ describe('members: list, add, change, remove', () => {
     expect((await admin.get('/v1/workspaces/team-a/members')).body.total).toBe(1);
     expect((await admin.get(`/v1/workspaces/team-a/members/${bob.userId}`)).status).toBe(404);
 
-    const actions = await t.server.db.selectFrom('audit_logs').select(['action', 'workspace_id']).where('resource_type', '=', 'workspace_member').orderBy('seq').execute();
+    const actions = await t.server.db
+      .selectFrom('audit_logs')
+      .select(['action', 'workspace_id'])
+      .where('resource_type', '=', 'workspace_member')
+      .orderBy('seq')
+      .execute();
     expect(actions).toEqual([
       { action: 'create', workspace_id: team.id },
       { action: 'update', workspace_id: team.id },
@@ -69,7 +111,15 @@ describe('members: list, add, change, remove', () => {
       [{ users: [{ id: ada.userId, role: 'owner' }] }, 'users[0].role'],
       [{ users: [{ id: ada.userId }] }, 'users[0].role'],
       [{ users: [{ id: ada.userId, role: 'member' }], extra: true }, 'body'],
-      [{ users: [{ id: ada.userId, role: 'member' }, { id: ada.userId, role: 'manager' }] }, 'users[1].id'],
+      [
+        {
+          users: [
+            { id: ada.userId, role: 'member' },
+            { id: ada.userId, role: 'manager' },
+          ],
+        },
+        'users[1].id',
+      ],
     ];
     for (const [body, param] of cases) {
       const res = await admin.post('/v1/workspaces/team-a/members', body);
@@ -82,11 +132,15 @@ describe('members: list, add, change, remove', () => {
     const unknownWorkspace = await admin.get('/v1/workspaces/nope/members');
     expect(unknownWorkspace.status).toBe(404);
     expect(unknownWorkspace.body.error.param).toBe('workspaceId');
-    const already = await admin.post('/v1/workspaces/default/members', { users: [{ id: ada.userId, role: 'manager' }] });
+    const already = await admin.post('/v1/workspaces/default/members', {
+      users: [{ id: ada.userId, role: 'manager' }],
+    });
     expect(already.status).toBe(409);
     expect(already.body.error).toMatchObject({ code: 'CONFLICT', param: 'users[0].id' });
     expect((await admin.put(`/v1/workspaces/team-a/members/${ada.userId}`, { role: 'member' })).status).toBe(404);
-    expect((await admin.put(`/v1/workspaces/default/members/${ada.userId}`, { role: 'chief' })).body.error.param).toBe('role');
+    expect((await admin.put(`/v1/workspaces/default/members/${ada.userId}`, { role: 'chief' })).body.error.param).toBe(
+      'role',
+    );
     expect((await admin.delete(`/v1/workspaces/default/members/${NOBODY}`)).status).toBe(404);
     expect((await admin.get('/v1/workspaces/default/members?role=chief')).body.error.param).toBe('role');
     expect((await apiClient(t.baseUrl).get('/v1/workspaces/default/members')).status).toBe(401);
@@ -104,15 +158,25 @@ describe('members: Errors rule 2 and workspace boundaries', () => {
     const dave = await join(t, admin, member('dave@example.test'));
     const boss = await join(t, admin, member('boss@example.test', 'team-a', 'admin'));
 
-    expect((await manager.key.post('/v1/workspaces/team-a/members', { users: [{ id: carol.userId, role: 'member' }] })).status).toBe(200);
-    expect((await manager.key.post('/v1/workspaces/team-a/members', { users: [{ id: dave.userId, role: 'manager' }] })).status).toBe(200);
-    const higher = await manager.key.post('/v1/workspaces/team-a/members', { users: [{ id: carol.userId, role: 'admin' }] });
+    expect(
+      (await manager.key.post('/v1/workspaces/team-a/members', { users: [{ id: carol.userId, role: 'member' }] }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await manager.key.post('/v1/workspaces/team-a/members', { users: [{ id: dave.userId, role: 'manager' }] }))
+        .status,
+    ).toBe(200);
+    const higher = await manager.key.post('/v1/workspaces/team-a/members', {
+      users: [{ id: carol.userId, role: 'admin' }],
+    });
     expect(higher.status).toBe(403);
     expect(higher.body.error).toMatchObject({ code: 'ROLE_NOT_ALLOWED', param: 'users[0].role' });
     const promote = await manager.key.put(`/v1/workspaces/team-a/members/${carol.userId}`, { role: 'admin' });
     expect(promote.status).toBe(403);
     expect(promote.body.error).toMatchObject({ code: 'ROLE_NOT_ALLOWED', param: 'role' });
-    expect((await manager.key.put(`/v1/workspaces/team-a/members/${carol.userId}`, { role: 'manager' })).status).toBe(200);
+    expect((await manager.key.put(`/v1/workspaces/team-a/members/${carol.userId}`, { role: 'manager' })).status).toBe(
+      200,
+    );
     const demoteAdmin = await manager.key.put(`/v1/workspaces/team-a/members/${boss.userId}`, { role: 'member' });
     expect(demoteAdmin.status).toBe(403);
     expect(demoteAdmin.body.error.code).toBe('ROLE_NOT_ALLOWED');
@@ -121,17 +185,30 @@ describe('members: Errors rule 2 and workspace boundaries', () => {
     expect((await boss.key.put(`/v1/workspaces/team-a/members/${carol.userId}`, { role: 'admin' })).status).toBe(200);
 
     // Another workspace is out of reach.
-    const elsewhere = await manager.key.post('/v1/workspaces/team-b/members', { users: [{ id: carol.userId, role: 'member' }] });
+    const elsewhere = await manager.key.post('/v1/workspaces/team-b/members', {
+      users: [{ id: carol.userId, role: 'member' }],
+    });
     expect(elsewhere.status).toBe(403);
     expect(elsewhere.body.error.code).toBe('WORKSPACE_FORBIDDEN');
     expect((await manager.key.get('/v1/workspaces/team-b/members')).status).toBe(403);
     expect((await manager.key.get('/v1/workspaces/team-a/members')).body.total).toBe(4);
 
     // A plain member only reads.
-    const plainKey = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'team-a', user_id: dave.userId, scopes: ['workspace_users.create', 'workspace_users.list'] })).key);
+    const plainKey = apiClient(
+      t.baseUrl,
+      (
+        await createWorkspaceKey(admin, {
+          workspace_id: 'team-a',
+          user_id: dave.userId,
+          scopes: ['workspace_users.create', 'workspace_users.list'],
+        })
+      ).key,
+    );
     await admin.put(`/v1/workspaces/team-a/members/${dave.userId}`, { role: 'member' });
     expect((await plainKey.get('/v1/workspaces/team-a/members')).status).toBe(200);
-    const byMember = await plainKey.post('/v1/workspaces/team-a/members', { users: [{ id: carol.userId, role: 'member' }] });
+    const byMember = await plainKey.post('/v1/workspaces/team-a/members', {
+      users: [{ id: carol.userId, role: 'member' }],
+    });
     expect(byMember.status).toBe(403);
     expect(byMember.body.error.code).toBe('ROLE_NOT_ALLOWED');
   });
@@ -143,7 +220,10 @@ describe('members: Errors rule 2 and workspace boundaries', () => {
     const manager = await join(t, admin, member('manager@example.test', 'team-a', 'manager'));
     const other = await join(t, admin, member('other@example.test'));
 
-    expect((await manager.key.post('/v1/workspaces/team-a/members', { users: [{ id: other.userId, role: 'member' }] })).status).toBe(200);
+    expect(
+      (await manager.key.post('/v1/workspaces/team-a/members', { users: [{ id: other.userId, role: 'member' }] }))
+        .status,
+    ).toBe(200);
     await admin.put(`/v1/workspaces/team-a/members/${manager.userId}`, { role: 'member' });
     const demoted = await manager.key.delete(`/v1/workspaces/team-a/members/${other.userId}`);
     expect(demoted.status).toBe(403);

@@ -32,7 +32,10 @@ function parseExposition(text: string): Map<string, Family> {
   expect(text.endsWith('\n')).toBe(true);
   const families = new Map<string, Family>();
   let current: Family | null = null;
-  const familyOf = (sample: string) => [sample, sample.replace(/_(bucket|sum|count)$/, '')].map((n) => families.get(n)).find((f) => f && (f.name === sample || f.type === 'histogram'));
+  const familyOf = (sample: string) =>
+    [sample, sample.replace(/_(bucket|sum|count)$/, '')]
+      .map((n) => families.get(n))
+      .find((f) => f && (f.name === sample || f.type === 'histogram'));
   for (const line of text.slice(0, -1).split('\n')) {
     const help = /^# HELP (\S+) (.+)$/.exec(line);
     const type = /^# TYPE (\S+) (counter|gauge|histogram|summary|untyped)$/.exec(line);
@@ -75,9 +78,15 @@ function parseExposition(text: string): Map<string, Family> {
 }
 
 function checkHistogram(family: Family): void {
-  const key = (labels: Record<string, string>) => JSON.stringify(Object.entries(labels).filter(([k]) => k !== 'le').sort());
+  const key = (labels: Record<string, string>) =>
+    JSON.stringify(
+      Object.entries(labels)
+        .filter(([k]) => k !== 'le')
+        .sort(),
+    );
   const groups = new Map<string, Sample[]>();
-  for (const sample of family.samples) groups.set(key(sample.labels), [...(groups.get(key(sample.labels)) ?? []), sample]);
+  for (const sample of family.samples)
+    groups.set(key(sample.labels), [...(groups.get(key(sample.labels)) ?? []), sample]);
   for (const samples of groups.values()) {
     const buckets = samples.filter((s) => s.name.endsWith('_bucket'));
     const les = buckets.map((b) => (b.labels.le === '+Inf' ? Infinity : Number(b.labels.le)));
@@ -92,17 +101,36 @@ function checkHistogram(family: Family): void {
 
 const value = (families: Map<string, Family>, name: string, labels: Record<string, string>): number | undefined => {
   const family = families.get(name.replace(/_(bucket|sum|count)$/, '')) ?? families.get(name);
-  return family?.samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+  return family?.samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    ?.value;
 };
 
 describe('GET /metrics', () => {
   it('counts requests, errors, latency, tokens, cost and limit rejections by provider, model and status class', async () => {
     const gw = await startGateway();
-    const chat = (model: string) => gw.admin.post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'x'.repeat(32) }], max_tokens: 5 }, gw.viaMock);
+    const chat = (model: string) =>
+      gw.admin.post(
+        '/v1/chat/completions',
+        { model, messages: [{ role: 'user', content: 'x'.repeat(32) }], max_tokens: 5 },
+        gw.viaMock,
+      );
     for (let i = 0; i < 3; i++) expect((await chat('gpt-4o-mini')).status).toBe(200);
     expect((await chat('gpt-4o')).status).toBe(200);
-    expect((await gw.admin.post('/v1/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, { ...gw.viaMock, 'x-service-provider': 'no-such-provider' })).status).toBe(400);
-    const limited = await gw.admin.post('/v1/api-keys/workspace/service', { name: 'limited', workspace_id: 'default', scopes: ['completions.write'], rate_limits: [{ type: 'requests', unit: 'rph', value: 1 }] });
+    expect(
+      (
+        await gw.admin.post(
+          '/v1/chat/completions',
+          { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] },
+          { ...gw.viaMock, 'x-service-provider': 'no-such-provider' },
+        )
+      ).status,
+    ).toBe(400);
+    const limited = await gw.admin.post('/v1/api-keys/workspace/service', {
+      name: 'limited',
+      workspace_id: 'default',
+      scopes: ['completions.write'],
+      rate_limits: [{ type: 'requests', unit: 'rph', value: 1 }],
+    });
     const limitedClient = apiClient(gw.baseUrl, limited.body.key);
     const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
     expect((await limitedClient.post('/v1/chat/completions', body, gw.viaMock)).status).toBe(200);
@@ -117,9 +145,16 @@ describe('GET /metrics', () => {
     const families = parsePrometheusTextFormat(res.body);
     const family = (name: string) => families.find((f) => f.name === name)!;
     expect(family('svcgw_requests_total').type).toBe('COUNTER');
-    expect(family('svcgw_requests_total').metrics.find((s) => s.labels?.model === 'gpt-4o-mini' && s.labels?.status_class === '2xx')?.value).toBe('4');
+    expect(
+      family('svcgw_requests_total').metrics.find(
+        (s) => s.labels?.model === 'gpt-4o-mini' && s.labels?.status_class === '2xx',
+      )?.value,
+    ).toBe('4');
     expect(family('svcgw_request_duration_seconds').type).toBe('HISTOGRAM');
-    expect(family('svcgw_tokens_total').metrics.find((s) => s.labels?.model === 'gpt-4o' && s.labels?.type === 'completion')?.value).toBe('5');
+    expect(
+      family('svcgw_tokens_total').metrics.find((s) => s.labels?.model === 'gpt-4o' && s.labels?.type === 'completion')
+        ?.value,
+    ).toBe('5');
     const mini = { provider: 'openai', model: 'gpt-4o-mini' };
     expect(value(m, 'svcgw_requests_total', { ...mini, status_class: '2xx' })).toBe(4);
     expect(value(m, 'svcgw_requests_total', { provider: 'openai', model: 'gpt-4o', status_class: '2xx' })).toBe(1);
@@ -127,7 +162,9 @@ describe('GET /metrics', () => {
     // Requests refused before a provider was chosen (unknown provider, rate limit) count under provider "none".
     expect(value(m, 'svcgw_requests_total', { provider: 'none', model: 'gpt-4o', status_class: '4xx' })).toBe(1);
     expect(value(m, 'svcgw_requests_total', { provider: 'none', model: 'gpt-4o-mini', status_class: '4xx' })).toBe(1);
-    expect(value(m, 'svcgw_request_errors_total', { provider: 'none', model: 'gpt-4o-mini', status_class: '4xx' })).toBe(1);
+    expect(
+      value(m, 'svcgw_request_errors_total', { provider: 'none', model: 'gpt-4o-mini', status_class: '4xx' }),
+    ).toBe(1);
     expect(value(m, 'svcgw_request_duration_seconds_count', { ...mini, status_class: '2xx' })).toBe(4);
     expect(value(m, 'svcgw_request_duration_seconds_bucket', { ...mini, status_class: '2xx', le: '+Inf' })).toBe(4);
     expect(value(m, 'svcgw_tokens_total', { provider: 'openai', model: 'gpt-4o', type: 'prompt' })).toBeGreaterThan(0);
@@ -147,7 +184,10 @@ describe('GET /metrics', () => {
     expect((await apiClient(t.baseUrl).get('/metrics')).status).toBe(401);
     const workspaceKey = await createWorkspaceKey(admin, { workspace_id: 'default', scopes: ['analytics.view'] });
     expect((await apiClient(t.baseUrl, workspaceKey.key).get('/metrics')).body.error.code).toBe('KEY_TYPE_NOT_ALLOWED');
-    const noScope = await admin.post('/v1/api-keys/organisation/service', { name: 'no analytics', scopes: ['logs.list'] });
+    const noScope = await admin.post('/v1/api-keys/organisation/service', {
+      name: 'no analytics',
+      scopes: ['logs.list'],
+    });
     expect((await apiClient(t.baseUrl, noScope.body.key).get('/metrics')).body.error.code).toBe('MISSING_SCOPE');
   });
 
@@ -173,9 +213,22 @@ describe('GET /metrics', () => {
 
   it('keeps label cardinality bounded: past MAX_SERIES, new models count under "other"', () => {
     const registry = createMetricsRegistry();
-    const row = (model: string) => ({ provider: 'openai', model, status_code: 200, is_success: 1, latency_ms: 5, cache_status: 'MISS', prompt_tokens: 1, completion_tokens: 1, cost: 0 }) as Parameters<typeof registry.record>[0];
+    const row = (model: string) =>
+      ({
+        provider: 'openai',
+        model,
+        status_code: 200,
+        is_success: 1,
+        latency_ms: 5,
+        cache_status: 'MISS',
+        prompt_tokens: 1,
+        completion_tokens: 1,
+        cost: 0,
+      }) as Parameters<typeof registry.record>[0];
     for (let i = 0; i < MAX_SERIES + 50; i++) registry.record(row(`made-up-model-${i}`));
     expect(registry.seriesCount).toBe(MAX_SERIES + 1);
-    expect(registry.render({ version: '0.0.0' })).toContain('svcgw_requests_total{provider="other",model="other",status_class="2xx"} 50\n');
+    expect(registry.render({ version: '0.0.0' })).toContain(
+      'svcgw_requests_total{provider="other",model="other",status_class="2xx"} 50\n',
+    );
   });
 });

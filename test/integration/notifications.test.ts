@@ -14,7 +14,12 @@ function decodeWords(value: string): string {
     .replace(/=\?utf-8\?([QB])\?([^?]*)\?=/gi, (_m, enc: string, text: string) =>
       enc.toUpperCase() === 'B'
         ? Buffer.from(text, 'base64').toString('utf8')
-        : Buffer.from(text.replace(/_/g, ' ').replace(/=([0-9A-F]{2})/gi, (_h, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8'),
+        : Buffer.from(
+            text
+              .replace(/_/g, ' ')
+              .replace(/=([0-9A-F]{2})/gi, (_h, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+            'latin1',
+          ).toString('utf8'),
     );
 }
 
@@ -31,13 +36,23 @@ function parseMessage(raw: string) {
 }
 
 function smtpConfig(port: number, extra: Record<string, string> = {}) {
-  return loadConfig({ flags: {}, env: { SVCGW_SMTP_HOST: '127.0.0.1', SVCGW_SMTP_PORT: String(port), SVCGW_SMTP_FROM: 'svcgw alerts <alerts@svcgw.test>', ...extra } });
+  return loadConfig({
+    flags: {},
+    env: {
+      SVCGW_SMTP_HOST: '127.0.0.1',
+      SVCGW_SMTP_PORT: String(port),
+      SVCGW_SMTP_FROM: 'svcgw alerts <alerts@svcgw.test>',
+      ...extra,
+    },
+  });
 }
 
 async function setup(port: number, extra: Record<string, string> = {}) {
   const env = await openNotificationsDb();
   const { logger, lines } = captureLogger();
-  await addPerson(env.db, env.organisationId, 'manager@example.test', 'member', [{ workspaceId: env.workspaceId, role: 'manager' }]);
+  await addPerson(env.db, env.organisationId, 'manager@example.test', 'member', [
+    { workspaceId: env.workspaceId, role: 'manager' },
+  ]);
   const config = smtpConfig(port, extra);
   const transport = createSmtpTransport({ ...config, smtp_host: '127.0.0.1' });
   onTestFinished(() => transport.close());
@@ -103,7 +118,9 @@ describe('alert e-mails over SMTP', () => {
 
   it('never writes the SMTP password to the outbox or the log when login fails', async () => {
     const password = 'hunter2-very-secret';
-    const smtp = await startSmtp({ auth: (_auth, _session, callback) => callback(new Error('Invalid username or password')) });
+    const smtp = await startSmtp({
+      auth: (_auth, _session, callback) => callback(new Error('Invalid username or password')),
+    });
     const env = await setup(smtp.port, { SVCGW_SMTP_USER: 'alerts', SVCGW_SMTP_PASSWORD: password });
     await env.enqueue();
 
@@ -111,7 +128,11 @@ describe('alert e-mails over SMTP', () => {
     const [row] = await env.outbox.list();
     expect(row?.last_error).toMatch(/EAUTH/);
     const written = `${row?.last_error}\n${env.lines.join('\n')}`;
-    for (const form of [password, Buffer.from(password).toString('base64'), Buffer.from(`\u0000alerts\u0000${password}`).toString('base64')]) {
+    for (const form of [
+      password,
+      Buffer.from(password).toString('base64'),
+      Buffer.from(`\u0000alerts\u0000${password}`).toString('base64'),
+    ]) {
       expect(written).not.toContain(form);
     }
     expect(smtp.received).toHaveLength(0);
@@ -120,17 +141,40 @@ describe('alert e-mails over SMTP', () => {
   it('startNotifications runs the worker only when an SMTP host is set', async () => {
     const smtp = await startSmtp();
     const env = await setup(smtp.port);
-    const notifications = startNotifications({ config: env.config, db: env.db, clock: env.clock, logger: env.logger, intervalMs: 20 });
+    const notifications = startNotifications({
+      config: env.config,
+      db: env.db,
+      clock: env.clock,
+      logger: env.logger,
+      intervalMs: 20,
+    });
     onTestFinished(() => notifications.stop());
     expect(notifications.worker).not.toBeNull();
-    await notifications.outbox.enqueue({ organisationId: env.organisationId, kind: 'api_key.rotated', dedupeKey: 'api_key.rotated:k1:t1', subject: 'Rotated', text: 'Rotated.' });
+    await notifications.outbox.enqueue({
+      organisationId: env.organisationId,
+      kind: 'api_key.rotated',
+      dedupeKey: 'api_key.rotated:k1:t1',
+      subject: 'Rotated',
+      text: 'Rotated.',
+    });
     await expect.poll(() => smtp.received.length, { timeout: 5_000 }).toBe(1);
     await notifications.stop();
 
     const { logger, lines } = captureLogger();
-    const off = startNotifications({ config: loadConfig({ flags: {}, env: {} }), db: env.db, clock: env.clock, logger });
+    const off = startNotifications({
+      config: loadConfig({ flags: {}, env: {} }),
+      db: env.db,
+      clock: env.clock,
+      logger,
+    });
     expect(off.worker).toBeNull();
-    await off.outbox.enqueue({ organisationId: env.organisationId, kind: 'api_key.rotated', dedupeKey: 'api_key.rotated:k1:t2', subject: 'Rotated', text: 'Rotated.' });
+    await off.outbox.enqueue({
+      organisationId: env.organisationId,
+      kind: 'api_key.rotated',
+      dedupeKey: 'api_key.rotated:k1:t2',
+      subject: 'Rotated',
+      text: 'Rotated.',
+    });
     await off.stop();
     expect(await off.outbox.countByStatus()).toMatchObject({ pending: 1, sent: 1 });
     expect(lines.filter((l) => l.includes('smtp_host is not set'))).toHaveLength(1);

@@ -18,7 +18,10 @@ describe('cohere through the gateway', () => {
     const { g, cohere, client } = await setup();
     const completion = await client.chat.completions.create({
       model: MODEL,
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi there' }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi there' },
+      ],
       temperature: 0.2,
       top_p: 0.9,
       stop: ['END'],
@@ -32,8 +35,17 @@ describe('cohere through the gateway', () => {
     const sent = cohere.requests[0]!;
     expect(sent.url).toBe('/v2/chat');
     expect(sent.headers.authorization).toBe('Bearer co-secret-key');
-    expect(sent.json).toMatchObject({ model: MODEL, temperature: 0.2, p: 0.9, stop_sequences: ['END'], max_tokens: 100 });
-    expect(sent.json.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi there' }]);
+    expect(sent.json).toMatchObject({
+      model: MODEL,
+      temperature: 0.2,
+      p: 0.9,
+      stop_sequences: ['END'],
+      max_tokens: 100,
+    });
+    expect(sent.json.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hi there' },
+    ]);
 
     const [log] = await g.logs(1);
     expect(log).toMatchObject({ provider: 'cohere' });
@@ -42,7 +54,12 @@ describe('cohere through the gateway', () => {
 
   it('chat stream: chunks of text, a finish reason and the usage chunk, then [DONE]', async () => {
     const { cohere, client } = await setup();
-    const stream = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let finish: string | null = null;
     let usage: unknown = null;
@@ -60,19 +77,36 @@ describe('cohere through the gateway', () => {
 
   it('tools: a tool call comes back with its id, and the tool result goes back to Cohere under that id', async () => {
     const { cohere, client } = await setup();
-    const tools = [{ type: 'function' as const, function: { name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } } }];
+    const tools = [
+      {
+        type: 'function' as const,
+        function: {
+          name: 'get_weather',
+          description: 'Weather of a city',
+          parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+        },
+      },
+    ];
     const messages: any[] = [{ role: 'user', content: 'Weather in Madrid?' }];
     const first = await client.chat.completions.create({ model: MODEL, messages, tools });
     const call = first.choices[0]!.message.tool_calls![0]! as any;
     expect(first.choices[0]!.finish_reason).toBe('tool_calls');
-    expect(call).toMatchObject({ type: 'function', function: { name: 'get_weather', arguments: COHERE_TOOL_ARGUMENTS } });
+    expect(call).toMatchObject({
+      type: 'function',
+      function: { name: 'get_weather', arguments: COHERE_TOOL_ARGUMENTS },
+    });
     expect(cohere.requests[0]!.json.tools).toEqual([{ type: 'function', function: tools[0]!.function }]);
 
     messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: '{"temperature":24}' });
     const second = await client.chat.completions.create({ model: MODEL, messages, tools });
     expect(second.choices[0]!.message.content).toBe(COHERE_REPLY.join(''));
     const sent = cohere.requests[1]!.json.messages;
-    expect(sent[1]).toMatchObject({ role: 'assistant', tool_calls: [{ id: call.id, type: 'function', function: { name: 'get_weather', arguments: COHERE_TOOL_ARGUMENTS } }] });
+    expect(sent[1]).toMatchObject({
+      role: 'assistant',
+      tool_calls: [
+        { id: call.id, type: 'function', function: { name: 'get_weather', arguments: COHERE_TOOL_ARGUMENTS } },
+      ],
+    });
     expect(sent[2]).toEqual({ role: 'tool', tool_call_id: call.id, content: '{"temperature":24}' });
   });
 
@@ -101,13 +135,30 @@ describe('cohere through the gateway', () => {
 
   it('embeddings: texts with input_type search_document, floats or base64 back in the OpenAI list', async () => {
     const { cohere, client } = await setup();
-    const floats = await client.embeddings.create({ model: 'embed-v4.0', input: ['abc', 'hello'], encoding_format: 'float' });
-    expect(floats.data.map((d) => d.embedding.slice(0, 2))).toEqual([[3, 0], [5, 1]]);
+    const floats = await client.embeddings.create({
+      model: 'embed-v4.0',
+      input: ['abc', 'hello'],
+      encoding_format: 'float',
+    });
+    expect(floats.data.map((d) => d.embedding.slice(0, 2))).toEqual([
+      [3, 0],
+      [5, 1],
+    ]);
     expect(floats.usage.prompt_tokens).toBe(3);
     expect(cohere.requests[0]!.url).toBe('/v2/embed');
-    expect(cohere.requests[0]!.json).toMatchObject({ model: 'embed-v4.0', texts: ['abc', 'hello'], input_type: 'search_document', embedding_types: ['float'] });
+    expect(cohere.requests[0]!.json).toMatchObject({
+      model: 'embed-v4.0',
+      texts: ['abc', 'hello'],
+      input_type: 'search_document',
+      embedding_types: ['float'],
+    });
 
-    await client.embeddings.create({ model: 'embed-v4.0', input: 'a query', encoding_format: 'float', input_type: 'search_query' } as any);
+    await client.embeddings.create({
+      model: 'embed-v4.0',
+      input: 'a query',
+      encoding_format: 'float',
+      input_type: 'search_query',
+    } as any);
     expect(cohere.requests[1]!.json.input_type).toBe('search_query');
   });
 
@@ -115,21 +166,42 @@ describe('cohere through the gateway', () => {
     const { g, cohere, headers } = await setup();
     const res = await fetch(`${g.baseUrl}/v1/rerank`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-service-api-key': g.adminKey, authorization: 'Bearer co-secret-key', ...headers },
-      body: JSON.stringify({ model: 'rerank-v3.5', query: 'capital of france', documents: ['Berlin is in Germany', { text: 'Paris is the capital of France' }], top_n: 2 }),
+      headers: {
+        'content-type': 'application/json',
+        'x-service-api-key': g.adminKey,
+        authorization: 'Bearer co-secret-key',
+        ...headers,
+      },
+      body: JSON.stringify({
+        model: 'rerank-v3.5',
+        query: 'capital of france',
+        documents: ['Berlin is in Germany', { text: 'Paris is the capital of France' }],
+        top_n: 2,
+      }),
     });
     expect(res.status).toBe(200);
     const body: any = await res.json();
     expect(body.results[0]).toMatchObject({ index: 1, relevance_score: expect.any(Number) });
     expect(body.results).toHaveLength(2);
     expect(body.usage.search_units).toBe(1);
-    expect(cohere.requests[0]!.json).toEqual({ model: 'rerank-v3.5', query: 'capital of france', documents: ['Berlin is in Germany', 'Paris is the capital of France'], top_n: 2 });
+    expect(cohere.requests[0]!.json).toEqual({
+      model: 'rerank-v3.5',
+      query: 'capital of france',
+      documents: ['Berlin is in Germany', 'Paris is the capital of France'],
+      top_n: 2,
+    });
   });
 
   it("a provider error keeps Cohere's status and message, in the OpenAI error shape", async () => {
     const { cohere, client } = await setup();
-    cohere.behave({ kind: 'error', status: 429, message: "You are using a Trial key, which is limited to 10 API calls / minute." });
-    const error: any = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }] }).catch((e: unknown) => e);
+    cohere.behave({
+      kind: 'error',
+      status: 429,
+      message: 'You are using a Trial key, which is limited to 10 API calls / minute.',
+    });
+    const error: any = await client.chat.completions
+      .create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }] })
+      .catch((e: unknown) => e);
     expect(error.status).toBe(429);
     expect(error.error).toMatchObject({ message: expect.stringContaining('Trial key'), type: 'rate_limit_error' });
     expect(JSON.stringify(error.error)).not.toContain('co-secret-key');
@@ -140,7 +212,12 @@ describe('cohere through the gateway', () => {
     cohere.behave({ kind: 'stream-error', deltas: 2 });
     const res = await fetch(`${g.baseUrl}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-service-api-key': g.adminKey, authorization: 'Bearer co-secret-key', ...headers },
+      headers: {
+        'content-type': 'application/json',
+        'x-service-api-key': g.adminKey,
+        authorization: 'Bearer co-secret-key',
+        ...headers,
+      },
       body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], stream: true }),
     });
     const text = await res.text();

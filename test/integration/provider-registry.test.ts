@@ -8,11 +8,20 @@ const chat = { model: 'some-model', messages: [{ role: 'user', content: 'ping' }
 const openAIWire = listProviders().filter((provider) => provider.wireFormat === 'openai');
 
 /** Where each provider must be reached, from its definition plus what its kind of account needs. */
-function expectation(provider: ProviderDefinition): { headers: Record<string, string>; host: string; path: RegExp; auth: [string, string] } {
+function expectation(provider: ProviderDefinition): {
+  headers: Record<string, string>;
+  host: string;
+  path: RegExp;
+  auth: [string, string];
+} {
   const key = `key-for-${provider.name}`;
   if (provider.name === 'azure-openai') {
     return {
-      headers: { 'x-service-azure-resource-name': 'myres', 'x-service-azure-deployment-id': 'dep-1', authorization: `Bearer ${key}` },
+      headers: {
+        'x-service-azure-resource-name': 'myres',
+        'x-service-azure-deployment-id': 'dep-1',
+        authorization: `Bearer ${key}`,
+      },
       host: 'myres.openai.azure.com',
       path: /^\/openai\/deployments\/dep-1\/chat\/completions\?api-version=\d{4}-\d{2}-\d{2}/,
       auth: ['api-key', key],
@@ -32,7 +41,8 @@ function expectation(provider: ProviderDefinition): { headers: Record<string, st
     headers: { authorization: `Bearer ${key}` },
     host: base.host,
     path: new RegExp(`^${escape(base.pathname.replace(/\/+$/, ''))}/chat/completions$`),
-    auth: provider.auth.kind === 'header' ? [provider.auth.header.toLowerCase(), key] : ['authorization', `Bearer ${key}`],
+    auth:
+      provider.auth.kind === 'header' ? [provider.auth.header.toLowerCase(), key] : ['authorization', `Bearer ${key}`],
   };
 }
 
@@ -59,7 +69,10 @@ describe('provider registry through the gateway', () => {
     for (const provider of openAIWire) {
       g.mock.reset();
       const want = expectation(provider);
-      const res = await g.admin.post('/v1/chat/completions', chat, { 'x-service-provider': provider.name, ...want.headers });
+      const res = await g.admin.post('/v1/chat/completions', chat, {
+        'x-service-provider': provider.name,
+        ...want.headers,
+      });
       expect.soft(res.status, `${provider.name}: gateway status`).toBe(200);
       const upstream = g.mock.requests[0];
       expect.soft(upstream, `${provider.name}: no upstream request`).toBeDefined();
@@ -67,8 +80,13 @@ describe('provider registry through the gateway', () => {
       expect.soft(upstream.headers.host, `${provider.name}: host`).toBe(want.host);
       expect.soft(upstream.url, `${provider.name}: path`).toMatch(want.path);
       expect.soft(upstream.headers[want.auth[0]], `${provider.name}: ${want.auth[0]}`).toBe(want.auth[1]);
-      if (want.auth[0] !== 'authorization') expect.soft(upstream.headers.authorization, `${provider.name}: no bearer besides ${want.auth[0]}`).toBeUndefined();
-      expect.soft((upstream.json as { model?: string } | undefined)?.model, `${provider.name}: body forwarded`).toBe('some-model');
+      if (want.auth[0] !== 'authorization')
+        expect
+          .soft(upstream.headers.authorization, `${provider.name}: no bearer besides ${want.auth[0]}`)
+          .toBeUndefined();
+      expect
+        .soft((upstream.json as { model?: string } | undefined)?.model, `${provider.name}: body forwarded`)
+        .toBe('some-model');
     }
   });
 
@@ -78,7 +96,10 @@ describe('provider registry through the gateway', () => {
       const probe = PROBES.find(({ endpoint }) => !supportsEndpoint(provider, endpoint));
       expect.soft(probe, `${provider.name}: offers every probed family`).toBeDefined();
       if (!probe) continue;
-      const res = await g.admin.post(`/v1${ENDPOINT_PATHS[probe.endpoint].path}`, probe.body, { 'x-service-provider': provider.name, ...expectation(provider).headers });
+      const res = await g.admin.post(`/v1${ENDPOINT_PATHS[probe.endpoint].path}`, probe.body, {
+        'x-service-provider': provider.name,
+        ...expectation(provider).headers,
+      });
       expect.soft(res.status, `${provider.name} ${probe.endpoint}: status`).toBe(400);
       expect.soft(res.body?.error?.code, `${provider.name} ${probe.endpoint}: code`).toBe('UNSUPPORTED_ENDPOINT');
       expect.soft(res.body?.error?.message, `${provider.name}: message names the provider`).toContain(provider.name);

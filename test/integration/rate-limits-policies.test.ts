@@ -3,13 +3,28 @@ import { createWorkspace, createWorkspaceKey, validPolicy } from '../helpers/fix
 import { apiClient } from '../helpers/http.js';
 import { startTestServer } from '../helpers/start-test-server.js';
 
-const POLICY_SCOPES = ['rate_limits_policies.create', 'rate_limits_policies.read', 'rate_limits_policies.list', 'rate_limits_policies.update', 'rate_limits_policies.delete'];
+const POLICY_SCOPES = [
+  'rate_limits_policies.create',
+  'rate_limits_policies.read',
+  'rate_limits_policies.list',
+  'rate_limits_policies.update',
+  'rate_limits_policies.delete',
+];
 
 describe('rate-limits policies: create and read', () => {
   it('creates a policy and serves it back exactly as the spec shapes it', async () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
-    const body = validPolicy({ name: 'Per key', conditions: [{ key: 'metadata.team', value: 'ml' }, { key: 'endpoint_type', value: 'chatComplete' }], group_by: [{ key: 'api_key' }, { key: 'metadata.user' }], unit: 'rpw', workspace_id: 'default' });
+    const body = validPolicy({
+      name: 'Per key',
+      conditions: [
+        { key: 'metadata.team', value: 'ml' },
+        { key: 'endpoint_type', value: 'chatComplete' },
+      ],
+      group_by: [{ key: 'api_key' }, { key: 'metadata.user' }],
+      unit: 'rpw',
+      workspace_id: 'default',
+    });
     const created = await admin.post('/v1/policies/rate-limits', body);
     expect(created.status).toBe(200);
     expect(Object.keys(created.body).sort()).toEqual(['id', 'object']);
@@ -37,9 +52,19 @@ describe('rate-limits policies: create and read', () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
     const { workspaceId, organisationId } = t.server.bootstrap;
-    expect((await admin.post('/v1/policies/rate-limits', validPolicy({ workspace_id: workspaceId, organisation_id: organisationId }))).status).toBe(200);
+    expect(
+      (
+        await admin.post(
+          '/v1/policies/rate-limits',
+          validPolicy({ workspace_id: workspaceId, organisation_id: organisationId }),
+        )
+      ).status,
+    ).toBe(200);
     expect((await admin.post('/v1/policies/rate-limits', validPolicy({ workspace_id: 'default' }))).status).toBe(200);
-    const foreignOrg = await admin.post('/v1/policies/rate-limits', validPolicy({ workspace_id: 'default', organisation_id: '00000000-0000-4000-8000-000000000000' }));
+    const foreignOrg = await admin.post(
+      '/v1/policies/rate-limits',
+      validPolicy({ workspace_id: 'default', organisation_id: '00000000-0000-4000-8000-000000000000' }),
+    );
     expect(foreignOrg.status).toBe(403);
     expect(foreignOrg.body.error.param).toBe('organisation_id');
   });
@@ -71,12 +96,22 @@ describe('rate-limits policies: create and read', () => {
       [{ colour: 'blue' }, 'body'],
     ];
     for (const [overrides, param] of cases) {
-      const res = await admin.post('/v1/policies/rate-limits', { ...validPolicy({ workspace_id: 'default' }), ...overrides });
+      const res = await admin.post('/v1/policies/rate-limits', {
+        ...validPolicy({ workspace_id: 'default' }),
+        ...overrides,
+      });
       expect(res.status, JSON.stringify(overrides)).toBe(400);
       expect(res.body.error.code, JSON.stringify(overrides)).toBe('INVALID_REQUEST');
       expect(res.body.error.param, JSON.stringify(overrides)).toBe(param);
     }
-    expect((await admin.post('/v1/policies/rate-limits', { ...validPolicy({ workspace_id: 'default' }), name: 'n'.repeat(255) })).status).toBe(200);
+    expect(
+      (
+        await admin.post('/v1/policies/rate-limits', {
+          ...validPolicy({ workspace_id: 'default' }),
+          name: 'n'.repeat(255),
+        })
+      ).status,
+    ).toBe(200);
     const missingWorkspace = await admin.post('/v1/policies/rate-limits', validPolicy());
     expect(missingWorkspace.status).toBe(400);
     expect(missingWorkspace.body.error.param).toBe('workspace_id');
@@ -92,7 +127,15 @@ describe('rate-limits policies: create and read', () => {
     const units = ['rpm', 'rph', 'rpd', 'rpw'];
     const ids: string[] = [];
     for (let i = 0; i < 8; i++) {
-      const res = await admin.post('/v1/policies/rate-limits', validPolicy({ name: `p${i}`, unit: units[i % 4], type: i < 6 ? 'requests' : 'tokens', workspace_id: i === 7 ? 'team-a' : 'default' }));
+      const res = await admin.post(
+        '/v1/policies/rate-limits',
+        validPolicy({
+          name: `p${i}`,
+          unit: units[i % 4],
+          type: i < 6 ? 'requests' : 'tokens',
+          workspace_id: i === 7 ? 'team-a' : 'default',
+        }),
+      );
       ids.push(res.body.id);
     }
     await admin.delete(`/v1/policies/rate-limits/${ids[0]}`);
@@ -100,10 +143,16 @@ describe('rate-limits policies: create and read', () => {
     const all = await admin.get('/v1/policies/rate-limits');
     expect(all.body).toMatchObject({ object: 'list', total: 7 });
     expect(all.body.data.map((p: { name: string }) => p.name)).toEqual(['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7']);
-    expect((await admin.get('/v1/policies/rate-limits?status=archived')).body.data.map((p: { id: string }) => p.id)).toEqual([ids[0]]);
+    expect(
+      (await admin.get('/v1/policies/rate-limits?status=archived')).body.data.map((p: { id: string }) => p.id),
+    ).toEqual([ids[0]]);
     expect((await admin.get('/v1/policies/rate-limits?type=tokens')).body.total).toBe(2);
-    expect((await admin.get('/v1/policies/rate-limits?unit=rpw')).body.data.map((p: { name: string }) => p.name)).toEqual(['p3', 'p7']);
-    expect((await admin.get('/v1/policies/rate-limits?workspace_id=team-a')).body.data.map((p: { name: string }) => p.name)).toEqual(['p7']);
+    expect(
+      (await admin.get('/v1/policies/rate-limits?unit=rpw')).body.data.map((p: { name: string }) => p.name),
+    ).toEqual(['p3', 'p7']);
+    expect(
+      (await admin.get('/v1/policies/rate-limits?workspace_id=team-a')).body.data.map((p: { name: string }) => p.name),
+    ).toEqual(['p7']);
 
     const page1 = await admin.get('/v1/policies/rate-limits?page_size=3&current_page=1');
     expect(page1.body.total).toBe(7);
@@ -111,7 +160,16 @@ describe('rate-limits policies: create and read', () => {
     expect((await admin.get('/v1/policies/rate-limits?page_size=3&current_page=5')).body.data).toEqual([]);
     expect((await admin.get('/v1/policies/rate-limits?page_size=0')).body).toMatchObject({ total: 7, data: [] });
 
-    for (const query of ['page_size=-1', 'current_page=-1', 'page_size=abc', 'page_size=1.5', 'status=deleted', 'unit=rps', 'type=x', 'bogus=1']) {
+    for (const query of [
+      'page_size=-1',
+      'current_page=-1',
+      'page_size=abc',
+      'page_size=1.5',
+      'status=deleted',
+      'unit=rps',
+      'type=x',
+      'bogus=1',
+    ]) {
       const res = await admin.get(`/v1/policies/rate-limits?${query}`);
       expect(res.status, query).toBe(400);
       expect(res.body.error.code).toBe('INVALID_REQUEST');
@@ -127,7 +185,12 @@ describe('rate-limits policies: update, archive and isolation', () => {
     const updated = await admin.put(`/v1/policies/rate-limits/${id}`, { name: 'renamed', unit: 'rph', value: 5 });
     expect(updated.status).toBe(200);
     expect(updated.body).toEqual({});
-    expect((await admin.get(`/v1/policies/rate-limits/${id}`)).body).toMatchObject({ name: 'renamed', unit: 'rph', value: 5, type: 'requests' });
+    expect((await admin.get(`/v1/policies/rate-limits/${id}`)).body).toMatchObject({
+      name: 'renamed',
+      unit: 'rph',
+      value: 5,
+      type: 'requests',
+    });
 
     expect((await admin.put(`/v1/policies/rate-limits/${id}`, {})).status).toBe(400);
     expect((await admin.put(`/v1/policies/rate-limits/${id}`, { value: 'many' })).body.error.param).toBe('value');
@@ -153,23 +216,42 @@ describe('rate-limits policies: update, archive and isolation', () => {
     const admin = apiClient(t.baseUrl, t.adminKey);
     await createWorkspace(admin, 'Team A', 'team-a');
     await createWorkspace(admin, 'Team B', 'team-b');
-    const a = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: POLICY_SCOPES })).key);
-    const b = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'team-b', scopes: POLICY_SCOPES })).key);
+    const a = apiClient(
+      t.baseUrl,
+      (await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: POLICY_SCOPES })).key,
+    );
+    const b = apiClient(
+      t.baseUrl,
+      (await createWorkspaceKey(admin, { workspace_id: 'team-b', scopes: POLICY_SCOPES })).key,
+    );
 
-    const ownA = await a.post('/v1/policies/rate-limits', validPolicy({ conditions: [{ key: 'workspace_id', value: 'team-a' }] })); // workspace implied by the key
+    const ownA = await a.post(
+      '/v1/policies/rate-limits',
+      validPolicy({ conditions: [{ key: 'workspace_id', value: 'team-a' }] }),
+    ); // workspace implied by the key
     expect(ownA.status).toBe(200);
-    expect((await a.get(`/v1/policies/rate-limits/${ownA.body.id}`)).body.workspace_id).toBe((await admin.get('/v1/workspaces/team-a')).body.id);
+    expect((await a.get(`/v1/policies/rate-limits/${ownA.body.id}`)).body.workspace_id).toBe(
+      (await admin.get('/v1/workspaces/team-a')).body.id,
+    );
     const intoB = await a.post('/v1/policies/rate-limits', validPolicy({ workspace_id: 'team-b' }));
     expect(intoB.status).toBe(403);
     expect(intoB.body.error.code).toBe('WORKSPACE_FORBIDDEN');
-    const ownB = await b.post('/v1/policies/rate-limits', validPolicy({ workspace_id: 'team-b', conditions: [{ key: 'workspace_id', value: 'team-b' }] }));
+    const ownB = await b.post(
+      '/v1/policies/rate-limits',
+      validPolicy({ workspace_id: 'team-b', conditions: [{ key: 'workspace_id', value: 'team-b' }] }),
+    );
 
-    expect((await a.get('/v1/policies/rate-limits')).body.data.map((p: { id: string }) => p.id)).toEqual([ownA.body.id]);
+    expect((await a.get('/v1/policies/rate-limits')).body.data.map((p: { id: string }) => p.id)).toEqual([
+      ownA.body.id,
+    ]);
     expect((await a.get('/v1/policies/rate-limits?workspace_id=team-b')).status).toBe(403);
     expect((await a.get(`/v1/policies/rate-limits/${ownB.body.id}`)).status).toBe(403);
     expect((await a.put(`/v1/policies/rate-limits/${ownB.body.id}`, { value: 1 })).status).toBe(403);
     expect((await a.delete(`/v1/policies/rate-limits/${ownB.body.id}`)).status).toBe(403);
-    expect((await admin.get(`/v1/policies/rate-limits/${ownB.body.id}`)).body).toMatchObject({ value: 100, status: 'active' });
+    expect((await admin.get(`/v1/policies/rate-limits/${ownB.body.id}`)).body).toMatchObject({
+      value: 100,
+      status: 'active',
+    });
     expect((await admin.get('/v1/policies/rate-limits')).body.total).toBe(2);
   });
 });

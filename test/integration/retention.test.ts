@@ -22,17 +22,60 @@ async function seeder(t: TestServer) {
     ids: { organisationId: org.id, workspaceId: ws.id },
     async logs(count: number, at: string, overrides: Partial<RequestLogInsert> = {}) {
       const rows: RequestLogInsert[] = Array.from({ length: count }, (_, i) => ({
-        id: newTimeOrderedId(), trace_id: `t-${at}-${i}`, request_id: newTimeOrderedId(), organisation_id: org.id, workspace_id: ws.id, api_key_id: key.id,
-        provider: 'openai', credential_source: 'direct', model: 'gpt-4o-mini', endpoint_type: 'chatComplete', method: 'POST', path: '/v1/chat/completions',
-        status_code: 200, is_success: 1, is_stream: 0, latency_ms: 100, prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, cost: 0.002,
-        cost_currency: 'USD', cache_status: 'MISS', retry_count: 0, created_at: new Date(Date.parse(at) + i).toISOString(), ...overrides,
+        id: newTimeOrderedId(),
+        trace_id: `t-${at}-${i}`,
+        request_id: newTimeOrderedId(),
+        organisation_id: org.id,
+        workspace_id: ws.id,
+        api_key_id: key.id,
+        provider: 'openai',
+        credential_source: 'direct',
+        model: 'gpt-4o-mini',
+        endpoint_type: 'chatComplete',
+        method: 'POST',
+        path: '/v1/chat/completions',
+        status_code: 200,
+        is_success: 1,
+        is_stream: 0,
+        latency_ms: 100,
+        prompt_tokens: 10,
+        completion_tokens: 5,
+        total_tokens: 15,
+        cost: 0.002,
+        cost_currency: 'USD',
+        cache_status: 'MISS',
+        retry_count: 0,
+        created_at: new Date(Date.parse(at) + i).toISOString(),
+        ...overrides,
       }));
       await repo.insertBatch(rows);
     },
     async feedback(traceId: string, at: string) {
-      await db.insertInto('feedback').values({ id: newId(), organisation_id: org.id, workspace_id: ws.id, trace_id: traceId, value: 1, weight: 1, metadata: null, api_key_id: key.id, created_at: at, last_updated_at: at }).execute();
+      await db
+        .insertInto('feedback')
+        .values({
+          id: newId(),
+          organisation_id: org.id,
+          workspace_id: ws.id,
+          trace_id: traceId,
+          value: 1,
+          weight: 1,
+          metadata: null,
+          api_key_id: key.id,
+          created_at: at,
+          last_updated_at: at,
+        })
+        .execute();
     },
-    count: async (table: 'request_logs' | 'feedback' | 'analytics_rollups' | 'analytics_key_rollups') => Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n),
+    count: async (table: 'request_logs' | 'feedback' | 'analytics_rollups' | 'analytics_key_rollups') =>
+      Number(
+        (
+          await db
+            .selectFrom(table)
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
   };
 }
 
@@ -44,7 +87,17 @@ describe('retention', () => {
     const admin = apiClient(t.baseUrl, t.adminKey);
     const s = await seeder(t);
     await s.logs(PURGE_BATCH_ROWS * 2 + 500, '2026-01-15T08:00:00.000Z'); // several delete batches
-    await s.logs(20, '2026-01-15T09:00:00.000Z', { provider: 'anthropic', model: 'claude-3-5-haiku', status_code: 502, is_success: 0, cost: null, total_tokens: null, prompt_tokens: null, completion_tokens: null, cache_status: 'HIT' });
+    await s.logs(20, '2026-01-15T09:00:00.000Z', {
+      provider: 'anthropic',
+      model: 'claude-3-5-haiku',
+      status_code: 502,
+      is_success: 0,
+      cost: null,
+      total_tokens: null,
+      prompt_tokens: null,
+      completion_tokens: null,
+      cache_status: 'HIT',
+    });
     await s.logs(3, '2025-05-01T10:00:00.000Z'); // past both retentions
     await s.logs(4, '2026-03-31T23:00:00.000Z'); // 62 days: past 60
     await s.logs(5, '2026-04-05T10:00:00.000Z'); // 57 days: kept
@@ -62,13 +115,39 @@ describe('retention', () => {
     // The logs of 2026-01-15 are gone; analytics still count them, from the rollups.
     const window = 'start_time=2026-01-15T00:00:00Z&end_time=2026-01-15T23:59:59.999Z';
     const day = (await admin.get(`/v1/analytics/summary?${window}`)).body.summary;
-    expect(day).toMatchObject({ requests: PURGE_BATCH_ROWS * 2 + 520, errors: 20, cache_hits: 20, prompt_tokens: (PURGE_BATCH_ROWS * 2 + 500) * 10, total_tokens: (PURGE_BATCH_ROWS * 2 + 500) * 15, p99_latency: 100 });
+    expect(day).toMatchObject({
+      requests: PURGE_BATCH_ROWS * 2 + 520,
+      errors: 20,
+      cache_hits: 20,
+      prompt_tokens: (PURGE_BATCH_ROWS * 2 + 500) * 10,
+      total_tokens: (PURGE_BATCH_ROWS * 2 + 500) * 15,
+      p99_latency: 100,
+    });
     expect(day.cost).toBeCloseTo((PURGE_BATCH_ROWS * 2 + 500) * 0.002);
-    expect((await admin.get(`/v1/analytics/groups/ai_service?${window}`)).body.data.map((g: any) => [g.ai_service, g.requests])).toEqual([['openai', PURGE_BATCH_ROWS * 2 + 500], ['anthropic', 20]]);
-    expect((await admin.get('/v1/analytics/graphs/requests?start_time=2026-03-31T00:00:00Z&end_time=2026-04-05T23:00:00Z&interval=day')).body.data_points.map((p: any) => p.total)).toEqual([4, 0, 0, 0, 0, 5]);
+    expect(
+      (await admin.get(`/v1/analytics/groups/ai_service?${window}`)).body.data.map((g: any) => [
+        g.ai_service,
+        g.requests,
+      ]),
+    ).toEqual([
+      ['openai', PURGE_BATCH_ROWS * 2 + 500],
+      ['anthropic', 20],
+    ]);
+    expect(
+      (
+        await admin.get(
+          '/v1/analytics/graphs/requests?start_time=2026-03-31T00:00:00Z&end_time=2026-04-05T23:00:00Z&interval=day',
+        )
+      ).body.data_points.map((p: any) => p.total),
+    ).toEqual([4, 0, 0, 0, 0, 5]);
 
     // Nothing more to do until time passes.
-    expect(await retention.runOnce()).toEqual({ logsDeleted: 0, feedbackDeleted: 0, exportsDeleted: 0, rollupRowsDeleted: 0 });
+    expect(await retention.runOnce()).toEqual({
+      logsDeleted: 0,
+      feedbackDeleted: 0,
+      exportsDeleted: 0,
+      rollupRowsDeleted: 0,
+    });
 
     // A year on, the logs are gone, and so are the rollups older than 365 days.
     clock.advance(400 * DAY);
@@ -88,7 +167,8 @@ describe('retention', () => {
     const admin = apiClient(t.baseUrl, t.adminKey);
     const exportId = (await admin.post('/v1/logs/exports', { filters: {}, requested_data: ['id'] })).body.id;
     await admin.post(`/v1/logs/exports/${exportId}/start`);
-    for (let i = 0; i < 200 && (await admin.get(`/v1/logs/exports/${exportId}`)).body.status !== 'success'; i++) await sleep(25);
+    for (let i = 0; i < 200 && (await admin.get(`/v1/logs/exports/${exportId}`)).body.status !== 'success'; i++)
+      await sleep(25);
     const file = join(t.dataDir, 'exports', `${exportId}.jsonl`);
     expect(existsSync(file)).toBe(true);
 

@@ -9,7 +9,8 @@ import { startTestServer, type TestServer } from '../helpers/start-test-server.j
 const fillParams = (url: string) => url.replace(/:\w+/g, '00000000-0000-4000-8000-000000000000');
 const bodyFor = (method: string) => (['POST', 'PUT', 'PATCH'].includes(method) ? {} : undefined);
 type Declared = RouteAccess & { auth: Exclude<RouteAccess['auth'], { public: true }> };
-const declared = (routes: readonly RouteAccess[]) => routes.filter((route): route is Declared => !('public' in route.auth));
+const declared = (routes: readonly RouteAccess[]) =>
+  routes.filter((route): route is Declared => !('public' in route.auth));
 
 /** Keys of an organisation member (no admin role) holding every scope: an admin key, and a workspace key as workspace member. */
 async function memberKeys(t: TestServer, admin: ApiClient): Promise<{ adminKey: ApiClient; workspaceKey: ApiClient }> {
@@ -18,9 +19,17 @@ async function memberKeys(t: TestServer, admin: ApiClient): Promise<{ adminKey: 
   const adminKey = await admin.post('/v1/api-keys/organisation/service', { name: 'handed over', scopes: ALL_SCOPES });
   expect(adminKey.status).toBe(200);
   await t.server.db.updateTable('api_keys').set({ user_id: userId }).where('id', '=', adminKey.body.id).execute();
-  const workspaceKey = await admin.post('/v1/api-keys/workspace/user', { name: 'member', workspace_id: 'default', user_id: userId, scopes: WORKSPACE_SCOPES });
+  const workspaceKey = await admin.post('/v1/api-keys/workspace/user', {
+    name: 'member',
+    workspace_id: 'default',
+    user_id: userId,
+    scopes: WORKSPACE_SCOPES,
+  });
   expect(workspaceKey.status).toBe(200);
-  return { adminKey: apiClient(t.baseUrl, adminKey.body.key), workspaceKey: apiClient(t.baseUrl, workspaceKey.body.key) };
+  return {
+    adminKey: apiClient(t.baseUrl, adminKey.body.key),
+    workspaceKey: apiClient(t.baseUrl, workspaceKey.body.key),
+  };
 }
 
 describe('route access declarations', () => {
@@ -36,7 +45,8 @@ describe('route access declarations', () => {
         const scope = auth.scope === null || typeof auth.scope === 'string' ? auth.scope : auth.scope[kind];
         if (scope === null) continue;
         expect(isKnownScope(scope), `${where}: ${scope}`).toBe(true);
-        if (kind === 'workspace') expect(scopeInfo(scope)?.workspace, `${where}: a workspace key cannot hold ${scope}`).toBe(true);
+        if (kind === 'workspace')
+          expect(scopeInfo(scope)?.workspace, `${where}: a workspace key cannot hold ${scope}`).toBe(true);
       }
     }
   });
@@ -50,10 +60,15 @@ describe('route access declarations', () => {
       if (!('public' in route.auth) && route.auth.roles) expect(row).toMatch(/\| (org|workspace): /);
       for (const feature of route.features) expect(row).toContain(`${feature.toUpperCase()}_ENABLED`);
     }
-    expect(table).toContain('| PUT | `/v1/settings/security` | `organisations.update` | admin | org: owner, admin | `API_ACCESS_ENABLED` |');
+    expect(table).toContain(
+      '| PUT | `/v1/settings/security` | `organisations.update` | admin | org: owner, admin | `API_ACCESS_ENABLED` |',
+    );
     expect(table).toContain('`USAGE_LIMITS_ENABLED`, `POLICY_ENABLED`');
     const scopes = scopesTable(t.server.routes);
-    for (const scope of SCOPES) expect(scopes).toContain(`| \`${scope.name}\` | ${scope.description} | yes | ${scope.workspace ? 'yes' : 'no'} |`);
+    for (const scope of SCOPES)
+      expect(scopes).toContain(
+        `| \`${scope.name}\` | ${scope.description} | yes | ${scope.workspace ? 'yes' : 'no'} |`,
+      );
     expect(scopes).toContain('GET `/v1/logs`');
   });
 
@@ -62,19 +77,25 @@ describe('route access declarations', () => {
     const owner = apiClient(t.baseUrl, t.adminKey);
     const member = await memberKeys(t, owner);
     const restricted = declared(t.server.routes).filter((route) => route.auth.roles);
-    expect(restricted.map((r) => `${r.method} ${r.url}`)).toEqual(expect.arrayContaining([
-      'POST /v1/api-keys/organisation/service',
-      'POST /v1/api-keys/workspace/user',
-      'POST /v1/workspaces',
-      'PUT /v1/settings/security',
-      'PUT /v1/workspaces/:workspaceId/settings/security',
-      'POST /v1/integrations',
-    ]));
+    expect(restricted.map((r) => `${r.method} ${r.url}`)).toEqual(
+      expect.arrayContaining([
+        'POST /v1/api-keys/organisation/service',
+        'POST /v1/api-keys/workspace/user',
+        'POST /v1/workspaces',
+        'PUT /v1/settings/security',
+        'PUT /v1/workspaces/:workspaceId/settings/security',
+        'POST /v1/integrations',
+      ]),
+    );
     for (const route of restricted) {
       const where = `${route.method} ${route.url}`;
       const path = fillParams(route.url);
       for (const kind of route.auth.keyTypes) {
-        const res = await (kind === 'admin' ? member.adminKey : member.workspaceKey).call(route.method, path, bodyFor(route.method));
+        const res = await (kind === 'admin' ? member.adminKey : member.workspaceKey).call(
+          route.method,
+          path,
+          bodyFor(route.method),
+        );
         expect(res.status, `${where} with a member's ${kind} key`).toBe(403);
         expect(res.body.error.code, `${where} with a member's ${kind} key`).toBe('ROLE_NOT_ALLOWED');
       }

@@ -43,11 +43,20 @@ describe('svcgw serve lifecycle', () => {
     const adminKey = keys[0]!;
     const admin = apiClient(first.url, adminKey);
     expect((await admin.get('/v1/health')).status).toBe(200);
-    const policy = await admin.post('/v1/policies/rate-limits', validPolicy({ workspace_id: 'default', name: 'survives' }));
+    const policy = await admin.post(
+      '/v1/policies/rate-limits',
+      validPolicy({ workspace_id: 'default', name: 'survives' }),
+    );
     expect(policy.status).toBe(200);
     expect(await first.stop('SIGTERM')).toBe(0);
     // The key never went through the JSON logger.
-    expect(first.stdout().split('\n').filter((line) => line.startsWith('{')).join('\n')).not.toContain(adminKey);
+    expect(
+      first
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .join('\n'),
+    ).not.toContain(adminKey);
 
     const second = await spawnServe(['--data-dir', dataDir]);
     expect(second.stdout()).not.toMatch(KEY_RE);
@@ -94,7 +103,9 @@ describe('svcgw serve lifecycle', () => {
         body,
       }).then(async (res) => ({ status: res.statusCode, body: (await res.body.json()) as { id: string }, i })),
     );
-    const payloads = bodies.map((_, i) => JSON.stringify(validPolicy({ workspace_id: 'default', name: `in-flight-${i}` })));
+    const payloads = bodies.map((_, i) =>
+      JSON.stringify(validPolicy({ workspace_id: 'default', name: `in-flight-${i}` })),
+    );
     bodies.forEach((body, i) => body.write(payloads[i]!.slice(0, 20)));
     await sleep(300); // let the server accept all five before the signal
     server.child.kill('SIGTERM');
@@ -107,7 +118,13 @@ describe('svcgw serve lifecycle', () => {
 
     const restarted = await spawnServe(['--data-dir', dataDir]);
     const listed = await apiClient(restarted.url, adminKey).get('/v1/policies/rate-limits');
-    expect(listed.body.data.map((p: { name: string }) => p.name).sort()).toEqual(['in-flight-0', 'in-flight-1', 'in-flight-2', 'in-flight-3', 'in-flight-4']);
+    expect(listed.body.data.map((p: { name: string }) => p.name).sort()).toEqual([
+      'in-flight-0',
+      'in-flight-1',
+      'in-flight-2',
+      'in-flight-3',
+      'in-flight-4',
+    ]);
     expect((await apiClient(restarted.url, adminKey).get('/v1/audit-logs')).body.total).toBe(5);
   });
 });

@@ -6,7 +6,14 @@ import { startTestServer, type TestServer } from '../helpers/start-test-server.j
 const PATH = '/v1/policies/usage-limits';
 
 async function createPolicy(admin: ApiClient, overrides: Record<string, unknown> = {}) {
-  const res = await admin.post(PATH, { conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'api_key' }], type: 'cost', credit_limit: 10, workspace_id: 'default', ...overrides });
+  const res = await admin.post(PATH, {
+    conditions: [{ key: 'workspace_id', value: 'default' }],
+    group_by: [{ key: 'api_key' }],
+    type: 'cost',
+    credit_limit: 10,
+    workspace_id: 'default',
+    ...overrides,
+  });
   if (res.status !== 200) throw new Error(`policy create failed: ${JSON.stringify(res.body)}`);
   const policy = (await admin.get(`${PATH}/${res.body.id}`)).body as { id: string; created_at: string };
   return policy;
@@ -16,12 +23,26 @@ async function createPolicy(admin: ApiClient, overrides: Record<string, unknown>
 async function addUsage(t: TestServer, policyId: string, valueKey: string, usage: number, periodStart: string) {
   await t.server.db
     .insertInto('usage_counters')
-    .values({ scope_type: 'policy', scope_id: policyId, value_key: valueKey, period_start: periodStart, current_usage: usage, last_updated_at: new Date().toISOString() })
+    .values({
+      scope_type: 'policy',
+      scope_id: policyId,
+      value_key: valueKey,
+      period_start: periodStart,
+      current_usage: usage,
+      last_updated_at: new Date().toISOString(),
+    })
     .execute();
 }
 
 const bucketsOf = async (t: TestServer, policyId: string) =>
-  (await t.server.db.selectFrom('usage_counters').select(['value_key', 'period_start']).where('scope_id', '=', policyId).orderBy('value_key').execute()).map((r) => `${r.value_key}@${r.period_start}`);
+  (
+    await t.server.db
+      .selectFrom('usage_counters')
+      .select(['value_key', 'period_start'])
+      .where('scope_id', '=', policyId)
+      .orderBy('value_key')
+      .execute()
+  ).map((r) => `${r.value_key}@${r.period_start}`);
 
 describe('usage-limits policies: usage of the current period', () => {
   it('adds value_key_usage_map with include_usage, from the current period only', async () => {
@@ -33,7 +54,17 @@ describe('usage-limits policies: usage of the current period', () => {
     await addUsage(t, policy.id, 'key-b', 10, policy.created_at);
     await addUsage(t, policy.id, 'key-c', 99, '2000-01-01T00:00:00.000Z'); // an earlier period
     await addUsage(t, other.id, 'key-d', 1, other.created_at);
-    await t.server.db.insertInto('usage_counters').values({ scope_type: 'api_key', scope_id: policy.id, value_key: 'key-e', period_start: policy.created_at, current_usage: 1, last_updated_at: policy.created_at }).execute();
+    await t.server.db
+      .insertInto('usage_counters')
+      .values({
+        scope_type: 'api_key',
+        scope_id: policy.id,
+        value_key: 'key-e',
+        period_start: policy.created_at,
+        current_usage: 1,
+        last_updated_at: policy.created_at,
+      })
+      .execute();
 
     const got = await admin.get(`${PATH}/${policy.id}?include_usage=true`);
     expect(got.status).toBe(200);
@@ -41,17 +72,27 @@ describe('usage-limits policies: usage of the current period', () => {
       'key-a': { current_usage: 2.5, status: 'active' },
       'key-b': { current_usage: 10, status: 'exhausted' },
     });
-    expect((await admin.get(`${PATH}/${policy.id}?include_usage=false`)).body).not.toHaveProperty('value_key_usage_map');
-    expect((await admin.get(`${PATH}/${other.id}?include_usage=true`)).body.value_key_usage_map).toEqual({ 'key-d': { current_usage: 1, status: 'active' } });
+    expect((await admin.get(`${PATH}/${policy.id}?include_usage=false`)).body).not.toHaveProperty(
+      'value_key_usage_map',
+    );
+    expect((await admin.get(`${PATH}/${other.id}?include_usage=true`)).body.value_key_usage_map).toEqual({
+      'key-d': { current_usage: 1, status: 'active' },
+    });
     expect((await admin.get(`${PATH}/${policy.id}?include_usage=yes`)).status).toBe(400);
 
     // Raising the credit limit makes an exhausted bucket active again.
     await admin.put(`${PATH}/${policy.id}`, { credit_limit: 20 });
-    expect((await admin.get(`${PATH}/${policy.id}?include_usage=true`)).body.value_key_usage_map['key-b'].status).toBe('active');
+    expect((await admin.get(`${PATH}/${policy.id}?include_usage=true`)).body.value_key_usage_map['key-b'].status).toBe(
+      'active',
+    );
 
     // After a reset the period starts at last_reset_at: earlier buckets no longer count.
     const lastReset = '2030-01-01T00:00:00.000Z';
-    await t.server.db.updateTable('usage_limit_policies').set({ last_reset_at: lastReset }).where('id', '=', policy.id).execute();
+    await t.server.db
+      .updateTable('usage_limit_policies')
+      .set({ last_reset_at: lastReset })
+      .where('id', '=', policy.id)
+      .execute();
     await addUsage(t, policy.id, 'key-a', 1, lastReset);
     const afterReset = (await admin.get(`${PATH}/${policy.id}?include_usage=true`)).body;
     expect(afterReset.last_reset_at).toBe(lastReset);
@@ -68,7 +109,9 @@ describe('usage-limits policies: usage of the current period', () => {
 
     expect((await admin.put(`${PATH}/${policy.id}`, { reset_usage_for_value: 'key-a' })).status).toBe(200);
     expect(await bucketsOf(t, policy.id)).toEqual(['key-a@2000-01-01T00:00:00.000Z', `key-b@${policy.created_at}`]);
-    expect((await admin.get(`${PATH}/${policy.id}?include_usage=true`)).body.value_key_usage_map).toEqual({ 'key-b': { current_usage: 4, status: 'active' } });
+    expect((await admin.get(`${PATH}/${policy.id}?include_usage=true`)).body.value_key_usage_map).toEqual({
+      'key-b': { current_usage: 4, status: 'active' },
+    });
     // A value without usage: nothing to forget, still 200.
     expect((await admin.put(`${PATH}/${policy.id}`, { reset_usage_for_value: 'nobody' })).status).toBe(200);
   });
@@ -105,8 +148,22 @@ describe('usage-limits policies: entities', () => {
       object: 'list',
       total: 4,
       data: [
-        { id: k1.id, value_key: k1.id, current_usage: 12, status: 'exhausted', entity_type: 'api_key', entity_id: k1.id },
-        { id: 'not-a-key-id', value_key: 'not-a-key-id', current_usage: 3, status: 'active', entity_type: 'api_key', entity_id: 'not-a-key-id' },
+        {
+          id: k1.id,
+          value_key: k1.id,
+          current_usage: 12,
+          status: 'exhausted',
+          entity_type: 'api_key',
+          entity_id: k1.id,
+        },
+        {
+          id: 'not-a-key-id',
+          value_key: 'not-a-key-id',
+          current_usage: 3,
+          status: 'active',
+          entity_type: 'api_key',
+          entity_id: 'not-a-key-id',
+        },
         { id: k2.id, value_key: k2.id, current_usage: 0, status: 'active', entity_type: 'api_key', entity_id: k2.id },
         { id: ws.id, value_key: ws.id, current_usage: 0, status: 'active', entity_type: 'workspace', entity_id: ws.id },
       ],
@@ -148,12 +205,29 @@ describe('usage-limits policies: entities', () => {
     await addUsage(t, composite.id, 'bob|with|pipes', 2, composite.created_at);
     const rows = (await admin.get(`${PATH}/${composite.id}/entities`)).body.data;
     expect(rows).toEqual([
-      { id: 'bob|with|pipes', value_key: 'bob|with|pipes', current_usage: 2, status: 'active', entity_type: null, entity_id: null },
+      {
+        id: 'bob|with|pipes',
+        value_key: 'bob|with|pipes',
+        current_usage: 2,
+        status: 'active',
+        entity_type: null,
+        entity_id: null,
+      },
       // The condition names the default workspace, and the alice bucket belongs to it: no placeholder.
-      { id: `alice|${workspaceId}`, value_key: `alice|${workspaceId}`, current_usage: 1, status: 'active', entity_type: 'workspace', entity_id: workspaceId },
+      {
+        id: `alice|${workspaceId}`,
+        value_key: `alice|${workspaceId}`,
+        current_usage: 1,
+        status: 'active',
+        entity_type: 'workspace',
+        entity_id: workspaceId,
+      },
     ]);
 
-    const byMetadata = await createPolicy(admin, { conditions: [{ key: 'metadata.team', value: 'ml' }], group_by: [{ key: 'metadata.user' }] });
+    const byMetadata = await createPolicy(admin, {
+      conditions: [{ key: 'metadata.team', value: 'ml' }],
+      group_by: [{ key: 'metadata.user' }],
+    });
     await addUsage(t, byMetadata.id, 'carol', 1, byMetadata.created_at);
     expect((await admin.get(`${PATH}/${byMetadata.id}/entities`)).body.data).toEqual([
       { id: 'carol', value_key: 'carol', current_usage: 1, status: 'active', entity_type: null, entity_id: null },
@@ -163,7 +237,10 @@ describe('usage-limits policies: entities', () => {
   it('resets a bucket through the entity reset endpoint, value keys with separators included', async () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
-    const policy = await createPolicy(admin, { conditions: [{ key: 'metadata.team', value: 'ml' }], group_by: [{ key: 'metadata.user' }, { key: 'metadata.path' }] });
+    const policy = await createPolicy(admin, {
+      conditions: [{ key: 'metadata.team', value: 'ml' }],
+      group_by: [{ key: 'metadata.user' }, { key: 'metadata.path' }],
+    });
     await addUsage(t, policy.id, 'alice|a/b c', 11, policy.created_at);
     await addUsage(t, policy.id, 'alice|a/b c', 5, '2000-01-01T00:00:00.000Z');
     await addUsage(t, policy.id, 'bob|x', 2, policy.created_at);
@@ -171,10 +248,18 @@ describe('usage-limits policies: entities', () => {
     const reset = await admin.put(`${PATH}/${policy.id}/entities/${encodeURIComponent('alice|a/b c')}/reset`);
     expect(reset.status).toBe(200);
     expect(reset.body).toEqual({});
-    expect(await bucketsOf(t, policy.id)).toEqual(['alice|a/b c@2000-01-01T00:00:00.000Z', `bob|x@${policy.created_at}`]);
-    expect((await admin.get(`${PATH}/${policy.id}/entities`)).body).toMatchObject({ total: 1, data: [{ value_key: 'bob|x', current_usage: 2 }] });
+    expect(await bucketsOf(t, policy.id)).toEqual([
+      'alice|a/b c@2000-01-01T00:00:00.000Z',
+      `bob|x@${policy.created_at}`,
+    ]);
+    expect((await admin.get(`${PATH}/${policy.id}/entities`)).body).toMatchObject({
+      total: 1,
+      data: [{ value_key: 'bob|x', current_usage: 2 }],
+    });
     // Resetting again (or a bucket that never had usage) is a no-op.
-    expect((await admin.put(`${PATH}/${policy.id}/entities/${encodeURIComponent('alice|a/b c')}/reset`)).status).toBe(200);
+    expect((await admin.put(`${PATH}/${policy.id}/entities/${encodeURIComponent('alice|a/b c')}/reset`)).status).toBe(
+      200,
+    );
     expect(await bucketsOf(t, policy.id)).toHaveLength(2);
   });
 });

@@ -4,7 +4,13 @@ import { createWorkspace, createWorkspaceKey } from '../helpers/fixtures.js';
 import { apiClient } from '../helpers/http.js';
 import { startTestServer } from '../helpers/start-test-server.js';
 
-const POLICY_SCOPES = ['usage_limits_policies.create', 'usage_limits_policies.read', 'usage_limits_policies.list', 'usage_limits_policies.update', 'usage_limits_policies.delete'];
+const POLICY_SCOPES = [
+  'usage_limits_policies.create',
+  'usage_limits_policies.read',
+  'usage_limits_policies.list',
+  'usage_limits_policies.update',
+  'usage_limits_policies.delete',
+];
 const PATH = '/v1/policies/usage-limits';
 
 const validUsagePolicy = (overrides: Record<string, unknown> = {}) => ({
@@ -21,7 +27,10 @@ describe('usage-limits policies: create and read', () => {
     const admin = apiClient(t.baseUrl, t.adminKey);
     const body = validUsagePolicy({
       name: 'Per key budget',
-      conditions: [{ key: 'metadata.team', value: 'ml' }, { key: 'endpoint_type', value: 'chatComplete' }],
+      conditions: [
+        { key: 'metadata.team', value: 'ml' },
+        { key: 'endpoint_type', value: 'chatComplete' },
+      ],
       group_by: [{ key: 'api_key' }, { key: 'metadata.user' }],
       type: 'tokens',
       credit_limit: 5000.5,
@@ -69,7 +78,9 @@ describe('usage-limits policies: create and read', () => {
     expect(await next({ periodic_reset: 'weekly' })).toBe('2026-01-05T00:00:00.000Z');
     expect(await next({ periodic_reset: 'monthly' })).toBe('2026-02-01T00:00:00.000Z');
     expect(await next({ periodic_reset_days: 30 })).toBe('2026-01-31T10:00:00.000Z');
-    expect(await next({ periodic_reset: 'weekly', next_usage_reset_at: '2026-03-02T01:00:00+01:00' })).toBe('2026-03-02T00:00:00.000Z');
+    expect(await next({ periodic_reset: 'weekly', next_usage_reset_at: '2026-03-02T01:00:00+01:00' })).toBe(
+      '2026-03-02T00:00:00.000Z',
+    );
     expect(await next({ periodic_reset: 'monthly', periodic_reset_days: null })).toBe('2026-02-01T00:00:00.000Z');
     expect(await next({})).toBeNull();
   });
@@ -78,9 +89,14 @@ describe('usage-limits policies: create and read', () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
     const { workspaceId, organisationId } = t.server.bootstrap;
-    expect((await admin.post(PATH, validUsagePolicy({ workspace_id: workspaceId, organisation_id: organisationId }))).status).toBe(200);
+    expect(
+      (await admin.post(PATH, validUsagePolicy({ workspace_id: workspaceId, organisation_id: organisationId }))).status,
+    ).toBe(200);
     expect((await admin.post(PATH, validUsagePolicy({ workspace_id: 'default' }))).status).toBe(200);
-    const foreignOrg = await admin.post(PATH, validUsagePolicy({ workspace_id: 'default', organisation_id: '00000000-0000-4000-8000-000000000000' }));
+    const foreignOrg = await admin.post(
+      PATH,
+      validUsagePolicy({ workspace_id: 'default', organisation_id: '00000000-0000-4000-8000-000000000000' }),
+    );
     expect(foreignOrg.status).toBe(403);
     expect(foreignOrg.body.error.param).toBe('organisation_id');
   });
@@ -124,9 +140,19 @@ describe('usage-limits policies: create and read', () => {
       expect(res.body.error.code, JSON.stringify(overrides)).toBe('INVALID_REQUEST');
       expect(res.body.error.param, JSON.stringify(overrides)).toBe(param);
     }
-    const edges = [{ name: 'n'.repeat(255) }, { alert_threshold: 99.99 }, { alert_threshold: null }, { periodic_reset_days: 1 }, { periodic_reset_days: 365 }, { credit_limit: 0.01 }];
+    const edges = [
+      { name: 'n'.repeat(255) },
+      { alert_threshold: 99.99 },
+      { alert_threshold: null },
+      { periodic_reset_days: 1 },
+      { periodic_reset_days: 365 },
+      { credit_limit: 0.01 },
+    ];
     for (const overrides of edges) {
-      expect((await admin.post(PATH, validUsagePolicy({ workspace_id: 'default', ...overrides }))).status, JSON.stringify(overrides)).toBe(200);
+      expect(
+        (await admin.post(PATH, validUsagePolicy({ workspace_id: 'default', ...overrides }))).status,
+        JSON.stringify(overrides),
+      ).toBe(200);
     }
     const missingWorkspace = await admin.post(PATH, validUsagePolicy());
     expect(missingWorkspace.status).toBe(400);
@@ -141,7 +167,14 @@ describe('usage-limits policies: create and read', () => {
     await createWorkspace(admin, 'Team A', 'team-a');
     const ids: string[] = [];
     for (let i = 0; i < 8; i++) {
-      const res = await admin.post(PATH, validUsagePolicy({ name: `p${i}`, type: i < 6 ? 'cost' : 'tokens', workspace_id: i === 7 ? 'team-a' : 'default' }));
+      const res = await admin.post(
+        PATH,
+        validUsagePolicy({
+          name: `p${i}`,
+          type: i < 6 ? 'cost' : 'tokens',
+          workspace_id: i === 7 ? 'team-a' : 'default',
+        }),
+      );
       ids.push(res.body.id);
     }
     await admin.delete(`${PATH}/${ids[0]}`);
@@ -151,9 +184,14 @@ describe('usage-limits policies: create and read', () => {
     expect(all.body.data.map((p: { name: string }) => p.name)).toEqual(['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7']);
     expect(all.body.data.every((p: { object: string }) => p.object === 'usage_limits_policy')).toBe(true);
     expect((await admin.get(`${PATH}?status=archived`)).body.data.map((p: { id: string }) => p.id)).toEqual([ids[0]]);
-    expect((await admin.get(`${PATH}?type=tokens`)).body.data.map((p: { name: string }) => p.name)).toEqual(['p6', 'p7']);
+    expect((await admin.get(`${PATH}?type=tokens`)).body.data.map((p: { name: string }) => p.name)).toEqual([
+      'p6',
+      'p7',
+    ]);
     expect((await admin.get(`${PATH}?type=cost&status=active`)).body.total).toBe(5);
-    expect((await admin.get(`${PATH}?workspace_id=team-a`)).body.data.map((p: { name: string }) => p.name)).toEqual(['p7']);
+    expect((await admin.get(`${PATH}?workspace_id=team-a`)).body.data.map((p: { name: string }) => p.name)).toEqual([
+      'p7',
+    ]);
 
     const page1 = await admin.get(`${PATH}?page_size=3&current_page=1`);
     expect(page1.body.total).toBe(7);
@@ -161,7 +199,16 @@ describe('usage-limits policies: create and read', () => {
     expect((await admin.get(`${PATH}?page_size=3&current_page=5`)).body.data).toEqual([]);
     expect((await admin.get(`${PATH}?page_size=0`)).body).toMatchObject({ total: 7, data: [] });
 
-    for (const query of ['page_size=-1', 'current_page=-1', 'page_size=abc', 'page_size=1.5', 'status=deleted', 'type=requests', 'unit=rpm', 'bogus=1']) {
+    for (const query of [
+      'page_size=-1',
+      'current_page=-1',
+      'page_size=abc',
+      'page_size=1.5',
+      'status=deleted',
+      'type=requests',
+      'unit=rpm',
+      'bogus=1',
+    ]) {
       const res = await admin.get(`${PATH}?${query}`);
       expect(res.status, query).toBe(400);
       expect(res.body.error.code).toBe('INVALID_REQUEST');
@@ -175,19 +222,34 @@ describe('usage-limits policies: update, archive, isolation and audit', () => {
     const clock = createManualClock(Date.parse('2026-01-01T10:00:00.000Z'));
     const t = await startTestServer({ clock });
     const admin = apiClient(t.baseUrl, t.adminKey);
-    const { id } = (await admin.post(PATH, validUsagePolicy({ workspace_id: 'default', alert_threshold: 50, periodic_reset: 'weekly' }))).body;
+    const { id } = (
+      await admin.post(
+        PATH,
+        validUsagePolicy({ workspace_id: 'default', alert_threshold: 50, periodic_reset: 'weekly' }),
+      )
+    ).body;
     const url = `${PATH}/${id}`;
     const read = async () => (await admin.get(url)).body;
     expect((await read()).next_usage_reset_at).toBe('2026-01-05T00:00:00.000Z');
 
     clock.set(Date.parse('2026-01-10T12:00:00.000Z'));
-    const updated = await admin.put(url, { name: 'renamed', credit_limit: 200, conditions: [{ key: 'metadata.env', value: 'prod' }], group_by: [{ key: 'workspace_id' }] });
+    const updated = await admin.put(url, {
+      name: 'renamed',
+      credit_limit: 200,
+      conditions: [{ key: 'metadata.env', value: 'prod' }],
+      group_by: [{ key: 'workspace_id' }],
+    });
     expect(updated.status).toBe(200);
     expect(updated.body).toEqual({});
     expect(await read()).toMatchObject({
-      name: 'renamed', credit_limit: 200, alert_threshold: 50, type: 'cost', periodic_reset: 'weekly',
+      name: 'renamed',
+      credit_limit: 200,
+      alert_threshold: 50,
+      type: 'cost',
+      periodic_reset: 'weekly',
       next_usage_reset_at: '2026-01-05T00:00:00.000Z', // the schedule did not change: kept
-      conditions: [{ key: 'metadata.env', value: 'prod' }], group_by: [{ key: 'workspace_id' }],
+      conditions: [{ key: 'metadata.env', value: 'prod' }],
+      group_by: [{ key: 'workspace_id' }],
       last_updated_at: '2026-01-10T12:00:00.000Z',
     });
 
@@ -195,10 +257,22 @@ describe('usage-limits policies: update, archive, isolation and audit', () => {
     expect((await admin.put(url, { periodic_reset: 'monthly' })).status).toBe(200);
     expect((await read()).next_usage_reset_at).toBe('2026-02-01T00:00:00.000Z');
     expect((await admin.put(url, { periodic_reset: null, periodic_reset_days: 10 })).status).toBe(200);
-    expect(await read()).toMatchObject({ periodic_reset: null, periodic_reset_days: 10, next_usage_reset_at: '2026-01-20T12:00:00.000Z' });
+    expect(await read()).toMatchObject({
+      periodic_reset: null,
+      periodic_reset_days: 10,
+      next_usage_reset_at: '2026-01-20T12:00:00.000Z',
+    });
     expect((await admin.put(url, { next_usage_reset_at: '2026-01-15T00:00:00Z' })).status).toBe(200);
     expect((await read()).next_usage_reset_at).toBe('2026-01-15T00:00:00.000Z');
-    expect((await admin.put(url, { periodic_reset_days: null, periodic_reset: 'weekly', next_usage_reset_at: '2026-01-19T00:00:00Z' })).status).toBe(200);
+    expect(
+      (
+        await admin.put(url, {
+          periodic_reset_days: null,
+          periodic_reset: 'weekly',
+          next_usage_reset_at: '2026-01-19T00:00:00Z',
+        })
+      ).status,
+    ).toBe(200);
     expect((await read()).next_usage_reset_at).toBe('2026-01-19T00:00:00.000Z');
     // Removing the schedule makes the limit cumulative: no next reset.
     expect((await admin.put(url, { periodic_reset: null })).status).toBe(200);
@@ -231,7 +305,12 @@ describe('usage-limits policies: update, archive, isolation and audit', () => {
     const both = await admin.put(url, { periodic_reset_days: 7 }); // weekly is still set
     expect(both.status).toBe(400);
     expect(both.body.error.param).toBe('periodic_reset_days');
-    expect(await read()).toMatchObject({ credit_limit: 200, alert_threshold: 150, periodic_reset: 'weekly', periodic_reset_days: null });
+    expect(await read()).toMatchObject({
+      credit_limit: 200,
+      alert_threshold: 150,
+      periodic_reset: 'weekly',
+      periodic_reset_days: null,
+    });
   });
 
   it('archives on delete, can be restored, and answers 404 for unknown ids', async () => {
@@ -264,16 +343,27 @@ describe('usage-limits policies: update, archive, isolation and audit', () => {
     const admin = apiClient(t.baseUrl, t.adminKey);
     await createWorkspace(admin, 'Team A', 'team-a');
     await createWorkspace(admin, 'Team B', 'team-b');
-    const a = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: POLICY_SCOPES })).key);
-    const b = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'team-b', scopes: POLICY_SCOPES })).key);
+    const a = apiClient(
+      t.baseUrl,
+      (await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: POLICY_SCOPES })).key,
+    );
+    const b = apiClient(
+      t.baseUrl,
+      (await createWorkspaceKey(admin, { workspace_id: 'team-b', scopes: POLICY_SCOPES })).key,
+    );
 
     const ownA = await a.post(PATH, validUsagePolicy({ conditions: [{ key: 'workspace_id', value: 'team-a' }] })); // workspace implied by the key
     expect(ownA.status).toBe(200);
-    expect((await a.get(`${PATH}/${ownA.body.id}`)).body.workspace_id).toBe((await admin.get('/v1/workspaces/team-a')).body.id);
+    expect((await a.get(`${PATH}/${ownA.body.id}`)).body.workspace_id).toBe(
+      (await admin.get('/v1/workspaces/team-a')).body.id,
+    );
     const intoB = await a.post(PATH, validUsagePolicy({ workspace_id: 'team-b' }));
     expect(intoB.status).toBe(403);
     expect(intoB.body.error.code).toBe('WORKSPACE_FORBIDDEN');
-    const ownB = await b.post(PATH, validUsagePolicy({ workspace_id: 'team-b', conditions: [{ key: 'workspace_id', value: 'team-b' }] }));
+    const ownB = await b.post(
+      PATH,
+      validUsagePolicy({ workspace_id: 'team-b', conditions: [{ key: 'workspace_id', value: 'team-b' }] }),
+    );
     expect(ownB.status).toBe(200);
 
     expect((await a.get(PATH)).body.data.map((p: { id: string }) => p.id)).toEqual([ownA.body.id]);
@@ -294,7 +384,10 @@ describe('usage-limits policies: update, archive, isolation and audit', () => {
     expect((await admin.get(PATH)).body.total).toBe(2);
 
     // Scopes are checked per verb.
-    const readOnly = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: ['usage_limits_policies.read'] })).key);
+    const readOnly = apiClient(
+      t.baseUrl,
+      (await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: ['usage_limits_policies.read'] })).key,
+    );
     expect((await readOnly.get(`${PATH}/${ownA.body.id}`)).status).toBe(200);
     expect((await readOnly.get(PATH)).status).toBe(403);
     expect((await readOnly.put(`${PATH}/${ownA.body.id}`, { credit_limit: 1 })).status).toBe(403);
@@ -321,7 +414,9 @@ describe('usage-limits policies: update, archive, isolation and audit', () => {
       ['reset_usage', 'PUT', 200],
       ['delete', 'DELETE', 200],
     ]);
-    expect(records.filter((r: any) => r.response_status_code === 200).map((r: any) => [r.resource_id, r.workspace_id])).toEqual(Array(4).fill([id, ws.id]));
+    expect(
+      records.filter((r: any) => r.response_status_code === 200).map((r: any) => [r.resource_id, r.workspace_id]),
+    ).toEqual(Array(4).fill([id, ws.id]));
     expect(records[1]).toMatchObject({ uri: `${PATH}/${id}`, request_body: { credit_limit: 7 } });
   });
 });

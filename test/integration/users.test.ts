@@ -7,9 +7,18 @@ import { startTestServer, type TestServer } from '../helpers/start-test-server.j
 async function join(t: TestServer, inviter: ApiClient, body: Record<string, unknown>) {
   const invited = await inviter.post('/v1/invites', body);
   if (invited.status !== 200) throw new Error(`invite failed: ${invited.status} ${JSON.stringify(invited.body)}`);
-  const accepted = await apiClient(t.baseUrl).post('/v1/invites/accept', { token: invited.body.token, first_name: 'First', last_name: 'Last' });
+  const accepted = await apiClient(t.baseUrl).post('/v1/invites/accept', {
+    token: invited.body.token,
+    first_name: 'First',
+    last_name: 'Last',
+  });
   if (accepted.status !== 200) throw new Error(`accept failed: ${accepted.status} ${JSON.stringify(accepted.body)}`);
-  return { userId: accepted.body.user.id as string, keyId: accepted.body.api_key_id as string, rawKey: accepted.body.api_key as string, key: apiClient(t.baseUrl, accepted.body.api_key) };
+  return {
+    userId: accepted.body.user.id as string,
+    keyId: accepted.body.api_key_id as string,
+    rawKey: accepted.body.api_key as string,
+    key: apiClient(t.baseUrl, accepted.body.api_key),
+  };
 }
 
 const NOBODY = '00000000-0000-4000-8000-000000000000';
@@ -19,8 +28,16 @@ describe('users: read', () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
     const team = await createWorkspace(admin, 'Team A', 'team-a');
-    const ada = await join(t, admin, { email: 'ada@example.test', role: 'admin', workspaces: [{ id: 'team-a', role: 'admin' }] });
-    await join(t, admin, { email: 'bob@example.test', role: 'member', workspaces: [{ id: 'default', role: 'member' }] });
+    const ada = await join(t, admin, {
+      email: 'ada@example.test',
+      role: 'admin',
+      workspaces: [{ id: 'team-a', role: 'admin' }],
+    });
+    await join(t, admin, {
+      email: 'bob@example.test',
+      role: 'member',
+      workspaces: [{ id: 'default', role: 'member' }],
+    });
 
     const list = await admin.get('/v1/users');
     expect(list.status).toBe(200);
@@ -28,17 +45,42 @@ describe('users: read', () => {
     expect(list.body.data.map((u: { role: string }) => u.role)).toEqual(['owner', 'admin', 'member']);
     const one = await admin.get(`/v1/users/${ada.userId}`);
     expect(one.status).toBe(200);
-    expect(Object.keys(one.body).sort()).toEqual(['created_at', 'email', 'first_name', 'id', 'last_name', 'last_updated_at', 'object', 'role', 'workspace_ids']);
-    expect(one.body).toMatchObject({ object: 'user', id: ada.userId, first_name: 'First', last_name: 'Last', role: 'admin', email: 'ada@example.test', workspace_ids: [team.id] });
-    expect((await admin.get(`/v1/users/${list.body.data[0].id}`)).body.workspace_ids).toEqual([t.server.bootstrap.workspaceId]);
+    expect(Object.keys(one.body).sort()).toEqual([
+      'created_at',
+      'email',
+      'first_name',
+      'id',
+      'last_name',
+      'last_updated_at',
+      'object',
+      'role',
+      'workspace_ids',
+    ]);
+    expect(one.body).toMatchObject({
+      object: 'user',
+      id: ada.userId,
+      first_name: 'First',
+      last_name: 'Last',
+      role: 'admin',
+      email: 'ada@example.test',
+      workspace_ids: [team.id],
+    });
+    expect((await admin.get(`/v1/users/${list.body.data[0].id}`)).body.workspace_ids).toEqual([
+      t.server.bootstrap.workspaceId,
+    ]);
 
-    expect((await admin.get('/v1/users?role=member')).body.data.map((u: { email: string }) => u.email)).toEqual(['bob@example.test']);
+    expect((await admin.get('/v1/users?role=member')).body.data.map((u: { email: string }) => u.email)).toEqual([
+      'bob@example.test',
+    ]);
     expect((await admin.get('/v1/users?email=ADA@example.test')).body.total).toBe(1);
     const page = await admin.get('/v1/users?page_size=1&current_page=2');
     expect(page.body.total).toBe(3);
     expect(page.body.data.map((u: { email: string }) => u.email)).toEqual(['bob@example.test']);
 
-    expect((await admin.get('/v1/users?role=boss')).body.error).toMatchObject({ code: 'INVALID_REQUEST', param: 'role' });
+    expect((await admin.get('/v1/users?role=boss')).body.error).toMatchObject({
+      code: 'INVALID_REQUEST',
+      param: 'role',
+    });
     expect((await admin.get('/v1/users?page_size=-1')).body.error.param).toBe('page_size');
     expect((await admin.get('/v1/users?colour=red')).status).toBe(400);
     expect((await admin.get(`/v1/users/${NOBODY}`)).status).toBe(404);
@@ -50,11 +92,18 @@ describe('users: read', () => {
     const admin = apiClient(t.baseUrl, t.adminKey);
     expect((await apiClient(t.baseUrl).get('/v1/users')).status).toBe(401);
     expect((await apiClient(t.baseUrl, `svc-${'x'.repeat(43)}`).get('/v1/users')).status).toBe(401);
-    const workspaceKey = apiClient(t.baseUrl, (await createWorkspaceKey(admin, { workspace_id: 'default', scopes: ['workspace_users.list'] })).key);
+    const workspaceKey = apiClient(
+      t.baseUrl,
+      (await createWorkspaceKey(admin, { workspace_id: 'default', scopes: ['workspace_users.list'] })).key,
+    );
     const byWorkspaceKey = await workspaceKey.get('/v1/users');
     expect(byWorkspaceKey.status).toBe(403);
     expect(byWorkspaceKey.body.error.code).toBe('KEY_TYPE_NOT_ALLOWED');
-    const readOnly = apiClient(t.baseUrl, (await admin.post('/v1/api-keys/organisation/service', { name: 'ro', scopes: ['organisation_users.list'] })).body.key);
+    const readOnly = apiClient(
+      t.baseUrl,
+      (await admin.post('/v1/api-keys/organisation/service', { name: 'ro', scopes: ['organisation_users.list'] })).body
+        .key,
+    );
     expect((await readOnly.get('/v1/users')).status).toBe(200);
     const noScope = await readOnly.delete(`/v1/users/${NOBODY}`);
     expect(noScope.status).toBe(403);
@@ -67,7 +116,11 @@ describe('users: change the organisation role', () => {
     const t = await startTestServer();
     const owner = apiClient(t.baseUrl, t.adminKey);
     const ada = await join(t, owner, { email: 'ada@example.test', role: 'admin' });
-    const bob = await join(t, owner, { email: 'bob@example.test', role: 'member', workspaces: [{ id: 'default', role: 'member' }] });
+    const bob = await join(t, owner, {
+      email: 'bob@example.test',
+      role: 'member',
+      workspaces: [{ id: 'default', role: 'member' }],
+    });
 
     // As an admin, Ada creates workspaces and changes roles.
     expect((await ada.key.post('/v1/workspaces', { name: 'By Ada' })).status).toBe(200);
@@ -85,7 +138,12 @@ describe('users: change the organisation role', () => {
     expect((await owner.put(`/v1/users/${ada.userId}`, { role: 'admin' })).status).toBe(200);
     expect((await ada.key.post('/v1/workspaces', { name: 'Again' })).status).toBe(200);
 
-    const audit = await t.server.db.selectFrom('audit_logs').selectAll().where('resource_type', '=', 'user').where('action', '=', 'update').execute();
+    const audit = await t.server.db
+      .selectFrom('audit_logs')
+      .selectAll()
+      .where('resource_type', '=', 'user')
+      .where('action', '=', 'update')
+      .execute();
     expect(audit.length).toBeGreaterThanOrEqual(4);
   });
 
@@ -107,7 +165,9 @@ describe('users: change the organisation role', () => {
     expect((await ada.key.delete(`/v1/users/${ownerId}`)).status).toBe(403);
 
     expect((await owner.put(`/v1/users/${ada.userId}`, {})).body.error.param).toBe('role');
-    expect((await owner.put(`/v1/users/${ada.userId}`, { role: 'member', email: 'x@example.test' })).body.error.param).toBe('body');
+    expect(
+      (await owner.put(`/v1/users/${ada.userId}`, { role: 'member', email: 'x@example.test' })).body.error.param,
+    ).toBe('body');
     expect((await owner.put(`/v1/users/${NOBODY}`, { role: 'member' })).status).toBe(404);
   });
 
@@ -115,9 +175,21 @@ describe('users: change the organisation role', () => {
     const t = await startTestServer();
     const owner = apiClient(t.baseUrl, t.adminKey);
     const ada = await join(t, owner, { email: 'ada@example.test', role: 'admin' });
-    const bob = await join(t, owner, { email: 'bob@example.test', role: 'member', workspaces: [{ id: 'default', role: 'member' }] });
+    const bob = await join(t, owner, {
+      email: 'bob@example.test',
+      role: 'member',
+      workspaces: [{ id: 'default', role: 'member' }],
+    });
     // Ada makes an admin key for herself, then is demoted: the key keeps its scopes, not her role.
-    const adaSecond = apiClient(t.baseUrl, (await ada.key.post('/v1/api-keys/organisation/service', { name: 'ada 2', scopes: ['organisation_users.list', 'organisation_users.update', 'organisation_users.delete'] })).body.key);
+    const adaSecond = apiClient(
+      t.baseUrl,
+      (
+        await ada.key.post('/v1/api-keys/organisation/service', {
+          name: 'ada 2',
+          scopes: ['organisation_users.list', 'organisation_users.update', 'organisation_users.delete'],
+        })
+      ).body.key,
+    );
     await owner.put(`/v1/users/${ada.userId}`, { role: 'member' });
     expect((await adaSecond.get('/v1/users')).status).toBe(200);
     const change = await adaSecond.put(`/v1/users/${bob.userId}`, { role: 'admin' });
@@ -132,8 +204,19 @@ describe('users: remove', () => {
     const t = await startTestServer();
     const owner = apiClient(t.baseUrl, t.adminKey);
     await createWorkspace(owner, 'Team A', 'team-a');
-    const bob = await join(t, owner, { email: 'bob@example.test', role: 'member', workspaces: [{ id: 'team-a', role: 'manager' }, { id: 'default', role: 'member' }] });
-    const second = await bob.key.post('/v1/api-keys/workspace/user', { name: 'second', workspace_id: 'team-a', scopes: ['workspaces.read'] });
+    const bob = await join(t, owner, {
+      email: 'bob@example.test',
+      role: 'member',
+      workspaces: [
+        { id: 'team-a', role: 'manager' },
+        { id: 'default', role: 'member' },
+      ],
+    });
+    const second = await bob.key.post('/v1/api-keys/workspace/user', {
+      name: 'second',
+      workspace_id: 'team-a',
+      scopes: ['workspaces.read'],
+    });
     expect(second.status).toBe(200);
     const secondKey = apiClient(t.baseUrl, second.body.key);
     expect((await bob.key.get('/v1/workspaces/team-a')).status).toBe(200);
@@ -152,8 +235,21 @@ describe('users: remove', () => {
     expect((await owner.get(`/v1/api-keys/${bob.keyId}`)).status).toBe(404);
     expect((await owner.delete(`/v1/users/${bob.userId}`)).status).toBe(404);
     // The address is free again: the person can be invited back.
-    expect((await owner.post('/v1/invites', { email: 'bob@example.test', role: 'member', workspaces: [{ id: 'default', role: 'member' }] })).status).toBe(200);
-    const audit = await t.server.db.selectFrom('audit_logs').selectAll().where('resource_type', '=', 'user').where('action', '=', 'delete').executeTakeFirstOrThrow();
+    expect(
+      (
+        await owner.post('/v1/invites', {
+          email: 'bob@example.test',
+          role: 'member',
+          workspaces: [{ id: 'default', role: 'member' }],
+        })
+      ).status,
+    ).toBe(200);
+    const audit = await t.server.db
+      .selectFrom('audit_logs')
+      .selectAll()
+      .where('resource_type', '=', 'user')
+      .where('action', '=', 'delete')
+      .executeTakeFirstOrThrow();
     expect(audit).toMatchObject({ resource_id: bob.userId, response_status_code: 200 });
   });
 

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { anthropicAdapter } from '../../src/providers/adapters/anthropic/index.js';
 import type { StreamContext, StreamTranslator } from '../../src/providers/adapters/types.js';
 
-const ctx = (includeUsage = false): StreamContext => ({ model: 'claude-opus-4-1', includeUsage, id: 'chatcmpl-test', created: 1_700_000_000 });
+const ctx = (includeUsage = false): StreamContext => ({
+  model: 'claude-opus-4-1',
+  includeUsage,
+  id: 'chatcmpl-test',
+  created: 1_700_000_000,
+});
 
 // "Basic streaming request" response of Anthropic's streaming guide, byte for byte.
 const BASIC_STREAM = `event: message_start
@@ -117,9 +122,17 @@ describe('anthropic stream translator', () => {
   it('turns the documented basic stream into chat.completion.chunk events and [DONE]', () => {
     const translator = anthropicAdapter.createStreamTranslator('chatComplete', ctx());
     const events = payloads(run(BASIC_STREAM, translator));
-    const base = { id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'claude-opus-4-1-20250805' };
+    const base = {
+      id: 'chatcmpl-test',
+      object: 'chat.completion.chunk',
+      created: 1_700_000_000,
+      model: 'claude-opus-4-1-20250805',
+    };
     expect(events).toEqual([
-      { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] },
+      {
+        ...base,
+        choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
+      },
       { ...base, choices: [{ index: 0, delta: { content: 'Hello' }, logprobs: null, finish_reason: null }] },
       { ...base, choices: [{ index: 0, delta: { content: '!' }, logprobs: null, finish_reason: null }] },
       { ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }] },
@@ -132,14 +145,25 @@ describe('anthropic stream translator', () => {
   it('puts usage in a last chunk before [DONE] when include_usage was asked', () => {
     const events = payloads(run(BASIC_STREAM, anthropicAdapter.createStreamTranslator('chatComplete', ctx(true))));
     expect(events.at(-1)).toBe('[DONE]');
-    expect(events.at(-2)).toMatchObject({ object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 25, completion_tokens: 15, total_tokens: 40, prompt_tokens_details: { cached_tokens: 0 } } });
+    expect(events.at(-2)).toMatchObject({
+      object: 'chat.completion.chunk',
+      choices: [],
+      usage: {
+        prompt_tokens: 25,
+        completion_tokens: 15,
+        total_tokens: 40,
+        prompt_tokens_details: { cached_tokens: 0 },
+      },
+    });
   });
 
   it('gives the same events whatever the chunk boundaries, and reads CRLF framing', () => {
     const whole = run(BASIC_STREAM, anthropicAdapter.createStreamTranslator('chatComplete', ctx()));
     expect(run(BASIC_STREAM, anthropicAdapter.createStreamTranslator('chatComplete', ctx()), 1)).toEqual(whole);
     expect(run(BASIC_STREAM, anthropicAdapter.createStreamTranslator('chatComplete', ctx()), 7)).toEqual(whole);
-    expect(run(BASIC_STREAM.replace(/\n/g, '\r\n'), anthropicAdapter.createStreamTranslator('chatComplete', ctx()), 3)).toEqual(whole);
+    expect(
+      run(BASIC_STREAM.replace(/\n/g, '\r\n'), anthropicAdapter.createStreamTranslator('chatComplete', ctx()), 3),
+    ).toEqual(whole);
   });
 
   it('keeps multi-byte characters cut between chunks whole', () => {
@@ -155,9 +179,17 @@ describe('anthropic stream translator', () => {
     const text = deltas.map((c) => c.delta.content ?? '').join('');
     expect(text).toBe("Okay, let's check the weather for San Francisco, CA:");
     const toolDeltas = deltas.flatMap((c) => c.delta.tool_calls ?? []);
-    expect(toolDeltas[0]).toEqual({ index: 0, id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', type: 'function', function: { name: 'get_weather', arguments: '' } });
+    expect(toolDeltas[0]).toEqual({
+      index: 0,
+      id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6',
+      type: 'function',
+      function: { name: 'get_weather', arguments: '' },
+    });
     expect(toolDeltas.slice(1).every((d: any) => d.index === 0 && d.id === undefined)).toBe(true);
-    expect(JSON.parse(toolDeltas.map((d: any) => d.function.arguments).join(''))).toEqual({ location: 'San Francisco, CA', unit: 'fahrenheit' });
+    expect(JSON.parse(toolDeltas.map((d: any) => d.function.arguments).join(''))).toEqual({
+      location: 'San Francisco, CA',
+      unit: 'fahrenheit',
+    });
     expect(deltas.at(-1)).toMatchObject({ delta: {}, finish_reason: 'tool_calls' });
     expect(events.at(-1)).toBe('[DONE]');
     expect(translator.usage).toMatchObject({ promptTokens: 472, completionTokens: 89 });
@@ -168,7 +200,9 @@ describe('anthropic stream translator', () => {
     const translator = anthropicAdapter.createStreamTranslator('chatComplete', ctx(true));
     const raw = run(`${beforeError}${ERROR_EVENT}event: message_stop\ndata: {"type":"message_stop"}\n\n`, translator);
     const events = payloads(raw);
-    expect(events.at(-1)).toEqual({ error: { message: 'Overloaded', type: 'api_error', param: null, code: 'overloaded_error' } });
+    expect(events.at(-1)).toEqual({
+      error: { message: 'Overloaded', type: 'api_error', param: null, code: 'overloaded_error' },
+    });
     expect(events).not.toContain('[DONE]');
     expect(translator.error).toEqual({ message: 'Overloaded', code: 'overloaded_error' });
     expect(translator.usage).toMatchObject({ promptTokens: 25 });
@@ -185,18 +219,35 @@ describe('anthropic stream translator', () => {
   it('streams legacy completions as text_completion chunks', () => {
     const translator = anthropicAdapter.createStreamTranslator('complete', ctx(true));
     const events = payloads(run(BASIC_STREAM, translator));
-    const base = { id: 'chatcmpl-test', object: 'text_completion', created: 1_700_000_000, model: 'claude-opus-4-1-20250805' };
+    const base = {
+      id: 'chatcmpl-test',
+      object: 'text_completion',
+      created: 1_700_000_000,
+      model: 'claude-opus-4-1-20250805',
+    };
     expect(events).toEqual([
       { ...base, choices: [{ text: 'Hello', index: 0, logprobs: null, finish_reason: null }] },
       { ...base, choices: [{ text: '!', index: 0, logprobs: null, finish_reason: null }] },
       { ...base, choices: [{ text: '', index: 0, logprobs: null, finish_reason: 'stop' }] },
-      { ...base, choices: [], usage: { prompt_tokens: 25, completion_tokens: 15, total_tokens: 40, prompt_tokens_details: { cached_tokens: 0 } } },
+      {
+        ...base,
+        choices: [],
+        usage: {
+          prompt_tokens: 25,
+          completion_tokens: 15,
+          total_tokens: 40,
+          prompt_tokens_details: { cached_tokens: 0 },
+        },
+      },
       '[DONE]',
     ]);
   });
 
   it('counts prompt-cache tokens reported in message_start', () => {
-    const cached = BASIC_STREAM.replace('"usage": {"input_tokens": 25, "output_tokens": 1}', '"usage": {"input_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 20, "output_tokens": 1}');
+    const cached = BASIC_STREAM.replace(
+      '"usage": {"input_tokens": 25, "output_tokens": 1}',
+      '"usage": {"input_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 20, "output_tokens": 1}',
+    );
     const translator = anthropicAdapter.createStreamTranslator('chatComplete', ctx());
     run(cached, translator);
     expect(translator.usage).toEqual({ promptTokens: 25, completionTokens: 15, cachedTokens: 20, totalTokens: 40 });

@@ -3,12 +3,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Migrator } from 'kysely';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createAnalyticsReader, planWindow, type GroupColumn, type RowFilter } from '../../src/admin/analytics/reader.js';
+import {
+  createAnalyticsReader,
+  planWindow,
+  type GroupColumn,
+  type RowFilter,
+} from '../../src/admin/analytics/reader.js';
 import '../../src/admin/analytics/tables.js';
 import { percentile } from '../../src/admin/analytics/totals.js';
 import { migrateToLatest, openSqlite, rawSqlite, type Db } from '../../src/storage/database.js';
 import { migrationProvider } from '../../src/storage/migrations/index.js';
-import { bucketValue, createRequestLogRepository, LATENCY_RELATIVE_ERROR, latencyBucket, type RequestLogInsert } from '../../src/storage/repositories/request-logs.js';
+import {
+  bucketValue,
+  createRequestLogRepository,
+  LATENCY_RELATIVE_ERROR,
+  latencyBucket,
+  type RequestLogInsert,
+} from '../../src/storage/repositories/request-logs.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -35,13 +46,33 @@ function rows(n: number, seed: number): RequestLogInsert[] {
     const status = pick([200, 200, 200, 429, 500], next());
     const tokens = status === 200 && next() < 0.9;
     return {
-      id: `log-${seed}-${i}`, trace_id: `t-${i}`, request_id: `r-${i}`, organisation_id: pick(['org-a', 'org-b'], next()), workspace_id: pick(['ws-1', 'ws-2'], next()),
-      api_key_id: pick(['k1', 'k2', 'k3'], next()), provider: pick(['openai', 'anthropic', null], next()), credential_source: pick(['direct', 'custom_host', null], next()),
-      model: pick(['m1', 'm2', null], next()), endpoint_type: 'chatComplete', method: 'POST', path: '/v1/chat/completions', status_code: status, is_success: status === 200 ? 1 : 0,
-      is_stream: 0, latency_ms: 0.005 + next() * 3000, prompt_tokens: tokens ? Math.floor(next() * 100) : null, completion_tokens: tokens ? Math.floor(next() * 100) : null,
-      total_tokens: tokens ? Math.floor(next() * 200) : null, cost: tokens ? next() / 1000 : null, cost_currency: 'USD', cache_status: pick(['HIT', 'SEMANTIC_HIT', 'MISS', 'DISABLED'], next()),
-      metadata: next() < 0.5 ? JSON.stringify({ env: pick(['prod', 'dev'], next()) }) : null, created_at: new Date(T0 + Math.floor(next() * SPAN)).toISOString(),
-      config_id: pick(['c1', null], next()), prompt_id: pick(['p1', null, null], next()), retry_count: 0,
+      id: `log-${seed}-${i}`,
+      trace_id: `t-${i}`,
+      request_id: `r-${i}`,
+      organisation_id: pick(['org-a', 'org-b'], next()),
+      workspace_id: pick(['ws-1', 'ws-2'], next()),
+      api_key_id: pick(['k1', 'k2', 'k3'], next()),
+      provider: pick(['openai', 'anthropic', null], next()),
+      credential_source: pick(['direct', 'custom_host', null], next()),
+      model: pick(['m1', 'm2', null], next()),
+      endpoint_type: 'chatComplete',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      status_code: status,
+      is_success: status === 200 ? 1 : 0,
+      is_stream: 0,
+      latency_ms: 0.005 + next() * 3000,
+      prompt_tokens: tokens ? Math.floor(next() * 100) : null,
+      completion_tokens: tokens ? Math.floor(next() * 100) : null,
+      total_tokens: tokens ? Math.floor(next() * 200) : null,
+      cost: tokens ? next() / 1000 : null,
+      cost_currency: 'USD',
+      cache_status: pick(['HIT', 'SEMANTIC_HIT', 'MISS', 'DISABLED'], next()),
+      metadata: next() < 0.5 ? JSON.stringify({ env: pick(['prod', 'dev'], next()) }) : null,
+      created_at: new Date(T0 + Math.floor(next() * SPAN)).toISOString(),
+      config_id: pick(['c1', null], next()),
+      prompt_id: pick(['p1', null, null], next()),
+      retry_count: 0,
     };
   });
 }
@@ -70,8 +101,12 @@ function byHand(all: RequestLogInsert[], filter: RowFilter, column: GroupColumn)
     if (r.organisation_id !== filter.organisationId || at < filter.from || at > filter.to) continue;
     if (filter.model !== undefined && r.model !== filter.model) continue;
     if (filter.visibleKeyIds && !filter.visibleKeyIds.includes(r.api_key_id)) continue;
-    if (filter.metadata && !Object.entries(filter.metadata).every(([k, v]) => r.metadata && JSON.parse(r.metadata)[k] === v)) continue;
-    const key = column === 'status_code' ? r.status_code : ((r[column]) ?? '');
+    if (
+      filter.metadata &&
+      !Object.entries(filter.metadata).every(([k, v]) => r.metadata && JSON.parse(r.metadata)[k] === v)
+    )
+      continue;
+    const key = column === 'status_code' ? r.status_code : (r[column] ?? '');
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
   return groups;
@@ -82,7 +117,10 @@ describe('analytics rollups', () => {
     const from = Date.parse('2026-03-01T10:30:00.000Z'); // a Sunday
     const to = Date.parse('2026-03-10T05:15:00.000Z');
     const plan = planWindow(from, to, 672);
-    expect(plan.raw).toEqual([{ from, to: Date.parse('2026-03-01T10:59:59.999Z') }, { from: Date.parse('2026-03-10T05:00:00.000Z'), to }]);
+    expect(plan.raw).toEqual([
+      { from, to: Date.parse('2026-03-01T10:59:59.999Z') },
+      { from: Date.parse('2026-03-10T05:00:00.000Z'), to },
+    ]);
     const h = (iso: string) => Date.parse(iso) / HOUR;
     expect(plan.rollups).toEqual([
       { period: 1, start: h('2026-03-01T11:00:00Z'), end: h('2026-03-02T00:00:00Z') },
@@ -91,21 +129,25 @@ describe('analytics rollups', () => {
       { period: 1, start: h('2026-03-10T00:00:00Z'), end: h('2026-03-10T05:00:00Z') },
     ]);
     // 2026-01-19 starts a four-week period (counted from Monday 1970-01-05).
-    expect(planWindow(Date.parse('2026-01-19T00:00:00Z'), Date.parse('2026-02-16T00:00:00Z') - 1, 672).rollups).toEqual([{ period: 672, start: h('2026-01-19T00:00:00Z'), end: h('2026-02-16T00:00:00Z') }]);
+    expect(planWindow(Date.parse('2026-01-19T00:00:00Z'), Date.parse('2026-02-16T00:00:00Z') - 1, 672).rollups).toEqual(
+      [{ period: 672, start: h('2026-01-19T00:00:00Z'), end: h('2026-02-16T00:00:00Z') }],
+    );
     // Graphs by day never read weeks; a window within one hour is all request_logs.
     expect(planWindow(from, to, 24).rollups.every((r) => r.period <= 24)).toBe(true);
     expect(planWindow(from, from + 60_000, 672)).toEqual({ raw: [{ from, to: from + 60_000 }], rollups: [] });
   });
 
   it('places every latency within 2.44 % of its bucket value', () => {
-    for (let ms = 0.011; ms < 1e8; ms *= 1.013) expect(Math.abs(bucketValue(latencyBucket(ms)) - ms) / ms).toBeLessThanOrEqual(LATENCY_RELATIVE_ERROR + 1e-12);
+    for (let ms = 0.011; ms < 1e8; ms *= 1.013)
+      expect(Math.abs(bucketValue(latencyBucket(ms)) - ms) / ms).toBeLessThanOrEqual(LATENCY_RELATIVE_ERROR + 1e-12);
   });
 
   it('answers exactly as the rows do, written in batches of any size, over any window, with any filter', async () => {
     const db = await database();
     const all = rows(3000, 7);
     const repo = createRequestLogRepository(db);
-    for (let i = 0, size = 1; i < all.length; i += size, size = (size * 7) % 500 + 1) await repo.insertBatch(all.slice(i, i + size));
+    for (let i = 0, size = 1; i < all.length; i += size, size = ((size * 7) % 500) + 1)
+      await repo.insertBatch(all.slice(i, i + size));
     const reader = createAnalyticsReader(db);
     const windows = [
       [T0, T0 + SPAN],
@@ -113,17 +155,32 @@ describe('analytics rollups', () => {
       [T0 + 3 * DAY, T0 + 3 * DAY + HOUR - 1],
       [T0 + 25 * 60_000, T0 + 50 * 60_000],
     ];
-    const filters: Array<Partial<RowFilter>> = [{}, { model: 'm1' }, { visibleKeyIds: ['k1', 'k3'] }, { metadata: { env: 'prod' } }];
+    const filters: Array<Partial<RowFilter>> = [
+      {},
+      { model: 'm1' },
+      { visibleKeyIds: ['k1', 'k3'] },
+      { metadata: { env: 'prod' } },
+    ];
     for (const [from, to] of windows) {
       for (const extra of filters) {
-        for (const column of ['provider', 'model', 'status_code', 'api_key_id', 'config_id', 'workspace_id', 'credential_source', 'prompt_id'] as GroupColumn[]) {
+        for (const column of [
+          'provider',
+          'model',
+          'status_code',
+          'api_key_id',
+          'config_id',
+          'workspace_id',
+          'credential_source',
+          'prompt_id',
+        ] as GroupColumn[]) {
           const filter: RowFilter = { organisationId: 'org-a', from: from!, to: to!, visibleKeyIds: null, ...extra };
           const got = await reader.aggregate(filter, { by: 'column', column }, { latencies: true });
           const expected = byHand(all, filter, column);
           expect([...got.keys()].sort(), `${column} ${JSON.stringify(extra)}`).toEqual([...expected.keys()].sort());
           for (const [key, group] of expected) {
             const t = got.get(key)!;
-            const known = (f: (r: RequestLogInsert) => number | null | undefined) => group.map(f).filter((v): v is number => typeof v === 'number');
+            const known = (f: (r: RequestLogInsert) => number | null | undefined) =>
+              group.map(f).filter((v): v is number => typeof v === 'number');
             const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
             expect(t).toMatchObject({
               requests: group.length,
@@ -159,11 +216,18 @@ describe('analytics rollups', () => {
     const upgraded = await database({ migrateTo: '0012-observability' });
     const sqlite = rawSqlite(upgraded)!;
     const columns = Object.keys(all[0]!);
-    const insert = sqlite.prepare(`INSERT INTO request_logs (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`);
+    const insert = sqlite.prepare(
+      `INSERT INTO request_logs (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`,
+    );
     sqlite.transaction(() => all.forEach((r) => insert.run(r)))();
     await migrateToLatest(upgraded);
     for (const table of ['analytics_rollups', 'analytics_key_rollups'] as const) {
-      const read = (db: Db) => rawSqlite(db)!.prepare(`SELECT * FROM ${table} ORDER BY 1, 2, 3, 4, 5${table === 'analytics_rollups' ? ', 6, 7, 8, 9, 10, 11' : ''}`).all() as Array<Record<string, unknown>>;
+      const read = (db: Db) =>
+        rawSqlite(db)!
+          .prepare(
+            `SELECT * FROM ${table} ORDER BY 1, 2, 3, 4, 5${table === 'analytics_rollups' ? ', 6, 7, 8, 9, 10, 11' : ''}`,
+          )
+          .all() as Array<Record<string, unknown>>;
       const [a, b] = [read(incremental), read(upgraded)];
       expect(b.length).toBe(a.length);
       a.forEach((row, i) => {

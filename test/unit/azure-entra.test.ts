@@ -2,7 +2,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { DEFAULT_ENTRA_SCOPE, EntraTokenError, createEntraTokenSource, entraAuthHeaders, readEntraInputs, type EntraInputs } from '../../src/providers/azure-entra.js';
+import {
+  DEFAULT_ENTRA_SCOPE,
+  EntraTokenError,
+  createEntraTokenSource,
+  entraAuthHeaders,
+  readEntraInputs,
+  type EntraInputs,
+} from '../../src/providers/azure-entra.js';
 
 const SECRET = 'very-secret-value~42';
 
@@ -33,10 +40,20 @@ async function startTokenMock(answer: (call: TokenCall, n: number) => { status: 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, dispatcher };
 }
 
-const okToken = (_call: TokenCall, n: number) => ({ status: 200, body: { token_type: 'Bearer', expires_in: 3599, ext_expires_in: 3599, access_token: `token-${n}` } });
+const okToken = (_call: TokenCall, n: number) => ({
+  status: 200,
+  body: { token_type: 'Bearer', expires_in: 3599, ext_expires_in: 3599, access_token: `token-${n}` },
+});
 
 function inputs(authorityHost: string, overrides: Partial<EntraInputs> = {}): EntraInputs {
-  return { tenantId: 'contoso.onmicrosoft.com', clientId: 'app-1', clientSecret: SECRET, scope: DEFAULT_ENTRA_SCOPE, authorityHost, ...overrides };
+  return {
+    tenantId: 'contoso.onmicrosoft.com',
+    clientId: 'app-1',
+    clientSecret: SECRET,
+    scope: DEFAULT_ENTRA_SCOPE,
+    authorityHost,
+    ...overrides,
+  };
 }
 
 describe('readEntraInputs', () => {
@@ -45,21 +62,43 @@ describe('readEntraInputs', () => {
   it('is null without Entra fields (api-key auth), reads configurations first, then headers', () => {
     expect(readEntraInputs({ resource_name: 'x' }, {})).toBeNull();
     expect(readEntraInputs(config, { 'x-service-azure-tenant-id': 'tenant-h' })).toEqual({
-      tenantId: 'tenant-a', clientId: 'client-a', clientSecret: 'secret-a', scope: DEFAULT_ENTRA_SCOPE, authorityHost: 'https://login.microsoftonline.com',
+      tenantId: 'tenant-a',
+      clientId: 'client-a',
+      clientSecret: 'secret-a',
+      scope: DEFAULT_ENTRA_SCOPE,
+      authorityHost: 'https://login.microsoftonline.com',
     });
-    const fromHeaders = readEntraInputs(undefined, { 'x-service-azure-tenant-id': 'tenant-h', 'x-service-azure-client-id': 'client-h', 'x-service-azure-client-secret': 'secret-h' }, 'api://custom/.default');
-    expect(fromHeaders).toMatchObject({ tenantId: 'tenant-h', clientId: 'client-h', clientSecret: 'secret-h', scope: 'api://custom/.default' });
+    const fromHeaders = readEntraInputs(
+      undefined,
+      {
+        'x-service-azure-tenant-id': 'tenant-h',
+        'x-service-azure-client-id': 'client-h',
+        'x-service-azure-client-secret': 'secret-h',
+      },
+      'api://custom/.default',
+    );
+    expect(fromHeaders).toMatchObject({
+      tenantId: 'tenant-h',
+      clientId: 'client-h',
+      clientSecret: 'secret-h',
+      scope: 'api://custom/.default',
+    });
   });
 
   it('defaults the scope to Azure AI services and takes the authority host from configurations only', () => {
     expect(DEFAULT_ENTRA_SCOPE).toBe('https://cognitiveservices.azure.com/.default');
-    expect(readEntraInputs({ ...config, azure_authority_host: 'https://login.microsoftonline.us/' }, {}, undefined)?.authorityHost).toBe('https://login.microsoftonline.us');
+    expect(
+      readEntraInputs({ ...config, azure_authority_host: 'https://login.microsoftonline.us/' }, {}, undefined)
+        ?.authorityHost,
+    ).toBe('https://login.microsoftonline.us');
     expect(() => readEntraInputs({ ...config, azure_authority_host: 'ftp://x' }, {})).toThrow(/azure_authority_host/);
   });
 
   it('names the missing fields of a partial set, and refuses a tenant id that is not a path segment', () => {
     expect(() => readEntraInputs({ azure_tenant_id: 't' }, {})).toThrow(/azure_client_id, azure_client_secret/);
-    expect(() => readEntraInputs(undefined, { 'x-service-azure-client-id': 'c' })).toThrow(/x-service-azure-tenant-id, x-service-azure-client-secret/);
+    expect(() => readEntraInputs(undefined, { 'x-service-azure-client-id': 'c' })).toThrow(
+      /x-service-azure-tenant-id, x-service-azure-client-secret/,
+    );
     expect(() => readEntraInputs({ ...config, azure_tenant_id: '../evil' }, {})).toThrow(/tenant id/);
   });
 });
@@ -68,10 +107,17 @@ describe('Entra ID token source', () => {
   it('posts the client-credentials form to {authority}/{tenant}/oauth2/v2.0/token and returns bearer headers', async () => {
     const mock = await startTokenMock(okToken);
     const source = createEntraTokenSource({ dispatcher: mock.dispatcher, now: () => 1_000 });
-    expect(await entraAuthHeaders(inputs(mock.url), { now: () => 1_000, source })).toEqual({ authorization: 'Bearer token-1' });
+    expect(await entraAuthHeaders(inputs(mock.url), { now: () => 1_000, source })).toEqual({
+      authorization: 'Bearer token-1',
+    });
     expect(mock.calls[0]!.url).toBe('/contoso.onmicrosoft.com/oauth2/v2.0/token');
     expect(mock.calls[0]!.contentType).toBe('application/x-www-form-urlencoded');
-    expect(Object.fromEntries(mock.calls[0]!.form)).toEqual({ grant_type: 'client_credentials', client_id: 'app-1', client_secret: SECRET, scope: DEFAULT_ENTRA_SCOPE });
+    expect(Object.fromEntries(mock.calls[0]!.form)).toEqual({
+      grant_type: 'client_credentials',
+      client_id: 'app-1',
+      client_secret: SECRET,
+      scope: DEFAULT_ENTRA_SCOPE,
+    });
     expect(await entraAuthHeaders(null, { now: () => 0, source })).toBeNull();
   });
 
@@ -103,7 +149,13 @@ describe('Entra ID token source', () => {
   it('turns a token endpoint error into a clear error without the secret, and caches nothing', async () => {
     const mock = await startTokenMock(() => ({
       status: 401,
-      body: { error: 'invalid_client', error_description: `AADSTS7000215: Invalid client secret provided. Ensure the secret being sent in the request is the client secret value ${SECRET}.`, error_codes: [7000215], trace_id: 't', correlation_id: 'c' },
+      body: {
+        error: 'invalid_client',
+        error_description: `AADSTS7000215: Invalid client secret provided. Ensure the secret being sent in the request is the client secret value ${SECRET}.`,
+        error_codes: [7000215],
+        trace_id: 't',
+        correlation_id: 'c',
+      },
     }));
     const source = createEntraTokenSource({ dispatcher: mock.dispatcher, now: () => 0 });
     const error = (await source.token(inputs(mock.url)).catch((e: unknown) => e)) as EntraTokenError;

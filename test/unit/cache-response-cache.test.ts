@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { cacheResponseHeaders, createResponseCache, replaySse, type CacheRequest, type CachedResponse } from '../../src/cache/index.js';
+import {
+  cacheResponseHeaders,
+  createResponseCache,
+  replaySse,
+  type CacheRequest,
+  type CachedResponse,
+} from '../../src/cache/index.js';
 import { createManualClock } from '../../src/lib/clock.js';
 import { migrateToLatest, openSqlite, type Db } from '../../src/storage/database.js';
 import { createLogger } from '../../src/telemetry/logger.js';
@@ -58,8 +64,18 @@ function chat(content: string, extra: Partial<CacheRequest> = {}, body: Record<s
 function answer(text: string, overrides: Partial<CachedResponse> = {}): CachedResponse {
   return {
     status: 200,
-    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-secret', 'set-cookie': 'a=b', 'x-request-id': 'req-1' },
-    body: Buffer.from(JSON.stringify({ object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: text } }] })),
+    headers: {
+      'content-type': 'application/json',
+      authorization: 'Bearer sk-secret',
+      'set-cookie': 'a=b',
+      'x-request-id': 'req-1',
+    },
+    body: Buffer.from(
+      JSON.stringify({
+        object: 'chat.completion',
+        choices: [{ index: 0, message: { role: 'assistant', content: text } }],
+      }),
+    ),
     stream: false,
     ...overrides,
   };
@@ -89,18 +105,32 @@ describe('response cache, simple mode', () => {
   it('matches whatever the order of the body keys, and not when a value differs', async () => {
     const { cache } = await setup();
     (await cache.lookup(chat('hello', {}, { temperature: 0 }), SIMPLE)).store(answer('x'));
-    const reordered: CacheRequest = { ...chat('hello'), body: { temperature: 0, messages: [{ content: 'hello', role: 'user' }], model: 'gpt-4o-mini' } };
+    const reordered: CacheRequest = {
+      ...chat('hello'),
+      body: { temperature: 0, messages: [{ content: 'hello', role: 'user' }], model: 'gpt-4o-mini' },
+    };
     expect((await cache.lookup(reordered, SIMPLE)).status).toBe('HIT');
     expect((await cache.lookup(chat('hello', {}, { temperature: 1 }), SIMPLE)).status).toBe('MISS');
     expect((await cache.lookup(chat('hello', {}, { temperature: 0, stream: true }), SIMPLE)).status).toBe('MISS');
-    expect((await cache.lookup(chat('hello', { route: 'config:abc@2' }, { temperature: 0 }), SIMPLE)).status).toBe('MISS');
+    expect((await cache.lookup(chat('hello', { route: 'config:abc@2' }, { temperature: 0 }), SIMPLE)).status).toBe(
+      'MISS',
+    );
   });
 
   it('caches a streamed answer and replays it as the same events', async () => {
     const { cache } = await setup();
-    const events = ['data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n', 'data: {"choices":[{"index":0,"delta":{"content":"lo"}}]}\n\n', 'data: [DONE]\n\n'];
+    const events = [
+      'data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n',
+      'data: {"choices":[{"index":0,"delta":{"content":"lo"}}]}\n\n',
+      'data: [DONE]\n\n',
+    ];
     const streamed = chat('hello', {}, { stream: true });
-    (await cache.lookup(streamed, SIMPLE)).store({ status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8' }, body: Buffer.from(events.join('')), stream: true });
+    (await cache.lookup(streamed, SIMPLE)).store({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream; charset=utf-8' },
+      body: Buffer.from(events.join('')),
+      stream: true,
+    });
     cache.flush();
     const hit = await cache.lookup(streamed, SIMPLE);
     expect(hit.hit?.response.stream).toBe(true);
@@ -139,7 +169,11 @@ describe('response cache, simple mode', () => {
   it('never lets another organisation or workspace see an entry, in memory or on disk', async () => {
     const { cache } = await setup();
     (await cache.lookup(chat('hello'), SIMPLE)).store(answer('private'));
-    const others: Array<Partial<CacheRequest>> = [{ organisationId: 'org-2' }, { workspaceId: 'ws-2' }, { workspaceId: null }];
+    const others: Array<Partial<CacheRequest>> = [
+      { organisationId: 'org-2' },
+      { workspaceId: 'ws-2' },
+      { workspaceId: null },
+    ];
     for (const other of others) expect((await cache.lookup(chat('hello', other), SIMPLE)).status).toBe('MISS');
     cache.flush();
     for (const other of others) expect((await cache.lookup(chat('hello', other), SIMPLE)).status).toBe('MISS');
@@ -164,9 +198,20 @@ describe('response cache, simple mode', () => {
     const { cache, db, clock } = await setup();
     (await cache.lookup(chat('a'), SIMPLE)).store(answer('x', { status: 429 }));
     (await cache.lookup(chat('b'), SIMPLE)).store(answer('x', { body: Buffer.alloc(1024 * 1024 + 1, 0x20) }));
-    const broken = Buffer.from('data: {"id":"1","choices":[]}\n\ndata: {"error":{"message":"boom","type":"api_error","param":null,"code":"UPSTREAM_STREAM_ERROR"}}\n\n');
-    (await cache.lookup(chat('c', {}, { stream: true }), SIMPLE)).store({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: broken, stream: true });
-    for (const [text, body] of [['a', {}], ['b', {}], ['c', { stream: true }]] as const) {
+    const broken = Buffer.from(
+      'data: {"id":"1","choices":[]}\n\ndata: {"error":{"message":"boom","type":"api_error","param":null,"code":"UPSTREAM_STREAM_ERROR"}}\n\n',
+    );
+    (await cache.lookup(chat('c', {}, { stream: true }), SIMPLE)).store({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      body: broken,
+      stream: true,
+    });
+    for (const [text, body] of [
+      ['a', {}],
+      ['b', {}],
+      ['c', { stream: true }],
+    ] as const) {
       expect((await cache.lookup(chat(text, {}, body), SIMPLE)).status).toBe('MISS');
     }
     const small = createResponseCache({ db, clock, config: SETTINGS, logger, limits: { maxBodyBytes: 10 } });
@@ -205,7 +250,12 @@ describe('response cache, simple mode', () => {
   it('keeps at most maxStoredEntries rows, dropping those closest to expiry', async () => {
     const { db, clock } = await setup();
     const cache = createResponseCache({ db, clock, config: SETTINGS, logger, limits: { maxStoredEntries: 2 } });
-    for (const [text, age] of [['a', 100], ['b', 300], ['c', 200]] as const) (await cache.lookup(chat(text), { mode: 'simple', maxAgeSeconds: age })).store(answer(text));
+    for (const [text, age] of [
+      ['a', 100],
+      ['b', 300],
+      ['c', 200],
+    ] as const)
+      (await cache.lookup(chat(text), { mode: 'simple', maxAgeSeconds: age })).store(answer(text));
     expect(await cache.purgeExpired()).toBe(1);
     expect((await cache.lookup(chat('a'), SIMPLE)).status).toBe('MISS');
     expect((await cache.lookup(chat('b'), SIMPLE)).status).toBe('HIT');

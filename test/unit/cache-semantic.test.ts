@@ -4,7 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createResponseCache, type CacheLimits, type CacheRequest, type CachedResponse } from '../../src/cache/index.js';
+import {
+  createResponseCache,
+  type CacheLimits,
+  type CacheRequest,
+  type CachedResponse,
+} from '../../src/cache/index.js';
 import { createManualClock } from '../../src/lib/clock.js';
 import { migrateToLatest, openSqlite, type Db } from '../../src/storage/database.js';
 import { createLogger } from '../../src/telemetry/logger.js';
@@ -13,7 +18,8 @@ const DIMENSIONS = 32;
 const logger = createLogger({ level: 'silent', pretty: false });
 
 /** Unit vector along axis 0 tilted by `tilt` towards axis `towards`: cos to axis 0 = 1/√(1+tilt²). */
-const tilted = (tilt: number, towards = 1): number[] => Array.from({ length: DIMENSIONS }, (_, i) => (i === 0 ? 1 : i === towards ? tilt : 0));
+const tilted = (tilt: number, towards = 1): number[] =>
+  Array.from({ length: DIMENSIONS }, (_, i) => (i === 0 ? 1 : i === towards ? tilt : 0));
 
 /** Vectors the mock model returns per input text; other texts get an axis of their own. */
 const VECTORS: Record<string, number[]> = {
@@ -37,14 +43,30 @@ async function startEmbeddingsMock() {
       requests.push({ url: req.url ?? '', headers: req.headers, body });
       if (req.method !== 'POST' || req.url !== '/v1/embeddings' || body.input === 'fail') {
         res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } }));
+        res.end(
+          JSON.stringify({
+            error: {
+              message: 'The server had an error while processing your request.',
+              type: 'server_error',
+              param: null,
+              code: null,
+            },
+          }),
+        );
         return;
       }
       const text = String(body.input);
       const axis = 3 + (Object.keys(requests).length % (DIMENSIONS - 3));
       const embedding = VECTORS[text] ?? Array.from({ length: DIMENSIONS }, (_, i) => (i === axis ? 1 : 0));
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', data: [{ object: 'embedding', embedding, index: 0 }], model: body.model, usage: { prompt_tokens: 7, total_tokens: 7 } }));
+      res.end(
+        JSON.stringify({
+          object: 'list',
+          data: [{ object: 'embedding', embedding, index: 0 }],
+          model: body.model,
+          usage: { prompt_tokens: 7, total_tokens: 7 },
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -73,7 +95,13 @@ async function setup(options: { withEmbeddings?: boolean; threshold?: number; li
   const open = () => {
     const db = openSqlite(dataDir);
     dbs.push(db);
-    const cache = createResponseCache({ db, clock, config, logger, ...(options.limits ? { limits: options.limits } : {}) });
+    const cache = createResponseCache({
+      db,
+      clock,
+      config,
+      logger,
+      ...(options.limits ? { limits: options.limits } : {}),
+    });
     caches.push(cache);
     return cache;
   };
@@ -85,12 +113,30 @@ async function setup(options: { withEmbeddings?: boolean; threshold?: number; li
 
 const SYSTEM = { role: 'system', content: 'You are terse.' };
 
-function chat(messages: unknown[], extra: Partial<CacheRequest> = {}, body: Record<string, unknown> = {}): CacheRequest {
-  return { organisationId: 'org-1', workspaceId: 'ws-1', namespace: null, endpoint: '/v1/chat/completions', route: 'config:c1@1', body: { model: 'gpt-4o-mini', messages, ...body }, ...extra };
+function chat(
+  messages: unknown[],
+  extra: Partial<CacheRequest> = {},
+  body: Record<string, unknown> = {},
+): CacheRequest {
+  return {
+    organisationId: 'org-1',
+    workspaceId: 'ws-1',
+    namespace: null,
+    endpoint: '/v1/chat/completions',
+    route: 'config:c1@1',
+    body: { model: 'gpt-4o-mini', messages, ...body },
+    ...extra,
+  };
 }
-const ask = (question: string, extra: Partial<CacheRequest> = {}, body: Record<string, unknown> = {}) => chat([SYSTEM, { role: 'user', content: question }], extra, body);
+const ask = (question: string, extra: Partial<CacheRequest> = {}, body: Record<string, unknown> = {}) =>
+  chat([SYSTEM, { role: 'user', content: question }], extra, body);
 
-const answer = (text: string): CachedResponse => ({ status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ text })), stream: false });
+const answer = (text: string): CachedResponse => ({
+  status: 200,
+  headers: { 'content-type': 'application/json' },
+  body: Buffer.from(JSON.stringify({ text })),
+  stream: false,
+});
 const SEMANTIC = { mode: 'semantic' as const, maxAgeSeconds: 3600 };
 
 describe('response cache, semantic mode', () => {
@@ -107,7 +153,10 @@ describe('response cache, semantic mode', () => {
     expect(hit.hit?.similarity).toBeCloseTo(1 / Math.sqrt(1.04), 5);
 
     // The embedding call: the configured model, the last user message as input, the key as a bearer token.
-    expect(mock.requests[0]).toMatchObject({ url: '/v1/embeddings', body: { model: 'text-embedding-3-small', input: 'What is the capital of France?' } });
+    expect(mock.requests[0]).toMatchObject({
+      url: '/v1/embeddings',
+      body: { model: 'text-embedding-3-small', input: 'What is the capital of France?' },
+    });
     expect(mock.requests[0]!.headers.authorization).toBe('Bearer emb-key-123');
   });
 
@@ -131,7 +180,9 @@ describe('response cache, semantic mode', () => {
     const { cache } = await setup({ threshold: 0.9 });
     (await cache.lookup(ask("What's the capital of France?"), SEMANTIC)).store(answer('tilted 0.2'));
     // Similar to the first at this threshold: only a forced refresh stores it.
-    (await cache.lookup(ask('Name the capital city of France'), { ...SEMANTIC, forceRefresh: true })).store(answer('tilted 0.1'));
+    (await cache.lookup(ask('Name the capital city of France'), { ...SEMANTIC, forceRefresh: true })).store(
+      answer('tilted 0.1'),
+    );
     await waitUntil(() => cache.stats.indexedEntries === 2);
     const hit = await cache.lookup(ask('What is the capital of France?'), SEMANTIC);
     expect(hit.status).toBe('SEMANTIC_HIT');
@@ -144,8 +195,16 @@ describe('response cache, semantic mode', () => {
     await Promise.resolve();
     const similar = "What's the capital of France?";
     const variants: CacheRequest[] = [
-      chat([{ role: 'system', content: 'You are verbose.' }, { role: 'user', content: similar }]),
-      chat([SYSTEM, { role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }, { role: 'user', content: similar }]),
+      chat([
+        { role: 'system', content: 'You are verbose.' },
+        { role: 'user', content: similar },
+      ]),
+      chat([
+        SYSTEM,
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'hello' },
+        { role: 'user', content: similar },
+      ]),
       ask(similar, {}, { temperature: 0.5 }),
       ask(similar, { namespace: 'other' }),
       ask(similar, { workspaceId: 'ws-2' }),
@@ -157,7 +216,13 @@ describe('response cache, semantic mode', () => {
 
   it('matches exactly only when the last message is not plain user text', async () => {
     const { cache, mock } = await setup();
-    const image = { role: 'user', content: [{ type: 'text', text: 'What is the capital of France?' }, { type: 'image_url', image_url: { url: 'https://example.test/a.png' } }] };
+    const image = {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'What is the capital of France?' },
+        { type: 'image_url', image_url: { url: 'https://example.test/a.png' } },
+      ],
+    };
     (await cache.lookup(chat([SYSTEM, image]), SEMANTIC)).store(answer('Paris'));
     expect(mock.requests).toHaveLength(0);
     expect((await cache.lookup(chat([SYSTEM, image]), SEMANTIC)).status).toBe('HIT');
@@ -165,10 +230,14 @@ describe('response cache, semantic mode', () => {
 
   it('honours max_age for semantic hits', async () => {
     const { cache, clock } = await setup();
-    (await cache.lookup(ask('What is the capital of France?'), { mode: 'semantic', maxAgeSeconds: 60 })).store(answer('Paris'));
+    (await cache.lookup(ask('What is the capital of France?'), { mode: 'semantic', maxAgeSeconds: 60 })).store(
+      answer('Paris'),
+    );
     await Promise.resolve();
     clock.advance(61_000);
-    expect((await cache.lookup(ask("What's the capital of France?"), { mode: 'semantic', maxAgeSeconds: 600 })).status).toBe('MISS');
+    expect(
+      (await cache.lookup(ask("What's the capital of France?"), { mode: 'semantic', maxAgeSeconds: 600 })).status,
+    ).toBe('MISS');
   });
 
   it('finds entries of an earlier process once their partition loads from SQLite', async () => {
@@ -184,7 +253,8 @@ describe('response cache, semantic mode', () => {
 
   it('loads a partition page by page, entries with equal timestamps included', async () => {
     const { cache, open } = await setup({ limits: { partitionPageSize: 4 } });
-    for (let i = 0; i < 10; i++) (await cache.lookup(ask(`question ${i}`), { ...SEMANTIC, forceRefresh: true })).store(answer(`answer ${i}`));
+    for (let i = 0; i < 10; i++)
+      (await cache.lookup(ask(`question ${i}`), { ...SEMANTIC, forceRefresh: true })).store(answer(`answer ${i}`));
     await waitUntil(() => cache.stats.pendingWrites === 10);
     await cache.stop();
     const restarted = open();
@@ -208,7 +278,9 @@ describe('response cache, semantic mode', () => {
     refresh.store(answer('Paris, fresh'));
     await waitUntil(() => cache.stats.pendingWrites === 1);
     expect(mock.requests).toHaveLength(1);
-    expect((await cache.lookup(ask("What's the capital of France?"), SEMANTIC)).hit?.response.body.toString()).toContain('fresh');
+    expect(
+      (await cache.lookup(ask("What's the capital of France?"), SEMANTIC)).hit?.response.body.toString(),
+    ).toContain('fresh');
   });
 
   it('goes on as a miss when the embedding model fails, and still caches exactly', async () => {
@@ -231,7 +303,9 @@ describe('response cache, semantic mode', () => {
 
   it('forgets purged entries in memory too', async () => {
     const { cache, clock } = await setup();
-    (await cache.lookup(ask('What is the capital of France?'), { mode: 'semantic', maxAgeSeconds: 60 })).store(answer('Paris'));
+    (await cache.lookup(ask('What is the capital of France?'), { mode: 'semantic', maxAgeSeconds: 60 })).store(
+      answer('Paris'),
+    );
     await Promise.resolve();
     expect((await cache.lookup(ask("What's the capital of France?"), SEMANTIC)).status).toBe('SEMANTIC_HIT');
     expect(cache.stats.indexedEntries).toBe(1);

@@ -23,7 +23,12 @@ describe('stream replay', () => {
 
   it('cuts at blank lines whatever the line ending, and keeps an unterminated tail', () => {
     const body = Buffer.from(': ping\r\n\r\nevent: a\rdata: 1\r\rdata: 2\ndata: 3\n\ndata: tail');
-    expect(splitSseEvents(body).map(String)).toEqual([': ping\r\n\r\n', 'event: a\rdata: 1\r\r', 'data: 2\ndata: 3\n\n', 'data: tail']);
+    expect(splitSseEvents(body).map(String)).toEqual([
+      ': ping\r\n\r\n',
+      'event: a\rdata: 1\r\r',
+      'data: 2\ndata: 3\n\n',
+      'data: tail',
+    ]);
   });
 });
 
@@ -32,9 +37,13 @@ describe('stream capture for the cache', () => {
     let stored: Buffer | null | undefined;
     const capture = createCacheCapture({ maxBytes: 10_000, onComplete: (body) => (stored = body) });
     const received: Buffer[] = [];
-    await pipeline(Readable.from([chunk(1, 'Hel'), chunk(2, 'lo'), 'data: [DONE]\n\n'].map((s) => Buffer.from(s))), capture, async function (source) {
-      for await (const piece of source) received.push(piece as Buffer);
-    });
+    await pipeline(
+      Readable.from([chunk(1, 'Hel'), chunk(2, 'lo'), 'data: [DONE]\n\n'].map((s) => Buffer.from(s))),
+      capture,
+      async function (source) {
+        for await (const piece of source) received.push(piece as Buffer);
+      },
+    );
     expect(Buffer.concat(received).toString()).toBe(SSE);
     expect(stored?.toString()).toBe(SSE);
   });

@@ -13,15 +13,26 @@ const CHINESE_UNBROKEN = '网关在请求到达服务商之前为每个请求预
 
 describe('the prompt-token counter', () => {
   it('maps model families to their encodings and leaves the others to bytes', () => {
-    expect(['gpt-4o', 'gpt-4o-mini-2024-07-18', 'gpt-4.1', 'o3', 'o4-mini', 'gpt-5.4', 'openai/gpt-5.5'].map(encodingFor)).toEqual(Array(7).fill('o200k_base'));
-    expect(['gpt-4', 'gpt-4-turbo', 'gpt-3.5-turbo', 'text-embedding-3-small'].map(encodingFor)).toEqual(Array(4).fill('cl100k_base'));
-    expect(['claude-sonnet-5', 'gemini-2.5-pro', 'llama-3.3-70b', 'grok-4.7', null].map(encodingFor)).toEqual(Array(5).fill(null));
+    expect(
+      ['gpt-4o', 'gpt-4o-mini-2024-07-18', 'gpt-4.1', 'o3', 'o4-mini', 'gpt-5.4', 'openai/gpt-5.5'].map(encodingFor),
+    ).toEqual(Array(7).fill('o200k_base'));
+    expect(['gpt-4', 'gpt-4-turbo', 'gpt-3.5-turbo', 'text-embedding-3-small'].map(encodingFor)).toEqual(
+      Array(4).fill('cl100k_base'),
+    );
+    expect(['claude-sonnet-5', 'gemini-2.5-pro', 'llama-3.3-70b', 'grok-4.7', null].map(encodingFor)).toEqual(
+      Array(5).fill(null),
+    );
   });
 
   it('counts English and Chinese exactly with o200k and cl100k, long texts included', async () => {
     const o = await counterFor('gpt-4o');
     const c = await counterFor('gpt-4');
-    for (const text of [ENGLISH, CHINESE, 'hello <|endoftext|> there', `${'word '.repeat(50)}${'x'.repeat(MAX_SEGMENT_CHARS - 1)} end`]) {
+    for (const text of [
+      ENGLISH,
+      CHINESE,
+      'hello <|endoftext|> there',
+      `${'word '.repeat(50)}${'x'.repeat(MAX_SEGMENT_CHARS - 1)} end`,
+    ]) {
       expect(o(text)).toBe(o200k(text, plain));
       expect(c(text)).toBe(cl100k(text, plain));
     }
@@ -52,7 +63,13 @@ describe('prompt tokens of a request', () => {
   const ctx = async (model: string) => ({ count: await counterFor(model), model });
 
   it('counts messages with the chat format overhead, above what the provider reports', async () => {
-    const body = { model: 'gpt-4o', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: CHINESE }] };
+    const body = {
+      model: 'gpt-4o',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: CHINESE },
+      ],
+    };
     const counted = promptTokens('chatComplete', body, await ctx('gpt-4o'));
     // OpenAI: 3 per message + role + content, 3 to prime the reply.
     const provider = 3 + (3 + 1 + o200k('Be brief.', plain)) + (3 + 1 + o200k(CHINESE, plain));
@@ -68,31 +85,98 @@ describe('prompt tokens of a request', () => {
       tools,
       messages: [
         { role: 'user', content: 'Find record 7.' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup_record_7', arguments: JSON.stringify({ id: 'r-7', fields: ['name', 'owner'] }) } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'call_1',
+              type: 'function',
+              function: {
+                name: 'lookup_record_7',
+                arguments: JSON.stringify({ id: 'r-7', fields: ['name', 'owner'] }),
+              },
+            },
+          ],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: JSON.stringify({ name: 'Widget', owner: 'Ann' }) },
       ],
     };
     const counted = promptTokens('chatComplete', body, await ctx('gpt-4o'));
     expect(counted).toBeGreaterThan(o200k(JSON.stringify(tools), plain));
-    expect(counted).toBeGreaterThan(o200k('lookup_record_7', plain) + o200k('{"name":"Widget","owner":"Ann"}', plain) + o200k(JSON.stringify(tools), plain));
+    expect(counted).toBeGreaterThan(
+      o200k('lookup_record_7', plain) +
+        o200k('{"name":"Widget","owner":"Ann"}', plain) +
+        o200k(JSON.stringify(tools), plain),
+    );
   });
 
   it('counts Responses input and instructions, Anthropic system, json_schema, completions prompts and embedding token arrays', async () => {
     const c = await ctx('gpt-4o');
-    const schema = { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object', properties: { summary: { type: 'string' } } } } };
+    const schema = {
+      type: 'json_schema',
+      json_schema: { name: 'answer', schema: { type: 'object', properties: { summary: { type: 'string' } } } },
+    };
     const base = promptTokens('chatComplete', { messages: [{ role: 'user', content: 'hi' }] }, c);
-    expect(promptTokens('chatComplete', { messages: [{ role: 'user', content: 'hi' }], response_format: schema }, c)).toBeGreaterThanOrEqual(base + o200k(JSON.stringify(schema), plain));
-    expect(promptTokens('chatComplete', { messages: [{ role: 'user', content: 'hi' }], system: [{ type: 'text', text: ENGLISH }] }, c)).toBeGreaterThan(base + o200k(ENGLISH, plain));
-    expect(promptTokens('createModelResponse', { input: ENGLISH, instructions: CHINESE }, c)).toBeGreaterThan(o200k(ENGLISH, plain) + o200k(CHINESE, plain));
-    expect(promptTokens('createModelResponse', { input: [{ role: 'user', content: [{ type: 'input_text', text: ENGLISH }] }, { type: 'function_call_output', call_id: 'c', output: CHINESE }] }, c)).toBeGreaterThan(o200k(ENGLISH, plain) + o200k(CHINESE, plain));
-    expect(promptTokens('complete', { prompt: [ENGLISH, CHINESE] }, c)).toBe(o200k(ENGLISH, plain) + o200k(CHINESE, plain));
-    expect(promptTokens('embed', { input: [[1, 2, 3], [4, 5]] }, c)).toBe(5);
+    expect(
+      promptTokens('chatComplete', { messages: [{ role: 'user', content: 'hi' }], response_format: schema }, c),
+    ).toBeGreaterThanOrEqual(base + o200k(JSON.stringify(schema), plain));
+    expect(
+      promptTokens(
+        'chatComplete',
+        { messages: [{ role: 'user', content: 'hi' }], system: [{ type: 'text', text: ENGLISH }] },
+        c,
+      ),
+    ).toBeGreaterThan(base + o200k(ENGLISH, plain));
+    expect(promptTokens('createModelResponse', { input: ENGLISH, instructions: CHINESE }, c)).toBeGreaterThan(
+      o200k(ENGLISH, plain) + o200k(CHINESE, plain),
+    );
+    expect(
+      promptTokens(
+        'createModelResponse',
+        {
+          input: [
+            { role: 'user', content: [{ type: 'input_text', text: ENGLISH }] },
+            { type: 'function_call_output', call_id: 'c', output: CHINESE },
+          ],
+        },
+        c,
+      ),
+    ).toBeGreaterThan(o200k(ENGLISH, plain) + o200k(CHINESE, plain));
+    expect(promptTokens('complete', { prompt: [ENGLISH, CHINESE] }, c)).toBe(
+      o200k(ENGLISH, plain) + o200k(CHINESE, plain),
+    );
+    expect(
+      promptTokens(
+        'embed',
+        {
+          input: [
+            [1, 2, 3],
+            [4, 5],
+          ],
+        },
+        c,
+      ),
+    ).toBe(5);
     expect(promptTokens('embed', { input: [1, 2, 3, 4] }, c)).toBe(4);
   });
 
   it('reserves the most an image can cost for its detail level, without counting its bytes', async () => {
     const c = await ctx('gpt-4o');
-    const image = (detail?: string) => ({ model: 'gpt-4o', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${'A'.repeat(100_000)}`, ...(detail ? { detail } : {}) } }] }] });
+    const image = (detail?: string) => ({
+      model: 'gpt-4o',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'image_url',
+              image_url: { url: `data:image/png;base64,${'A'.repeat(100_000)}`, ...(detail ? { detail } : {}) },
+            },
+          ],
+        },
+      ],
+    });
     const empty = promptTokens('chatComplete', { messages: [{ role: 'user', content: [] }] }, c);
     expect(promptTokens('chatComplete', image('low'), c) - empty).toBe(IMAGE_TOKENS_LOW);
     expect(promptTokens('chatComplete', image('high'), c) - empty).toBe(IMAGE_TOKENS_HIGH);
@@ -119,12 +203,38 @@ describe('the reservation estimate', () => {
 
   it('prices prompt and output, bounds bodies it cannot read by their size, and reserves nothing for a GET', async () => {
     const body = { model: 'gpt-4o', messages: [{ role: 'user', content: ENGLISH }], max_tokens: 100 };
-    const e = await estimateRequest({ endpointType: 'chatComplete', method: 'POST', body, bodyBytes: 0, model: 'gpt-4o', price, maxOutputTokens: null });
+    const e = await estimateRequest({
+      endpointType: 'chatComplete',
+      method: 'POST',
+      body,
+      bodyBytes: 0,
+      model: 'gpt-4o',
+      price,
+      maxOutputTokens: null,
+    });
     expect(e.completionTokens).toBe(100);
     expect(e.tokens).toBe(e.promptTokens + 100);
     expect(e.cost).toBeCloseTo((e.promptTokens * 2.5 + 100 * 10) / 1e6, 12);
-    const proxy = await estimateRequest({ endpointType: 'proxy', method: 'POST', body: null, bodyBytes: 1234, model: null, price: null, maxOutputTokens: null });
+    const proxy = await estimateRequest({
+      endpointType: 'proxy',
+      method: 'POST',
+      body: null,
+      bodyBytes: 1234,
+      model: null,
+      price: null,
+      maxOutputTokens: null,
+    });
     expect(proxy).toMatchObject({ promptTokens: 1234, cost: null });
-    expect(await estimateRequest({ endpointType: 'proxy', method: 'GET', body: null, bodyBytes: 0, model: null, price: null, maxOutputTokens: null })).toMatchObject({ tokens: 0, cost: 0 });
+    expect(
+      await estimateRequest({
+        endpointType: 'proxy',
+        method: 'GET',
+        body: null,
+        bodyBytes: 0,
+        model: null,
+        price: null,
+        maxOutputTokens: null,
+      }),
+    ).toMatchObject({ tokens: 0, cost: 0 });
   });
 });

@@ -9,9 +9,17 @@ describe('prices of resold models', () => {
   it.each([
     ['vertex-ai', 'gemini-2.5-flash', { provider: 'google', model: 'gemini-2.5-flash' }],
     ['vertex-ai', 'publishers/google/models/gemini-2.5-pro', { provider: 'google', model: 'gemini-2.5-pro' }],
-    ['bedrock', 'anthropic.claude-opus-4-1-20250805-v1:0', { provider: 'anthropic', model: 'claude-opus-4-1-20250805' }],
+    [
+      'bedrock',
+      'anthropic.claude-opus-4-1-20250805-v1:0',
+      { provider: 'anthropic', model: 'claude-opus-4-1-20250805' },
+    ],
     ['bedrock', 'us.anthropic.claude-opus-4-5-v1:0', { provider: 'anthropic', model: 'claude-opus-4-5' }],
-    ['bedrock', 'arn:aws:bedrock:us-west-2::foundation-model/cohere.rerank-v3-5:0', { provider: 'cohere', model: 'rerank-v3-5:0' }],
+    [
+      'bedrock',
+      'arn:aws:bedrock:us-west-2::foundation-model/cohere.rerank-v3-5:0',
+      { provider: 'cohere', model: 'rerank-v3-5:0' },
+    ],
     ['bedrock', 'amazon.titan-embed-text-v2:0', null],
     ['openai', 'gpt-4o', null],
   ])('%s %s', (provider, model, expected) => {
@@ -22,8 +30,12 @@ describe('prices of resold models', () => {
     const config = loadConfig({ env: {} });
     const pricing = createPricingService({ config, clock: systemClock, logger: pino({ level: 'silent' }) });
     const usage = { promptTokens: 1_000_000, completionTokens: 0, cachedTokens: 0, totalTokens: 1_000_000 };
-    expect(await pricing.costOf('bedrock', 'anthropic.claude-opus-4-1-20250805-v1:0', usage)).toBe(await pricing.costOf('anthropic', 'claude-opus-4-1', usage));
-    expect(await pricing.costOf('vertex-ai', 'gemini-2.5-flash', usage)).toBe(await pricing.costOf('google', 'gemini-2.5-flash', usage));
+    expect(await pricing.costOf('bedrock', 'anthropic.claude-opus-4-1-20250805-v1:0', usage)).toBe(
+      await pricing.costOf('anthropic', 'claude-opus-4-1', usage),
+    );
+    expect(await pricing.costOf('vertex-ai', 'gemini-2.5-flash', usage)).toBe(
+      await pricing.costOf('google', 'gemini-2.5-flash', usage),
+    );
     expect(await pricing.costOf('bedrock', 'amazon.titan-embed-text-v2:0', usage)).toBeNull();
   });
 });

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { backoffDelay, retryAfterMs } from '../../src/gateway/routing/backoff.js';
 import { matchesQuery } from '../../src/gateway/routing/conditions.js';
 
-const facts = { metadata: { tier: 'pro', retries: '3', region: 'eu-west-1' }, params: { model: 'gpt-4o', temperature: 0.2, nested: { flag: true } } };
+const facts = {
+  metadata: { tier: 'pro', retries: '3', region: 'eu-west-1' },
+  params: { model: 'gpt-4o', temperature: 0.2, nested: { flag: true } },
+};
 
 describe('condition queries', () => {
   it.each([

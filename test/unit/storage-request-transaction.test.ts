@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { migrateToLatest, openSqlite, rawSqlite, type Db } from '../../src/storage/database.js';
-import { afterCommit, beginRequestTransaction, commitWith, noteRawWrite, runInRequestTransaction, undoWith } from '../../src/storage/request-transaction.js';
+import {
+  afterCommit,
+  beginRequestTransaction,
+  commitWith,
+  noteRawWrite,
+  runInRequestTransaction,
+  undoWith,
+} from '../../src/storage/request-transaction.js';
 
 async function openDb(): Promise<Db> {
   const dir = mkdtempSync(join(tmpdir(), 'svcgw-rtx-'));
@@ -18,12 +25,16 @@ async function openDb(): Promise<Db> {
 
 const now = new Date(0).toISOString();
 const org = (id: string) => ({ id, name: id, created_at: now, last_updated_at: now });
-const names = async (db: Db) => (await db.selectFrom('organisations').select('id').orderBy('id').execute()).map((r) => r.id);
+const names = async (db: Db) =>
+  (await db.selectFrom('organisations').select('id').orderBy('id').execute()).map((r) => r.id);
 
 /** A write on the raw handle, as the request-log writer makes it. */
 function rawWrite(db: Db, id: string): void {
   const sqlite = rawSqlite(db)!;
-  const insert = () => sqlite.prepare('INSERT INTO organisations (id, name, created_at, last_updated_at) VALUES (?, ?, ?, ?)').run(id, id, now, now);
+  const insert = () =>
+    sqlite
+      .prepare('INSERT INTO organisations (id, name, created_at, last_updated_at) VALUES (?, ?, ?, ?)')
+      .run(id, id, now, now);
   insert();
   noteRawWrite(sqlite, insert);
 }
@@ -50,7 +61,9 @@ describe('request transactions', () => {
       await afterCommit(() => (afterwards = true));
     });
     rawWrite(db, 'c-log');
-    await expect(commitWith(tx, (conn) => conn.insertInto('organisations').values(org('a-change')).execute())).rejects.toThrow(/UNIQUE/);
+    await expect(
+      commitWith(tx, (conn) => conn.insertInto('organisations').values(org('a-change')).execute()),
+    ).rejects.toThrow(/UNIQUE/);
     expect(afterwards).toBe(false);
     expect(await names(db)).toEqual(['c-log']);
   });
@@ -69,11 +82,13 @@ describe('request transactions', () => {
     const tx = await beginRequestTransaction(db);
     await runInRequestTransaction(tx, async () => {
       await db.insertInto('organisations').values(org('a-before')).execute();
-      await expect(db.transaction().execute(async (trx) => {
-        await trx.insertInto('organisations').values(org('x-nested')).execute();
-        rawWrite(db, 'c-log');
-        throw new Error('refused');
-      })).rejects.toThrow('refused');
+      await expect(
+        db.transaction().execute(async (trx) => {
+          await trx.insertInto('organisations').values(org('x-nested')).execute();
+          rawWrite(db, 'c-log');
+          throw new Error('refused');
+        }),
+      ).rejects.toThrow('refused');
       await db.transaction().execute((trx) => trx.insertInto('organisations').values(org('d-nested-ok')).execute());
     });
     await commitWith(tx, async () => undefined);

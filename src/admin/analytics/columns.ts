@@ -21,7 +21,8 @@ export type GroupBy = keyof typeof DIMENSIONS;
 export const GROUP_BYS = Object.keys(DIMENSIONS) as GroupBy[];
 
 export function parseGroupBy(value: string): GroupBy {
-  if (!Object.hasOwn(DIMENSIONS, value)) throw invalid('groupBy', `Unknown groupBy ${value}; use one of ${GROUP_BYS.join(', ')}.`);
+  if (!Object.hasOwn(DIMENSIONS, value))
+    throw invalid('groupBy', `Unknown groupBy ${value}; use one of ${GROUP_BYS.join(', ')}.`);
   return value as GroupBy;
 }
 
@@ -59,13 +60,25 @@ export const COLUMN_NAMES = Object.keys(COLUMNS) as ColumnName[];
 /** `cost,p95_latency` → the columns, in the order given, without repeats; unknown names are a 400. */
 export function parseColumns(value: string | undefined): ColumnName[] {
   if (value === undefined || value.trim() === '') return [];
-  const names = [...new Set(value.split(',').map((name) => name.trim()).filter(Boolean))];
+  const names = [
+    ...new Set(
+      value
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    ),
+  ];
   const unknown = names.filter((name) => !Object.hasOwn(COLUMNS, name));
-  if (unknown.length > 0) throw invalid('columns', `Unknown column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; use any of ${COLUMN_NAMES.join(', ')}.`);
+  if (unknown.length > 0)
+    throw invalid(
+      'columns',
+      `Unknown column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; use any of ${COLUMN_NAMES.join(', ')}.`,
+    );
   return names as ColumnName[];
 }
 
-export const needsLatencies = (columns: readonly ColumnName[]) => columns.some((c) => (COLUMNS[c] as ColumnDef).needsLatencies === true);
+export const needsLatencies = (columns: readonly ColumnName[]) =>
+  columns.some((c) => (COLUMNS[c] as ColumnDef).needsLatencies === true);
 
 /** `requests` plus the selected columns of one group. */
 export function columnValues(t: Totals, columns: readonly ColumnName[]): Record<string, number | string | null> {

@@ -19,16 +19,32 @@ const errors = (t: Totals) => t.requests - t.successes;
 /** The graphs, named and shaped as the reference analytics graphs are (`summary` + `data_points`). */
 export const METRICS: Record<string, Metric> = {
   requests: { values: (t) => ({ total: t.requests }) },
-  cost: { values: (t) => ({ total: money(t.cost), avg: t.requests === 0 ? null : Number((t.cost / t.requests).toPrecision(12)) }) },
+  cost: {
+    values: (t) => ({
+      total: money(t.cost),
+      avg: t.requests === 0 ? null : Number((t.cost / t.requests).toPrecision(12)),
+    }),
+  },
   latency: {
     latencies: true,
-    values: (t) => ({ avg: average(t.latencySum, t.requests), p50: percentile(t, 0.5), p90: percentile(t, 0.9), p95: percentile(t, 0.95), p99: percentile(t, 0.99) }),
+    values: (t) => ({
+      avg: average(t.latencySum, t.requests),
+      p50: percentile(t, 0.5),
+      p90: percentile(t, 0.9),
+      p95: percentile(t, 0.95),
+      p99: percentile(t, 0.99),
+    }),
   },
   tokens: { values: (t) => ({ total: t.totalTokens, avg: average(t.totalTokens, t.tokenRows) }) },
   errors: { values: (t) => ({ total: errors(t) }) },
   'errors/rate': { values: (t) => ({ rate: t.requests === 0 ? null : round(errors(t) / t.requests, 4) }) },
   'cache/hit-rate': {
-    values: (t) => ({ total: t.cacheHits, simple_hits: t.cacheHits - t.semanticHits, semantic_hits: t.semanticHits, rate: average(t.cacheHits, t.requests, 4) }),
+    values: (t) => ({
+      total: t.cacheHits,
+      simple_hits: t.cacheHits - t.semanticHits,
+      semantic_hits: t.semanticHits,
+      rate: average(t.cacheHits, t.requests, 4),
+    }),
     summary: ['total', 'rate'],
   },
 };
@@ -39,7 +55,8 @@ export const INTERVALS = { hour: 3_600_000, day: 86_400_000 } as const;
 export type Interval = keyof typeof INTERVALS;
 
 /** Hourly up to two days, daily beyond: at most a few hundred points by default. */
-export const defaultInterval = (from: number, to: number): Interval => (to - from <= 2 * INTERVALS.day ? 'hour' : 'day');
+export const defaultInterval = (from: number, to: number): Interval =>
+  to - from <= 2 * INTERVALS.day ? 'hour' : 'day';
 
 /**
  * One metric over time, in UTC-aligned buckets from the one holding `from` to the one holding
@@ -57,5 +74,12 @@ export async function graph(reader: AnalyticsReader, filter: RowFilter, metric: 
   }
   const all = metric.values(whole);
   const summary = metric.summary ? Object.fromEntries(metric.summary.map((k) => [k, all[k] ?? null])) : all;
-  return { object: 'analytics-graph' as const, interval, start_time: new Date(filter.from).toISOString(), end_time: new Date(filter.to).toISOString(), summary, data_points: points };
+  return {
+    object: 'analytics-graph' as const,
+    interval,
+    start_time: new Date(filter.from).toISOString(),
+    end_time: new Date(filter.to).toISOString(),
+    summary,
+    data_points: points,
+  };
 }

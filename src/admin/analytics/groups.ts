@@ -10,12 +10,24 @@ export interface GroupRow {
  * Requests grouped by one dimension, most requests first (ties by value, nulls last), one page
  * of them.
  */
-export async function groups(reader: AnalyticsReader, filter: RowFilter, groupBy: GroupBy, columns: readonly ColumnName[], page: { limit: number; offset: number }) {
-  const totals = await reader.aggregate(filter, { by: 'column', column: DIMENSIONS[groupBy] }, { latencies: needsLatencies(columns) });
+export async function groups(
+  reader: AnalyticsReader,
+  filter: RowFilter,
+  groupBy: GroupBy,
+  columns: readonly ColumnName[],
+  page: { limit: number; offset: number },
+) {
+  const totals = await reader.aggregate(
+    filter,
+    { by: 'column', column: DIMENSIONS[groupBy] },
+    { latencies: needsLatencies(columns) },
+  );
   const ordered = [...totals.entries()]
     .map(([key, t]) => ({ label: groupLabel(key), t }))
     .sort((a, b) => b.t.requests - a.t.requests || compareLabels(a.label, b.label));
-  const data: GroupRow[] = ordered.slice(page.offset, page.offset + page.limit).map(({ label, t }) => ({ [groupBy]: label, ...columnValues(t, columns), object: 'analytics-group' }));
+  const data: GroupRow[] = ordered
+    .slice(page.offset, page.offset + page.limit)
+    .map(({ label, t }) => ({ [groupBy]: label, ...columnValues(t, columns), object: 'analytics-group' }));
   return { total: ordered.length, data };
 }
 

@@ -9,14 +9,32 @@ export const DEFAULT_WINDOW_MS = 7 * DAY_MS;
 
 /** Query parameters every analytics route takes. */
 export const filterQuery = {
-  start_time: z.iso.datetime({ offset: true }).optional().describe('From this time (ISO 8601, inclusive); default: end_time minus 7 days; never before METRICS_RETENTION_DISPLAY days ago (LOG_RETENTION_DISPLAY with a metadata filter).'),
-  end_time: z.iso.datetime({ offset: true }).optional().describe('Up to this time (ISO 8601, inclusive); default: now.'),
-  workspace_id: idOrSlug.optional().describe('Only this workspace (id or slug); workspace keys always see only their own.'),
+  start_time: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe(
+      'From this time (ISO 8601, inclusive); default: end_time minus 7 days; never before METRICS_RETENTION_DISPLAY days ago (LOG_RETENTION_DISPLAY with a metadata filter).',
+    ),
+  end_time: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe('Up to this time (ISO 8601, inclusive); default: now.'),
+  workspace_id: idOrSlug
+    .optional()
+    .describe('Only this workspace (id or slug); workspace keys always see only their own.'),
   api_key_id: z.uuid().optional().describe('Only requests made with this API key.'),
   provider: z.string().max(128).optional().describe('Only this provider type (request_logs.provider, such as openai).'),
   model: z.string().max(256).optional().describe('Only this model.'),
-  status_code: z.string().regex(/^\d{3}(,\d{3})*$/, 'status_code must be comma-separated HTTP status codes').optional().describe('Only these HTTP status codes, comma-separated.'),
-  metadata: z.string().max(4096).optional().describe('JSON object of key → value; only requests whose metadata holds every pair.'),
+  status_code: z
+    .string()
+    .regex(/^\d{3}(,\d{3})*$/, 'status_code must be comma-separated HTTP status codes')
+    .optional()
+    .describe('Only these HTTP status codes, comma-separated.'),
+  metadata: z
+    .string()
+    .max(4096)
+    .optional()
+    .describe('JSON object of key → value; only requests whose metadata holds every pair.'),
 };
 
 export type FilterQuery = { [K in keyof typeof filterQuery]?: string | undefined };
@@ -39,7 +57,12 @@ export interface Retention {
  * back LOG_RETENTION_DISPLAY days. Parts of hours are read from request_logs, so an edge older
  * than LOG_RETENTION_DISPLAY (whose rows may be gone) is widened to its whole hour.
  */
-export function timeWindow(query: Pick<FilterQuery, 'start_time' | 'end_time'>, now: number, retention: Retention, options: { metadata: boolean }): TimeWindow {
+export function timeWindow(
+  query: Pick<FilterQuery, 'start_time' | 'end_time'>,
+  now: number,
+  retention: Retention,
+  options: { metadata: boolean },
+): TimeWindow {
   let to = query.end_time === undefined ? now : Date.parse(query.end_time);
   let from = query.start_time === undefined ? to - DEFAULT_WINDOW_MS : Date.parse(query.start_time);
   if (from > to) throw invalid('start_time', 'start_time must not be after end_time.');
@@ -59,9 +82,12 @@ export function parseMetadata(value: string | undefined): Record<string, string>
   } catch {
     throw invalid('metadata', 'metadata must be a JSON object such as {"env":"prod"}.');
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('metadata', 'metadata must be a JSON object such as {"env":"prod"}.');
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw invalid('metadata', 'metadata must be a JSON object such as {"env":"prod"}.');
   const entries = Object.entries(parsed as Record<string, unknown>);
-  for (const [key, v] of entries) if (typeof v !== 'string') throw invalid('metadata', `metadata.${key} must be a string (request metadata values are strings).`);
+  for (const [key, v] of entries)
+    if (typeof v !== 'string')
+      throw invalid('metadata', `metadata.${key} must be a string (request metadata values are strings).`);
   // {} holds for every request: no filter.
   return entries.length === 0 ? undefined : (Object.fromEntries(entries) as Record<string, string>);
 }

@@ -1,7 +1,12 @@
 import type { Statement } from 'better-sqlite3';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import { rawSqlite, type Db } from '../../storage/database.js';
-import { periodStart, registerHistogramFunctions, ROLLUP_PERIODS, type RollupPeriod } from '../../storage/repositories/request-logs.js';
+import {
+  periodStart,
+  registerHistogramFunctions,
+  ROLLUP_PERIODS,
+  type RollupPeriod,
+} from '../../storage/repositories/request-logs.js';
 import { addRow, newTotals, type Totals } from './totals.js';
 
 const HOUR_MS = 3_600_000;
@@ -23,7 +28,15 @@ export interface RowFilter {
 }
 
 /** The request-log columns analytics group by. */
-export type GroupColumn = 'provider' | 'model' | 'status_code' | 'api_key_id' | 'config_id' | 'workspace_id' | 'credential_source' | 'prompt_id';
+export type GroupColumn =
+  | 'provider'
+  | 'model'
+  | 'status_code'
+  | 'api_key_id'
+  | 'config_id'
+  | 'workspace_id'
+  | 'credential_source'
+  | 'prompt_id';
 
 export type Grouping = { by: 'all' } | { by: 'column'; column: GroupColumn } | { by: 'time'; interval: 'hour' | 'day' };
 
@@ -54,7 +67,7 @@ export function planWindow(from: number, to: number, maxPeriod: RollupPeriod): W
   if (to >= endHour * HOUR_MS) raw.push({ from: endHour * HOUR_MS, to });
   const periods = ROLLUP_PERIODS.filter((p) => p <= maxPeriod).reverse();
   const rollups: WindowPlan['rollups'] = [];
-  for (let hour = firstHour; hour < endHour; ) {
+  for (let hour = firstHour; hour < endHour;) {
     const period = periods.find((p) => periodStart(hour, p) === hour && hour + p <= endHour) ?? 1;
     const last = rollups.at(-1);
     if (last && last.period === period && last.end === hour) last.end += period;
@@ -92,7 +105,11 @@ export function createAnalyticsReader(db: Db) {
     return statement;
   };
 
-  async function aggregate(filter: RowFilter, grouping: Grouping, options: { latencies: boolean }): Promise<Aggregated> {
+  async function aggregate(
+    filter: RowFilter,
+    grouping: Grouping,
+    options: { latencies: boolean },
+  ): Promise<Aggregated> {
     const out: Aggregated = new Map();
     const collect = (rows: unknown[][]) => {
       for (const row of rows) {
@@ -109,7 +126,11 @@ export function createAnalyticsReader(db: Db) {
     }
     const maxPeriod: RollupPeriod = grouping.by === 'time' ? (grouping.interval === 'hour' ? 1 : 24) : 672;
     const plan = planWindow(filter.from, filter.to, maxPeriod);
-    const keyTable = filter.provider === undefined && filter.model === undefined && !(filter.statusCodes && filter.statusCodes.length > 0) && (grouping.by !== 'column' || KEY_TABLE_COLUMNS.has(grouping.column));
+    const keyTable =
+      filter.provider === undefined &&
+      filter.model === undefined &&
+      !(filter.statusCodes && filter.statusCodes.length > 0) &&
+      (grouping.by !== 'column' || KEY_TABLE_COLUMNS.has(grouping.column));
     for (const part of plan.rollups) {
       collect(rollupQuery(filter, grouping, options.latencies, keyTable, part));
       await yieldToRequests();
@@ -118,10 +139,29 @@ export function createAnalyticsReader(db: Db) {
     return out;
   }
 
-  function rollupQuery(filter: RowFilter, grouping: Grouping, latencies: boolean, keyTable: boolean, part: WindowPlan['rollups'][number]): unknown[][] {
+  function rollupQuery(
+    filter: RowFilter,
+    grouping: Grouping,
+    latencies: boolean,
+    keyTable: boolean,
+    part: WindowPlan['rollups'][number],
+  ): unknown[][] {
     const params: unknown[] = [filter.organisationId, part.period, part.start, part.end];
-    const conditions = ['organisation_id = ?', 'period = ?', 'period_start >= ?', 'period_start < ?', ...dimensionConditions(filter, params)];
-    const group = grouping.by === 'all' ? '0' : grouping.by === 'column' ? grouping.column : grouping.interval === 'hour' ? 'period_start' : 'period_start / 24';
+    const conditions = [
+      'organisation_id = ?',
+      'period = ?',
+      'period_start >= ?',
+      'period_start < ?',
+      ...dimensionConditions(filter, params),
+    ];
+    const group =
+      grouping.by === 'all'
+        ? '0'
+        : grouping.by === 'column'
+          ? grouping.column
+          : grouping.interval === 'hour'
+            ? 'period_start'
+            : 'period_start / 24';
     const text = `SELECT ${group} AS g, ${ROLLUP_MEASURES}, ${latencies ? 'svcgw_hist_sum(latency_hist)' : 'NULL'}
       FROM ${keyTable ? 'analytics_key_rollups' : 'analytics_rollups'} WHERE ${conditions.join(' AND ')}${groupBy(grouping)}`;
     return prepare(text).all(...params) as unknown[][];
@@ -129,7 +169,12 @@ export function createAnalyticsReader(db: Db) {
 
   function rawQuery(filter: RowFilter, grouping: Grouping, latencies: boolean, from: number, to: number): unknown[][] {
     const params: unknown[] = [filter.organisationId, new Date(from).toISOString(), new Date(to).toISOString()];
-    const conditions = ['organisation_id = ?', 'created_at >= ?', 'created_at <= ?', ...dimensionConditions(filter, params)];
+    const conditions = [
+      'organisation_id = ?',
+      'created_at >= ?',
+      'created_at <= ?',
+      ...dimensionConditions(filter, params),
+    ];
     const pairs = Object.entries(filter.metadata ?? {});
     if (pairs.length > 0) {
       // The gateway stores metadata as compact JSON of strings, so a pair is held exactly when
@@ -141,9 +186,13 @@ export function createAnalyticsReader(db: Db) {
       }
     }
     const group =
-      grouping.by === 'all' ? '0'
-      : grouping.by === 'column' ? (grouping.column === 'status_code' ? 'status_code' : `coalesce(${grouping.column}, '')`)
-      : `CAST(unixepoch(created_at) / ${grouping.interval === 'hour' ? 3600 : 86400} AS INTEGER)`;
+      grouping.by === 'all'
+        ? '0'
+        : grouping.by === 'column'
+          ? grouping.column === 'status_code'
+            ? 'status_code'
+            : `coalesce(${grouping.column}, '')`
+          : `CAST(unixepoch(created_at) / ${grouping.interval === 'hour' ? 3600 : 86400} AS INTEGER)`;
     const text = `SELECT ${group} AS g, ${RAW_MEASURES}, ${latencies ? 'svcgw_latency_hist(latency_ms)' : 'NULL'}
       FROM request_logs${pairs.length > 0 ? ' INDEXED BY request_logs_metadata_analytics' : ''} WHERE ${conditions.join(' AND ')}${groupBy(grouping)}`;
     return prepare(text).all(...params) as unknown[][];

@@ -14,13 +14,26 @@ import { parseMetadata, parseStatusCodes, timeWindow, type FilterQuery } from '.
  * - workspace keys see their own workspace only (another workspace_id is WORKSPACE_FORBIDDEN);
  * - with membersViewAllData / managersViewAllData off, only the caller's own keys' requests.
  */
-export async function rowFilter(deps: ObservabilityDeps, principal: Principal, query: FilterQuery, options: { analytics: boolean }): Promise<RowFilter> {
+export async function rowFilter(
+  deps: ObservabilityDeps,
+  principal: Principal,
+  query: FilterQuery,
+  options: { analytics: boolean },
+): Promise<RowFilter> {
   if (options.analytics && !(await deps.settings.canView(principal, 'analytics'))) {
     const setting = governedRole(principal) === 'manager' ? 'managersViewAnalytics' : 'membersViewAnalytics';
-    throw new AppError('ROLE_NOT_ALLOWED', `Analytics are turned off for your role in this workspace (security setting ${setting}).`);
+    throw new AppError(
+      'ROLE_NOT_ALLOWED',
+      `Analytics are turned off for your role in this workspace (security setting ${setting}).`,
+    );
   }
   const metadata = parseMetadata(query.metadata);
-  const window = timeWindow(query, deps.clock.now(), { logDays: deps.config.log_retention_display, metricsDays: deps.config.metrics_retention_display }, { metadata: metadata !== undefined });
+  const window = timeWindow(
+    query,
+    deps.clock.now(),
+    { logDays: deps.config.log_retention_display, metricsDays: deps.config.metrics_retention_display },
+    { metadata: metadata !== undefined },
+  );
   const workspace = await resolveWorkspace(deps.repos.workspaces, principal, query.workspace_id, { required: false });
   const owner = await deps.visibility.ownDataOnly(principal);
   return {
@@ -37,6 +50,11 @@ export async function rowFilter(deps: ObservabilityDeps, principal: Principal, q
 }
 
 async function keysOf(deps: ObservabilityDeps, organisationId: string, userId: string): Promise<string[]> {
-  const rows = await deps.db.selectFrom('api_keys').select('id').where('organisation_id', '=', organisationId).where('user_id', '=', userId).execute();
+  const rows = await deps.db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('organisation_id', '=', organisationId)
+    .where('user_id', '=', userId)
+    .execute();
   return rows.map((row) => row.id);
 }

@@ -1,4 +1,9 @@
-import { addHistogram, bucketValue, LATENCY_BUCKETS, type RollupMeasures } from '../../storage/repositories/request-logs.js';
+import {
+  addHistogram,
+  bucketValue,
+  LATENCY_BUCKETS,
+  type RollupMeasures,
+} from '../../storage/repositories/request-logs.js';
 
 /** Running totals of one group. Token averages count only requests that reported tokens. */
 export interface Totals extends RollupMeasures {
@@ -10,8 +15,22 @@ export interface Totals extends RollupMeasures {
 }
 
 export const newTotals = (withHistogram: boolean): Totals => ({
-  requests: 0, successes: 0, cacheHits: 0, semanticHits: 0, cost: 0, totalTokens: 0, tokenRows: 0, promptTokens: 0, promptRows: 0,
-  completionTokens: 0, completionRows: 0, latencySum: 0, latencyMin: Infinity, latencyMax: -Infinity, first: Infinity, last: -Infinity,
+  requests: 0,
+  successes: 0,
+  cacheHits: 0,
+  semanticHits: 0,
+  cost: 0,
+  totalTokens: 0,
+  tokenRows: 0,
+  promptTokens: 0,
+  promptRows: 0,
+  completionTokens: 0,
+  completionRows: 0,
+  latencySum: 0,
+  latencyMin: Infinity,
+  latencyMax: -Infinity,
+  first: Infinity,
+  last: -Infinity,
   histogram: withHistogram ? new Float64Array(LATENCY_BUCKETS) : null,
 });
 
@@ -60,7 +79,8 @@ export function merge(into: Totals, t: Totals): void {
   into.latencyMax = Math.max(into.latencyMax, t.latencyMax);
   into.first = Math.min(into.first, t.first);
   into.last = Math.max(into.last, t.last);
-  if (into.histogram && t.histogram) for (let b = 0; b < into.histogram.length; b++) into.histogram[b]! += t.histogram[b]!;
+  if (into.histogram && t.histogram)
+    for (let b = 0; b < into.histogram.length; b++) into.histogram[b]! += t.histogram[b]!;
 }
 
 /**

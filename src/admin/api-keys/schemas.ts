@@ -26,12 +26,28 @@ export const rotationPolicyField = z
   .strict()
   .superRefine((policy, ctx) => {
     if (policy.rotation_period && policy.next_rotation_at) {
-      ctx.addIssue({ code: 'custom', path: ['next_rotation_at'], message: 'rotation_period and next_rotation_at are mutually exclusive' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['next_rotation_at'],
+        message: 'rotation_period and next_rotation_at are mutually exclusive',
+      });
     } else if (!policy.rotation_period && !policy.next_rotation_at) {
-      ctx.addIssue({ code: 'custom', path: ['rotation_period'], message: 'rotation_policy needs rotation_period or next_rotation_at' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['rotation_period'],
+        message: 'rotation_policy needs rotation_period or next_rotation_at',
+      });
     }
-    if (policy.rotation_period && policy.key_transition_period_ms !== undefined && policy.key_transition_period_ms >= ROTATION_PERIOD_MS[policy.rotation_period]) {
-      ctx.addIssue({ code: 'custom', path: ['key_transition_period_ms'], message: `key_transition_period_ms must be less than the rotation period (${ROTATION_PERIOD_MS[policy.rotation_period]} ms)` });
+    if (
+      policy.rotation_period &&
+      policy.key_transition_period_ms !== undefined &&
+      policy.key_transition_period_ms >= ROTATION_PERIOD_MS[policy.rotation_period]
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['key_transition_period_ms'],
+        message: `key_transition_period_ms must be less than the rotation period (${ROTATION_PERIOD_MS[policy.rotation_period]} ms)`,
+      });
     }
   })
   .nullable();
@@ -44,16 +60,34 @@ export type RotationPolicyInput = NonNullable<z.infer<typeof rotationPolicyField
  */
 export const keyDefaultsField = z
   .object({
-    metadata: z.record(z.string().max(128), z.string().max(1024)).refine((m) => Object.keys(m).length <= 64, 'at most 64 metadata keys').optional(),
-    config_id: z.string().min(1).max(255).nullable().optional().describe('Slug or id of an active config; stored as its id.'),
-    allow_config_override: z.boolean().optional().describe('Whether requests may name another config with x-service-config (default true).'),
+    metadata: z
+      .record(z.string().max(128), z.string().max(1024))
+      .refine((m) => Object.keys(m).length <= 64, 'at most 64 metadata keys')
+      .optional(),
+    config_id: z
+      .string()
+      .min(1)
+      .max(255)
+      .nullable()
+      .optional()
+      .describe('Slug or id of an active config; stored as its id.'),
+    allow_config_override: z
+      .boolean()
+      .optional()
+      .describe('Whether requests may name another config with x-service-config (default true).'),
   })
   .strict()
   .nullable();
 export type KeyDefaultsInput = NonNullable<z.infer<typeof keyDefaultsField>>;
 
 /** The stored (and shown) defaults of a key. */
-export const keyDefaultsObject = z.object({ metadata: z.record(z.string(), z.string()), config_id: z.string().nullable(), allow_config_override: z.boolean() }).nullable();
+export const keyDefaultsObject = z
+  .object({
+    metadata: z.record(z.string(), z.string()),
+    config_id: z.string().nullable(),
+    allow_config_override: z.boolean(),
+  })
+  .nullable();
 
 export const createApiKeyBody = z
   .object({
@@ -105,16 +139,28 @@ export const apiKeyObject = z.object({
   expires_at: z.string().nullable(),
   rate_limits: z.array(z.object({ type: z.string(), unit: z.string(), value: z.number() })).nullable(),
   usage_limits: z.record(z.string(), z.unknown()).nullable(),
-  last_reset_at: z.string().nullable().describe('Start of the current usage period (usage_limits.last_reset_at), or null.'),
+  last_reset_at: z
+    .string()
+    .nullable()
+    .describe('Start of the current usage period (usage_limits.last_reset_at), or null.'),
   rotation_policy: z
-    .object({ rotation_period: z.enum(['weekly', 'monthly']).nullable(), next_rotation_at: z.string().nullable(), key_transition_period_ms: z.number() })
+    .object({
+      rotation_period: z.enum(['weekly', 'monthly']).nullable(),
+      next_rotation_at: z.string().nullable(),
+      key_transition_period_ms: z.number(),
+    })
     .nullable(),
   defaults: keyDefaultsObject,
-  key_transition_expires_at: z.string().nullable().describe('While a rotation is in its transition: when the previous key stops working.'),
+  key_transition_expires_at: z
+    .string()
+    .nullable()
+    .describe('While a rotation is in its transition: when the previous key stops working.'),
   new_key_pending_since: z
     .string()
     .nullable()
-    .describe('Set by a scheduled rotation: no new key has been issued yet; POST /v1/api-keys/{apiKeyId}/rotate issues it.'),
+    .describe(
+      'Set by a scheduled rotation: no new key has been issued yet; POST /v1/api-keys/{apiKeyId}/rotate issues it.',
+    ),
   created_at: z.string(),
   last_updated_at: z.string(),
   object: z.literal('api-key'),

@@ -1,4 +1,13 @@
-import { generateRawKey, hashKey, keyHint, MIN_TRANSITION_MS, nextRotationAfter, parseRotationPolicy, type ApiKeyVerifier, type StoredRotationPolicy } from '../../auth/api-key-service.js';
+import {
+  generateRawKey,
+  hashKey,
+  keyHint,
+  MIN_TRANSITION_MS,
+  nextRotationAfter,
+  parseRotationPolicy,
+  type ApiKeyVerifier,
+  type StoredRotationPolicy,
+} from '../../auth/api-key-service.js';
 import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
 import { isKnownScope, scopeInfo } from '../../auth/scopes.js';
 import { updatedUsageLimits, withResetSchedule } from '../../limits/schemas.js';
@@ -13,21 +22,46 @@ import type { ApiKeyType } from '../../storage/schema.js';
 import type { CheckUserKeyPolicy } from '../settings/security-settings.js';
 import { pageWindow } from '../shared/pagination.js';
 import { effectiveWorkspaceRole, resolveWorkspace } from '../shared/workspace-access.js';
-import type { ApiKeyObject, CreateApiKeyBody, KeyDefaultsInput, RotateApiKeyBody, RotationPolicyInput, UpdateApiKeyBody } from './schemas.js';
+import type {
+  ApiKeyObject,
+  CreateApiKeyBody,
+  KeyDefaultsInput,
+  RotateApiKeyBody,
+  RotationPolicyInput,
+  UpdateApiKeyBody,
+} from './schemas.js';
 
 /**
  * Who may create, see and revoke which keys, after the spec's role table: owners and admins
  * make admin keys and workspace keys anywhere; workspace managers make workspace keys in their
  * own workspace; members make none. No key can grant a scope it does not hold itself.
  */
-export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKeyPolicy; keys: ApiKeyRepository; configs: ConfigRepository; workspaces: WorkspaceRepository; usage: UsageCounterRepository; verifier: ApiKeyVerifier; clock: Clock }) {
+export function createApiKeyAdminService(deps: {
+  checkUserKeyPolicy: CheckUserKeyPolicy;
+  keys: ApiKeyRepository;
+  configs: ConfigRepository;
+  workspaces: WorkspaceRepository;
+  usage: UsageCounterRepository;
+  verifier: ApiKeyVerifier;
+  clock: Clock;
+}) {
   const now = () => new Date(deps.clock.now()).toISOString();
 
   function checkScopes(principal: Principal, scopes: string[], forWorkspaceKey: boolean): void {
     scopes.forEach((scope, index) => {
-      if (!isKnownScope(scope)) throw new AppError('UNKNOWN_SCOPE', `Unknown scope ${scope}; GET /v1/api-keys/scopes lists them.`, { param: `scopes[${index}]` });
-      if (forWorkspaceKey && !scopeInfo(scope)?.workspace) throw invalid(`scopes[${index}]`, `Scope ${scope} is organisation-wide and cannot be given to a workspace key.`);
-      if (!principal.scopes.has(scope)) throw new AppError('MISSING_SCOPE', `Cannot grant scope ${scope}: this API key does not hold it.`, { param: `scopes[${index}]` });
+      if (!isKnownScope(scope))
+        throw new AppError('UNKNOWN_SCOPE', `Unknown scope ${scope}; GET /v1/api-keys/scopes lists them.`, {
+          param: `scopes[${index}]`,
+        });
+      if (forWorkspaceKey && !scopeInfo(scope)?.workspace)
+        throw invalid(
+          `scopes[${index}]`,
+          `Scope ${scope} is organisation-wide and cannot be given to a workspace key.`,
+        );
+      if (!principal.scopes.has(scope))
+        throw new AppError('MISSING_SCOPE', `Cannot grant scope ${scope}: this API key does not hold it.`, {
+          param: `scopes[${index}]`,
+        });
     });
   }
 
@@ -39,11 +73,19 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
   }
 
   /** The stored policy and its first due time: `next_rotation_at` as given, else one period from now. */
-  function rotationFields(input: RotationPolicyInput | null | undefined): Pick<ApiKeyRow, 'rotation_policy' | 'next_rotation_at'> {
+  function rotationFields(
+    input: RotationPolicyInput | null | undefined,
+  ): Pick<ApiKeyRow, 'rotation_policy' | 'next_rotation_at'> {
     if (!input) return { rotation_policy: null, next_rotation_at: null };
-    const at = input.next_rotation_at ? Date.parse(input.next_rotation_at) : nextRotationAfter(deps.clock.now(), input.rotation_period!);
-    if (at <= deps.clock.now()) throw invalid('rotation_policy.next_rotation_at', 'next_rotation_at must be in the future.');
-    const stored: StoredRotationPolicy = { rotation_period: input.rotation_period ?? null, key_transition_period_ms: input.key_transition_period_ms ?? MIN_TRANSITION_MS };
+    const at = input.next_rotation_at
+      ? Date.parse(input.next_rotation_at)
+      : nextRotationAfter(deps.clock.now(), input.rotation_period!);
+    if (at <= deps.clock.now())
+      throw invalid('rotation_policy.next_rotation_at', 'next_rotation_at must be in the future.');
+    const stored: StoredRotationPolicy = {
+      rotation_period: input.rotation_period ?? null,
+      key_transition_period_ms: input.key_transition_period_ms ?? MIN_TRANSITION_MS,
+    };
     return { rotation_policy: JSON.stringify(stored), next_rotation_at: new Date(at).toISOString() };
   }
 
@@ -51,19 +93,52 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
    * The stored defaults: the config is named by slug or id and kept as its id, after checking it
    * is active and one the key may use (a workspace key: a config of its own workspace).
    */
-  async function defaultsOf(principal: Principal, keyWorkspaceId: string | null, input: KeyDefaultsInput | null | undefined): Promise<string | null> {
+  async function defaultsOf(
+    principal: Principal,
+    keyWorkspaceId: string | null,
+    input: KeyDefaultsInput | null | undefined,
+  ): Promise<string | null> {
     if (!input) return null;
     let configId: string | null = null;
     if (input.config_id) {
-      const config = isUuid(input.config_id) ? await deps.configs.findById(principal.organisationId, input.config_id.toLowerCase()) : await deps.configs.findActiveBySlug(principal.organisationId, input.config_id);
-      if (!config || config.status !== 'active') throw new AppError('NOT_FOUND', `No active config ${input.config_id}.`, { param: 'defaults.config_id' });
-      if (keyWorkspaceId !== null && config.workspace_id !== keyWorkspaceId) throw new AppError('WORKSPACE_FORBIDDEN', 'A workspace key can only default to a config of its own workspace.', { param: 'defaults.config_id' });
+      const config = isUuid(input.config_id)
+        ? await deps.configs.findById(principal.organisationId, input.config_id.toLowerCase())
+        : await deps.configs.findActiveBySlug(principal.organisationId, input.config_id);
+      if (!config || config.status !== 'active')
+        throw new AppError('NOT_FOUND', `No active config ${input.config_id}.`, { param: 'defaults.config_id' });
+      if (keyWorkspaceId !== null && config.workspace_id !== keyWorkspaceId)
+        throw new AppError(
+          'WORKSPACE_FORBIDDEN',
+          'A workspace key can only default to a config of its own workspace.',
+          { param: 'defaults.config_id' },
+        );
       configId = config.id;
     }
-    return JSON.stringify({ metadata: input.metadata ?? {}, config_id: configId, allow_config_override: input.allow_config_override ?? true });
+    return JSON.stringify({
+      metadata: input.metadata ?? {},
+      config_id: configId,
+      allow_config_override: input.allow_config_override ?? true,
+    });
   }
 
-  async function insertKey(principal: Principal, fields: Pick<ApiKeyRow, 'type' | 'workspace_id' | 'user_id' | 'name' | 'description' | 'scopes' | 'expires_at' | 'rate_limits' | 'usage_limits' | 'rotation_policy' | 'next_rotation_at' | 'defaults'>) {
+  async function insertKey(
+    principal: Principal,
+    fields: Pick<
+      ApiKeyRow,
+      | 'type'
+      | 'workspace_id'
+      | 'user_id'
+      | 'name'
+      | 'description'
+      | 'scopes'
+      | 'expires_at'
+      | 'rate_limits'
+      | 'usage_limits'
+      | 'rotation_policy'
+      | 'next_rotation_at'
+      | 'defaults'
+    >,
+  ) {
     const raw = generateRawKey();
     const stamp = now();
     const row: ApiKeyRow = {
@@ -89,18 +164,21 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
   async function findVisible(principal: Principal, id: string): Promise<ApiKeyRow> {
     const row = isUuid(id) ? await deps.keys.findById(principal.organisationId, id) : undefined;
     if (!row || row.status === 'revoked') throw notFound('API key');
-    if (principal.workspaceId !== null && row.workspace_id !== principal.workspaceId) throw new AppError('WORKSPACE_FORBIDDEN', 'This workspace key cannot reach keys of another workspace.');
+    if (principal.workspaceId !== null && row.workspace_id !== principal.workspaceId)
+      throw new AppError('WORKSPACE_FORBIDDEN', 'This workspace key cannot reach keys of another workspace.');
     return row;
   }
 
   /** A key the caller may change or revoke: admin keys by owners and admins, workspace keys by their managers or owner. */
   async function findManageable(principal: Principal, id: string): Promise<ApiKeyRow> {
     const row = await findVisible(principal, id);
-    if (row.type === 'organisation-service' && keyKind(principal) !== 'admin') throw new AppError('KEY_TYPE_NOT_ALLOWED', 'Only admin keys manage admin keys.');
+    if (row.type === 'organisation-service' && keyKind(principal) !== 'admin')
+      throw new AppError('KEY_TYPE_NOT_ALLOWED', 'Only admin keys manage admin keys.');
     if (row.workspace_id !== null) {
       const role = effectiveWorkspaceRole(principal, row.workspace_id);
       const ownKey = row.user_id !== null && row.user_id === principal.userId;
-      if (role !== 'admin' && role !== 'manager' && !ownKey) throw new AppError('ROLE_NOT_ALLOWED', 'Only workspace managers manage other users’ keys.');
+      if (role !== 'admin' && role !== 'manager' && !ownKey)
+        throw new AppError('ROLE_NOT_ALLOWED', 'Only workspace managers manage other users’ keys.');
     } else if (!isOrgAdmin(principal)) {
       throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins manage admin keys.');
     }
@@ -118,9 +196,14 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
 
   return {
     async createAdminKey(principal: Principal, body: CreateApiKeyBody) {
-      if (!isOrgAdmin(principal)) throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins create admin keys.');
-      if (body.workspace_id !== undefined) throw invalid('workspace_id', 'Admin keys belong to the organisation; leave workspace_id out.');
-      if (body.organisation_id !== undefined && body.organisation_id !== principal.organisationId) throw new AppError('WORKSPACE_FORBIDDEN', 'organisation_id is not the organisation of this API key.', { param: 'organisation_id' });
+      if (!isOrgAdmin(principal))
+        throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins create admin keys.');
+      if (body.workspace_id !== undefined)
+        throw invalid('workspace_id', 'Admin keys belong to the organisation; leave workspace_id out.');
+      if (body.organisation_id !== undefined && body.organisation_id !== principal.organisationId)
+        throw new AppError('WORKSPACE_FORBIDDEN', 'organisation_id is not the organisation of this API key.', {
+          param: 'organisation_id',
+        });
       checkScopes(principal, body.scopes, false);
       return insertKey(principal, {
         type: 'organisation-service',
@@ -136,17 +219,26 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
       });
     },
 
-    async createWorkspaceKey(principal: Principal, type: Extract<ApiKeyType, 'workspace-user' | 'workspace-service'>, body: CreateApiKeyBody) {
+    async createWorkspaceKey(
+      principal: Principal,
+      type: Extract<ApiKeyType, 'workspace-user' | 'workspace-service'>,
+      body: CreateApiKeyBody,
+    ) {
       const workspace = await resolveWorkspace(deps.workspaces, principal, body.workspace_id, { required: true });
       if (!workspace) throw invalid('workspace_id', 'workspace_id is required.');
       if (workspace.status !== 'active') throw invalid('workspace_id', 'The workspace is archived.');
       const role = effectiveWorkspaceRole(principal, workspace.id);
-      if (role !== 'admin' && role !== 'manager') throw new AppError('ROLE_NOT_ALLOWED', 'Only workspace managers and organisation admins create workspace keys.');
+      if (role !== 'admin' && role !== 'manager')
+        throw new AppError(
+          'ROLE_NOT_ALLOWED',
+          'Only workspace managers and organisation admins create workspace keys.',
+        );
       checkScopes(principal, body.scopes, true);
       let userId = principal.userId;
       if (body.user_id !== undefined && body.user_id !== principal.userId) {
         if (type !== 'workspace-user') throw invalid('user_id', 'user_id applies only to workspace user keys.');
-        if (!(await deps.workspaces.findMember(workspace.id, body.user_id))) throw new AppError('NOT_FOUND', 'That user is not a member of the workspace.', { param: 'user_id' });
+        if (!(await deps.workspaces.findMember(workspace.id, body.user_id)))
+          throw new AppError('NOT_FOUND', 'That user is not a member of the workspace.', { param: 'user_id' });
         userId = body.user_id;
       }
       const expiresAt = checkExpiry(body.expires_at);
@@ -157,16 +249,33 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
         name: body.name,
         description: body.description ?? null,
         scopes: JSON.stringify(body.scopes),
-        expires_at: type === 'workspace-user' && userId !== null ? (await deps.checkUserKeyPolicy({ organisationId: principal.organisationId, workspaceId: workspace.id, userId, expiresAt })).expiresAt : expiresAt,
+        expires_at:
+          type === 'workspace-user' && userId !== null
+            ? (
+                await deps.checkUserKeyPolicy({
+                  organisationId: principal.organisationId,
+                  workspaceId: workspace.id,
+                  userId,
+                  expiresAt,
+                })
+              ).expiresAt
+            : expiresAt,
         ...limitsOf(body, deps.clock.now()),
         ...rotationFields(body.rotation_policy),
         defaults: await defaultsOf(principal, workspace.id, body.defaults),
       });
     },
 
-    async list(principal: Principal, query: { workspace_id?: string | undefined; page_size: number; current_page: number }) {
+    async list(
+      principal: Principal,
+      query: { workspace_id?: string | undefined; page_size: number; current_page: number },
+    ) {
       const workspace = await resolveWorkspace(deps.workspaces, principal, query.workspace_id, { required: false });
-      const { total, rows } = await deps.keys.list({ organisationId: principal.organisationId, ...(workspace ? { workspaceId: workspace.id } : {}), ...pageWindow(query) });
+      const { total, rows } = await deps.keys.list({
+        organisationId: principal.organisationId,
+        ...(workspace ? { workspaceId: workspace.id } : {}),
+        ...pageWindow(query),
+      });
       return { total, data: await Promise.all(rows.map(withUsage)) };
     },
 
@@ -197,7 +306,8 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
       }
       if (body.rotation_policy !== undefined) Object.assign(patch, rotationFields(body.rotation_policy));
       if (body.defaults !== undefined) patch.defaults = await defaultsOf(principal, row.workspace_id, body.defaults);
-      if (body.rate_limits !== undefined) patch.rate_limits = limitsOf({ rate_limits: body.rate_limits }, deps.clock.now()).rate_limits;
+      if (body.rate_limits !== undefined)
+        patch.rate_limits = limitsOf({ rate_limits: body.rate_limits }, deps.clock.now()).rate_limits;
       const usageLimits = updatedUsageLimits(row.usage_limits, body, deps.clock.now());
       if (usageLimits !== undefined) patch.usage_limits = usageLimits;
       await deps.keys.update(row.id, patch);
@@ -216,22 +326,42 @@ export function createApiKeyAdminService(deps: { checkUserKeyPolicy: CheckUserKe
       const row = await findManageable(principal, id);
       const at = deps.clock.now();
       if (row.status === 'expired' || (row.expires_at !== null && Date.parse(row.expires_at) <= at)) {
-        throw new AppError('INVALID_REQUEST', 'The API key has expired; extend expires_at (PUT /v1/api-keys/{apiKeyId}) before rotating it.');
+        throw new AppError(
+          'INVALID_REQUEST',
+          'The API key has expired; extend expires_at (PUT /v1/api-keys/{apiKeyId}) before rotating it.',
+        );
       }
       const stamp = new Date(at).toISOString();
       const raw = generateRawKey();
-      const patch: Partial<ApiKeyRow> = { key_hash: hashKey(raw), key_hint: keyHint(raw), new_key_pending_since: null, last_updated_at: stamp };
+      const patch: Partial<ApiKeyRow> = {
+        key_hash: hashKey(raw),
+        key_hint: keyHint(raw),
+        new_key_pending_since: null,
+        last_updated_at: stamp,
+      };
       let transitionExpiresAt: string;
       if (row.new_key_pending_since !== null && row.previous_key_expires_at !== null) {
         transitionExpiresAt = row.previous_key_expires_at;
       } else {
         const policy = parseRotationPolicy(row.rotation_policy);
-        transitionExpiresAt = new Date(at + (body?.key_transition_period_ms ?? policy?.key_transition_period_ms ?? MIN_TRANSITION_MS)).toISOString();
-        Object.assign(patch, { previous_key_hash: row.key_hash, previous_key_expires_at: transitionExpiresAt, last_rotated_at: stamp });
-        if (policy) patch.next_rotation_at = policy.rotation_period ? new Date(nextRotationAfter(at, policy.rotation_period)).toISOString() : null;
+        transitionExpiresAt = new Date(
+          at + (body?.key_transition_period_ms ?? policy?.key_transition_period_ms ?? MIN_TRANSITION_MS),
+        ).toISOString();
+        Object.assign(patch, {
+          previous_key_hash: row.key_hash,
+          previous_key_expires_at: transitionExpiresAt,
+          last_rotated_at: stamp,
+        });
+        if (policy)
+          patch.next_rotation_at = policy.rotation_period
+            ? new Date(nextRotationAfter(at, policy.rotation_period)).toISOString()
+            : null;
       }
       if (!(await deps.keys.updateIfUnchanged(row.id, { key_hash: row.key_hash }, patch))) {
-        throw new AppError('CONFLICT', 'The API key was rotated at the same moment by another request; read it again and retry.');
+        throw new AppError(
+          'CONFLICT',
+          'The API key was rotated at the same moment by another request; read it again and retry.',
+        );
       }
       deps.verifier.invalidate(row.id);
       return { row: { ...row, ...patch }, raw, transitionExpiresAt };
@@ -247,7 +377,10 @@ const limitsOf = (body: Pick<CreateApiKeyBody, 'rate_limits' | 'usage_limits'>, 
 });
 
 function toObject(row: ApiKeyRow, now: number): ApiKeyObject {
-  const usageLimits = row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as ApiKeyObject['usage_limits'] & { last_reset_at?: string | null });
+  const usageLimits =
+    row.usage_limits === null
+      ? null
+      : (JSON.parse(row.usage_limits) as ApiKeyObject['usage_limits'] & { last_reset_at?: string | null });
   const policy = parseRotationPolicy(row.rotation_policy);
   const inTransition = row.previous_key_expires_at !== null && Date.parse(row.previous_key_expires_at) > now;
   return {
@@ -266,7 +399,14 @@ function toObject(row: ApiKeyRow, now: number): ApiKeyObject {
     rate_limits: row.rate_limits === null ? null : (JSON.parse(row.rate_limits) as ApiKeyObject['rate_limits']),
     usage_limits: usageLimits,
     last_reset_at: usageLimits?.last_reset_at ?? null,
-    rotation_policy: policy === null ? null : { rotation_period: policy.rotation_period, next_rotation_at: row.next_rotation_at, key_transition_period_ms: policy.key_transition_period_ms },
+    rotation_policy:
+      policy === null
+        ? null
+        : {
+            rotation_period: policy.rotation_period,
+            next_rotation_at: row.next_rotation_at,
+            key_transition_period_ms: policy.key_transition_period_ms,
+          },
     defaults: row.defaults === null ? null : (JSON.parse(row.defaults) as ApiKeyObject['defaults']),
     key_transition_expires_at: inTransition ? row.previous_key_expires_at : null,
     new_key_pending_since: row.new_key_pending_since,

@@ -44,44 +44,53 @@ const auditRecord = z.object({
 const iso = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());
 
 export function registerAuditLogRoutes(app: ZodApp, repo: AuditLogRepository): void {
-  app.get('/v1/audit-logs', {
-    schema: { tags: ['Audit logs'], summary: 'List audit records, newest first', querystring: listAuditLogsQuery, response: { 200: z.object({ object: z.literal('list'), total: z.number(), data: z.array(auditRecord) }) } },
-    config: { auth: { scope: 'audit_logs.list', keyTypes: ADMIN_ONLY }, feature: 'audit_logs' },
-  }, async (request) => {
-    const q = request.query;
-    const { total, rows } = await repo.list({
-      organisationId: request.principal!.organisationId,
-      startTime: iso(q.start_time),
-      endTime: iso(q.end_time),
-      userId: q.user_id,
-      apiKeyId: q.api_key_id,
-      workspaceId: q.workspace_id,
-      resourceType: q.resource_type,
-      resourceId: q.resource_id,
-      action: q.action,
-      method: q.method,
-      ...pageWindow(q),
-    });
-    const data = rows.map((row) => ({
-      id: row.id,
-      timestamp: row.timestamp,
-      organisation_id: row.organisation_id,
-      workspace_id: row.workspace_id,
-      user_type: row.actor_type,
-      user_id: row.actor_user_id,
-      api_key_id: row.actor_key_id,
-      action: row.action,
-      resource_type: row.resource_type,
-      resource_id: row.resource_id,
-      method: row.method,
-      uri: row.path,
-      query_params: row.query === null ? null : (JSON.parse(row.query) as unknown),
-      request_body: row.request_body === null ? null : (JSON.parse(row.request_body) as unknown),
-      response_status_code: row.response_status_code,
-      client_ip: row.client_ip,
-      request_id: row.request_id,
-      object: 'audit-log' as const,
-    }));
-    return listBody(data, total);
-  });
+  app.get(
+    '/v1/audit-logs',
+    {
+      schema: {
+        tags: ['Audit logs'],
+        summary: 'List audit records, newest first',
+        querystring: listAuditLogsQuery,
+        response: { 200: z.object({ object: z.literal('list'), total: z.number(), data: z.array(auditRecord) }) },
+      },
+      config: { auth: { scope: 'audit_logs.list', keyTypes: ADMIN_ONLY }, feature: 'audit_logs' },
+    },
+    async (request) => {
+      const q = request.query;
+      const { total, rows } = await repo.list({
+        organisationId: request.principal!.organisationId,
+        startTime: iso(q.start_time),
+        endTime: iso(q.end_time),
+        userId: q.user_id,
+        apiKeyId: q.api_key_id,
+        workspaceId: q.workspace_id,
+        resourceType: q.resource_type,
+        resourceId: q.resource_id,
+        action: q.action,
+        method: q.method,
+        ...pageWindow(q),
+      });
+      const data = rows.map((row) => ({
+        id: row.id,
+        timestamp: row.timestamp,
+        organisation_id: row.organisation_id,
+        workspace_id: row.workspace_id,
+        user_type: row.actor_type,
+        user_id: row.actor_user_id,
+        api_key_id: row.actor_key_id,
+        action: row.action,
+        resource_type: row.resource_type,
+        resource_id: row.resource_id,
+        method: row.method,
+        uri: row.path,
+        query_params: row.query === null ? null : (JSON.parse(row.query) as unknown),
+        request_body: row.request_body === null ? null : (JSON.parse(row.request_body) as unknown),
+        response_status_code: row.response_status_code,
+        client_ip: row.client_ip,
+        request_id: row.request_id,
+        object: 'audit-log' as const,
+      }));
+      return listBody(data, total);
+    },
+  );
 }

@@ -11,7 +11,10 @@ export { createConfigService, validateConfig, type ConfigService } from './servi
  * Builds the config service from the repositories and registers its admin routes. `onChange`
  * runs after every write, so that the gateway's cache of configs sees the change at once.
  */
-export function registerConfigs(app: ZodApp, deps: { repos: Pick<Repositories, 'configs' | 'workspaces'>; clock: Clock; onChange?: () => void }): ConfigService {
+export function registerConfigs(
+  app: ZodApp,
+  deps: { repos: Pick<Repositories, 'configs' | 'workspaces'>; clock: Clock; onChange?: () => void },
+): ConfigService {
   const configs = deps.onChange ? notifyingWrites(deps.repos.configs, deps.onChange) : deps.repos.configs;
   const service = createConfigService({ configs, workspaces: deps.repos.workspaces, clock: deps.clock });
   registerConfigRoutes(app, service);

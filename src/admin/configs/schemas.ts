@@ -5,8 +5,14 @@ export const configStatus = z.enum(['active', 'archived']);
 /** Lower-case letters, digits and dashes; never a UUID, so that `:slug` can also take an id. */
 export const configSlug = z
   .string()
-  .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'slug is 1–63 lower-case letters, digits and dashes, starting with a letter or digit')
-  .refine((slug) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(slug), 'slug cannot look like an id');
+  .regex(
+    /^[a-z0-9][a-z0-9-]{0,62}$/,
+    'slug is 1–63 lower-case letters, digits and dashes, starting with a letter or digit',
+  )
+  .refine(
+    (slug) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(slug),
+    'slug cannot look like an id',
+  );
 const configName = z.string().min(1).max(255);
 /** The config body is checked by parseGatewayConfig so that its failures carry AB01 codes. */
 const configBody = z.unknown().optional().describe('The gateway config object (see docs/configs.md).');

@@ -9,7 +9,14 @@ import { isUniqueViolation } from '../../storage/repositories/integrations.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { pageWindow } from '../shared/pagination.js';
 import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
-import type { ConfigObject, ConfigSummary, ConfigVersionObject, CreateConfigBody, ListConfigsQuery, UpdateConfigBody } from './schemas.js';
+import type {
+  ConfigObject,
+  ConfigSummary,
+  ConfigVersionObject,
+  CreateConfigBody,
+  ListConfigsQuery,
+  UpdateConfigBody,
+} from './schemas.js';
 
 /**
  * Checks a config body and turns its problems into one AB01 error: `param` is the path of the
@@ -18,13 +25,24 @@ import type { ConfigObject, ConfigSummary, ConfigVersionObject, CreateConfigBody
 export function validateConfig(value: unknown): GatewayConfig {
   const result = parseGatewayConfig(value);
   // Stored configs hold no provider keys: keys are kept encrypted in integrations and providers.
-  const issues = result.ok ? inlineKeys(result.config, '').map((path) => ({ path, message: 'a stored config cannot hold a provider key; store it as a provider (or integration) and name it with provider: "@slug"' })) : result.issues;
+  const issues = result.ok
+    ? inlineKeys(result.config, '').map((path) => ({
+        path,
+        message:
+          'a stored config cannot hold a provider key; store it as a provider (or integration) and name it with provider: "@slug"',
+      }))
+    : result.issues;
   if (result.ok && issues.length === 0) return result.config;
-  const paramOf = (path: string) => (path === '' ? 'config' : path.startsWith('[') ? `config${path}` : `config.${path}`);
+  const paramOf = (path: string) =>
+    path === '' ? 'config' : path.startsWith('[') ? `config${path}` : `config.${path}`;
   const list = issues.map((issue) => `${paramOf(issue.path)}: ${issue.message}`).join('; ');
-  throw new AppError('AB01_INVALID_CONFIG', `Invalid config (${issues.length} problem${issues.length === 1 ? '' : 's'}): ${list}`, {
-    param: paramOf(issues[0]?.path ?? ''),
-  });
+  throw new AppError(
+    'AB01_INVALID_CONFIG',
+    `Invalid config (${issues.length} problem${issues.length === 1 ? '' : 's'}): ${list}`,
+    {
+      param: paramOf(issues[0]?.path ?? ''),
+    },
+  );
 }
 
 /** Paths of every `api_key` in the config tree. */
@@ -38,7 +56,11 @@ function inlineKeys(node: unknown, path: string): string[] {
 }
 
 /** The rules of configs: versions, slugs, and which workspace a key may reach. */
-export function createConfigService(deps: { configs: ConfigRepository; workspaces: WorkspaceRepository; clock: Clock }) {
+export function createConfigService(deps: {
+  configs: ConfigRepository;
+  workspaces: WorkspaceRepository;
+  clock: Clock;
+}) {
   const now = () => new Date(deps.clock.now()).toISOString();
 
   /** `:slug` takes the config's id or its slug (the active one first). */
@@ -59,7 +81,8 @@ export function createConfigService(deps: { configs: ConfigRepository; workspace
 
   async function assertSlugFree(organisationId: string, slug: string, exceptId?: string): Promise<void> {
     const taken = await deps.configs.findActiveBySlug(organisationId, slug);
-    if (taken && taken.id !== exceptId) throw new AppError('CONFLICT', `An active config with slug ${slug} already exists.`, { param: 'slug' });
+    if (taken && taken.id !== exceptId)
+      throw new AppError('CONFLICT', `An active config with slug ${slug} already exists.`, { param: 'slug' });
   }
 
   return {
@@ -78,12 +101,20 @@ export function createConfigService(deps: { configs: ConfigRepository; workspace
     async create(principal: Principal, body: CreateConfigBody): Promise<{ row: ConfigRow; version: ConfigVersionRow }> {
       const config = validateConfig(body.config);
       const workspace =
-        (await resolveWorkspace(deps.workspaces, principal, body.workspace_id, { required: false })) ?? (await deps.workspaces.findDefault(principal.organisationId));
+        (await resolveWorkspace(deps.workspaces, principal, body.workspace_id, { required: false })) ??
+        (await deps.workspaces.findDefault(principal.organisationId));
       if (!workspace) throw new AppError('INVALID_REQUEST', 'workspace_id is required.', { param: 'workspace_id' });
       const slug = body.slug ?? slugify(body.name);
       await assertSlugFree(principal.organisationId, slug);
       const stamp = now();
-      const version: ConfigVersionRow = { id: newId(), config_id: newId(), version: 1, config: JSON.stringify(config), created_at: stamp, created_by_key_id: principal.keyId };
+      const version: ConfigVersionRow = {
+        id: newId(),
+        config_id: newId(),
+        version: 1,
+        config: JSON.stringify(config),
+        created_at: stamp,
+        created_by_key_id: principal.keyId,
+      };
       const row: ConfigRow = {
         id: version.config_id,
         organisation_id: principal.organisationId,
@@ -98,7 +129,11 @@ export function createConfigService(deps: { configs: ConfigRepository; workspace
       try {
         await deps.configs.insert(row, version);
       } catch (error) {
-        if (isUniqueViolation(error)) throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, { param: 'slug', cause: error });
+        if (isUniqueViolation(error))
+          throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, {
+            param: 'slug',
+            cause: error,
+          });
         throw error;
       }
       return { row, version };
@@ -111,7 +146,11 @@ export function createConfigService(deps: { configs: ConfigRepository; workspace
     },
 
     /** A changed `config` becomes a new version (the latest, hence the one in use); name and status change in place. */
-    async update(principal: Principal, slugOrId: string, body: UpdateConfigBody): Promise<{ row: ConfigRow; versionId: string }> {
+    async update(
+      principal: Principal,
+      slugOrId: string,
+      body: UpdateConfigBody,
+    ): Promise<{ row: ConfigRow; versionId: string }> {
       const row = await findConfig(principal, slugOrId);
       const config = body.config !== undefined ? validateConfig(body.config) : undefined;
       const patch: Partial<ConfigRow> = { last_updated_at: now() };
@@ -123,13 +162,26 @@ export function createConfigService(deps: { configs: ConfigRepository; workspace
       let versionId = row.latest_version_id;
       try {
         if (config !== undefined) {
-          const version = await deps.configs.addVersion(row.id, { id: newId(), config: JSON.stringify(config), created_at: patch.last_updated_at!, created_by_key_id: principal.keyId }, patch);
+          const version = await deps.configs.addVersion(
+            row.id,
+            {
+              id: newId(),
+              config: JSON.stringify(config),
+              created_at: patch.last_updated_at!,
+              created_by_key_id: principal.keyId,
+            },
+            patch,
+          );
           versionId = version.id;
         } else {
           await deps.configs.update(row.id, patch);
         }
       } catch (error) {
-        if (isUniqueViolation(error)) throw new AppError('CONFLICT', `An active config with slug ${row.slug} already exists.`, { param: 'slug', cause: error });
+        if (isUniqueViolation(error))
+          throw new AppError('CONFLICT', `An active config with slug ${row.slug} already exists.`, {
+            param: 'slug',
+            cause: error,
+          });
         throw error;
       }
       return { row: { ...row, ...patch, latest_version_id: versionId }, versionId };

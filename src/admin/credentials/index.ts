@@ -20,27 +20,74 @@ export { createCredentialResolver, type CredentialResolver, type ResolvedCredent
  * The secret box (from the master key) and the one credential resolver of a server. The same
  * resolver goes to the admin routes, which invalidate it on every change, and to the gateway.
  */
-export function createCredentials(deps: { config: Config; db: Db; clock: Clock; logger?: Logger; ttlMs?: number }): { secretBox: SecretBox; resolver: CredentialResolver } {
+export function createCredentials(deps: { config: Config; db: Db; clock: Clock; logger?: Logger; ttlMs?: number }): {
+  secretBox: SecretBox;
+  resolver: CredentialResolver;
+} {
   const masterKey = loadMasterKey(deps.config, {
-    onGenerated: (path) => deps.logger?.warn({ path }, 'generated the master key that encrypts provider credentials; back it up (without it they cannot be decrypted), or set SVCGW_MASTER_KEY'),
+    onGenerated: (path) =>
+      deps.logger?.warn(
+        { path },
+        'generated the master key that encrypts provider credentials; back it up (without it they cannot be decrypted), or set SVCGW_MASTER_KEY',
+      ),
   });
   const secretBox = createSecretBox(masterKey);
-  const resolver = createCredentialResolver({ db: deps.db, secretBox, clock: deps.clock, ...(deps.ttlMs !== undefined ? { ttlMs: deps.ttlMs } : {}) });
+  const resolver = createCredentialResolver({
+    db: deps.db,
+    secretBox,
+    clock: deps.clock,
+    ...(deps.ttlMs !== undefined ? { ttlMs: deps.ttlMs } : {}),
+  });
   return { secretBox, resolver };
 }
 
 /** Integrations, providers and virtual keys: the admin routes of provider credentials. */
 export function registerCredentialRoutes(
   app: ZodApp,
-  deps: { repos: Pick<Repositories, 'integrations' | 'providers' | 'virtualKeys' | 'workspaces'>; secretBox: SecretBox; credentials: CredentialResolver; clock: Clock },
+  deps: {
+    repos: Pick<Repositories, 'integrations' | 'providers' | 'virtualKeys' | 'workspaces'>;
+    secretBox: SecretBox;
+    credentials: CredentialResolver;
+    clock: Clock;
+  },
 ): void {
   const { repos, secretBox, clock } = deps;
   const onChange = () => deps.credentials.invalidateAll();
   // Secret fields stored in clear by older versions are encrypted before the server answers.
   app.addHook('onReady', async () => {
-    if ((await sealStoredConfigurations({ stores: [repos.integrations, repos.virtualKeys], secretBox })) > 0) onChange();
+    if ((await sealStoredConfigurations({ stores: [repos.integrations, repos.virtualKeys], secretBox })) > 0)
+      onChange();
   });
-  registerIntegrationRoutes(app, createIntegrationService({ integrations: repos.integrations, providers: repos.providers, workspaces: repos.workspaces, secretBox, clock, onChange }));
-  registerProviderRoutes(app, createProviderService({ providers: repos.providers, integrations: repos.integrations, workspaces: repos.workspaces, clock, onChange }));
-  registerVirtualKeyRoutes(app, createVirtualKeyService({ virtualKeys: repos.virtualKeys, integrations: repos.integrations, workspaces: repos.workspaces, secretBox, clock, onChange }));
+  registerIntegrationRoutes(
+    app,
+    createIntegrationService({
+      integrations: repos.integrations,
+      providers: repos.providers,
+      workspaces: repos.workspaces,
+      secretBox,
+      clock,
+      onChange,
+    }),
+  );
+  registerProviderRoutes(
+    app,
+    createProviderService({
+      providers: repos.providers,
+      integrations: repos.integrations,
+      workspaces: repos.workspaces,
+      clock,
+      onChange,
+    }),
+  );
+  registerVirtualKeyRoutes(
+    app,
+    createVirtualKeyService({
+      virtualKeys: repos.virtualKeys,
+      integrations: repos.integrations,
+      workspaces: repos.workspaces,
+      secretBox,
+      clock,
+      onChange,
+    }),
+  );
 }

@@ -60,19 +60,42 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
     return loading;
   }
 
-  async function loadProvider(organisationId: string, workspaceId: string, slug: string): Promise<ResolvedCredential | null> {
+  async function loadProvider(
+    organisationId: string,
+    workspaceId: string,
+    slug: string,
+  ): Promise<ResolvedCredential | null> {
     const row = await providers.findActiveForGateway(organisationId, workspaceId, slug);
     if (!row || row.integration_status !== 'active') return null;
-    return build(row.ai_provider_id, row.encrypted_key, row.configurations, { kind: 'provider', id: row.id, slug: row.slug, integrationId: row.integration_id });
+    return build(row.ai_provider_id, row.encrypted_key, row.configurations, {
+      kind: 'provider',
+      id: row.id,
+      slug: row.slug,
+      integrationId: row.integration_id,
+    });
   }
 
-  async function loadVirtualKey(organisationId: string, workspaceId: string, slug: string): Promise<ResolvedCredential | null> {
+  async function loadVirtualKey(
+    organisationId: string,
+    workspaceId: string,
+    slug: string,
+  ): Promise<ResolvedCredential | null> {
     const row: VirtualKeyRow | undefined = await virtualKeys.findActiveBySlug(organisationId, slug);
     if (!row || row.workspace_id !== workspaceId) return null;
-    return build(row.provider, row.encrypted_key, row.configurations, { kind: 'virtual_key', id: row.id, slug: row.slug, integrationId: null });
+    return build(row.provider, row.encrypted_key, row.configurations, {
+      kind: 'virtual_key',
+      id: row.id,
+      slug: row.slug,
+      integrationId: null,
+    });
   }
 
-  function build(providerType: string, encryptedKey: string | null, storedConfig: string, source: ResolvedCredential['source']): ResolvedCredential {
+  function build(
+    providerType: string,
+    encryptedKey: string | null,
+    storedConfig: string,
+    source: ResolvedCredential['source'],
+  ): ResolvedCredential {
     const configurations = Object.freeze(openConfigurations(deps.secretBox, storedConfig));
     return Object.freeze({
       providerType,
@@ -86,7 +109,12 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
   function checkAccess(principal: Principal, workspaceId: string, slug: string, param: string, what: string): void {
     assertWorkspaceReachable(principal, workspaceId);
     // Not echoed: a malformed value may be a key pasted into the wrong header.
-    if (!SLUG_RE.test(slug)) throw new AppError('NOT_FOUND', `${what} not found: ${param} does not hold a valid slug (letters, digits, - and _).`, { param });
+    if (!SLUG_RE.test(slug))
+      throw new AppError(
+        'NOT_FOUND',
+        `${what} not found: ${param} does not hold a valid slug (letters, digits, - and _).`,
+        { param },
+      );
   }
 
   return {
@@ -95,8 +123,9 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
       const param = 'x-service-provider';
       checkAccess(principal, workspaceId, slug, param, 'Provider');
       const org = principal.organisationId;
-      const found = await cached(`provider:${org}:${workspaceId}:${slug}`, async () =>
-        (await loadProvider(org, workspaceId, slug)) ?? (await loadVirtualKey(org, workspaceId, slug)),
+      const found = await cached(
+        `provider:${org}:${workspaceId}:${slug}`,
+        async () => (await loadProvider(org, workspaceId, slug)) ?? (await loadVirtualKey(org, workspaceId, slug)),
       );
       if (!found) throw notFound('Provider', `@${nameOrMasked(slug)}`, param);
       return found;
@@ -107,8 +136,9 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
       const param = 'x-service-virtual-key';
       checkAccess(principal, workspaceId, slug, param, 'Virtual key');
       const org = principal.organisationId;
-      const found = await cached(`virtual_key:${org}:${workspaceId}:${slug}`, async () =>
-        (await loadVirtualKey(org, workspaceId, slug)) ?? (await loadProvider(org, workspaceId, slug)),
+      const found = await cached(
+        `virtual_key:${org}:${workspaceId}:${slug}`,
+        async () => (await loadVirtualKey(org, workspaceId, slug)) ?? (await loadProvider(org, workspaceId, slug)),
       );
       if (!found) throw notFound('Virtual key', nameOrMasked(slug), param);
       return found;
@@ -127,5 +157,9 @@ export type CredentialResolver = ReturnType<typeof createCredentialResolver>;
 
 /** The name comes masked: a slug-shaped value may still be a provider key sent in the wrong header. */
 function notFound(what: string, name: string, param: string): AppError {
-  return new AppError('NOT_FOUND', `${what} '${name}' (${param}) not found in this workspace (or it has been deleted).`, { param });
+  return new AppError(
+    'NOT_FOUND',
+    `${what} '${name}' (${param}) not found in this workspace (or it has been deleted).`,
+    { param },
+  );
 }

@@ -39,9 +39,12 @@ export const httpUrl = z
       ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL' });
       return;
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL' });
-    else if (url.username || url.password) ctx.addIssue({ code: 'custom', message: 'must not carry a user name or password; put the credential in key' });
-    else if (url.search || url.hash) ctx.addIssue({ code: 'custom', message: 'must not carry a query string or fragment' });
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL' });
+    else if (url.username || url.password)
+      ctx.addIssue({ code: 'custom', message: 'must not carry a user name or password; put the credential in key' });
+    else if (url.search || url.hash)
+      ctx.addIssue({ code: 'custom', message: 'must not carry a query string or fragment' });
   })
   .describe('An http(s) base URL, without credentials, query string or fragment.');
 
@@ -52,7 +55,10 @@ const TAG_KEY = /^[^:,\u0000-\u001f]{1,128}$/;
 const TAG_VALUE = /^[^,\u0000-\u001f]{0,256}$/;
 /** Key-value tags. Keys hold no `:` or `,` and values no `,`, so that `tags=k:v,k2:v2` can name any of them. */
 export const tagsSchema = z
-  .record(z.string().regex(TAG_KEY, 'tag keys are 1 to 128 characters without : or ,'), z.string().regex(TAG_VALUE, 'tag values are up to 256 characters without ,'))
+  .record(
+    z.string().regex(TAG_KEY, 'tag keys are 1 to 128 characters without : or ,'),
+    z.string().regex(TAG_VALUE, 'tag values are up to 256 characters without ,'),
+  )
   .refine((tags) => Object.keys(tags).length <= 50, { message: 'at most 50 tags' });
 
 export const tagsQuery = z
@@ -77,7 +83,10 @@ const azureName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, 'letters, 
 const azureDeployment = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, ., - and _, up to 64 characters');
 const azureApiVersion = z.string().regex(/^[A-Za-z0-9.-]{1,32}$/, 'an API version such as 2024-10-21');
 const headerName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/, 'a valid HTTP header name');
-const headerValue = z.string().max(8192).refine((value) => !/[\0\r\n]/.test(value), { message: 'header values must not contain NUL, CR or LF' });
+const headerValue = z
+  .string()
+  .max(8192)
+  .refine((value) => !/[\0\r\n]/.test(value), { message: 'header values must not contain NUL, CR or LF' });
 const OTHER_FIELD = /^[a-z][a-z0-9_]{0,63}$/;
 
 /**
@@ -89,7 +98,10 @@ const OTHER_FIELD = /^[a-z][a-z0-9_]{0,63}$/;
 export const configurationsSchema = z
   .object({
     custom_host: httpUrl.optional(),
-    custom_headers: z.record(headerName, headerValue).refine((h) => Object.keys(h).length <= 50, { message: 'at most 50 headers' }).optional(),
+    custom_headers: z
+      .record(headerName, headerValue)
+      .refine((h) => Object.keys(h).length <= 50, { message: 'at most 50 headers' })
+      .optional(),
     openai_organization: shortText.optional(),
     openai_project: shortText.optional(),
     azure_resource_name: azureName.optional(),
@@ -112,7 +124,10 @@ export const configurationsSchema = z
       .max(50)
       .optional(),
     aws_auth_type: z.enum(['accessKey', 'assumedRole']).optional(),
-    aws_region: z.string().regex(/^[a-z0-9-]{1,32}$/, 'an AWS region such as us-east-1').optional(),
+    aws_region: z
+      .string()
+      .regex(/^[a-z0-9-]{1,32}$/, 'an AWS region such as us-east-1')
+      .optional(),
     aws_access_key_id: shortText.optional(),
     aws_secret_access_key: shortText.optional(),
     aws_session_token: z.string().min(1).max(4096).optional(),
@@ -132,7 +147,12 @@ export const configurationsSchema = z
     const names = Object.keys(config);
     if (names.length > 64) ctx.addIssue({ code: 'custom', message: 'at most 64 configuration fields' });
     for (const name of names) {
-      if (!OTHER_FIELD.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'configuration field names are snake_case (a-z, 0-9, _)' });
+      if (!OTHER_FIELD.test(name))
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'configuration field names are snake_case (a-z, 0-9, _)',
+        });
     }
   });
 

@@ -11,7 +11,10 @@ type Stored = Pick<IntegrationRepository & VirtualKeyRepository, 'allConfigurati
  * need nothing are not written. Until it has run they are masked when read all the same.
  * Returns how many rows it sealed.
  */
-export async function sealStoredConfigurations(deps: { stores: readonly Stored[]; secretBox: SecretBox }): Promise<number> {
+export async function sealStoredConfigurations(deps: {
+  stores: readonly Stored[];
+  secretBox: SecretBox;
+}): Promise<number> {
   let sealed = 0;
   for (const store of deps.stores) {
     for (const row of await store.allConfigurations()) {

@@ -22,18 +22,26 @@ interface SealedField {
 export const isSecretConfigField = (name: string): boolean => name === 'custom_headers' || isSecretField(name);
 
 const isSealedField = (value: unknown): value is SealedField =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as SealedField).$sealed === 'string';
+  typeof value === 'object' &&
+  value !== null &&
+  !Array.isArray(value) &&
+  typeof (value as SealedField).$sealed === 'string';
 
 function hintOf(value: unknown): unknown {
   if (typeof value === 'string') return maskSecret(value);
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return Object.fromEntries(Object.keys(value).map((name) => [name, '****']));
+  if (typeof value === 'object' && value !== null && !Array.isArray(value))
+    return Object.fromEntries(Object.keys(value).map((name) => [name, '****']));
   return '****';
 }
 
 /** A stored secret field still in clear (written before its name counted as secret). */
-const isClearSecret = (name: string, value: unknown): boolean => isSecretConfigField(name) && value !== null && value !== undefined && !isSealedField(value);
+const isClearSecret = (name: string, value: unknown): boolean =>
+  isSecretConfigField(name) && value !== null && value !== undefined && !isSealedField(value);
 
-const seal = (box: SecretBox, value: unknown): SealedField => ({ $sealed: box.encrypt(JSON.stringify(value)), hint: hintOf(value) });
+const seal = (box: SecretBox, value: unknown): SealedField => ({
+  $sealed: box.encrypt(JSON.stringify(value)),
+  hint: hintOf(value),
+});
 const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /**
@@ -99,5 +107,7 @@ export function maskConfigurations(stored: string): Record<string, unknown> {
 
 /** The encrypted key and its mask, for a key given in a request (null clears both). */
 export function sealKey(box: SecretBox, key: string | null): { encrypted_key: string | null; key_hint: string | null } {
-  return key === null ? { encrypted_key: null, key_hint: null } : { encrypted_key: box.encrypt(key), key_hint: maskSecret(key) };
+  return key === null
+    ? { encrypted_key: null, key_hint: null }
+    : { encrypted_key: box.encrypt(key), key_hint: maskSecret(key) };
 }

@@ -14,7 +14,12 @@ export async function credentialWorkspace(
   principal: Principal,
   requested: string | undefined,
 ): Promise<WorkspaceRow> {
-  const workspace = (await resolveWorkspace(workspaces, principal, requested, { required: false })) ?? (await integrations.findDefaultWorkspace(principal.organisationId));
-  if (!workspace) throw new AppError('NOT_FOUND', 'The organisation has no default workspace; name one in workspace_id.', { param: 'workspace_id' });
+  const workspace =
+    (await resolveWorkspace(workspaces, principal, requested, { required: false })) ??
+    (await integrations.findDefaultWorkspace(principal.organisationId));
+  if (!workspace)
+    throw new AppError('NOT_FOUND', 'The organisation has no default workspace; name one in workspace_id.', {
+      param: 'workspace_id',
+    });
   return workspace;
 }

@@ -1,6 +1,16 @@
 import { z } from 'zod';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
-import { configurationsSchema, credentialName, credentialSlug, credentialStatus, freeText, providerKey, providerTypeId, tagsQuery, tagsSchema } from '../credentials/schemas.js';
+import {
+  configurationsSchema,
+  credentialName,
+  credentialSlug,
+  credentialStatus,
+  freeText,
+  providerKey,
+  providerTypeId,
+  tagsQuery,
+  tagsSchema,
+} from '../credentials/schemas.js';
 
 export const createIntegrationBody = z
   .object({
@@ -11,7 +21,9 @@ export const createIntegrationBody = z
     description: freeText.nullable().optional(),
     configurations: configurationsSchema.optional(),
     tags: tagsSchema.optional(),
-    workspace_id: idOrSlug.optional().describe('Workspace (id or slug) of the default provider; the default workspace when left out.'),
+    workspace_id: idOrSlug
+      .optional()
+      .describe('Workspace (id or slug) of the default provider; the default workspace when left out.'),
     create_default_provider: z.boolean().default(true),
     default_provider_slug: credentialSlug.optional(),
   })
@@ -22,7 +34,9 @@ export const updateIntegrationBody = z
     name: credentialName.optional(),
     description: freeText.nullable().optional(),
     key: providerKey.nullable().optional().describe('A new provider key (null removes it).'),
-    configurations: configurationsSchema.optional().describe('Replaces the stored object. A secret field sent back as its mask keeps its stored value.'),
+    configurations: configurationsSchema
+      .optional()
+      .describe('Replaces the stored object. A secret field sent back as its mask keeps its stored value.'),
     tags: tagsSchema.optional(),
   })
   .strict()

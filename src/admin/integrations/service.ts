@@ -3,7 +3,11 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
 import { newId, slugify } from '../../lib/ids.js';
 import type { SecretBox } from '../../lib/secret-box.js';
-import { isUniqueViolation, type IntegrationRepository, type IntegrationRow } from '../../storage/repositories/integrations.js';
+import {
+  isUniqueViolation,
+  type IntegrationRepository,
+  type IntegrationRow,
+} from '../../storage/repositories/integrations.js';
 import type { ProviderRepository, ProviderRow } from '../../storage/repositories/providers.js';
 import type { WorkspaceRepository, WorkspaceRow } from '../../storage/repositories/workspaces.js';
 import { pageWindow } from '../shared/pagination.js';
@@ -11,7 +15,12 @@ import { resolveWorkspace } from '../shared/workspace-access.js';
 import { checkHostConfigured, requireProviderType } from '../credentials/provider-types.js';
 import { parseTagFilter, RESERVED_PROVIDER_SLUGS } from '../credentials/schemas.js';
 import { maskConfigurations, sealConfigurations, sealKey } from '../credentials/secrets.js';
-import type { CreateIntegrationBody, IntegrationObject, ListIntegrationsQuery, UpdateIntegrationBody } from './schemas.js';
+import type {
+  CreateIntegrationBody,
+  IntegrationObject,
+  ListIntegrationsQuery,
+  UpdateIntegrationBody,
+} from './schemas.js';
 
 export interface IntegrationServiceDeps {
   integrations: IntegrationRepository;
@@ -32,7 +41,8 @@ export function createIntegrationService(deps: IntegrationServiceDeps) {
   const now = () => new Date(deps.clock.now()).toISOString();
 
   function requireOrgAdmin(principal: Principal): void {
-    if (!isOrgAdmin(principal)) throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins manage integrations.');
+    if (!isOrgAdmin(principal))
+      throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins manage integrations.');
   }
 
   async function find(principal: Principal, idOrSlug: string): Promise<IntegrationRow> {
@@ -43,16 +53,21 @@ export function createIntegrationService(deps: IntegrationServiceDeps) {
   }
 
   async function defaultProviderWorkspace(principal: Principal, requested: string | undefined): Promise<WorkspaceRow> {
-    const workspace = requested !== undefined
-      ? await resolveWorkspace(deps.workspaces, principal, requested, { required: true })
-      : await deps.integrations.findDefaultWorkspace(principal.organisationId);
-    if (!workspace) throw invalid('workspace_id', 'The organisation has no default workspace; name one in workspace_id.');
+    const workspace =
+      requested !== undefined
+        ? await resolveWorkspace(deps.workspaces, principal, requested, { required: true })
+        : await deps.integrations.findDefaultWorkspace(principal.organisationId);
+    if (!workspace)
+      throw invalid('workspace_id', 'The organisation has no default workspace; name one in workspace_id.');
     if (workspace.status !== 'active') throw invalid('workspace_id', `Workspace ${workspace.slug} is archived.`);
     return workspace;
   }
 
   return {
-    async create(principal: Principal, body: CreateIntegrationBody): Promise<{ integration: IntegrationRow; provider: ProviderRow | null }> {
+    async create(
+      principal: Principal,
+      body: CreateIntegrationBody,
+    ): Promise<{ integration: IntegrationRow; provider: ProviderRow | null }> {
       requireOrgAdmin(principal);
       const definition = requireProviderType(body.ai_provider_id, 'ai_provider_id');
       const configurations = body.configurations ?? {};
@@ -83,9 +98,14 @@ export function createIntegrationService(deps: IntegrationServiceDeps) {
         const workspace = await defaultProviderWorkspace(principal, body.workspace_id);
         const providerSlug = body.default_provider_slug ?? slug;
         const param = body.default_provider_slug !== undefined ? 'default_provider_slug' : 'slug';
-        if (RESERVED_PROVIDER_SLUGS.has(providerSlug)) throw invalid(param, `The provider slug ${providerSlug} is reserved; choose another default_provider_slug.`);
+        if (RESERVED_PROVIDER_SLUGS.has(providerSlug))
+          throw invalid(param, `The provider slug ${providerSlug} is reserved; choose another default_provider_slug.`);
         if (await deps.providers.slugTaken(workspace.id, providerSlug)) {
-          throw new AppError('CONFLICT', `Workspace ${workspace.slug} already has a provider with slug ${providerSlug}; choose another default_provider_slug.`, { param });
+          throw new AppError(
+            'CONFLICT',
+            `Workspace ${workspace.slug} already has a provider with slug ${providerSlug}; choose another default_provider_slug.`,
+            { param },
+          );
         }
         provider = {
           id: newId(),
@@ -106,7 +126,12 @@ export function createIntegrationService(deps: IntegrationServiceDeps) {
       try {
         await deps.integrations.insertWithDefaultProvider(integration, provider);
       } catch (error) {
-        if (isUniqueViolation(error)) throw new AppError('CONFLICT', `The slug ${slug} (or the default provider's slug) was taken by another request at the same moment.`, { param: 'slug', cause: error });
+        if (isUniqueViolation(error))
+          throw new AppError(
+            'CONFLICT',
+            `The slug ${slug} (or the default provider's slug) was taken by another request at the same moment.`,
+            { param: 'slug', cause: error },
+          );
         throw error;
       }
       deps.onChange();

@@ -8,8 +8,17 @@ import { createInviteService, type InviteService } from './service.js';
 export type { InviteService } from './service.js';
 
 /** Builds the invites service and registers its routes, the public accept route among them. */
-export function registerInvites(app: ZodApp, deps: { repos: Pick<Repositories, 'invites' | 'users' | 'workspaces'>; keys: ApiKeyVerifier; clock: Clock }): InviteService {
-  const service = createInviteService({ invites: deps.repos.invites, users: deps.repos.users, workspaces: deps.repos.workspaces, verifier: deps.keys, clock: deps.clock });
+export function registerInvites(
+  app: ZodApp,
+  deps: { repos: Pick<Repositories, 'invites' | 'users' | 'workspaces'>; keys: ApiKeyVerifier; clock: Clock },
+): InviteService {
+  const service = createInviteService({
+    invites: deps.repos.invites,
+    users: deps.repos.users,
+    workspaces: deps.repos.workspaces,
+    verifier: deps.keys,
+    clock: deps.clock,
+  });
   registerInviteRoutes(app, service);
   return service;
 }

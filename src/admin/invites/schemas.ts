@@ -56,7 +56,9 @@ export const issuedInvite = z.object({
   expires_at: z.string(),
 });
 
-export const resentInvite = issuedInvite.extend({ inviteLink: z.string().describe('Same as invite_link (the name the reference gateway uses on resend).') });
+export const resentInvite = issuedInvite.extend({
+  inviteLink: z.string().describe('Same as invite_link (the name the reference gateway uses on resend).'),
+});
 
 export const acceptInviteBody = z
   .object({

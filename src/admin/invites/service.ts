@@ -4,7 +4,12 @@ import type { Clock } from '../../lib/clock.js';
 import { digestsEqual, randomToken, sha256Hex } from '../../lib/crypto.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
 import { isUuid, newId } from '../../lib/ids.js';
-import type { InviteRepository, InviteRow, InviteState, InviteWorkspaceRow } from '../../storage/repositories/invites.js';
+import type {
+  InviteRepository,
+  InviteRow,
+  InviteState,
+  InviteWorkspaceRow,
+} from '../../storage/repositories/invites.js';
 import type { UserRepository } from '../../storage/repositories/users.js';
 import type { WorkspaceRepository, WorkspaceRow } from '../../storage/repositories/workspaces.js';
 import type { WorkspaceRole } from '../../storage/schema.js';
@@ -14,7 +19,13 @@ import { effectiveWorkspaceRole } from '../shared/workspace-access.js';
 import { toUserObject } from '../users/service.js';
 import type { UserObject } from '../users/schemas.js';
 import { firstKeyScopes } from './first-key.js';
-import type { AcceptInviteBody, CreateInviteBody, InviteObject, ListInvitesQuery, ResendInviteBody } from './schemas.js';
+import type {
+  AcceptInviteBody,
+  CreateInviteBody,
+  InviteObject,
+  ListInvitesQuery,
+  ResendInviteBody,
+} from './schemas.js';
 
 /** Prefix of invite tokens, so that a leaked one is recognised for what it is. */
 export const INVITE_TOKEN_PREFIX = 'svcinv-';
@@ -35,7 +46,13 @@ export interface IssuedInvite {
  * invites organisation members into that workspace only, with a role no higher than one's own
  * there (and only as a manager or admin).
  */
-export function createInviteService(deps: { invites: InviteRepository; users: UserRepository; workspaces: WorkspaceRepository; verifier: ApiKeyVerifier; clock: Clock }) {
+export function createInviteService(deps: {
+  invites: InviteRepository;
+  users: UserRepository;
+  workspaces: WorkspaceRepository;
+  verifier: ApiKeyVerifier;
+  clock: Clock;
+}) {
   const now = () => new Date(deps.clock.now()).toISOString();
   const expiry = (days: number) => new Date(deps.clock.now() + days * DAY_MS).toISOString();
 
@@ -45,17 +62,34 @@ export function createInviteService(deps: { invites: InviteRepository; users: Us
   }
 
   /** The rules on who may grant what; `param` prefixes name the offending field. */
-  function assertMayGrant(principal: Principal, role: InviteRow['role'], grants: Array<{ workspaceId: string; role: WorkspaceRole; param: string }>): void {
+  function assertMayGrant(
+    principal: Principal,
+    role: InviteRow['role'],
+    grants: Array<{ workspaceId: string; role: WorkspaceRole; param: string }>,
+  ): void {
     if (keyKind(principal) === 'admin') {
-      if (!isOrgAdmin(principal)) throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins invite users with an admin key.');
+      if (!isOrgAdmin(principal))
+        throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins invite users with an admin key.');
       return;
     }
-    if (role !== 'member') throw new AppError('ROLE_NOT_ALLOWED', 'With a workspace key one invites organisation members only; owners and admins invite admins.', { param: 'role' });
+    if (role !== 'member')
+      throw new AppError(
+        'ROLE_NOT_ALLOWED',
+        'With a workspace key one invites organisation members only; owners and admins invite admins.',
+        { param: 'role' },
+      );
     for (const grant of grants) {
-      if (grant.workspaceId !== principal.workspaceId) throw new AppError('WORKSPACE_FORBIDDEN', 'A workspace key invites into its own workspace only.', { param: `${grant.param}.id` });
+      if (grant.workspaceId !== principal.workspaceId)
+        throw new AppError('WORKSPACE_FORBIDDEN', 'A workspace key invites into its own workspace only.', {
+          param: `${grant.param}.id`,
+        });
       const own = effectiveWorkspaceRole(principal, grant.workspaceId);
-      if (!managesMembers(own)) throw new AppError('ROLE_NOT_ALLOWED', 'Only workspace managers and admins invite users.');
-      if (!roleWithin(grant.role, own)) throw new AppError('ROLE_NOT_ALLOWED', `A workspace ${own} cannot grant the role ${grant.role}.`, { param: `${grant.param}.role` });
+      if (!managesMembers(own))
+        throw new AppError('ROLE_NOT_ALLOWED', 'Only workspace managers and admins invite users.');
+      if (!roleWithin(grant.role, own))
+        throw new AppError('ROLE_NOT_ALLOWED', `A workspace ${own} cannot grant the role ${grant.role}.`, {
+          param: `${grant.param}.role`,
+        });
     }
   }
 
@@ -66,20 +100,28 @@ export function createInviteService(deps: { invites: InviteRepository; users: Us
       const workspace = await deps.workspaces.findByIdOrSlug(principal.organisationId, entry.id);
       if (!workspace) throw new AppError('NOT_FOUND', `Workspace ${entry.id} not found.`, { param: `${param}.id` });
       if (workspace.status !== 'active') throw invalid(`${param}.id`, `Workspace ${workspace.slug} is archived.`);
-      if (grants.some((grant) => grant.workspace.id === workspace.id)) throw invalid(`${param}.id`, `Workspace ${entry.id} is listed twice.`);
+      if (grants.some((grant) => grant.workspace.id === workspace.id))
+        throw invalid(`${param}.id`, `Workspace ${entry.id} is listed twice.`);
       grants.push({ workspace, role: entry.role, param });
     }
     return grants;
   }
 
   async function assertEmailFree(organisationId: string, email: string, inviteId: string | null): Promise<void> {
-    if (await deps.users.findByEmail(organisationId, email)) throw new AppError('CONFLICT', `${email} is already a user of the organisation.`, { param: 'email' });
+    if (await deps.users.findByEmail(organisationId, email))
+      throw new AppError('CONFLICT', `${email} is already a user of the organisation.`, { param: 'email' });
     const open = await deps.invites.findOpenForEmail(organisationId, email, now());
-    if (open && open.id !== inviteId) throw new AppError('CONFLICT', `${email} already has a pending invite (${open.id}); resend or revoke it.`, { param: 'email' });
+    if (open && open.id !== inviteId)
+      throw new AppError('CONFLICT', `${email} already has a pending invite (${open.id}); resend or revoke it.`, {
+        param: 'email',
+      });
   }
 
   /** An invite the caller may see: a workspace key sees those that grant its workspace. */
-  async function findVisible(principal: Principal, id: string): Promise<{ row: InviteRow; workspaces: InviteWorkspaceRow[] }> {
+  async function findVisible(
+    principal: Principal,
+    id: string,
+  ): Promise<{ row: InviteRow; workspaces: InviteWorkspaceRow[] }> {
     const row = isUuid(id) ? await deps.invites.findById(principal.organisationId, id) : undefined;
     if (!row) throw notFound('Invite', 'inviteId');
     const workspaces = (await deps.invites.workspacesOf([row.id])).get(row.id) ?? [];
@@ -91,16 +133,31 @@ export function createInviteService(deps: { invites: InviteRepository; users: Us
 
   async function findManageable(principal: Principal, id: string) {
     const found = await findVisible(principal, id);
-    assertMayGrant(principal, found.row.role, found.workspaces.map((w, index) => ({ workspaceId: w.workspace_id, role: w.role, param: `workspaces[${index}]` })));
+    assertMayGrant(
+      principal,
+      found.row.role,
+      found.workspaces.map((w, index) => ({
+        workspaceId: w.workspace_id,
+        role: w.role,
+        param: `workspaces[${index}]`,
+      })),
+    );
     return found;
   }
 
   return {
     async create(principal: Principal, body: CreateInviteBody): Promise<IssuedInvite> {
       const grants = await resolveGrants(principal, body);
-      assertMayGrant(principal, body.role, grants.map((grant) => ({ workspaceId: grant.workspace.id, role: grant.role, param: grant.param })));
+      assertMayGrant(
+        principal,
+        body.role,
+        grants.map((grant) => ({ workspaceId: grant.workspace.id, role: grant.role, param: grant.param })),
+      );
       if (body.role === 'member' && grants.length === 0) {
-        throw invalid('workspaces', 'An organisation member needs at least one workspace; the first one gets their first API key.');
+        throw invalid(
+          'workspaces',
+          'An organisation member needs at least one workspace; the first one gets their first API key.',
+        );
       }
       const email = body.email.toLowerCase();
       await assertEmailFree(principal.organisationId, email, null);
@@ -122,7 +179,15 @@ export function createInviteService(deps: { invites: InviteRepository; users: Us
         created_at: stamp,
         last_updated_at: stamp,
       };
-      await deps.invites.insert(row, grants.map((grant, position) => ({ invite_id: row.id, workspace_id: grant.workspace.id, role: grant.role, position })));
+      await deps.invites.insert(
+        row,
+        grants.map((grant, position) => ({
+          invite_id: row.id,
+          workspace_id: grant.workspace.id,
+          role: grant.role,
+          position,
+        })),
+      );
       return { row, token };
     },
 
@@ -148,11 +213,13 @@ export function createInviteService(deps: { invites: InviteRepository; users: Us
     /** A new token and a new expiry; the previous token stops working. Pending and expired invites only. */
     async resend(principal: Principal, id: string, body: ResendInviteBody): Promise<IssuedInvite> {
       const { row } = await findManageable(principal, id);
-      if (row.status !== 'pending') throw new AppError('CONFLICT', `The invite is ${row.status}; create a new one instead.`, { param: 'inviteId' });
+      if (row.status !== 'pending')
+        throw new AppError('CONFLICT', `The invite is ${row.status}; create a new one instead.`, { param: 'inviteId' });
       await assertEmailFree(principal.organisationId, row.email, row.id);
       const { token, hash } = newToken();
       const patch = { token_hash: hash, expires_at: expiry(body?.expires_in_days ?? 7), last_updated_at: now() };
-      if (!(await deps.invites.updatePending(row.id, patch))) throw new AppError('CONFLICT', 'The invite changed meanwhile (accepted or revoked).', { param: 'inviteId' });
+      if (!(await deps.invites.updatePending(row.id, patch)))
+        throw new AppError('CONFLICT', 'The invite changed meanwhile (accepted or revoked).', { param: 'inviteId' });
       return { row: { ...row, ...patch }, token };
     },
 
@@ -160,9 +227,16 @@ export function createInviteService(deps: { invites: InviteRepository; users: Us
     async revoke(principal: Principal, id: string): Promise<InviteRow> {
       const { row } = await findManageable(principal, id);
       if (row.status === 'revoked') return row;
-      if (row.status === 'accepted') throw new AppError('CONFLICT', 'The invite was already accepted; remove the user instead (DELETE /v1/users/{userId}).', { param: 'inviteId' });
+      if (row.status === 'accepted')
+        throw new AppError(
+          'CONFLICT',
+          'The invite was already accepted; remove the user instead (DELETE /v1/users/{userId}).',
+          { param: 'inviteId' },
+        );
       const stamp = now();
-      if (!(await deps.invites.updatePending(row.id, { status: 'revoked', revoked_at: stamp, last_updated_at: stamp }))) {
+      if (
+        !(await deps.invites.updatePending(row.id, { status: 'revoked', revoked_at: stamp, last_updated_at: stamp }))
+      ) {
         throw new AppError('CONFLICT', 'The invite changed meanwhile (accepted or revoked).', { param: 'inviteId' });
       }
       return { ...row, status: 'revoked', revoked_at: stamp, last_updated_at: stamp };
@@ -174,24 +248,42 @@ export function createInviteService(deps: { invites: InviteRepository; users: Us
      * the credential. Returns the new key's principal too, for the audit record.
      */
     async accept(body: AcceptInviteBody) {
-      if (!TOKEN_RE.test(body.token)) throw new AppError('INVALID_INVITE_TOKEN', 'The invite token is malformed.', { param: 'token' });
+      if (!TOKEN_RE.test(body.token))
+        throw new AppError('INVALID_INVITE_TOKEN', 'The invite token is malformed.', { param: 'token' });
       const hash = sha256Hex(body.token);
       const row = await deps.invites.findByTokenHash(hash);
-      if (!row || !digestsEqual(row.token_hash, hash)) throw new AppError('INVALID_INVITE_TOKEN', 'The invite token is not valid (a resend replaces the previous token).', { param: 'token' });
+      if (!row || !digestsEqual(row.token_hash, hash))
+        throw new AppError(
+          'INVALID_INVITE_TOKEN',
+          'The invite token is not valid (a resend replaces the previous token).',
+          { param: 'token' },
+        );
       assertAcceptable(row, deps.clock.now());
-      if (await deps.users.findByEmail(row.organisation_id, row.email)) throw new AppError('CONFLICT', `${row.email} is already a user of the organisation.`, { param: 'token' });
+      if (await deps.users.findByEmail(row.organisation_id, row.email))
+        throw new AppError('CONFLICT', `${row.email} is already a user of the organisation.`, { param: 'token' });
 
       const grants = (await deps.invites.workspacesOf([row.id])).get(row.id) ?? [];
       const active: InviteWorkspaceRow[] = [];
-      for (const grant of grants) if ((await deps.workspaces.findById(grant.workspace_id))?.status === 'active') active.push(grant);
+      for (const grant of grants)
+        if ((await deps.workspaces.findById(grant.workspace_id))?.status === 'active') active.push(grant);
       const home = active[0] ?? null;
-      if (row.role === 'member' && !home) throw invalid('token', 'Every workspace of this invite has been archived; ask for a new invite.');
+      if (row.role === 'member' && !home)
+        throw invalid('token', 'Every workspace of this invite has been archived; ask for a new invite.');
 
       const stamp = now();
       const userId = newId();
       const raw = generateRawKey();
       const keyId = newId();
-      const user = { id: userId, organisation_id: row.organisation_id, email: row.email, first_name: body.first_name ?? null, last_name: body.last_name ?? null, role: row.role, created_at: stamp, last_updated_at: stamp };
+      const user = {
+        id: userId,
+        organisation_id: row.organisation_id,
+        email: row.email,
+        first_name: body.first_name ?? null,
+        last_name: body.last_name ?? null,
+        role: row.role,
+        created_at: stamp,
+        last_updated_at: stamp,
+      };
       const accepted = await deps.invites.accept({
         inviteId: row.id,
         now: stamp,
@@ -224,8 +316,17 @@ export function createInviteService(deps: { invites: InviteRepository; users: Us
         throw new AppError('INVITE_ALREADY_ACCEPTED', 'The invite was already accepted.', { param: 'token' });
       }
       const verified = await deps.verifier.verify(raw);
-      const userObject: UserObject = toUserObject(user, grants.map((grant) => grant.workspace_id));
-      return { inviteId: row.id, user: userObject, apiKey: raw, apiKeyId: keyId, principal: verified.ok ? verified.principal : null };
+      const userObject: UserObject = toUserObject(
+        user,
+        grants.map((grant) => grant.workspace_id),
+      );
+      return {
+        inviteId: row.id,
+        user: userObject,
+        apiKey: raw,
+        apiKeyId: keyId,
+        principal: verified.ok ? verified.principal : null,
+      };
     },
   };
 }
@@ -233,9 +334,15 @@ export function createInviteService(deps: { invites: InviteRepository; users: Us
 export type InviteService = ReturnType<typeof createInviteService>;
 
 function assertAcceptable(row: InviteRow, now: number): void {
-  if (row.status === 'accepted') throw new AppError('INVITE_ALREADY_ACCEPTED', 'The invite was already accepted; its token works once.', { param: 'token' });
+  if (row.status === 'accepted')
+    throw new AppError('INVITE_ALREADY_ACCEPTED', 'The invite was already accepted; its token works once.', {
+      param: 'token',
+    });
   if (row.status === 'revoked') throw new AppError('INVITE_REVOKED', 'The invite was revoked.', { param: 'token' });
-  if (Date.parse(row.expires_at) <= now) throw new AppError('INVITE_EXPIRED', `The invite expired at ${row.expires_at}; ask for it to be resent.`, { param: 'token' });
+  if (Date.parse(row.expires_at) <= now)
+    throw new AppError('INVITE_EXPIRED', `The invite expired at ${row.expires_at}; ask for it to be resent.`, {
+      param: 'token',
+    });
 }
 
 export function inviteState(row: InviteRow, nowIso: string): InviteState {

@@ -56,68 +56,81 @@ function ownKeysOnly(visibility: LogVisibility, organisationId: string, userId: 
  * The writer never waits for a follower: a follower whose connection cannot keep up loses records.
  * Who sees what is as for `GET /v1/logs`, data visibility settings included.
  */
-export function registerLogStreamRoute(app: ZodApp, deps: { workspaces: WorkspaceRepository; writer: RequestLogWriter; visibility?: LogVisibility; heartbeatMs?: number }): void {
+export function registerLogStreamRoute(
+  app: ZodApp,
+  deps: { workspaces: WorkspaceRepository; writer: RequestLogWriter; visibility?: LogVisibility; heartbeatMs?: number },
+): void {
   const open = new Set<() => void>();
   // Open streams would hold the server's close open forever; end them first.
   app.addHook('preClose', async () => {
     for (const end of [...open]) end();
   });
 
-  app.get('/v1/logs/stream', {
-    schema: {
-      tags: ['Logs'],
-      summary: 'Follow request logs as they are recorded (server-sent events)',
-      description:
-        'Answers `text/event-stream`: one `data:` line with a log record (as `GET /v1/logs` lists it) per gateway request, ' +
-        'and a comment line every 15 s. It follows the requests of the instance it is connected to. Workspace keys see their own workspace only.',
-      querystring: streamLogsQuery,
+  app.get(
+    '/v1/logs/stream',
+    {
+      schema: {
+        tags: ['Logs'],
+        summary: 'Follow request logs as they are recorded (server-sent events)',
+        description:
+          'Answers `text/event-stream`: one `data:` line with a log record (as `GET /v1/logs` lists it) per gateway request, ' +
+          'and a comment line every 15 s. It follows the requests of the instance it is connected to. Workspace keys see their own workspace only.',
+        querystring: streamLogsQuery,
+      },
+      config: { auth: { scope: 'logs.list', keyTypes: BOTH_KEY_TYPES } },
     },
-    config: { auth: { scope: 'logs.list', keyTypes: BOTH_KEY_TYPES } },
-  }, async (request, reply) => {
-    const principal = request.principal!;
-    const q = request.query;
-    const workspace = await resolveWorkspace(deps.workspaces, principal, q.workspace_id, { required: false });
-    const workspaceId = workspace?.id ?? principal.workspaceId;
-    const ownerId = deps.visibility ? await deps.visibility.ownDataOnly(principal) : null;
-    const visible = ownerId === null ? (_apiKeyId: string, send: () => void) => send() : ownKeysOnly(deps.visibility!, principal.organisationId, ownerId);
+    async (request, reply) => {
+      const principal = request.principal!;
+      const q = request.query;
+      const workspace = await resolveWorkspace(deps.workspaces, principal, q.workspace_id, { required: false });
+      const workspaceId = workspace?.id ?? principal.workspaceId;
+      const ownerId = deps.visibility ? await deps.visibility.ownDataOnly(principal) : null;
+      const visible =
+        ownerId === null
+          ? (_apiKeyId: string, send: () => void) => send()
+          : ownKeysOnly(deps.visibility!, principal.organisationId, ownerId);
 
-    reply.hijack();
-    const res: ServerResponse = reply.raw;
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'close',
-      'x-accel-buffering': 'no',
-      'x-request-id': request.id,
-    });
-    res.write(': following request logs\n\n');
-
-    let dropped = 0;
-    const unsubscribe = deps.writer.onRecord((row) => {
-      if (row.organisation_id !== principal.organisationId) return;
-      if (workspaceId && row.workspace_id !== workspaceId) return;
-      if (q.status_code !== undefined && row.status_code !== q.status_code) return;
-      if (q.provider !== undefined && row.provider !== q.provider) return;
-      if (q.model !== undefined && row.model !== q.model) return;
-      visible(row.api_key_id, () => {
-        if (res.writableEnded) return;
-        if (res.writableLength > MAX_UNSENT_BYTES) {
-          dropped++;
-          return;
-        }
-        res.write(`data: ${JSON.stringify(toLogObject(row, false))}\n\n`);
+      reply.hijack();
+      const res: ServerResponse = reply.raw;
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        connection: 'close',
+        'x-accel-buffering': 'no',
+        'x-request-id': request.id,
       });
-    });
-    const heartbeat = setInterval(() => res.write(dropped > 0 ? `: heartbeat, ${dropped} records dropped\n\n` : ': heartbeat\n\n'), deps.heartbeatMs ?? HEARTBEAT_MS);
-    heartbeat.unref();
+      res.write(': following request logs\n\n');
 
-    const end = () => {
-      if (!open.delete(end)) return;
-      unsubscribe();
-      clearInterval(heartbeat);
-      if (!res.writableEnded) res.end();
-    };
-    open.add(end);
-    res.once('close', end);
-  });
+      let dropped = 0;
+      const unsubscribe = deps.writer.onRecord((row) => {
+        if (row.organisation_id !== principal.organisationId) return;
+        if (workspaceId && row.workspace_id !== workspaceId) return;
+        if (q.status_code !== undefined && row.status_code !== q.status_code) return;
+        if (q.provider !== undefined && row.provider !== q.provider) return;
+        if (q.model !== undefined && row.model !== q.model) return;
+        visible(row.api_key_id, () => {
+          if (res.writableEnded) return;
+          if (res.writableLength > MAX_UNSENT_BYTES) {
+            dropped++;
+            return;
+          }
+          res.write(`data: ${JSON.stringify(toLogObject(row, false))}\n\n`);
+        });
+      });
+      const heartbeat = setInterval(
+        () => res.write(dropped > 0 ? `: heartbeat, ${dropped} records dropped\n\n` : ': heartbeat\n\n'),
+        deps.heartbeatMs ?? HEARTBEAT_MS,
+      );
+      heartbeat.unref();
+
+      const end = () => {
+        if (!open.delete(end)) return;
+        unsubscribe();
+        clearInterval(heartbeat);
+        if (!res.writableEnded) res.end();
+      };
+      open.add(end);
+      res.once('close', end);
+    },
+  );
 }

@@ -8,8 +8,17 @@ import { createMemberService, type MemberService } from './service.js';
 export { toMemberObject, type MemberService } from './service.js';
 
 /** Builds the workspace members service and registers its admin routes. */
-export function registerMembers(app: ZodApp, deps: { repos: Pick<Repositories, 'members' | 'users' | 'workspaces'>; keys: ApiKeyVerifier; clock: Clock }): MemberService {
-  const service = createMemberService({ members: deps.repos.members, users: deps.repos.users, workspaces: deps.repos.workspaces, verifier: deps.keys, clock: deps.clock });
+export function registerMembers(
+  app: ZodApp,
+  deps: { repos: Pick<Repositories, 'members' | 'users' | 'workspaces'>; keys: ApiKeyVerifier; clock: Clock },
+): MemberService {
+  const service = createMemberService({
+    members: deps.repos.members,
+    users: deps.repos.users,
+    workspaces: deps.repos.workspaces,
+    verifier: deps.keys,
+    clock: deps.clock,
+  });
   registerMemberRoutes(app, service);
   return service;
 }

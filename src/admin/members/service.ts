@@ -19,19 +19,37 @@ import type { AddMembersBody, ListMembersQuery, MemberObject, UpdateMemberBody }
  * ROLE_NOT_ALLOWED). Keys act with their user's current membership, so every change drops the
  * verifier's cache.
  */
-export function createMemberService(deps: { members: MemberRepository; users: UserRepository; workspaces: WorkspaceRepository; verifier: ApiKeyVerifier; clock: Clock }) {
+export function createMemberService(deps: {
+  members: MemberRepository;
+  users: UserRepository;
+  workspaces: WorkspaceRepository;
+  verifier: ApiKeyVerifier;
+  clock: Clock;
+}) {
   const now = () => new Date(deps.clock.now()).toISOString();
 
-  async function workspaceOf(principal: Principal, idOrSlug: string, options: { change: boolean }): Promise<WorkspaceRow> {
-    const workspace = await resolveWorkspace(deps.workspaces, principal, idOrSlug, { required: true, param: 'workspaceId' });
+  async function workspaceOf(
+    principal: Principal,
+    idOrSlug: string,
+    options: { change: boolean },
+  ): Promise<WorkspaceRow> {
+    const workspace = await resolveWorkspace(deps.workspaces, principal, idOrSlug, {
+      required: true,
+      param: 'workspaceId',
+    });
     if (!workspace) throw notFound('Workspace', 'workspaceId');
-    if (options.change && workspace.status !== 'active') throw invalid('workspaceId', `Workspace ${workspace.slug} is archived; unarchive it first.`);
+    if (options.change && workspace.status !== 'active')
+      throw invalid('workspaceId', `Workspace ${workspace.slug} is archived; unarchive it first.`);
     return workspace;
   }
 
   function managerRole(principal: Principal, workspace: WorkspaceRow): WorkspaceRole {
     const role = effectiveWorkspaceRole(principal, workspace.id);
-    if (!managesMembers(role)) throw new AppError('ROLE_NOT_ALLOWED', 'Only workspace managers and admins (and organisation owners and admins) manage members.');
+    if (!managesMembers(role))
+      throw new AppError(
+        'ROLE_NOT_ALLOWED',
+        'Only workspace managers and admins (and organisation owners and admins) manage members.',
+      );
     return role;
   }
 
@@ -44,14 +62,23 @@ export function createMemberService(deps: { members: MemberRepository; users: Us
   /** A manager cannot change or remove someone who stands above them (an admin, or an organisation admin). */
   function assertOutranks(callerRole: WorkspaceRole, target: MemberRow): void {
     if (!roleWithin(memberStanding(target.org_role, target.role), callerRole)) {
-      throw new AppError('ROLE_NOT_ALLOWED', `A workspace ${callerRole} cannot change a member who holds a higher role.`, { param: 'userId' });
+      throw new AppError(
+        'ROLE_NOT_ALLOWED',
+        `A workspace ${callerRole} cannot change a member who holds a higher role.`,
+        { param: 'userId' },
+      );
     }
   }
 
   return {
     async list(principal: Principal, idOrSlug: string, query: ListMembersQuery) {
       const workspace = await workspaceOf(principal, idOrSlug, { change: false });
-      const { total, rows } = await deps.members.list({ workspaceId: workspace.id, role: query.role, email: query.email, ...pageWindow(query) });
+      const { total, rows } = await deps.members.list({
+        workspaceId: workspace.id,
+        role: query.role,
+        email: query.email,
+        ...pageWindow(query),
+      });
       return { total, data: rows.map(toMemberObject) };
     },
 
@@ -68,22 +95,40 @@ export function createMemberService(deps: { members: MemberRepository; users: Us
         if (seen.has(entry.id)) throw invalid(`users[${index}].id`, `User ${entry.id} is listed twice.`);
         seen.add(entry.id);
         if (!roleWithin(entry.role, callerRole)) {
-          throw new AppError('ROLE_NOT_ALLOWED', `A workspace ${callerRole} cannot grant the role ${entry.role}.`, { param: `users[${index}].role` });
+          throw new AppError('ROLE_NOT_ALLOWED', `A workspace ${callerRole} cannot grant the role ${entry.role}.`, {
+            param: `users[${index}].role`,
+          });
         }
-        if (!(await deps.users.findById(principal.organisationId, entry.id))) throw new AppError('NOT_FOUND', `User ${entry.id} not found.`, { param: `users[${index}].id` });
-        if (await deps.members.find(workspace.id, entry.id)) throw new AppError('CONFLICT', `User ${entry.id} is already a member; change their role with PUT.`, { param: `users[${index}].id` });
+        if (!(await deps.users.findById(principal.organisationId, entry.id)))
+          throw new AppError('NOT_FOUND', `User ${entry.id} not found.`, { param: `users[${index}].id` });
+        if (await deps.members.find(workspace.id, entry.id))
+          throw new AppError('CONFLICT', `User ${entry.id} is already a member; change their role with PUT.`, {
+            param: `users[${index}].id`,
+          });
       }
-      await deps.members.add(workspace.id, body.users.map((entry) => ({ userId: entry.id, role: entry.role })), now());
+      await deps.members.add(
+        workspace.id,
+        body.users.map((entry) => ({ userId: entry.id, role: entry.role })),
+        now(),
+      );
       deps.verifier.invalidateAll();
       return workspace;
     },
 
-    async update(principal: Principal, idOrSlug: string, userId: string, body: UpdateMemberBody): Promise<WorkspaceRow> {
+    async update(
+      principal: Principal,
+      idOrSlug: string,
+      userId: string,
+      body: UpdateMemberBody,
+    ): Promise<WorkspaceRow> {
       const workspace = await workspaceOf(principal, idOrSlug, { change: true });
       const callerRole = managerRole(principal, workspace);
       const member = await findMember(workspace, userId);
       assertOutranks(callerRole, member);
-      if (!roleWithin(body.role, callerRole)) throw new AppError('ROLE_NOT_ALLOWED', `A workspace ${callerRole} cannot grant the role ${body.role}.`, { param: 'role' });
+      if (!roleWithin(body.role, callerRole))
+        throw new AppError('ROLE_NOT_ALLOWED', `A workspace ${callerRole} cannot grant the role ${body.role}.`, {
+          param: 'role',
+        });
       if (member.role !== body.role) {
         await deps.members.updateRole(workspace.id, member.user_id, body.role, now());
         deps.verifier.invalidateAll();

@@ -31,8 +31,20 @@ export function registerObservability(app: ZodApp, deps: ObservabilityDeps): Obs
   const exportsDir = join(deps.config.data_dir, 'exports');
   const metrics = createMetricsRegistry();
   const unsubscribe = deps.requestLogs.onRecord(metrics.record);
-  const exports = createExportRunner({ db: deps.db, store: createExportStore(deps.db), dir: exportsDir, clock: deps.clock, logger: deps.logger });
-  const retention = createRetentionWorker({ db: deps.db, clock: deps.clock, logger: deps.logger, config: deps.config, exportsDir });
+  const exports = createExportRunner({
+    db: deps.db,
+    store: createExportStore(deps.db),
+    dir: exportsDir,
+    clock: deps.clock,
+    logger: deps.logger,
+  });
+  const retention = createRetentionWorker({
+    db: deps.db,
+    clock: deps.clock,
+    logger: deps.logger,
+    config: deps.config,
+    exportsDir,
+  });
 
   registerFeedbackRoutes(app, { db: deps.db, clock: deps.clock });
   registerTraceRoutes(app, deps);

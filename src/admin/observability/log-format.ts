@@ -20,7 +20,8 @@ const parse = (text: string | null | undefined): unknown => {
   }
 };
 
-const sumOrNull = (a: number | null | undefined, b: number | null | undefined) => (a === null || a === undefined) && (b === null || b === undefined) ? null : (a ?? 0) + (b ?? 0);
+const sumOrNull = (a: number | null | undefined, b: number | null | undefined) =>
+  (a === null || a === undefined) && (b === null || b === undefined) ? null : (a ?? 0) + (b ?? 0);
 
 function structured(row: RequestLogInsert, feedback: FeedbackObject[] | undefined) {
   const metadata = row.metadata ? (JSON.parse(row.metadata) as Record<string, string>) : {};

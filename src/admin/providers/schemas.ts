@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
-import { credentialName, credentialSlug, credentialStatus, freeText, tagsQuery, tagsSchema } from '../credentials/schemas.js';
+import {
+  credentialName,
+  credentialSlug,
+  credentialStatus,
+  freeText,
+  tagsQuery,
+  tagsSchema,
+} from '../credentials/schemas.js';
 
 export const createProviderBody = z
   .object({
@@ -9,7 +16,11 @@ export const createProviderBody = z
     slug: credentialSlug.optional(),
     note: freeText.nullable().optional(),
     tags: tagsSchema.optional(),
-    workspace_id: idOrSlug.optional().describe('Workspace (id or slug); a workspace key uses its own, an admin key the default workspace when left out.'),
+    workspace_id: idOrSlug
+      .optional()
+      .describe(
+        'Workspace (id or slug); a workspace key uses its own, an admin key the default workspace when left out.',
+      ),
   })
   .strict();
 

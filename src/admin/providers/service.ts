@@ -16,10 +16,20 @@ import type { CreateProviderBody, ListProvidersQuery, ProviderObject, UpdateProv
  * gateway). Workspace keys reach only their own workspace; admin keys reach every workspace
  * and fall back to the default one when they name none.
  */
-export function createProviderService(deps: { providers: ProviderRepository; integrations: IntegrationRepository; workspaces: WorkspaceRepository; clock: Clock; onChange: () => void }) {
+export function createProviderService(deps: {
+  providers: ProviderRepository;
+  integrations: IntegrationRepository;
+  workspaces: WorkspaceRepository;
+  clock: Clock;
+  onChange: () => void;
+}) {
   const now = () => new Date(deps.clock.now()).toISOString();
 
-  async function find(principal: Principal, idOrSlug: string, workspaceId: string | undefined): Promise<ProviderWithType> {
+  async function find(
+    principal: Principal,
+    idOrSlug: string,
+    workspaceId: string | undefined,
+  ): Promise<ProviderWithType> {
     const workspace = await credentialWorkspace(deps.workspaces, deps.integrations, principal, workspaceId);
     const row = await deps.providers.findByIdOrSlug(principal.organisationId, workspace.id, idOrSlug);
     if (!row) throw notFound(`Provider ${idOrSlug}`);
@@ -35,12 +45,17 @@ export function createProviderService(deps: { providers: ProviderRepository; int
       if (workspace.status !== 'active') throw invalid('workspace_id', `Workspace ${workspace.slug} is archived.`);
       const integration = await deps.integrations.findByIdOrSlug(principal.organisationId, body.integration_id);
       if (!integration || integration.status !== 'active') {
-        throw new AppError('NOT_FOUND', `Integration ${body.integration_id} not found (or archived).`, { param: 'integration_id' });
+        throw new AppError('NOT_FOUND', `Integration ${body.integration_id} not found (or archived).`, {
+          param: 'integration_id',
+        });
       }
       const slug = body.slug ?? slugify(body.name);
-      if (RESERVED_PROVIDER_SLUGS.has(slug)) throw invalid('slug', `The provider slug ${slug} is reserved (it names the path /v1/providers/${slug}).`);
+      if (RESERVED_PROVIDER_SLUGS.has(slug))
+        throw invalid('slug', `The provider slug ${slug} is reserved (it names the path /v1/providers/${slug}).`);
       if (await deps.providers.slugTaken(workspace.id, slug)) {
-        throw new AppError('CONFLICT', `Workspace ${workspace.slug} already has a provider with slug ${slug}.`, { param: 'slug' });
+        throw new AppError('CONFLICT', `Workspace ${workspace.slug} already has a provider with slug ${slug}.`, {
+          param: 'slug',
+        });
       }
       const stamp = now();
       const row: ProviderRow = {
@@ -60,7 +75,11 @@ export function createProviderService(deps: { providers: ProviderRepository; int
       try {
         await deps.providers.insert(row);
       } catch (error) {
-        if (isUniqueViolation(error)) throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, { param: 'slug', cause: error });
+        if (isUniqueViolation(error))
+          throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, {
+            param: 'slug',
+            cause: error,
+          });
         throw error;
       }
       deps.onChange();
@@ -81,9 +100,15 @@ export function createProviderService(deps: { providers: ProviderRepository; int
       return { total, data: rows.map(toProviderObject) };
     },
 
-    get: async (principal: Principal, idOrSlug: string, workspaceId: string | undefined) => toProviderObject(await find(principal, idOrSlug, workspaceId)),
+    get: async (principal: Principal, idOrSlug: string, workspaceId: string | undefined) =>
+      toProviderObject(await find(principal, idOrSlug, workspaceId)),
 
-    async update(principal: Principal, idOrSlug: string, workspaceId: string | undefined, body: UpdateProviderBody): Promise<ProviderRow> {
+    async update(
+      principal: Principal,
+      idOrSlug: string,
+      workspaceId: string | undefined,
+      body: UpdateProviderBody,
+    ): Promise<ProviderRow> {
       const row = await find(principal, idOrSlug, workspaceId);
       if (row.status !== 'active') throw invalid('slug', `Provider ${row.slug} is archived and cannot be changed.`);
       const patch: Partial<ProviderRow> = { last_updated_at: now() };

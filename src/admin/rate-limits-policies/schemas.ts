@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { ENDPOINT_TYPES } from '../../providers/endpoints.js';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
 
-
 const METADATA_KEY = /^metadata\.[A-Za-z0-9_.-]{1,128}$/;
 const BASE_KEYS = ['api_key', 'organisation_id', 'workspace_id'] as const;
 
@@ -10,15 +9,22 @@ export const conditionSchema = z
   .object({
     key: z
       .string()
-      .refine((key) => (BASE_KEYS as readonly string[]).includes(key) || key === 'endpoint_type' || METADATA_KEY.test(key), {
-        message: 'key must be api_key, organisation_id, workspace_id, endpoint_type or metadata.<field>',
-      }),
+      .refine(
+        (key) => (BASE_KEYS as readonly string[]).includes(key) || key === 'endpoint_type' || METADATA_KEY.test(key),
+        {
+          message: 'key must be api_key, organisation_id, workspace_id, endpoint_type or metadata.<field>',
+        },
+      ),
     value: z.string().min(1).max(1024),
   })
   .strict()
   .superRefine((condition, ctx) => {
     if (condition.key === 'endpoint_type' && !(ENDPOINT_TYPES as readonly string[]).includes(condition.value)) {
-      ctx.addIssue({ code: 'custom', path: ['value'], message: `endpoint_type must be one of ${ENDPOINT_TYPES.join(', ')}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['value'],
+        message: `endpoint_type must be one of ${ENDPOINT_TYPES.join(', ')}`,
+      });
     }
   });
 

@@ -14,10 +14,16 @@ import { assertChangeable, confineConditions } from './tenant-scope.js';
  * The rules of rate-limits policies: which workspace they belong to, who may touch them, and
  * the tenant wall (tenant-scope.ts): a workspace key's policy applies only inside its workspace.
  */
-export function createRateLimitPolicyService(deps: { policies: RateLimitPolicyRepository; workspaces: WorkspaceRepository; apiKeys: ApiKeyRepository; clock: Clock }) {
+export function createRateLimitPolicyService(deps: {
+  policies: RateLimitPolicyRepository;
+  workspaces: WorkspaceRepository;
+  apiKeys: ApiKeyRepository;
+  clock: Clock;
+}) {
   const now = () => new Date(deps.clock.now()).toISOString();
 
-  const findPolicy = (principal: Principal, id: string) => findReachable(principal, id, deps.policies.findById, 'Rate limits policy');
+  const findPolicy = (principal: Principal, id: string) =>
+    findReachable(principal, id, deps.policies.findById, 'Rate limits policy');
   /** A policy this key may change: reachable, and (for a workspace key) applying only inside its workspace. */
   const findChangeable = async (principal: Principal, id: string) => {
     const row = await findPolicy(principal, id);
@@ -41,7 +47,9 @@ export function createRateLimitPolicyService(deps: { policies: RateLimitPolicyRe
 
     async create(principal: Principal, body: CreatePolicyBody): Promise<RateLimitPolicyRow> {
       if (body.organisation_id !== undefined && body.organisation_id !== principal.organisationId) {
-        throw new AppError('WORKSPACE_FORBIDDEN', 'organisation_id is not the organisation of this API key.', { param: 'organisation_id' });
+        throw new AppError('WORKSPACE_FORBIDDEN', 'organisation_id is not the organisation of this API key.', {
+          param: 'organisation_id',
+        });
       }
       const workspace = await resolveWorkspace(deps.workspaces, principal, body.workspace_id, { required: true });
       if (!workspace) throw new AppError('INVALID_REQUEST', 'workspace_id is required.', { param: 'workspace_id' });

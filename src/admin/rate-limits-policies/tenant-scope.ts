@@ -30,24 +30,41 @@ const forbidden = (param: string, message: string) => new AppError('WORKSPACE_FO
  * by `organisation_id` only ever forms the one bucket of that workspace's own traffic.
  * Admin keys keep organisation-wide rights: their conditions are stored as given.
  */
-export async function confineConditions(deps: TenantScopeDeps, principal: Principal, conditions: readonly PolicyCondition[]): Promise<PolicyCondition[]> {
+export async function confineConditions(
+  deps: TenantScopeDeps,
+  principal: Principal,
+  conditions: readonly PolicyCondition[],
+): Promise<PolicyCondition[]> {
   const own = principal.workspaceId;
   if (own === null) return [...conditions];
   const stored: PolicyCondition[] = [];
   for (const [index, condition] of conditions.entries()) {
     const param = `conditions[${index}]`;
     if (condition.key === 'organisation_id') {
-      throw forbidden(`${param}.key`, 'A workspace key makes policies for its own workspace only; organisation-wide policies (organisation_id conditions) need an admin key.');
+      throw forbidden(
+        `${param}.key`,
+        'A workspace key makes policies for its own workspace only; organisation-wide policies (organisation_id conditions) need an admin key.',
+      );
     }
     if (condition.key === 'workspace_id') {
       const workspace = await deps.workspaces.findByIdOrSlug(principal.organisationId, condition.value);
-      if (!workspace || workspace.id !== own) throw forbidden(`${param}.value`, 'A workspace key makes policies for its own workspace only: workspace_id must name this workspace.');
+      if (!workspace || workspace.id !== own)
+        throw forbidden(
+          `${param}.value`,
+          'A workspace key makes policies for its own workspace only: workspace_id must name this workspace.',
+        );
       stored.push({ key: 'workspace_id', value: workspace.id });
       continue;
     }
     if (condition.key === 'api_key') {
-      const apiKey = isUuid(condition.value) ? await deps.apiKeys.findById(principal.organisationId, condition.value.toLowerCase()) : undefined;
-      if (!apiKey || apiKey.workspace_id !== own) throw forbidden(`${param}.value`, 'A workspace key makes policies for its own workspace only: api_key must name an API key of this workspace.');
+      const apiKey = isUuid(condition.value)
+        ? await deps.apiKeys.findById(principal.organisationId, condition.value.toLowerCase())
+        : undefined;
+      if (!apiKey || apiKey.workspace_id !== own)
+        throw forbidden(
+          `${param}.value`,
+          'A workspace key makes policies for its own workspace only: api_key must name an API key of this workspace.',
+        );
       stored.push({ key: 'api_key', value: apiKey.id });
       continue;
     }
@@ -70,6 +87,9 @@ export const isConfinedTo = (conditions: readonly PolicyCondition[], workspaceId
 export function assertChangeable(principal: Principal, storedConditions: string): void {
   if (principal.workspaceId === null) return;
   if (!isConfinedTo(JSON.parse(storedConditions) as PolicyCondition[], principal.workspaceId)) {
-    throw new AppError('WORKSPACE_FORBIDDEN', 'This policy applies beyond this workspace (it is organisation-wide); only an admin key can change it or see its usage.');
+    throw new AppError(
+      'WORKSPACE_FORBIDDEN',
+      'This policy applies beyond this workspace (it is organisation-wide); only an admin key can change it or see its usage.',
+    );
   }
 }

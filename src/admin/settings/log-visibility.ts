@@ -7,7 +7,13 @@ import type { SecuritySettingsService } from './security-settings.js';
  * when data visibility (`membersViewAllData` / `managersViewAllData`) is off. Lists pass the
  * owner to the request-log repository's `list` (`ownerUserId`).
  */
-export function createLogVisibility({ db, settings }: { db: Db; settings: Pick<SecuritySettingsService, 'ownDataOnly'> }) {
+export function createLogVisibility({
+  db,
+  settings,
+}: {
+  db: Db;
+  settings: Pick<SecuritySettingsService, 'ownDataOnly'>;
+}) {
   const keysOf = (organisationId: string, userId: string) =>
     db.selectFrom('api_keys').select('id').where('organisation_id', '=', organisationId).where('user_id', '=', userId);
 

@@ -5,8 +5,12 @@ const days = (description: string) => z.number().int().min(1).max(3650).nullable
 
 /** Every security setting, with the spec's key names; the organisation sets them, workspaces override them. */
 export const securitySettingsShape = {
-  membersViewAllData: flag('Workspace members see the logs and analytics of every API key of the workspace; false: only of their own keys.'),
-  managersViewAllData: flag('Workspace managers see the logs and analytics of every API key of the workspace; false: only of their own keys.'),
+  membersViewAllData: flag(
+    'Workspace members see the logs and analytics of every API key of the workspace; false: only of their own keys.',
+  ),
+  managersViewAllData: flag(
+    'Workspace managers see the logs and analytics of every API key of the workspace; false: only of their own keys.',
+  ),
   membersViewAnalytics: flag('Workspace members see analytics.'),
   managersViewAnalytics: flag('Workspace managers see analytics.'),
   membersViewPrompts: flag('Workspace members see prompts.'),
@@ -17,8 +21,16 @@ export const securitySettingsShape = {
   membersWriteConfigs: flag('Workspace members create and change gateway configs.'),
   managersViewConfigs: flag('Workspace managers see gateway configs.'),
   managersWriteConfigs: flag('Workspace managers create and change gateway configs.'),
-  maxUserApiKeysPerWorkspace: z.number().int().min(0).max(100_000).nullable().describe('Most active user API keys one user may hold in one workspace; null: unlimited.'),
-  userApiKeyDefaultExpiryDays: days('Expiry given to a new user API key created without expires_at, in days; null: none.'),
+  maxUserApiKeysPerWorkspace: z
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .nullable()
+    .describe('Most active user API keys one user may hold in one workspace; null: unlimited.'),
+  userApiKeyDefaultExpiryDays: days(
+    'Expiry given to a new user API key created without expires_at, in days; null: none.',
+  ),
   userApiKeyMaxExpiryDays: days('Longest a user API key may live, in days from its creation; null: no maximum.'),
 };
 
@@ -54,7 +66,9 @@ export const OVERRIDE_CATEGORIES = {
 } as const satisfies Record<string, readonly SecuritySettingKey[]>;
 
 export type OverrideCategory = keyof typeof OVERRIDE_CATEGORIES;
-export type WorkspaceOverrides = { [C in OverrideCategory]?: Partial<Pick<SecuritySettings, (typeof OVERRIDE_CATEGORIES)[C][number]>> };
+export type WorkspaceOverrides = {
+  [C in OverrideCategory]?: Partial<Pick<SecuritySettings, (typeof OVERRIDE_CATEGORIES)[C][number]>>;
+};
 
 /**
  * An object that refuses keys it does not know, naming the key as the error's `param` (a
@@ -62,19 +76,24 @@ export type WorkspaceOverrides = { [C in OverrideCategory]?: Partial<Pick<Securi
  */
 function closedObject<S extends z.ZodRawShape>(shape: S, what: string) {
   const known = Object.keys(shape);
-  return z
-    .looseObject(shape)
-    .superRefine((value, ctx) => {
-      for (const key of Object.keys(value)) {
-        if (!known.includes(key)) ctx.addIssue({ code: 'custom', path: [key], message: `not ${what}; known: ${known.join(', ')}` });
-      }
-    })
-    // What the OpenAPI document shows: the refinement does refuse other keys.
-    .meta({ additionalProperties: false });
+  return (
+    z
+      .looseObject(shape)
+      .superRefine((value, ctx) => {
+        for (const key of Object.keys(value)) {
+          if (!known.includes(key))
+            ctx.addIssue({ code: 'custom', path: [key], message: `not ${what}; known: ${known.join(', ')}` });
+        }
+      })
+      // What the OpenAPI document shows: the refinement does refuse other keys.
+      .meta({ additionalProperties: false })
+  );
 }
 
 function pickShape<K extends SecuritySettingKey>(keys: readonly K[]) {
-  return Object.fromEntries(keys.map((key) => [key, securitySettingsShape[key].optional()])) as { [P in K]: z.ZodOptional<(typeof securitySettingsShape)[P]> };
+  return Object.fromEntries(keys.map((key) => [key, securitySettingsShape[key].optional()])) as {
+    [P in K]: z.ZodOptional<(typeof securitySettingsShape)[P]>;
+  };
 }
 
 const settingKeys = Object.keys(securitySettingsShape) as SecuritySettingKey[];
@@ -84,7 +103,9 @@ export const organisationSettingsBody = closedObject(pickShape(settingKeys), 'a 
 export type OrganisationSettingsBody = z.infer<typeof organisationSettingsBody>;
 
 const categoryBody = <C extends OverrideCategory>(category: C) =>
-  closedObject(pickShape(OVERRIDE_CATEGORIES[category]), `a setting of the ${category} category`).nullable().optional()
+  closedObject(pickShape(OVERRIDE_CATEGORIES[category]), `a setting of the ${category} category`)
+    .nullable()
+    .optional()
     .describe(`Overrides of ${OVERRIDE_CATEGORIES[category].join(', ')}; null removes the override of the category.`);
 
 /**

@@ -39,14 +39,31 @@ export function createSecuritySettings(deps: { db: Db; clock: Clock; ttlMs?: num
   const nowIso = () => new Date(deps.clock.now()).toISOString();
 
   const readRow = (scope: SecuritySettingsScope, scopeId: string) =>
-    deps.db.selectFrom('security_settings').selectAll().where('scope', '=', scope).where('scope_id', '=', scopeId).executeTakeFirst();
+    deps.db
+      .selectFrom('security_settings')
+      .selectAll()
+      .where('scope', '=', scope)
+      .where('scope_id', '=', scopeId)
+      .executeTakeFirst();
 
-  async function writeRow(scope: SecuritySettingsScope, scopeId: string, organisationId: string, settings: object): Promise<void> {
+  async function writeRow(
+    scope: SecuritySettingsScope,
+    scopeId: string,
+    organisationId: string,
+    settings: object,
+  ): Promise<void> {
     const stamp = nowIso();
     const json = JSON.stringify(settings);
     await deps.db
       .insertInto('security_settings')
-      .values({ scope, scope_id: scopeId, organisation_id: organisationId, settings: json, created_at: stamp, last_updated_at: stamp })
+      .values({
+        scope,
+        scope_id: scopeId,
+        organisation_id: organisationId,
+        settings: json,
+        created_at: stamp,
+        last_updated_at: stamp,
+      })
       .onConflict((oc) => oc.columns(['scope', 'scope_id']).doUpdateSet({ settings: json, last_updated_at: stamp }))
       .execute();
     cache.clear();
@@ -60,7 +77,8 @@ export function createSecuritySettings(deps: { db: Db; clock: Clock; ttlMs?: num
 
   async function workspaceValues(organisationId: string, workspaceId: string) {
     const row = await readRow('workspace', workspaceId);
-    const overrides = row && row.organisation_id === organisationId ? (JSON.parse(row.settings) as WorkspaceOverrides) : {};
+    const overrides =
+      row && row.organisation_id === organisationId ? (JSON.parse(row.settings) as WorkspaceOverrides) : {};
     return { overrides, lastUpdatedAt: row && row.organisation_id === organisationId ? row.last_updated_at : null };
   }
 
@@ -103,7 +121,10 @@ export function createSecuritySettings(deps: { db: Db; clock: Clock; ttlMs?: num
     if (cap !== null && input.userId !== null) {
       const held = await activeUserKeys({ ...input, userId: input.userId });
       if (held >= cap) {
-        throw new AppError('USER_KEY_LIMIT_REACHED', `The user already holds ${held} active API key${held === 1 ? '' : 's'} in this workspace; maxUserApiKeysPerWorkspace allows ${cap}. Revoke one first.`);
+        throw new AppError(
+          'USER_KEY_LIMIT_REACHED',
+          `The user already holds ${held} active API key${held === 1 ? '' : 's'} in this workspace; maxUserApiKeysPerWorkspace allows ${cap}. Revoke one first.`,
+        );
       }
     }
     const now = deps.clock.now();
@@ -113,7 +134,10 @@ export function createSecuritySettings(deps: { db: Db; clock: Clock; ttlMs?: num
       return { expiresAt: days === null ? null : new Date(now + days * DAY_MS).toISOString() };
     }
     if (maxDays !== null && Date.parse(input.expiresAt) > now + maxDays * DAY_MS) {
-      throw invalid('expires_at', `expires_at is beyond the maximum lifetime of user API keys in this workspace (userApiKeyMaxExpiryDays ${maxDays}: at the latest ${new Date(now + maxDays * DAY_MS).toISOString()}).`);
+      throw invalid(
+        'expires_at',
+        `expires_at is beyond the maximum lifetime of user API keys in this workspace (userApiKeyMaxExpiryDays ${maxDays}: at the latest ${new Date(now + maxDays * DAY_MS).toISOString()}).`,
+      );
     }
     return { expiresAt: input.expiresAt };
   };
@@ -124,7 +148,10 @@ export function createSecuritySettings(deps: { db: Db; clock: Clock; ttlMs?: num
   }
 
   async function workspace(organisationId: string, workspaceId: string) {
-    const [org, ws] = await Promise.all([organisationValues(organisationId), workspaceValues(organisationId, workspaceId)]);
+    const [org, ws] = await Promise.all([
+      organisationValues(organisationId),
+      workspaceValues(organisationId, workspaceId),
+    ]);
     return { overrides: ws.overrides, settings: merge(org.stored, ws.overrides), lastUpdatedAt: ws.lastUpdatedAt };
   }
 
@@ -159,7 +186,10 @@ export function createSecuritySettings(deps: { db: Db; clock: Clock; ttlMs?: num
 
     /** Replaces the override of each category given; null (or {}) removes it. */
     async updateWorkspace(organisationId: string, workspaceId: string, body: WorkspaceOverridesBody) {
-      const [org, ws] = await Promise.all([organisationValues(organisationId), workspaceValues(organisationId, workspaceId)]);
+      const [org, ws] = await Promise.all([
+        organisationValues(organisationId),
+        workspaceValues(organisationId, workspaceId),
+      ]);
       const overrides: WorkspaceOverrides = { ...ws.overrides };
       for (const category of Object.keys(OVERRIDE_CATEGORIES) as OverrideCategory[]) {
         const given = body[category];
@@ -192,7 +222,8 @@ export type SecuritySettingsService = ReturnType<typeof createSecuritySettings>;
 /** Organisation values over the defaults, then the workspace's overrides, category by category. */
 function layer(organisation: Partial<SecuritySettings>, overrides: WorkspaceOverrides): SecuritySettings {
   const settings: SecuritySettings = { ...DEFAULT_SECURITY_SETTINGS, ...organisation };
-  for (const category of Object.keys(OVERRIDE_CATEGORIES) as OverrideCategory[]) Object.assign(settings, overrides[category] ?? {});
+  for (const category of Object.keys(OVERRIDE_CATEGORIES) as OverrideCategory[])
+    Object.assign(settings, overrides[category] ?? {});
   return settings;
 }
 
@@ -211,6 +242,15 @@ function merge(organisation: Partial<SecuritySettings>, overrides: WorkspaceOver
 function checkExpiryOrder(result: SecuritySettings, given: object): void {
   const { userApiKeyDefaultExpiryDays: byDefault, userApiKeyMaxExpiryDays: max } = result;
   if (byDefault === null || max === null || byDefault <= max) return;
-  const param = 'userApiKeyDefaultExpiryDays' in given ? 'userApiKeyDefaultExpiryDays' : 'userApiKeyMaxExpiryDays' in given ? 'userApiKeyMaxExpiryDays' : null;
-  if (param) throw invalid(param, `userApiKeyDefaultExpiryDays (${byDefault}) must not exceed userApiKeyMaxExpiryDays (${max}).`);
+  const param =
+    'userApiKeyDefaultExpiryDays' in given
+      ? 'userApiKeyDefaultExpiryDays'
+      : 'userApiKeyMaxExpiryDays' in given
+        ? 'userApiKeyMaxExpiryDays'
+        : null;
+  if (param)
+    throw invalid(
+      param,
+      `userApiKeyDefaultExpiryDays (${byDefault}) must not exceed userApiKeyMaxExpiryDays (${max}).`,
+    );
 }

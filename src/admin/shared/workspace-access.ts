@@ -25,7 +25,8 @@ export async function resolveWorkspace(
 ): Promise<WorkspaceRow | null> {
   const param = options.param ?? 'workspace_id';
   if (requested === undefined) {
-    if (principal.workspaceId !== null) return (await repo.findByIdOrSlug(principal.organisationId, principal.workspaceId)) ?? null;
+    if (principal.workspaceId !== null)
+      return (await repo.findByIdOrSlug(principal.organisationId, principal.workspaceId)) ?? null;
     if (options.required) throw invalid(param, `${param} is required when calling with an admin key.`);
     return null;
   }

@@ -1,7 +1,10 @@
 import { isUuid } from '../../lib/ids.js';
 import { periodStart } from '../../limits/periods.js';
 import type { ApiKeyRepository } from '../../storage/repositories/api-keys.js';
-import type { UsageLimitPolicyRepository, UsageLimitPolicyRow } from '../../storage/repositories/usage-limit-policies.js';
+import type {
+  UsageLimitPolicyRepository,
+  UsageLimitPolicyRow,
+} from '../../storage/repositories/usage-limit-policies.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { pageWindow } from '../shared/pagination.js';
 import type { EntityObject, ListEntitiesQuery, PolicyObject } from './schemas.js';
@@ -20,7 +23,10 @@ const NO_ENTITY: Entity = { entity_type: null, entity_id: null };
 export function entityOfBucket(groupBy: PolicyObject['group_by'], valueKey: string): Entity {
   const parts = groupBy.length === 1 ? [valueKey] : valueKey.split(VALUE_KEY_SEPARATOR);
   if (parts.length !== groupBy.length) return NO_ENTITY;
-  for (const [key, entityType] of [['api_key', 'api_key'], ['workspace_id', 'workspace']] as const) {
+  for (const [key, entityType] of [
+    ['api_key', 'api_key'],
+    ['workspace_id', 'workspace'],
+  ] as const) {
     const index = groupBy.findIndex((g) => g.key === key);
     const id = index >= 0 ? parts[index] : undefined;
     if (id) return { entity_type: entityType, entity_id: id };
@@ -32,23 +38,35 @@ export function entityOfBucket(groupBy: PolicyObject['group_by'], valueKey: stri
  * Who a policy touches, for the entities lookup: one row per bucket of the current period,
  * then, with usage 0, the API keys and workspaces its conditions name that have no bucket yet.
  */
-export function createEntityLookup(deps: { policies: UsageLimitPolicyRepository; workspaces: WorkspaceRepository; apiKeys: ApiKeyRepository }) {
+export function createEntityLookup(deps: {
+  policies: UsageLimitPolicyRepository;
+  workspaces: WorkspaceRepository;
+  apiKeys: ApiKeyRepository;
+}) {
   /** The live API keys and workspaces named by `api_key` / `workspace_id` conditions (by id, or workspace slug). */
-  async function namedEntities(row: UsageLimitPolicyRow, conditions: PolicyObject['conditions']): Promise<NamedEntity[]> {
+  async function namedEntities(
+    row: UsageLimitPolicyRow,
+    conditions: PolicyObject['conditions'],
+  ): Promise<NamedEntity[]> {
     const found = new Map<string, NamedEntity>();
     for (const { key, value } of conditions) {
       if (key === 'api_key' && isUuid(value)) {
         const apiKey = await deps.apiKeys.findById(row.organisation_id, value);
-        if (apiKey && apiKey.status !== 'revoked') found.set(`api_key:${apiKey.id}`, { entity_type: 'api_key', entity_id: apiKey.id });
+        if (apiKey && apiKey.status !== 'revoked')
+          found.set(`api_key:${apiKey.id}`, { entity_type: 'api_key', entity_id: apiKey.id });
       } else if (key === 'workspace_id') {
         const workspace = await deps.workspaces.findByIdOrSlug(row.organisation_id, value);
-        if (workspace && workspace.status === 'active') found.set(`workspace:${workspace.id}`, { entity_type: 'workspace', entity_id: workspace.id });
+        if (workspace && workspace.status === 'active')
+          found.set(`workspace:${workspace.id}`, { entity_type: 'workspace', entity_id: workspace.id });
       }
     }
     return [...found.values()];
   }
 
-  return async function listEntities(row: UsageLimitPolicyRow, query: ListEntitiesQuery): Promise<{ total: number; data: EntityObject[] }> {
+  return async function listEntities(
+    row: UsageLimitPolicyRow,
+    query: ListEntitiesQuery,
+  ): Promise<{ total: number; data: EntityObject[] }> {
     const conditions = JSON.parse(row.conditions) as PolicyObject['conditions'];
     const groupBy = JSON.parse(row.group_by) as PolicyObject['group_by'];
     const period = periodStart(row);
@@ -56,10 +74,12 @@ export function createEntityLookup(deps: { policies: UsageLimitPolicyRepository;
     let extras: EntityObject[] = [];
     const named = await namedEntities(row, conditions);
     if (named.length > 0 && query.status !== 'exhausted') {
-      const touched = new Set((await deps.policies.usage(row.id, period)).map((b) => {
-        const entity = entityOfBucket(groupBy, b.value_key);
-        return `${entity.entity_type}:${entity.entity_id}`;
-      }));
+      const touched = new Set(
+        (await deps.policies.usage(row.id, period)).map((b) => {
+          const entity = entityOfBucket(groupBy, b.value_key);
+          return `${entity.entity_type}:${entity.entity_id}`;
+        }),
+      );
       const search = query.search?.toLowerCase();
       extras = named
         .filter((e) => !touched.has(`${e.entity_type}:${e.entity_id}`))

@@ -8,8 +8,21 @@ export { createUsageLimitPolicyService, toObject, type UsageLimitPolicyService }
 export { entityOfBucket, VALUE_KEY_SEPARATOR } from './entities.js';
 
 /** Builds the usage-limits policy service from the repositories and registers its admin routes. */
-export function registerUsageLimitPolicies(app: ZodApp, deps: { repos: Pick<Repositories, 'usageLimitPolicies' | 'workspaces' | 'apiKeys'>; clock: Clock; budgets: BucketResetter }): UsageLimitPolicyService {
-  const service = createUsageLimitPolicyService({ policies: deps.repos.usageLimitPolicies, workspaces: deps.repos.workspaces, apiKeys: deps.repos.apiKeys, clock: deps.clock, budgets: deps.budgets });
+export function registerUsageLimitPolicies(
+  app: ZodApp,
+  deps: {
+    repos: Pick<Repositories, 'usageLimitPolicies' | 'workspaces' | 'apiKeys'>;
+    clock: Clock;
+    budgets: BucketResetter;
+  },
+): UsageLimitPolicyService {
+  const service = createUsageLimitPolicyService({
+    policies: deps.repos.usageLimitPolicies,
+    workspaces: deps.repos.workspaces,
+    apiKeys: deps.repos.apiKeys,
+    clock: deps.clock,
+    budgets: deps.budgets,
+  });
   registerUsageLimitPolicyRoutes(app, service);
   return service;
 }

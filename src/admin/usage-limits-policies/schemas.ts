@@ -38,9 +38,15 @@ export const updatePolicyBody = z
     name: policyName.nullable().optional(),
     credit_limit: amount.optional(),
     alert_threshold: amount.nullable().optional().describe('null clears the threshold.'),
-    periodic_reset: periodicReset.nullable().optional().describe('null removes the schedule (the limit becomes cumulative).'),
+    periodic_reset: periodicReset
+      .nullable()
+      .optional()
+      .describe('null removes the schedule (the limit becomes cumulative).'),
     periodic_reset_days: periodicResetDays.nullable().optional(),
-    next_usage_reset_at: resetAt.nullable().optional().describe('Recomputed from the schedule when the schedule changes and this is not given.'),
+    next_usage_reset_at: resetAt
+      .nullable()
+      .optional()
+      .describe('Recomputed from the schedule when the schedule changes and this is not given.'),
     conditions: z.array(conditionSchema).min(1).max(50).optional(),
     group_by: z.array(groupBySchema).min(1).max(10).optional(),
     status: policyStatus.optional(),
@@ -60,7 +66,10 @@ export const listPoliciesQuery = z
 
 export const getPolicyQuery = z
   .object({
-    include_usage: z.enum(['true', 'false']).default('false').describe('Adds value_key_usage_map, the usage of every bucket in the current period.'),
+    include_usage: z
+      .enum(['true', 'false'])
+      .default('false')
+      .describe('Adds value_key_usage_map, the usage of every bucket in the current period.'),
   })
   .strict();
 
@@ -104,7 +113,10 @@ export const entityObject = z.object({
   value_key: z.string(),
   current_usage: z.number(),
   status: bucketStatus,
-  entity_type: z.enum(['api_key', 'workspace']).nullable().describe('Set when the bucket (or a condition) names one API key or workspace.'),
+  entity_type: z
+    .enum(['api_key', 'workspace'])
+    .nullable()
+    .describe('Set when the bucket (or a condition) names one API key or workspace.'),
   entity_id: z.string().nullable(),
 });
 

@@ -5,15 +5,27 @@ import { newId } from '../../lib/ids.js';
 import { hasSchedule, nextResetAfter, periodStart } from '../../limits/periods.js';
 import { afterCommit } from '../../storage/request-transaction.js';
 import type { ApiKeyRepository } from '../../storage/repositories/api-keys.js';
-import type { UsageLimitPolicyRepository, UsageLimitPolicyRow } from '../../storage/repositories/usage-limit-policies.js';
+import type {
+  UsageLimitPolicyRepository,
+  UsageLimitPolicyRow,
+} from '../../storage/repositories/usage-limit-policies.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { pageWindow } from '../shared/pagination.js';
 import { findReachable, resolveWorkspace } from '../shared/workspace-access.js';
 import { assertChangeable, confineConditions } from '../rate-limits-policies/tenant-scope.js';
 import { createEntityLookup } from './entities.js';
-import type { CreatePolicyBody, ListEntitiesQuery, ListPoliciesQuery, PolicyObject, UpdatePolicyBody } from './schemas.js';
+import type {
+  CreatePolicyBody,
+  ListEntitiesQuery,
+  ListPoliciesQuery,
+  PolicyObject,
+  UpdatePolicyBody,
+} from './schemas.js';
 
-type Limits = Pick<UsageLimitPolicyRow, 'credit_limit' | 'alert_threshold' | 'periodic_reset' | 'periodic_reset_days' | 'next_usage_reset_at'>;
+type Limits = Pick<
+  UsageLimitPolicyRow,
+  'credit_limit' | 'alert_threshold' | 'periodic_reset' | 'periodic_reset_days' | 'next_usage_reset_at'
+>;
 
 /**
  * The rules across fields, checked on the policy as it will be stored (after merging an
@@ -21,13 +33,19 @@ type Limits = Pick<UsageLimitPolicyRow, 'credit_limit' | 'alert_threshold' | 'pe
  */
 function assertCoherent(limits: Limits): void {
   if (limits.periodic_reset && limits.periodic_reset_days) {
-    throw invalid('periodic_reset_days', 'periodic_reset and periodic_reset_days are mutually exclusive; send null for the other one.');
+    throw invalid(
+      'periodic_reset_days',
+      'periodic_reset and periodic_reset_days are mutually exclusive; send null for the other one.',
+    );
   }
   if (limits.alert_threshold !== null && limits.alert_threshold >= limits.credit_limit) {
     throw invalid('alert_threshold', `alert_threshold must be less than credit_limit (${limits.credit_limit}).`);
   }
   if (limits.next_usage_reset_at !== null && !hasSchedule(limits)) {
-    throw invalid('next_usage_reset_at', 'next_usage_reset_at needs a schedule: periodic_reset or periodic_reset_days.');
+    throw invalid(
+      'next_usage_reset_at',
+      'next_usage_reset_at needs a schedule: periodic_reset or periodic_reset_days.',
+    );
   }
 }
 
@@ -39,7 +57,13 @@ export interface BucketResetter {
   resetBucket(scopeType: 'policy', scopeId: string, valueKey: string, periodStart: string): Promise<void>;
 }
 
-export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicyRepository; workspaces: WorkspaceRepository; apiKeys: ApiKeyRepository; clock: Clock; budgets?: BucketResetter }) {
+export function createUsageLimitPolicyService(deps: {
+  policies: UsageLimitPolicyRepository;
+  workspaces: WorkspaceRepository;
+  apiKeys: ApiKeyRepository;
+  clock: Clock;
+  budgets?: BucketResetter;
+}) {
   const now = () => new Date(deps.clock.now()).toISOString();
   const nextReset = (schedule: Limits) => {
     const at = nextResetAfter(deps.clock.now(), schedule);
@@ -53,7 +77,8 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
     await afterCommit(() => deps.budgets?.resetBucket('policy', row.id, valueKey, periodStart(row)));
   }
 
-  const findPolicy = (principal: Principal, id: string) => findReachable(principal, id, deps.policies.findById, 'Usage limits policy');
+  const findPolicy = (principal: Principal, id: string) =>
+    findReachable(principal, id, deps.policies.findById, 'Usage limits policy');
   /** A policy this key may change or see the usage of: for a workspace key, one applying only inside its workspace. */
   const findChangeable = async (principal: Principal, id: string) => {
     const row = await findPolicy(principal, id);
@@ -76,7 +101,9 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
 
     async create(principal: Principal, body: CreatePolicyBody): Promise<UsageLimitPolicyRow> {
       if (body.organisation_id !== undefined && body.organisation_id !== principal.organisationId) {
-        throw new AppError('WORKSPACE_FORBIDDEN', 'organisation_id is not the organisation of this API key.', { param: 'organisation_id' });
+        throw new AppError('WORKSPACE_FORBIDDEN', 'organisation_id is not the organisation of this API key.', {
+          param: 'organisation_id',
+        });
       }
       const limits: Limits = {
         credit_limit: body.credit_limit,
@@ -120,10 +147,13 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
         credit_limit: body.credit_limit ?? row.credit_limit,
         alert_threshold: body.alert_threshold !== undefined ? body.alert_threshold : row.alert_threshold,
         periodic_reset: body.periodic_reset !== undefined ? body.periodic_reset : row.periodic_reset,
-        periodic_reset_days: body.periodic_reset_days !== undefined ? body.periodic_reset_days : row.periodic_reset_days,
-        next_usage_reset_at: body.next_usage_reset_at !== undefined ? toIso(body.next_usage_reset_at) : row.next_usage_reset_at,
+        periodic_reset_days:
+          body.periodic_reset_days !== undefined ? body.periodic_reset_days : row.periodic_reset_days,
+        next_usage_reset_at:
+          body.next_usage_reset_at !== undefined ? toIso(body.next_usage_reset_at) : row.next_usage_reset_at,
       };
-      const scheduleChanged = limits.periodic_reset !== row.periodic_reset || limits.periodic_reset_days !== row.periodic_reset_days;
+      const scheduleChanged =
+        limits.periodic_reset !== row.periodic_reset || limits.periodic_reset_days !== row.periodic_reset_days;
       if (scheduleChanged && body.next_usage_reset_at === undefined) limits.next_usage_reset_at = null;
       assertCoherent(limits);
       limits.next_usage_reset_at ??= nextReset(limits);
@@ -163,7 +193,10 @@ export function createUsageLimitPolicyService(deps: { policies: UsageLimitPolicy
 
 export type UsageLimitPolicyService = ReturnType<typeof createUsageLimitPolicyService>;
 
-export function toObject(row: UsageLimitPolicyRow, usage?: Array<{ value_key: string; current_usage: number }>): PolicyObject {
+export function toObject(
+  row: UsageLimitPolicyRow,
+  usage?: Array<{ value_key: string; current_usage: number }>,
+): PolicyObject {
   const object: PolicyObject = {
     id: row.id,
     name: row.name,
@@ -185,7 +218,13 @@ export function toObject(row: UsageLimitPolicyRow, usage?: Array<{ value_key: st
   };
   if (usage) {
     object.value_key_usage_map = Object.fromEntries(
-      usage.map((b) => [b.value_key, { current_usage: b.current_usage, status: b.current_usage >= row.credit_limit ? ('exhausted' as const) : ('active' as const) }]),
+      usage.map((b) => [
+        b.value_key,
+        {
+          current_usage: b.current_usage,
+          status: b.current_usage >= row.credit_limit ? ('exhausted' as const) : ('active' as const),
+        },
+      ]),
     );
   }
   return object;

@@ -8,7 +8,10 @@ import { createUserService, type UserService } from './service.js';
 export { toUserObject, type UserService } from './service.js';
 
 /** Builds the users service and registers its admin routes. */
-export function registerUsers(app: ZodApp, deps: { repos: Pick<Repositories, 'users'>; keys: ApiKeyVerifier; clock: Clock }): UserService {
+export function registerUsers(
+  app: ZodApp,
+  deps: { repos: Pick<Repositories, 'users'>; keys: ApiKeyVerifier; clock: Clock },
+): UserService {
   const service = createUserService({ users: deps.repos.users, verifier: deps.keys, clock: deps.clock });
   registerUserRoutes(app, service);
   return service;

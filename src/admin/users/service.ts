@@ -23,8 +23,10 @@ export function createUserService(deps: { users: UserRepository; verifier: ApiKe
   }
 
   function assertMayChange(principal: Principal, target: UserRow): void {
-    if (!isOrgAdmin(principal)) throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins change users.');
-    if (target.role === 'owner' && principal.orgRole !== 'owner') throw new AppError('ROLE_NOT_ALLOWED', 'An admin cannot change or remove an owner.');
+    if (!isOrgAdmin(principal))
+      throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins change users.');
+    if (target.role === 'owner' && principal.orgRole !== 'owner')
+      throw new AppError('ROLE_NOT_ALLOWED', 'An admin cannot change or remove an owner.');
   }
 
   async function toObjects(rows: UserRow[]): Promise<UserObject[]> {
@@ -34,7 +36,12 @@ export function createUserService(deps: { users: UserRepository; verifier: ApiKe
 
   return {
     async list(principal: Principal, query: ListUsersQuery) {
-      const { total, rows } = await deps.users.list({ organisationId: principal.organisationId, role: query.role, email: query.email, ...pageWindow(query) });
+      const { total, rows } = await deps.users.list({
+        organisationId: principal.organisationId,
+        role: query.role,
+        email: query.email,
+        ...pageWindow(query),
+      });
       return { total, data: await toObjects(rows) };
     },
 
@@ -47,7 +54,8 @@ export function createUserService(deps: { users: UserRepository; verifier: ApiKe
     async update(principal: Principal, id: string, body: UpdateUserBody): Promise<UserRow> {
       const row = await find(principal, id);
       assertMayChange(principal, row);
-      if (row.role === 'owner') throw new AppError('ROLE_NOT_ALLOWED', 'The owner role is not changed through the API.', { param: 'role' });
+      if (row.role === 'owner')
+        throw new AppError('ROLE_NOT_ALLOWED', 'The owner role is not changed through the API.', { param: 'role' });
       if (row.role !== body.role) {
         await deps.users.update(row.id, { role: body.role, last_updated_at: now() });
         deps.verifier.invalidateAll();
@@ -60,7 +68,9 @@ export function createUserService(deps: { users: UserRepository; verifier: ApiKe
       const row = await find(principal, id);
       assertMayChange(principal, row);
       if (row.role === 'owner' && (await deps.users.countOwners(principal.organisationId)) <= 1) {
-        throw new AppError('INVALID_REQUEST', 'The last owner of the organisation cannot be removed.', { param: 'userId' });
+        throw new AppError('INVALID_REQUEST', 'The last owner of the organisation cannot be removed.', {
+          param: 'userId',
+        });
       }
       await deps.users.remove(row.id, now());
       deps.verifier.invalidateAll();

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
-import { configurationsSchema, credentialName, credentialSlug, credentialStatus, freeText, providerKey, providerTypeId } from '../credentials/schemas.js';
+import {
+  configurationsSchema,
+  credentialName,
+  credentialSlug,
+  credentialStatus,
+  freeText,
+  providerKey,
+  providerTypeId,
+} from '../credentials/schemas.js';
 
 export const createVirtualKeyBody = z
   .object({
@@ -9,7 +17,11 @@ export const createVirtualKeyBody = z
     key: providerKey.describe('The provider API key; stored encrypted and never shown again.'),
     note: freeText.nullable().optional(),
     slug: credentialSlug.optional(),
-    workspace_id: idOrSlug.optional().describe('Workspace (id or slug); a workspace key uses its own, an admin key the default workspace when left out.'),
+    workspace_id: idOrSlug
+      .optional()
+      .describe(
+        'Workspace (id or slug); a workspace key uses its own, an admin key the default workspace when left out.',
+      ),
     configurations: configurationsSchema.optional(),
   })
   .strict();
@@ -19,7 +31,9 @@ export const updateVirtualKeyBody = z
     name: credentialName.optional(),
     note: freeText.nullable().optional(),
     key: providerKey.optional(),
-    configurations: configurationsSchema.optional().describe('Replaces the stored object. A secret field sent back as its mask keeps its stored value.'),
+    configurations: configurationsSchema
+      .optional()
+      .describe('Replaces the stored object. A secret field sent back as its mask keeps its stored value.'),
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, { message: 'send at least one field to change' });

@@ -64,7 +64,11 @@ export function createVirtualKeyService(deps: {
       try {
         await deps.virtualKeys.insert(row);
       } catch (error) {
-        if (isUniqueViolation(error)) throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, { param: 'slug', cause: error });
+        if (isUniqueViolation(error))
+          throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, {
+            param: 'slug',
+            cause: error,
+          });
         throw error;
       }
       deps.onChange();

@@ -5,7 +5,10 @@ import { idOrSlug, paginationQuery } from '../shared/pagination.js';
 export const createWorkspaceBody = z
   .object({
     name: z.string().min(1).max(255),
-    slug: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,254}$/, 'slug takes lower-case letters, digits, - and _').optional(),
+    slug: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,254}$/, 'slug takes lower-case letters, digits, - and _')
+      .optional(),
     description: z.string().max(2048).nullable().optional(),
     usage_limits: usageLimitsField.optional(),
   })
@@ -16,7 +19,10 @@ export const updateWorkspaceBody = z
     name: z.string().min(1).max(255).optional(),
     description: z.string().max(2048).nullable().optional(),
     usage_limits: usageLimitsField.optional(),
-    reset_usage: z.boolean().optional().describe('Starts a new usage period now (an exhausted workspace becomes active).'),
+    reset_usage: z
+      .boolean()
+      .optional()
+      .describe('Starts a new usage period now (an exhausted workspace becomes active).'),
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, { message: 'send at least one field to change' });

@@ -11,8 +11,12 @@ import { updatedUsageLimits, withResetSchedule } from '../../limits/schemas.js';
 import type { UsageCounterRepository } from '../../storage/repositories/usage-counters.js';
 import type { CreateWorkspaceBody, UpdateWorkspaceBody, WorkspaceObject } from './schemas.js';
 
-export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; usage: UsageCounterRepository; clock: Clock; verifier: ApiKeyVerifier }) {
-
+export function createWorkspaceService(deps: {
+  workspaces: WorkspaceRepository;
+  usage: UsageCounterRepository;
+  clock: Clock;
+  verifier: ApiKeyVerifier;
+}) {
   async function find(principal: Principal, idOrSlug: string): Promise<WorkspaceRow> {
     const row = await deps.workspaces.findByIdOrSlug(principal.organisationId, idOrSlug);
     if (!row) throw notFound('Workspace', 'workspaceId');
@@ -65,7 +69,9 @@ export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; 
     async list(principal: Principal, query: { status: string; page_size: number; current_page: number }) {
       const statuses = [...new Set(query.status.split(','))] as WorkspaceStatus[];
       if (statuses.includes('archived') && !isOrgAdmin(principal)) {
-        throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins list archived workspaces.', { param: 'status' });
+        throw new AppError('ROLE_NOT_ALLOWED', 'Only organisation owners and admins list archived workspaces.', {
+          param: 'status',
+        });
       }
       if (keyKind(principal) === 'workspace' && principal.workspaceId !== null) {
         const own = await deps.workspaces.findById(principal.workspaceId);
@@ -73,7 +79,11 @@ export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; 
         const { limit, offset } = pageWindow(query);
         return { total: matching.length, data: matching.slice(offset, offset + limit) };
       }
-      const { total, rows } = await deps.workspaces.list({ organisationId: principal.organisationId, statuses, ...pageWindow(query) });
+      const { total, rows } = await deps.workspaces.list({
+        organisationId: principal.organisationId,
+        statuses,
+        ...pageWindow(query),
+      });
       return { total, data: rows.map(toWorkspaceObject) };
     },
 
@@ -89,7 +99,11 @@ export function createWorkspaceService(deps: { workspaces: WorkspaceRepository; 
     async update(principal: Principal, idOrSlug: string, body: UpdateWorkspaceBody): Promise<WorkspaceRow> {
       assertOrgAdmin(principal, 'change workspaces');
       const row = await find(principal, idOrSlug);
-      if (row.status !== 'active') throw invalid('workspaceId', `Workspace ${row.slug} is archived; unarchive it first (POST /v1/workspaces/${row.slug}/unarchive).`);
+      if (row.status !== 'active')
+        throw invalid(
+          'workspaceId',
+          `Workspace ${row.slug} is archived; unarchive it first (POST /v1/workspaces/${row.slug}/unarchive).`,
+        );
       const now = deps.clock.now();
       const patch: Partial<WorkspaceRow> = { last_updated_at: new Date(now).toISOString() };
       if (body.name !== undefined) patch.name = body.name;

@@ -20,12 +20,24 @@ export const same = (a: unknown, b: unknown): boolean => canonical(a) === canoni
  * server fills defaults such as a computed next reset), arrays match item by item.
  */
 export function covers(current: unknown, desired: unknown): boolean {
-  if (Array.isArray(desired)) return Array.isArray(current) && current.length === desired.length && desired.every((item, i) => covers(current[i], item));
+  if (Array.isArray(desired))
+    return (
+      Array.isArray(current) &&
+      current.length === desired.length &&
+      desired.every((item, i) => covers(current[i], item))
+    );
   if (desired !== null && typeof desired === 'object') {
     if (current === null || typeof current !== 'object' || Array.isArray(current)) return false;
-    return Object.entries(desired).every(([k, v]) => v === undefined || covers((current as Record<string, unknown>)[k], v));
+    return Object.entries(desired).every(
+      ([k, v]) => v === undefined || covers((current as Record<string, unknown>)[k], v),
+    );
   }
-  if (typeof desired === 'string' && typeof current === 'string' && !Number.isNaN(Date.parse(desired)) && /^\d{4}-\d\d-\d\dT/.test(desired)) {
+  if (
+    typeof desired === 'string' &&
+    typeof current === 'string' &&
+    !Number.isNaN(Date.parse(desired)) &&
+    /^\d{4}-\d\d-\d\dT/.test(desired)
+  ) {
     return Date.parse(desired) === Date.parse(current);
   }
   return (desired ?? null) === (current ?? null);
@@ -44,14 +56,19 @@ export function shownConfigurations(config: Record<string, unknown>): Record<str
     Object.entries(config).map(([name, value]) => {
       if (!isSecretConfigField(name) || value === null || value === undefined) return [name, value];
       if (typeof value === 'string') return [name, maskSecret(value)];
-      if (typeof value === 'object' && !Array.isArray(value)) return [name, Object.fromEntries(Object.keys(value).map((k) => [k, '****']))];
+      if (typeof value === 'object' && !Array.isArray(value))
+        return [name, Object.fromEntries(Object.keys(value).map((k) => [k, '****']))];
       return [name, '****'];
     }),
   );
 }
 
 /** The names of the fields of `desired` (those it sets) that `current` lacks. */
-export function changedFields(current: Record<string, unknown>, desired: Record<string, unknown>, compare: Partial<Record<string, (current: unknown, desired: unknown) => boolean>> = {}): string[] {
+export function changedFields(
+  current: Record<string, unknown>,
+  desired: Record<string, unknown>,
+  compare: Partial<Record<string, (current: unknown, desired: unknown) => boolean>> = {},
+): string[] {
   return Object.entries(desired)
     .filter(([name, value]) => value !== undefined && !(compare[name] ?? covers)(current[name], value))
     .map(([name]) => name);

@@ -3,13 +3,32 @@ import type { Client } from '../client/http-client.js';
 import { FatalError } from '../fatal-error.js';
 import { createProgress } from '../output.js';
 import type { ApplyFile } from './schema.js';
-import { findConfig, type ApiKeyRow, type ConfigRow, type CurrentState, type IntegrationRow, type PolicyRow, type ProviderRow, type Resource, type Step, type WorkspaceRow } from './plan.js';
+import {
+  findConfig,
+  type ApiKeyRow,
+  type ConfigRow,
+  type CurrentState,
+  type IntegrationRow,
+  type PolicyRow,
+  type ProviderRow,
+  type Resource,
+  type Step,
+  type WorkspaceRow,
+} from './plan.js';
 
 /** Every page of a list; `T` is what its items are. */
-async function fetchAll<T extends Resource>(client: Client, path: string, query: Record<string, string> = {}): Promise<T[]> {
+async function fetchAll<T extends Resource>(
+  client: Client,
+  path: string,
+  query: Record<string, string> = {},
+): Promise<T[]> {
   const rows: T[] = [];
   for (let page = 0; ; page++) {
-    const body = await client.get<{ total: number; data: T[] }>(path, { ...query, page_size: 1000, current_page: page });
+    const body = await client.get<{ total: number; data: T[] }>(path, {
+      ...query,
+      page_size: 1000,
+      current_page: page,
+    });
     rows.push(...body.data);
     if (body.data.length < 1000 || rows.length >= body.total) return rows;
   }
@@ -28,9 +47,16 @@ async function mapFew<T, R>(items: readonly T[], fn: (item: T) => Promise<R>, wi
  */
 async function fetchConfigs(client: Client, file: ApplyFile): Promise<ConfigRow[]> {
   if (file.configs.length === 0) return [];
-  const rows = (await Promise.all(['active', 'archived'].map((status) => fetchAll<ConfigRow>(client, '/v1/configs', { status })))).flat();
+  const rows = (
+    await Promise.all(['active', 'archived'].map((status) => fetchAll<ConfigRow>(client, '/v1/configs', { status })))
+  ).flat();
   const named = file.configs.map((c) => findConfig(rows, c.slug)).filter((row) => row !== undefined);
-  const full = new Map((await mapFew(named, (row) => client.get<ConfigRow>(`/v1/configs/${encodeURIComponent(row.id)}`))).map((row) => [row.id, row]));
+  const full = new Map(
+    (await mapFew(named, (row) => client.get<ConfigRow>(`/v1/configs/${encodeURIComponent(row.id)}`))).map((row) => [
+      row.id,
+      row,
+    ]),
+  );
   return rows.map((row) => full.get(row.id) ?? row);
 }
 
@@ -39,10 +65,16 @@ export async function fetchCurrentState(client: Client, file: ApplyFile): Promis
   const need = (n: number) => n > 0;
   const [workspaces, integrations, providers, rateLimits, usageLimits, apiKeys, configs] = await Promise.all([
     fetchAll<WorkspaceRow>(client, '/v1/workspaces', { status: 'active,archived' }),
-    need(file.integrations.length + file.providers.length) ? fetchAll<IntegrationRow>(client, '/v1/integrations', { status: 'active' }) : [],
+    need(file.integrations.length + file.providers.length)
+      ? fetchAll<IntegrationRow>(client, '/v1/integrations', { status: 'active' })
+      : [],
     need(file.providers.length) ? fetchAll<ProviderRow>(client, '/v1/providers', { status: 'active' }) : [],
-    need(file.policies.rate_limits.length) ? fetchAll<PolicyRow>(client, '/v1/policies/rate-limits', { status: 'active' }) : [],
-    need(file.policies.usage_limits.length) ? fetchAll<PolicyRow>(client, '/v1/policies/usage-limits', { status: 'active' }) : [],
+    need(file.policies.rate_limits.length)
+      ? fetchAll<PolicyRow>(client, '/v1/policies/rate-limits', { status: 'active' })
+      : [],
+    need(file.policies.usage_limits.length)
+      ? fetchAll<PolicyRow>(client, '/v1/policies/usage-limits', { status: 'active' })
+      : [],
     need(file.api_keys.length) ? fetchAll<ApiKeyRow>(client, '/v1/api-keys') : [],
     fetchConfigs(client, file),
   ]);
@@ -73,7 +105,11 @@ export interface CreatedKey {
  * Runs the plan's requests in order. Keys created before a failure are still returned through
  * `onKey` at once, so that a failure half-way loses none of them.
  */
-export async function executePlan(client: Client, steps: readonly Step[], onKey: (key: CreatedKey) => void): Promise<void> {
+export async function executePlan(
+  client: Client,
+  steps: readonly Step[],
+  onKey: (key: CreatedKey) => void,
+): Promise<void> {
   const todo = steps.filter((s) => s.request);
   const progress = createProgress('applying');
   let done = 0;
@@ -83,11 +119,16 @@ export async function executePlan(client: Client, steps: readonly Step[], onKey:
       // Only the answer to an API key's create is read: it is the new key, shown this once.
       let body: Omit<CreatedKey, 'name'>;
       try {
-        body = await client.request<Omit<CreatedKey, 'name'>>(s.request!.method, s.request!.path, { body: s.request!.body });
+        body = await client.request<Omit<CreatedKey, 'name'>>(s.request!.method, s.request!.path, {
+          body: s.request!.body,
+        });
         if (s.then) await client.request(s.then.method, s.then.path, { body: s.then.body });
       } catch (error) {
         const message = refusal(s, error instanceof FatalError ? error.message : String(error));
-        throw new FatalError(`${s.action} ${s.kind.replace(/_/g, ' ')} ${s.name} failed: ${message}\n${done} earlier change${done === 1 ? ' was' : 's were'} applied; fix the cause and apply again.`, error instanceof FatalError ? error.exitCode : 1);
+        throw new FatalError(
+          `${s.action} ${s.kind.replace(/_/g, ' ')} ${s.name} failed: ${message}\n${done} earlier change${done === 1 ? ' was' : 's were'} applied; fix the cause and apply again.`,
+          error instanceof FatalError ? error.exitCode : 1,
+        );
       }
       if (s.kind === 'api_key' && s.action === 'create') onKey({ name: s.name, id: body.id, key: body.key });
       done++;
@@ -107,6 +148,8 @@ export function writeKeysFile(path: string, keys: readonly CreatedKey[]): void {
     // absent or not ours: start afresh
   }
   const ids = new Set(keys.map((k) => k.id));
-  writeFileSync(path, `${JSON.stringify({ keys: [...existing.filter((k) => !ids.has(k.id)), ...keys] }, null, 2)}\n`, { mode: 0o600 });
+  writeFileSync(path, `${JSON.stringify({ keys: [...existing.filter((k) => !ids.has(k.id)), ...keys] }, null, 2)}\n`, {
+    mode: 0o600,
+  });
   chmodSync(path, 0o600);
 }

@@ -16,7 +16,8 @@ export function interpolate(value: unknown, env: NodeJS.ProcessEnv, missing: Set
     });
   }
   if (Array.isArray(value)) return value.map((item) => interpolate(item, env, missing));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env, missing)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env, missing)]));
   return value;
 }
 
@@ -30,7 +31,11 @@ export function parseApplyFile(text: string, source: string, env: NodeJS.Process
   }
   const missing = new Set<string>();
   const expanded = interpolate(raw ?? {}, env, missing);
-  if (missing.size > 0) throw new FatalError(`${source}: environment variable${missing.size > 1 ? 's' : ''} not set: ${[...missing].join(', ')}`, 2);
+  if (missing.size > 0)
+    throw new FatalError(
+      `${source}: environment variable${missing.size > 1 ? 's' : ''} not set: ${[...missing].join(', ')}`,
+      2,
+    );
   const parsed = applyFileSchema.safeParse(expanded);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => `  ${issue.path.join('.') || '(file)'}: ${issue.message}`);

@@ -44,7 +44,10 @@ const gatewayConfig = z
     slug: z
       .string()
       .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a config slug is 1–63 lower-case letters, digits and dashes')
-      .refine((s) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(s), 'a config slug cannot look like an id'),
+      .refine(
+        (s) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(s),
+        'a config slug cannot look like an id',
+      ),
     name: z.string().min(1).max(255),
     workspace: slug.optional().describe('id or slug of the workspace; the default workspace when left out'),
     config: looseObject.describe('the gateway config object (docs/configs.md); the server validates it'),
@@ -60,7 +63,12 @@ const matching = {
 };
 
 const rateLimitsPolicy = z
-  .object({ ...matching, type: z.enum(['requests', 'tokens']).default('requests'), unit: z.enum(['rpm', 'rph', 'rpd', 'rpw']), value: z.number().min(0) })
+  .object({
+    ...matching,
+    type: z.enum(['requests', 'tokens']).default('requests'),
+    unit: z.enum(['rpm', 'rph', 'rpd', 'rpw']),
+    value: z.number().min(0),
+  })
   .strict();
 
 const usageLimitsPolicy = z
@@ -87,7 +95,10 @@ const apiKey = z
     usage_limits: looseObject.nullable().optional(),
   })
   .strict()
-  .refine((key) => key.type !== 'admin' || key.workspace === undefined, { message: 'an admin key belongs to no workspace', path: ['workspace'] });
+  .refine((key) => key.type !== 'admin' || key.workspace === undefined, {
+    message: 'an admin key belongs to no workspace',
+    path: ['workspace'],
+  });
 
 /**
  * The `svcgw apply` file: what should exist. Workspaces, integrations, providers and configs are
@@ -101,7 +112,10 @@ export const applyFileSchema = z
     providers: z.array(provider).default([]),
     configs: z.array(gatewayConfig).default([]),
     policies: z
-      .object({ rate_limits: z.array(rateLimitsPolicy).default([]), usage_limits: z.array(usageLimitsPolicy).default([]) })
+      .object({
+        rate_limits: z.array(rateLimitsPolicy).default([]),
+        usage_limits: z.array(usageLimitsPolicy).default([]),
+      })
       .strict()
       .default({ rate_limits: [], usage_limits: [] }),
     api_keys: z.array(apiKey).default([]),

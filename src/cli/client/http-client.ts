@@ -16,7 +16,17 @@ export interface RequestOptions {
 }
 
 /** Codes of connection failures, which mean the server was never reached. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+]);
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 /** `http://host:8787`, `http://host:8787/` and `http://host:8787/v1` all name the same server. */
@@ -25,9 +35,13 @@ export function normaliseBaseUrl(raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new FatalError(`the base URL ${JSON.stringify(raw)} is not a URL (expected something like http://127.0.0.1:8787)`, 2);
+    throw new FatalError(
+      `the base URL ${JSON.stringify(raw)} is not a URL (expected something like http://127.0.0.1:8787)`,
+      2,
+    );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FatalError(`the base URL ${raw} must start with http:// or https://`, 2);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new FatalError(`the base URL ${raw} must start with http:// or https://`, 2);
   return `${url.origin}${url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '')}`;
 }
 
@@ -46,7 +60,10 @@ export function networkError(baseUrl: string, error: unknown): FatalError {
   const name = (error as Error | undefined)?.name;
   if (name === 'TimeoutError') return new FatalError(`the server at ${baseUrl} did not answer in time`);
   const code = errorCode(error);
-  if (code === undefined || UNREACHABLE.has(code)) return new FatalError(`cannot reach the server at ${baseUrl}${code ? ` (${code})` : ''}: is svcgw serve running there? Check --base-url or SVCGW_BASE_URL.`);
+  if (code === undefined || UNREACHABLE.has(code))
+    return new FatalError(
+      `cannot reach the server at ${baseUrl}${code ? ` (${code})` : ''}: is svcgw serve running there? Check --base-url or SVCGW_BASE_URL.`,
+    );
   return new FatalError(`request to ${baseUrl} failed: ${(error as Error).message} (${code})`);
 }
 
@@ -55,13 +72,17 @@ export function serverError(baseUrl: string, status: number, body: unknown): Fat
   const err = (body as { error?: { message?: unknown; code?: unknown } } | null)?.error;
   const message = typeof err?.message === 'string' ? err.message : `HTTP ${status}`;
   const code = typeof err?.code === 'string' ? err.code : null;
-  if (status === 401) return new FatalError(`the API key was refused by ${baseUrl}: ${message} Check --api-key, SVCGW_API_KEY or the profile of svcgw login.`);
+  if (status === 401)
+    return new FatalError(
+      `the API key was refused by ${baseUrl}: ${message} Check --api-key, SVCGW_API_KEY or the profile of svcgw login.`,
+    );
   return new FatalError(`${message} (HTTP ${status}${code ? ` ${code}` : ''})`);
 }
 
 export function buildUrl(baseUrl: string, path: string, query: Query = {}): string {
   const url = new URL(`${baseUrl}${path}`);
-  for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== '') url.searchParams.set(key, String(value));
+  for (const [key, value] of Object.entries(query))
+    if (value !== undefined && value !== '') url.searchParams.set(key, String(value));
   return url.toString();
 }
 
@@ -75,7 +96,8 @@ export function createClient(connection: Connection) {
   async function send(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
     const headers: Record<string, string> = { 'x-service-api-key': apiKey, accept: 'application/json' };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
-    const timeout = options.timeoutMs === null ? undefined : AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const timeout =
+      options.timeoutMs === null ? undefined : AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     const signal = timeout && options.signal ? AbortSignal.any([timeout, options.signal]) : (timeout ?? options.signal);
     try {
       return await fetch(buildUrl(baseUrl, path, options.query), {
@@ -99,7 +121,9 @@ export function createClient(connection: Connection) {
       try {
         body = JSON.parse(text);
       } catch {
-        throw new FatalError(`the server at ${baseUrl} answered HTTP ${res.status} with something other than JSON: is it svcgw?`);
+        throw new FatalError(
+          `the server at ${baseUrl} answered HTTP ${res.status} with something other than JSON: is it svcgw?`,
+        );
       }
     }
     if (!res.ok) throw serverError(baseUrl, res.status, body);

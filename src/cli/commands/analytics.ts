@@ -2,7 +2,18 @@ import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { COLUMN_NAMES, GROUP_BYS } from '../../admin/analytics/columns.js';
 import { METRIC_NAMES } from '../../admin/analytics/graphs.js';
 import type { Column } from '../output.js';
-import { clientCommand, enc, examples, isoTime, list, pagingOptions, pairs, printList, run, type Context } from './common.js';
+import {
+  clientCommand,
+  enc,
+  examples,
+  isoTime,
+  list,
+  pagingOptions,
+  pairs,
+  printList,
+  run,
+  type Context,
+} from './common.js';
 
 /** The values of `filterOptions`. */
 interface FilterOptions {
@@ -31,7 +42,8 @@ function filterOptions(command: Command): Command {
 
 function statusCodes(value: string, previous: string[] = []): string[] {
   const codes = list(value, previous);
-  if (!codes.every((code) => /^\d{3}$/.test(code))) throw new InvalidArgumentError('expected HTTP status codes such as 500,429.');
+  if (!codes.every((code) => /^\d{3}$/.test(code)))
+    throw new InvalidArgumentError('expected HTTP status codes such as 500,429.');
   return codes;
 }
 
@@ -49,20 +61,33 @@ function filterQuery(ctx: Context<FilterOptions>): Record<string, string | undef
   };
 }
 
-const value = (name: string): Column<Record<string, unknown>> => ({ header: name.replace(/_/g, ' '), value: (row) => row[name] });
+const value = (name: string): Column<Record<string, unknown>> => ({
+  header: name.replace(/_/g, ' '),
+  value: (row) => row[name],
+});
 
 export function analyticsCommand(): Command {
-  const group = new Command('analytics').description('request analytics: summary, grouped figures and time series (analytics.view)');
+  const group = new Command('analytics').description(
+    'request analytics: summary, grouped figures and time series (analytics.view)',
+  );
 
   group.addCommand(
     examples(
-      filterOptions(clientCommand('summary', 'requests, cost, tokens, latency percentiles, errors and cache hits of a window')).action(
+      filterOptions(
+        clientCommand('summary', 'requests, cost, tokens, latency percentiles, errors and cache hits of a window'),
+      ).action(
         run(async (ctx: Context<FilterOptions>) => {
-          const body = await ctx.client.get<{ summary: Record<string, unknown>; start_time: string; end_time: string }>('/v1/analytics/summary', filterQuery(ctx));
+          const body = await ctx.client.get<{ summary: Record<string, unknown>; start_time: string; end_time: string }>(
+            '/v1/analytics/summary',
+            filterQuery(ctx),
+          );
           ctx.out.result(body, () => ctx.out.record({ from: body.start_time, to: body.end_time, ...body.summary }));
         }),
       ),
-      ['svcgw analytics summary --since 2026-01-01T00:00:00Z --workspace team-a', 'svcgw analytics summary --model gpt-4o --metadata env=prod --json'],
+      [
+        'svcgw analytics summary --since 2026-01-01T00:00:00Z --workspace team-a',
+        'svcgw analytics summary --model gpt-4o --metadata env=prod --json',
+      ],
     ),
   );
 
@@ -76,27 +101,56 @@ export function analyticsCommand(): Command {
           run(async (ctx: Context<FilterOptions & { columns?: string[]; logs?: boolean }>, groupBy: string) => {
             const columns = ctx.opts.columns ?? [];
             const path = `/v1/${ctx.opts.logs ? 'logs' : 'analytics'}/groups/${enc(groupBy)}`;
-            const shown = [value(groupBy), ...(groupBy === 'workspace' ? [value('workspace_slug')] : []), value('requests'), ...columns.map(value)];
-            await printList<Record<string, unknown>>(ctx, path, { ...filterQuery(ctx), columns: columns.length > 0 ? columns.join(',') : undefined }, shown);
+            const shown = [
+              value(groupBy),
+              ...(groupBy === 'workspace' ? [value('workspace_slug')] : []),
+              value('requests'),
+              ...columns.map(value),
+            ];
+            await printList<Record<string, unknown>>(
+              ctx,
+              path,
+              { ...filterQuery(ctx), columns: columns.length > 0 ? columns.join(',') : undefined },
+              shown,
+            );
           }),
         ),
-      ['svcgw analytics groups model --columns cost,avg_latency,p95_latency', 'svcgw analytics groups workspace --all --json'],
+      [
+        'svcgw analytics groups model --columns cost,avg_latency,p95_latency',
+        'svcgw analytics groups workspace --all --json',
+      ],
     ),
   );
 
   group.addCommand(
     examples(
-      filterOptions(clientCommand('timeseries', 'one metric over time, in hourly or daily buckets (empty ones included)'))
+      filterOptions(
+        clientCommand('timeseries', 'one metric over time, in hourly or daily buckets (empty ones included)'),
+      )
         .addArgument(new Argument('<metric>', 'the graph').choices(METRIC_NAMES))
-        .addOption(new Option('--interval <interval>', 'bucket size (default: hour up to 2 days, else day)').choices(['hour', 'day']))
+        .addOption(
+          new Option('--interval <interval>', 'bucket size (default: hour up to 2 days, else day)').choices([
+            'hour',
+            'day',
+          ]),
+        )
         .action(
           run(async (ctx: Context<FilterOptions & { interval?: 'hour' | 'day' }>, metric: string) => {
-            const body = await ctx.client.get<{ summary: Record<string, unknown>; data_points: Record<string, unknown>[] }>(`/v1/analytics/graphs/${metric}`, { ...filterQuery(ctx), interval: ctx.opts.interval });
+            const body = await ctx.client.get<{
+              summary: Record<string, unknown>;
+              data_points: Record<string, unknown>[];
+            }>(`/v1/analytics/graphs/${metric}`, { ...filterQuery(ctx), interval: ctx.opts.interval });
             const fields = Object.keys(body.data_points[0] ?? { timestamp: null });
-            ctx.out.result(body, () => `${ctx.out.table(body.data_points, fields.map(value))}\n\n${ctx.out.record(body.summary)}`);
+            ctx.out.result(
+              body,
+              () => `${ctx.out.table(body.data_points, fields.map(value))}\n\n${ctx.out.record(body.summary)}`,
+            );
           }),
         ),
-      ['svcgw analytics timeseries requests --interval hour --since 2026-01-31T00:00:00Z', 'svcgw analytics timeseries latency --model gpt-4o --json'],
+      [
+        'svcgw analytics timeseries requests --interval hour --since 2026-01-31T00:00:00Z',
+        'svcgw analytics timeseries latency --model gpt-4o --json',
+      ],
     ),
   );
   return group;
@@ -105,6 +159,7 @@ export function analyticsCommand(): Command {
 function columnList(value: string, previous: string[] = []): string[] {
   const names = list(value, previous);
   const unknown = names.filter((name) => !(COLUMN_NAMES as readonly string[]).includes(name));
-  if (unknown.length > 0) throw new InvalidArgumentError(`unknown column ${unknown.join(', ')}; use ${COLUMN_NAMES.join(', ')}.`);
+  if (unknown.length > 0)
+    throw new InvalidArgumentError(`unknown column ${unknown.join(', ')}; use ${COLUMN_NAMES.join(', ')}.`);
   return names;
 }

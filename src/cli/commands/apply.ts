@@ -13,7 +13,10 @@ function planText(steps: readonly Step[]): string {
     .map((s) => {
       const [sign, colour] = SIGN[s.action];
       const detail = s.action === 'update' ? ` (${s.changes.join(', ')})` : '';
-      return paint(`  ${sign} ${s.action.padEnd(9)} ${s.kind.replace(/_/g, ' ').padEnd(width)}  ${s.name}${detail}`, colour);
+      return paint(
+        `  ${sign} ${s.action.padEnd(9)} ${s.kind.replace(/_/g, ' ').padEnd(width)}  ${s.name}${detail}`,
+        colour,
+      );
     })
     .join('\n');
 }
@@ -53,7 +56,8 @@ A provider key is compared by its mask (first and last four characters): a new k
 not seen as a change. An integration's ai_provider_id, a provider's integration, a config's workspace and a
 usage-limits policy's type cannot change; apply says so instead of guessing.`;
 
-const counts = (c: ReturnType<typeof summarise>) => `${c.create} to create, ${c.update} to update, ${c.unchanged} unchanged`;
+const counts = (c: ReturnType<typeof summarise>) =>
+  `${c.create} to create, ${c.update} to update, ${c.unchanged} unchanged`;
 
 export function applyCommand(): Command {
   return examples(
@@ -64,12 +68,23 @@ export function applyCommand(): Command {
       .summary('provision workspaces, credentials, configs, policies and keys from a file')
       .requiredOption('-f, --file <file>', 'the file (- for standard input)')
       .option('--dry-run', 'print the plan (create / update / unchanged) and change nothing')
-      .option('--keys-out <file>', 'write the API keys it creates to this JSON file (mode 0600) instead of printing them')
+      .option(
+        '--keys-out <file>',
+        'write the API keys it creates to this JSON file (mode 0600) instead of printing them',
+      )
       .action(
         run(async (ctx: Context<{ file: string; dryRun?: boolean; keysOut?: string }>) => {
           const o = ctx.opts;
           // Loaded here: zod and yaml would slow the start of every other command.
-          const [{ executePlan, fetchCurrentState, writeKeysFile }, { readApplyFile }, { PlanError, planApply, summarise }] = await Promise.all([import('../apply/execute.js'), import('../apply/load.js'), import('../apply/plan.js')]);
+          const [
+            { executePlan, fetchCurrentState, writeKeysFile },
+            { readApplyFile },
+            { PlanError, planApply, summarise },
+          ] = await Promise.all([
+            import('../apply/execute.js'),
+            import('../apply/load.js'),
+            import('../apply/plan.js'),
+          ]);
           const file = readApplyFile(o.file);
           let steps: Step[];
           try {
@@ -103,17 +118,29 @@ export function applyCommand(): Command {
           ctx.out.result(report, () => {
             const lines = [`Plan for ${o.file}:`, planText(steps), ''];
             if (o.dryRun) lines.push(`${counts(summary)}. Dry run: nothing was changed.`);
-            else if (!changed) lines.push(`No changes: the server already matches ${o.file} (${summary.unchanged} unchanged).`);
-            else lines.push(`${failure ? 'Stopped' : 'Applied'}: ${counts(summary).replace('to create', 'created').replace('to update', 'updated')}.`);
-            if (keys.length > 0 && o.keysOut) lines.push(`Wrote ${keys.length} new API key${keys.length > 1 ? 's' : ''} to ${o.keysOut} (mode 0600).`);
-            else if (keys.length > 0) lines.push('', 'New API keys, shown once (store them now):', ...keys.map((k) => `    ${k.name}  ${k.key}`));
+            else if (!changed)
+              lines.push(`No changes: the server already matches ${o.file} (${summary.unchanged} unchanged).`);
+            else
+              lines.push(
+                `${failure ? 'Stopped' : 'Applied'}: ${counts(summary).replace('to create', 'created').replace('to update', 'updated')}.`,
+              );
+            if (keys.length > 0 && o.keysOut)
+              lines.push(`Wrote ${keys.length} new API key${keys.length > 1 ? 's' : ''} to ${o.keysOut} (mode 0600).`);
+            else if (keys.length > 0)
+              lines.push(
+                '',
+                'New API keys, shown once (store them now):',
+                ...keys.map((k) => `    ${k.name}  ${k.key}`),
+              );
             return lines.join('\n');
           });
           if (failure) throw failure.error;
         }),
       ),
     [
-      'svcgw apply -f svcgw.yaml --dry-run', 'OPENAI_API_KEY=sk-… svcgw apply -f svcgw.yaml --keys-out new-keys.json', 'svcgw apply -f svcgw.yaml --json | jq .changed',
+      'svcgw apply -f svcgw.yaml --dry-run',
+      'OPENAI_API_KEY=sk-… svcgw apply -f svcgw.yaml --keys-out new-keys.json',
+      'svcgw apply -f svcgw.yaml --json | jq .changed',
     ],
   ).addHelpText('after', FILE_EXAMPLE);
 }

@@ -30,7 +30,11 @@ const COLUMNS: Column<AuditRecord>[] = [
   { header: 'action', value: (r) => r.action },
   { header: 'resource', value: (r) => r.resource_type },
   { header: 'resource id', value: (r) => r.resource_id },
-  { header: 'status', value: (r) => r.response_status_code, colour: (r) => (r.response_status_code >= 400 ? 'yellow' : 'green') },
+  {
+    header: 'status',
+    value: (r) => r.response_status_code,
+    colour: (r) => (r.response_status_code >= 400 ? 'yellow' : 'green'),
+  },
   { header: 'request', value: (r) => `${r.method} ${r.uri}` },
   { header: 'api key', value: (r) => r.api_key_id },
 ];
@@ -52,11 +56,24 @@ export function auditLogsCommand(): Command {
         .action(
           run(async (ctx: Context<AuditListOptions>) => {
             const o = ctx.opts;
-            const query = { start_time: o.since, end_time: o.until, user_id: o.userId, api_key_id: o.apiKeyId, workspace_id: o.workspaceId, resource_type: o.resourceType, resource_id: o.resourceId, action: o.action, method: o.method };
+            const query = {
+              start_time: o.since,
+              end_time: o.until,
+              user_id: o.userId,
+              api_key_id: o.apiKeyId,
+              workspace_id: o.workspaceId,
+              resource_type: o.resourceType,
+              resource_id: o.resourceId,
+              action: o.action,
+              method: o.method,
+            };
             await printList<AuditRecord>(ctx, '/v1/audit-logs', query, COLUMNS);
           }),
         ),
-      ['svcgw audit-logs list --resource-type api_key --action delete', 'svcgw audit-logs list --since 2026-01-01T00:00:00Z --all --json'],
+      [
+        'svcgw audit-logs list --resource-type api_key --action delete',
+        'svcgw audit-logs list --since 2026-01-01T00:00:00Z --all --json',
+      ],
     ),
   );
   return group;

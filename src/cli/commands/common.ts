@@ -28,8 +28,16 @@ export interface Context<O extends object = object> {
 export function clientCommand(name: string, description: string): Command {
   return new Command(name)
     .description(description)
-    .addOption(new Option('--base-url <url>', 'server URL (default: the profile\'s, else http://127.0.0.1:8787)').env('SVCGW_BASE_URL'))
-    .addOption(new Option('--api-key <key>', 'API key to send as x-service-api-key (default: the profile\'s)').env('SVCGW_API_KEY'))
+    .addOption(
+      new Option('--base-url <url>', "server URL (default: the profile's, else http://127.0.0.1:8787)").env(
+        'SVCGW_BASE_URL',
+      ),
+    )
+    .addOption(
+      new Option('--api-key <key>', "API key to send as x-service-api-key (default: the profile's)").env(
+        'SVCGW_API_KEY',
+      ),
+    )
     .addOption(new Option('--profile <name>', 'profile saved by svcgw login').env('SVCGW_PROFILE'))
     .option('--json', 'print JSON for scripts instead of text');
 }
@@ -38,7 +46,9 @@ export function clientCommand(name: string, description: string): Command {
  * Wraps an action: resolves the connection from the flags and hands the positional arguments on.
  * The action declares its options once, by annotating its context: `(ctx: Context<{ status?: number }>, id: string)`.
  */
-export function run<O extends object = object, A extends unknown[] = []>(fn: (ctx: Context<O>, ...args: A) => Promise<void>) {
+export function run<O extends object = object, A extends unknown[] = []>(
+  fn: (ctx: Context<O>, ...args: A) => Promise<void>,
+) {
   return async (...params: unknown[]): Promise<void> => {
     // commander calls an action with (...arguments, options, command).
     const command = params.at(-1) as Command;
@@ -47,7 +57,9 @@ export function run<O extends object = object, A extends unknown[] = []>(fn: (ct
     let client: Client | undefined;
     const ctx: Context<O> = {
       get client() {
-        client ??= createClient(resolveConnection({ baseUrl: opts.baseUrl, apiKey: opts.apiKey, profile: opts.profile }));
+        client ??= createClient(
+          resolveConnection({ baseUrl: opts.baseUrl, apiKey: opts.apiKey, profile: opts.profile }),
+        );
         return client;
       },
       out: createOutput(opts.json === true),
@@ -73,7 +85,8 @@ export function groupExamples(group: Command): Command {
 export function integer(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
     const n = Number(value);
-    if (!/^-?\d+$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`expected an integer from ${min} to ${max}.`);
+    if (!/^-?\d+$/.test(value) || n < min || n > max)
+      throw new InvalidArgumentError(`expected an integer from ${min} to ${max}.`);
     return n;
   };
 }
@@ -130,9 +143,14 @@ export function pagingOptions(command: Command, maxPageSize = 1000): Command {
 }
 
 /** Reads one page, or with `--all` every page, of a list endpoint. */
-export async function fetchList<T>(ctx: Context, path: string, query: Record<string, string | number | boolean | undefined>): Promise<ListBody<T>> {
+export async function fetchList<T>(
+  ctx: Context,
+  path: string,
+  query: Record<string, string | number | boolean | undefined>,
+): Promise<ListBody<T>> {
   const pageSize: number = ctx.opts.pageSize ?? 50;
-  if (!ctx.opts.all) return ctx.client.get<ListBody<T>>(path, { ...query, page_size: pageSize, current_page: ctx.opts.page ?? 0 });
+  if (!ctx.opts.all)
+    return ctx.client.get<ListBody<T>>(path, { ...query, page_size: pageSize, current_page: ctx.opts.page ?? 0 });
   const progress = createProgress(`fetching ${path}`);
   const data: T[] = [];
   let total: number;
@@ -147,15 +165,26 @@ export async function fetchList<T>(ctx: Context, path: string, query: Record<str
   return { object: 'list', total, data };
 }
 
-export async function printList<T>(ctx: Context, path: string, query: Record<string, string | number | boolean | undefined>, columns: Column<T>[]): Promise<void> {
+export async function printList<T>(
+  ctx: Context,
+  path: string,
+  query: Record<string, string | number | boolean | undefined>,
+  columns: Column<T>[],
+): Promise<void> {
   const body = await fetchList<T>(ctx, path, query);
   ctx.out.result(body, () => {
     const table = ctx.out.table(body.data, columns);
-    return body.data.length < body.total ? `${table}\n${body.data.length} of ${body.total} shown (use --page or --all)` : table;
+    return body.data.length < body.total
+      ? `${table}\n${body.data.length} of ${body.total} shown (use --page or --all)`
+      : table;
   });
 }
 
-export async function printOne(ctx: Context, path: string, query?: Record<string, string | number | boolean | undefined>): Promise<void> {
+export async function printOne(
+  ctx: Context,
+  path: string,
+  query?: Record<string, string | number | boolean | undefined>,
+): Promise<void> {
   const body = await ctx.client.get<Record<string, unknown>>(path, query);
   ctx.out.result(body, () => ctx.out.record(body));
 }

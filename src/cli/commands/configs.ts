@@ -2,7 +2,18 @@ import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { FatalError } from '../fatal-error.js';
 import type { Column } from '../output.js';
-import { clientCommand, defined, done, enc, examples, pagingOptions, printList, printOne, run, type Context } from './common.js';
+import {
+  clientCommand,
+  defined,
+  done,
+  enc,
+  examples,
+  pagingOptions,
+  printList,
+  printOne,
+  run,
+  type Context,
+} from './common.js';
 
 interface ConfigSummary {
   id: string;
@@ -44,7 +55,9 @@ async function readStdin(): Promise<string> {
 }
 
 export function configsCommand(): Command {
-  const group = new Command('configs').description('gateway configs (routing, retries, cache): create, list, get, update, archive, versions');
+  const group = new Command('configs').description(
+    'gateway configs (routing, retries, cache): create, list, get, update, archive, versions',
+  );
 
   group.addCommand(
     examples(
@@ -56,8 +69,14 @@ export function configsCommand(): Command {
         .action(
           run(async (ctx: Context<{ name: string; file: string; slug?: string; workspace?: string }>) => {
             const o = ctx.opts;
-            const created = await ctx.client.post<{ id: string; slug: string; version_id: string }>('/v1/configs', defined({ name: o.name, slug: o.slug, workspace_id: o.workspace, config: await readConfigFile(o.file) }));
-            ctx.out.result(created, () => `Created config ${created.slug} (${created.id}), version ${created.version_id}.`);
+            const created = await ctx.client.post<{ id: string; slug: string; version_id: string }>(
+              '/v1/configs',
+              defined({ name: o.name, slug: o.slug, workspace_id: o.workspace, config: await readConfigFile(o.file) }),
+            );
+            ctx.out.result(
+              created,
+              () => `Created config ${created.slug} (${created.id}), version ${created.version_id}.`,
+            );
           }),
         ),
       ['svcgw configs create --name "Prod fallback" --slug prod-fallback -f fallback.yaml'],
@@ -68,11 +87,27 @@ export function configsCommand(): Command {
       pagingOptions(clientCommand('list', 'list configs'))
         .option('--workspace <id|slug>', 'only this workspace')
         .option('--status <status>', 'active or archived', 'active')
-        .action(run(async (ctx: Context<{ workspace?: string; status: string }>) => printList<ConfigSummary>(ctx, '/v1/configs', { workspace_id: ctx.opts.workspace, status: ctx.opts.status }, COLUMNS))),
+        .action(
+          run(async (ctx: Context<{ workspace?: string; status: string }>) =>
+            printList<ConfigSummary>(
+              ctx,
+              '/v1/configs',
+              { workspace_id: ctx.opts.workspace, status: ctx.opts.status },
+              COLUMNS,
+            ),
+          ),
+        ),
       ['svcgw configs list'],
     ),
   );
-  group.addCommand(examples(clientCommand('get', 'show a config with its latest version').argument('<slug>', 'slug or id').action(run(async (ctx, slug: string) => printOne(ctx, `/v1/configs/${enc(slug)}`))), ['svcgw configs get prod-fallback --json']));
+  group.addCommand(
+    examples(
+      clientCommand('get', 'show a config with its latest version')
+        .argument('<slug>', 'slug or id')
+        .action(run(async (ctx, slug: string) => printOne(ctx, `/v1/configs/${enc(slug)}`))),
+      ['svcgw configs get prod-fallback --json'],
+    ),
+  );
   group.addCommand(
     examples(
       clientCommand('update', 'rename a config, or make a new version of it from a file')
@@ -83,19 +118,38 @@ export function configsCommand(): Command {
           run(async (ctx: Context<{ name?: string; file?: string }>, slug: string) => {
             const o = ctx.opts;
             const config = o.file ? await readConfigFile(o.file) : undefined;
-            done(ctx, await ctx.client.put(`/v1/configs/${enc(slug)}`, defined({ name: o.name, config })), `Updated config ${slug}.`);
+            done(
+              ctx,
+              await ctx.client.put(`/v1/configs/${enc(slug)}`, defined({ name: o.name, config })),
+              `Updated config ${slug}.`,
+            );
           }),
         ),
       ['svcgw configs update prod-fallback -f fallback.yaml'],
     ),
   );
-  group.addCommand(examples(clientCommand('archive', 'archive a config').argument('<slug>', 'slug or id').action(run(async (ctx, slug: string) => done(ctx, await ctx.client.delete(`/v1/configs/${enc(slug)}`), `Archived config ${slug}.`))), ['svcgw configs archive prod-fallback']));
+  group.addCommand(
+    examples(
+      clientCommand('archive', 'archive a config')
+        .argument('<slug>', 'slug or id')
+        .action(
+          run(async (ctx, slug: string) =>
+            done(ctx, await ctx.client.delete(`/v1/configs/${enc(slug)}`), `Archived config ${slug}.`),
+          ),
+        ),
+      ['svcgw configs archive prod-fallback'],
+    ),
+  );
   group.addCommand(
     examples(
       clientCommand('versions', 'list the versions of a config, or show one of them')
         .argument('<slug>', 'slug or id')
         .argument('[version]', 'a version number or id')
-        .action(run(async (ctx, slug: string, version?: string) => printOne(ctx, `/v1/configs/${enc(slug)}/versions${version ? `/${enc(version)}` : ''}`))),
+        .action(
+          run(async (ctx, slug: string, version?: string) =>
+            printOne(ctx, `/v1/configs/${enc(slug)}/versions${version ? `/${enc(version)}` : ''}`),
+          ),
+        ),
       ['svcgw configs versions prod-fallback', 'svcgw configs versions prod-fallback 1 --json'],
     ),
   );

@@ -20,10 +20,15 @@ export interface ConfigOptions {
 
 /** `--key` or `--key-stdin`: the provider key, preferably not on the command line where `ps` shows it. */
 export function keyOptions(command: Command): Command {
-  return command.option('--key <key>', 'the provider API key (stored encrypted; prefer --key-stdin)').option('--key-stdin', 'read the provider API key from standard input');
+  return command
+    .option('--key <key>', 'the provider API key (stored encrypted; prefer --key-stdin)')
+    .option('--key-stdin', 'read the provider API key from standard input');
 }
 
-export async function providerKey(opts: KeyOptions, stdin: NodeJS.ReadableStream = process.stdin): Promise<string | undefined> {
+export async function providerKey(
+  opts: KeyOptions,
+  stdin: NodeJS.ReadableStream = process.stdin,
+): Promise<string | undefined> {
   if (opts.key !== undefined && opts.keyStdin) throw new FatalError('give either --key or --key-stdin, not both', 2);
   if (!opts.keyStdin) return opts.key;
   let text = '';
@@ -38,8 +43,17 @@ export function tagOptions(command: Command, what = 'tag'): Command {
 }
 
 export function configOptions(command: Command): Command {
-  return command.option('--config <field=value>', 'a provider setting (custom_host, azure_resource_name, …); repeat for several', pairs);
+  return command.option(
+    '--config <field=value>',
+    'a provider setting (custom_host, azure_resource_name, …); repeat for several',
+    pairs,
+  );
 }
 
 /** `{env: 'prod'}` → `env:prod`, the tags filter of list queries. */
-export const tagsQuery = (tags: Record<string, string> | undefined) => (tags ? Object.entries(tags).map(([k, v]) => `${k}:${v}`).join(',') : undefined);
+export const tagsQuery = (tags: Record<string, string> | undefined) =>
+  tags
+    ? Object.entries(tags)
+        .map(([k, v]) => `${k}:${v}`)
+        .join(',')
+    : undefined;

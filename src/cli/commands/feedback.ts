@@ -15,7 +15,8 @@ function weight(value: string): number {
 
 function metadataObject(value: string): Record<string, unknown> {
   const parsed = jsonValue(value);
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidArgumentError('expected a JSON object.');
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new InvalidArgumentError('expected a JSON object.');
   return parsed as Record<string, unknown>;
 }
 
@@ -46,10 +47,20 @@ export function feedbackCommand(): Command {
         .action(
           run(async (ctx: Context<ValueOptions & { traceId: string }>) => {
             const o = ctx.opts;
-            report(ctx, await ctx.client.post<FeedbackResponse>('/v1/feedback', defined({ trace_id: o.traceId, value: o.value, weight: o.weight, metadata: o.metadata })), 'Created');
+            report(
+              ctx,
+              await ctx.client.post<FeedbackResponse>(
+                '/v1/feedback',
+                defined({ trace_id: o.traceId, value: o.value, weight: o.weight, metadata: o.metadata }),
+              ),
+              'Created',
+            );
           }),
         ),
-      ['svcgw feedback create --trace-id checkout-42 --value 8', 'svcgw feedback create --trace-id checkout-42 --value -5 --weight 0.5 --metadata \'{"reviewer":"qa"}\' --json'],
+      [
+        'svcgw feedback create --trace-id checkout-42 --value 8',
+        'svcgw feedback create --trace-id checkout-42 --value -5 --weight 0.5 --metadata \'{"reviewer":"qa"}\' --json',
+      ],
     ),
   );
   group.addCommand(
@@ -59,7 +70,14 @@ export function feedbackCommand(): Command {
         .action(
           run(async (ctx: Context<ValueOptions>, id: string) => {
             const o = ctx.opts;
-            report(ctx, await ctx.client.put<FeedbackResponse>(`/v1/feedback/${enc(id)}`, defined({ value: o.value, weight: o.weight, metadata: o.metadata })), 'Updated');
+            report(
+              ctx,
+              await ctx.client.put<FeedbackResponse>(
+                `/v1/feedback/${enc(id)}`,
+                defined({ value: o.value, weight: o.weight, metadata: o.metadata }),
+              ),
+              'Updated',
+            );
           }),
         ),
       ['svcgw feedback update 0c1d… --value 10'],

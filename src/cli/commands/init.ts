@@ -7,7 +7,9 @@ import { addSettingsFlags, configFromFlags } from './settings-flags.js';
  */
 export function printBootstrapBanner(adminApiKey: string | null, fromSettings: boolean): void {
   if (fromSettings || adminApiKey === null) {
-    process.stdout.write('\nsvcgw: first start. The owner admin API key is the value of SVCGW_BOOTSTRAP_ADMIN_KEY.\n\n');
+    process.stdout.write(
+      '\nsvcgw: first start. The owner admin API key is the value of SVCGW_BOOTSTRAP_ADMIN_KEY.\n\n',
+    );
     return;
   }
   process.stdout.write(
@@ -18,22 +20,39 @@ export function printBootstrapBanner(adminApiKey: string | null, fromSettings: b
 
 export function initCommand(): Command {
   return addSettingsFlags(new Command('init'))
-    .description('create the database, organisation, default workspace, owner user and owner admin key, without serving')
+    .description(
+      'create the database, organisation, default workspace, owner user and owner admin key, without serving',
+    )
     .option('--json', 'print {"admin_api_key": …} as JSON')
-    .addHelpText('after', '\nExamples:\n  svcgw init --data-dir ./data\n  KEY=$(svcgw init --json | jq -r .admin_api_key)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  svcgw init --data-dir ./data\n  KEY=$(svcgw init --json | jq -r .admin_api_key)',
+    )
     .action(async (flags: Record<string, unknown>) => {
       const config = await configFromFlags(flags);
-      const [{ bootstrap }, { systemClock }, { migrateToLatest, openSqlite }] = await Promise.all([import('../../bootstrap/bootstrap.js'), import('../../lib/clock.js'), import('../../storage/database.js')]);
+      const [{ bootstrap }, { systemClock }, { migrateToLatest, openSqlite }] = await Promise.all([
+        import('../../bootstrap/bootstrap.js'),
+        import('../../lib/clock.js'),
+        import('../../storage/database.js'),
+      ]);
       const db = openSqlite(config.data_dir);
       try {
         await migrateToLatest(db);
-        const result = await bootstrap(db, { clock: systemClock, ownerEmail: config.bootstrap_owner_email, adminKey: config.bootstrap_admin_key });
+        const result = await bootstrap(db, {
+          clock: systemClock,
+          ownerEmail: config.bootstrap_owner_email,
+          adminKey: config.bootstrap_admin_key,
+        });
         if (flags.json) {
-          process.stdout.write(`${JSON.stringify({ admin_api_key: result.adminApiKey, already_initialised: !result.created })}\n`);
+          process.stdout.write(
+            `${JSON.stringify({ admin_api_key: result.adminApiKey, already_initialised: !result.created })}\n`,
+          );
         } else if (result.created) {
           printBootstrapBanner(result.adminApiKey, result.keyFromSettings);
         } else {
-          process.stdout.write(`svcgw: ${config.data_dir} is already initialised; the admin key was shown on its first start.\n`);
+          process.stdout.write(
+            `svcgw: ${config.data_dir} is already initialised; the admin key was shown on its first start.\n`,
+          );
         }
       } finally {
         await db.destroy();

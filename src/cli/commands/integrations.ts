@@ -1,7 +1,28 @@
 import { Command } from 'commander';
 import type { Column } from '../output.js';
-import { clientCommand, defined, done, enc, examples, jsonValue, pagingOptions, printList, printOne, run, type Context } from './common.js';
-import { configOptions, keyOptions, providerKey, tagOptions, tagsQuery, type ConfigOptions, type KeyOptions, type TagOptions } from './credentials-common.js';
+import {
+  clientCommand,
+  defined,
+  done,
+  enc,
+  examples,
+  jsonValue,
+  pagingOptions,
+  printList,
+  printOne,
+  run,
+  type Context,
+} from './common.js';
+import {
+  configOptions,
+  keyOptions,
+  providerKey,
+  tagOptions,
+  tagsQuery,
+  type ConfigOptions,
+  type KeyOptions,
+  type TagOptions,
+} from './credentials-common.js';
 
 interface Integration {
   id: string;
@@ -25,7 +46,9 @@ const COLUMNS: Column<Integration>[] = [
 ];
 
 export function integrationsCommand(): Command {
-  const group = new Command('integrations').description('organisation-wide provider credentials: create, list, get, update, delete');
+  const group = new Command('integrations').description(
+    'organisation-wide provider credentials: create, list, get, update, delete',
+  );
 
   group.addCommand(
     examples(
@@ -34,7 +57,10 @@ export function integrationsCommand(): Command {
           keyOptions(
             clientCommand('create', 'store a provider credential (and, by default, a provider for it in a workspace)')
               .requiredOption('--name <name>', 'name')
-              .requiredOption('--provider <id>', 'provider type (openai, anthropic, azure-openai, …; see GET /v1/providers/catalog)')
+              .requiredOption(
+                '--provider <id>',
+                'provider type (openai, anthropic, azure-openai, …; see GET /v1/providers/catalog)',
+              )
               .option('--slug <slug>', 'slug; derived from the name when left out')
               .option('--description <text>', 'description'),
           ),
@@ -45,18 +71,44 @@ export function integrationsCommand(): Command {
         .option('--default-provider-slug <slug>', 'slug of the default provider')
         .option('--data <json>', 'further body fields as JSON', jsonValue)
         .action(
-          run(async (ctx: Context<CredentialOptions & { name: string; provider: string; slug?: string; workspace?: string; defaultProvider: boolean; defaultProviderSlug?: string }>) => {
-            const o = ctx.opts;
-            const body = {
-              ...(o.data as object),
-              ...defined({ name: o.name, ai_provider_id: o.provider, slug: o.slug, description: o.description, key: await providerKey(o), configurations: o.config, tags: o.tag, workspace_id: o.workspace, default_provider_slug: o.defaultProviderSlug }),
-              ...(o.defaultProvider === false ? { create_default_provider: false } : {}),
-            };
-            const created = await ctx.client.post<{ id: string; slug: string }>('/v1/integrations', body);
-            ctx.out.result(created, () => `Created integration ${created.slug} (${created.id}).`);
-          }),
+          run(
+            async (
+              ctx: Context<
+                CredentialOptions & {
+                  name: string;
+                  provider: string;
+                  slug?: string;
+                  workspace?: string;
+                  defaultProvider: boolean;
+                  defaultProviderSlug?: string;
+                }
+              >,
+            ) => {
+              const o = ctx.opts;
+              const body = {
+                ...(o.data as object),
+                ...defined({
+                  name: o.name,
+                  ai_provider_id: o.provider,
+                  slug: o.slug,
+                  description: o.description,
+                  key: await providerKey(o),
+                  configurations: o.config,
+                  tags: o.tag,
+                  workspace_id: o.workspace,
+                  default_provider_slug: o.defaultProviderSlug,
+                }),
+                ...(o.defaultProvider === false ? { create_default_provider: false } : {}),
+              };
+              const created = await ctx.client.post<{ id: string; slug: string }>('/v1/integrations', body);
+              ctx.out.result(created, () => `Created integration ${created.slug} (${created.id}).`);
+            },
+          ),
         ),
-      ['printf %s "$OPENAI_API_KEY" | svcgw integrations create --name OpenAI --slug openai-main --provider openai --key-stdin', 'svcgw integrations create --name Local --provider ollama --config custom_host=http://127.0.0.1:11434 --no-default-provider'],
+      [
+        'printf %s "$OPENAI_API_KEY" | svcgw integrations create --name OpenAI --slug openai-main --provider openai --key-stdin',
+        'svcgw integrations create --name Local --provider ollama --config custom_host=http://127.0.0.1:11434 --no-default-provider',
+      ],
     ),
   );
 
@@ -64,22 +116,50 @@ export function integrationsCommand(): Command {
     examples(
       tagOptions(pagingOptions(clientCommand('list', 'list integrations')))
         .option('--status <status>', 'active or archived', 'active')
-        .action(run(async (ctx: Context<TagOptions & { status: string }>) => printList<Integration>(ctx, '/v1/integrations', { status: ctx.opts.status, tags: tagsQuery(ctx.opts.tag) }, COLUMNS))),
+        .action(
+          run(async (ctx: Context<TagOptions & { status: string }>) =>
+            printList<Integration>(
+              ctx,
+              '/v1/integrations',
+              { status: ctx.opts.status, tags: tagsQuery(ctx.opts.tag) },
+              COLUMNS,
+            ),
+          ),
+        ),
       ['svcgw integrations list', 'svcgw integrations list --tag env=prod --json'],
     ),
   );
-  group.addCommand(examples(clientCommand('get', 'show an integration (key masked)').argument('<slug>', 'slug or id').action(run(async (ctx, slug: string) => printOne(ctx, `/v1/integrations/${enc(slug)}`))), ['svcgw integrations get openai-main']));
+  group.addCommand(
+    examples(
+      clientCommand('get', 'show an integration (key masked)')
+        .argument('<slug>', 'slug or id')
+        .action(run(async (ctx, slug: string) => printOne(ctx, `/v1/integrations/${enc(slug)}`))),
+      ['svcgw integrations get openai-main'],
+    ),
+  );
 
   group.addCommand(
     examples(
-      configOptions(tagOptions(keyOptions(clientCommand('update', 'change an integration; --config and --tag replace the stored sets').argument('<slug>', 'slug or id').option('--name <name>', 'new name').option('--description <text>', 'new description'))))
+      configOptions(
+        tagOptions(
+          keyOptions(
+            clientCommand('update', 'change an integration; --config and --tag replace the stored sets')
+              .argument('<slug>', 'slug or id')
+              .option('--name <name>', 'new name')
+              .option('--description <text>', 'new description'),
+          ),
+        ),
+      )
         .option('--remove-key', 'remove the stored key')
         .option('--data <json>', 'further body fields as JSON', jsonValue)
         .action(
           run(async (ctx: Context<CredentialOptions & { name?: string; removeKey?: boolean }>, slug: string) => {
             const o = ctx.opts;
             const key = o.removeKey ? null : await providerKey(o);
-            const body = { ...(o.data as object), ...defined({ name: o.name, description: o.description, key, configurations: o.config, tags: o.tag }) };
+            const body = {
+              ...(o.data as object),
+              ...defined({ name: o.name, description: o.description, key, configurations: o.config, tags: o.tag }),
+            };
             done(ctx, await ctx.client.put(`/v1/integrations/${enc(slug)}`, body), `Updated integration ${slug}.`);
           }),
         ),
@@ -87,7 +167,16 @@ export function integrationsCommand(): Command {
     ),
   );
   group.addCommand(
-    examples(clientCommand('delete', 'archive an integration and its providers').argument('<slug>', 'slug or id').action(run(async (ctx, slug: string) => done(ctx, await ctx.client.delete(`/v1/integrations/${enc(slug)}`), `Archived integration ${slug}.`))), ['svcgw integrations delete openai-main']),
+    examples(
+      clientCommand('delete', 'archive an integration and its providers')
+        .argument('<slug>', 'slug or id')
+        .action(
+          run(async (ctx, slug: string) =>
+            done(ctx, await ctx.client.delete(`/v1/integrations/${enc(slug)}`), `Archived integration ${slug}.`),
+          ),
+        ),
+      ['svcgw integrations delete openai-main'],
+    ),
   );
   return group;
 }

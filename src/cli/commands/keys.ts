@@ -1,6 +1,21 @@
 import { Command, Option } from 'commander';
 import type { Column } from '../output.js';
-import { clientCommand, defined, enc, examples, integer, isoTime, jsonValue, list, pagingOptions, printList, printOne, run, done, type Context } from './common.js';
+import {
+  clientCommand,
+  defined,
+  enc,
+  examples,
+  integer,
+  isoTime,
+  jsonValue,
+  list,
+  pagingOptions,
+  printList,
+  printOne,
+  run,
+  done,
+  type Context,
+} from './common.js';
 
 interface ApiKey {
   id: string;
@@ -64,26 +79,48 @@ export function secretMessage(what: string, id: string, key: string, after = '')
 }
 
 export function keysCommand(): Command {
-  const keys = new Command('keys').description('API keys of the gateway and the admin API: create, list, get, update, delete, rotate');
+  const keys = new Command('keys').description(
+    'API keys of the gateway and the admin API: create, list, get, update, delete, rotate',
+  );
 
   keys.addCommand(
     examples(
       clientCommand('create', 'create an API key and print it once')
         .requiredOption('--name <name>', 'name of the key')
-        .addOption(new Option('--type <type>', 'admin (organisation-wide), workspace-service or workspace-user').choices(Object.keys(CREATE_PATHS)).default('workspace-service'))
-        .option('--workspace <id|slug>', 'workspace (id or slug) of a workspace key; required when calling with an admin key')
+        .addOption(
+          new Option('--type <type>', 'admin (organisation-wide), workspace-service or workspace-user')
+            .choices(Object.keys(CREATE_PATHS))
+            .default('workspace-service'),
+        )
+        .option(
+          '--workspace <id|slug>',
+          'workspace (id or slug) of a workspace key; required when calling with an admin key',
+        )
         .option('--user-id <uuid>', 'user a workspace-user key acts for')
         .option('--scopes <scopes>', 'scopes, comma-separated or repeated (default: completions.write)', list)
         .option('--description <text>', 'description')
         .option('--expires-at <time>', 'ISO 8601 expiry', isoTime)
-        .option('--config <slug|id>', 'default gateway config of the key\'s requests (docs/configs.md)')
+        .option('--config <slug|id>', "default gateway config of the key's requests (docs/configs.md)")
         .option('--lock-config', 'with --config: requests of this key cannot name another config')
         .option('--data <json>', 'further body fields as JSON (rate_limits, usage_limits, defaults, …)', jsonValue)
         .action(
           run(async (ctx: Context<CreateOptions>) => {
             const o = ctx.opts;
-            const defaults = o.config ? { defaults: { config_id: o.config, allow_config_override: !o.lockConfig } } : {};
-            const body = { ...(o.data as object), ...defaults, ...defined({ name: o.name, workspace_id: o.workspace, user_id: o.userId, scopes: o.scopes ?? (o.data as { scopes?: string[] })?.scopes ?? ['completions.write'], description: o.description, expires_at: o.expiresAt }) };
+            const defaults = o.config
+              ? { defaults: { config_id: o.config, allow_config_override: !o.lockConfig } }
+              : {};
+            const body = {
+              ...(o.data as object),
+              ...defaults,
+              ...defined({
+                name: o.name,
+                workspace_id: o.workspace,
+                user_id: o.userId,
+                scopes: o.scopes ?? (o.data as { scopes?: string[] })?.scopes ?? ['completions.write'],
+                description: o.description,
+                expires_at: o.expiresAt,
+              }),
+            };
             const created = await ctx.client.post<{ id: string; key: string }>(CREATE_PATHS[o.type], body);
             ctx.out.result(created, () => secretMessage('Created API key', created.id, created.key));
           }),
@@ -97,17 +134,30 @@ export function keysCommand(): Command {
   );
 
   keys.addCommand(
-    examples(pagingOptions(clientCommand('list', 'list API keys (masked)')).option('--workspace <id|slug>', 'only this workspace').action(run(async (ctx: Context<{ workspace?: string }>) => printList<ApiKey>(ctx, '/v1/api-keys', { workspace_id: ctx.opts.workspace }, COLUMNS))), [
-      'svcgw keys list',
-      'svcgw keys list --workspace default --json | jq -r ".data[].id"',
-    ]),
+    examples(
+      pagingOptions(clientCommand('list', 'list API keys (masked)'))
+        .option('--workspace <id|slug>', 'only this workspace')
+        .action(
+          run(async (ctx: Context<{ workspace?: string }>) =>
+            printList<ApiKey>(ctx, '/v1/api-keys', { workspace_id: ctx.opts.workspace }, COLUMNS),
+          ),
+        ),
+      ['svcgw keys list', 'svcgw keys list --workspace default --json | jq -r ".data[].id"'],
+    ),
   );
-
-  keys.addCommand(examples(clientCommand('get', 'show one API key (masked)').argument('<id>', 'key id').action(run(async (ctx, id: string) => printOne(ctx, `/v1/api-keys/${enc(id)}`))), ['svcgw keys get 7f9c…']));
 
   keys.addCommand(
     examples(
-      clientCommand('update', 'change a key\'s name, description, scopes or expiry')
+      clientCommand('get', 'show one API key (masked)')
+        .argument('<id>', 'key id')
+        .action(run(async (ctx, id: string) => printOne(ctx, `/v1/api-keys/${enc(id)}`))),
+      ['svcgw keys get 7f9c…'],
+    ),
+  );
+
+  keys.addCommand(
+    examples(
+      clientCommand('update', "change a key's name, description, scopes or expiry")
         .argument('<id>', 'key id')
         .option('--name <name>', 'new name')
         .option('--description <text>', 'new description')
@@ -123,11 +173,17 @@ export function keysCommand(): Command {
         .action(
           run(async (ctx: Context<UpdateOptions>, id: string) => {
             const o = ctx.opts;
-            const changesDefaults = typeof o.config === 'string' || o.config === false || o.lockConfig || o.unlockConfig;
+            const changesDefaults =
+              typeof o.config === 'string' || o.config === false || o.lockConfig || o.unlockConfig;
             let defaults = {};
             if (changesDefaults) {
               // The API replaces `defaults` whole: start from the key's current ones.
-              const current = (await ctx.client.get<{ defaults: { metadata?: object; config_id?: string | null; allow_config_override?: boolean } | null }>(`/v1/api-keys/${enc(id)}`)).defaults ?? {};
+              const current =
+                (
+                  await ctx.client.get<{
+                    defaults: { metadata?: object; config_id?: string | null; allow_config_override?: boolean } | null;
+                  }>(`/v1/api-keys/${enc(id)}`)
+                ).defaults ?? {};
               const next = { ...current };
               if (typeof o.config === 'string') next.config_id = o.config;
               if (o.config === false) next.config_id = null;
@@ -135,27 +191,63 @@ export function keysCommand(): Command {
               if (o.unlockConfig) next.allow_config_override = true;
               defaults = { defaults: next };
             }
-            const body = { ...(o.data as object), ...defaults, ...defined({ name: o.name, description: o.description, scopes: o.scopes, expires_at: o.expiry === false ? null : o.expiresAt, reset_usage: o.resetUsage }) };
+            const body = {
+              ...(o.data as object),
+              ...defaults,
+              ...defined({
+                name: o.name,
+                description: o.description,
+                scopes: o.scopes,
+                expires_at: o.expiry === false ? null : o.expiresAt,
+                reset_usage: o.resetUsage,
+              }),
+            };
             done(ctx, await ctx.client.put(`/v1/api-keys/${enc(id)}`, body), `Updated API key ${id}.`);
           }),
         ),
-      ['svcgw keys update 7f9c… --scopes completions.write,logs.list', 'svcgw keys update 7f9c… --no-expiry', 'svcgw keys update 7f9c… --config prod-fallback --lock-config'],
+      [
+        'svcgw keys update 7f9c… --scopes completions.write,logs.list',
+        'svcgw keys update 7f9c… --no-expiry',
+        'svcgw keys update 7f9c… --config prod-fallback --lock-config',
+      ],
     ),
   );
 
   keys.addCommand(
-    examples(clientCommand('delete', 'revoke an API key: it stops working at once').argument('<id>', 'key id').action(run(async (ctx, id: string) => done(ctx, await ctx.client.delete(`/v1/api-keys/${enc(id)}`), `Revoked API key ${id}.`))), ['svcgw keys delete 7f9c…']),
+    examples(
+      clientCommand('delete', 'revoke an API key: it stops working at once')
+        .argument('<id>', 'key id')
+        .action(
+          run(async (ctx, id: string) =>
+            done(ctx, await ctx.client.delete(`/v1/api-keys/${enc(id)}`), `Revoked API key ${id}.`),
+          ),
+        ),
+      ['svcgw keys delete 7f9c…'],
+    ),
   );
 
   keys.addCommand(
     examples(
-      clientCommand('rotate', 'issue a new value for a key and print it once; the old value works until the transition ends')
+      clientCommand(
+        'rotate',
+        'issue a new value for a key and print it once; the old value works until the transition ends',
+      )
         .argument('<id>', 'key id')
-        .option('--transition-ms <ms>', 'how long the old value keeps working, in milliseconds (at least 1800000)', integer(0))
+        .option(
+          '--transition-ms <ms>',
+          'how long the old value keeps working, in milliseconds (at least 1800000)',
+          integer(0),
+        )
         .action(
           run(async (ctx: Context<{ transitionMs?: number }>, id: string) => {
-            const rotated = await ctx.client.post<{ id: string; key: string; key_transition_expires_at?: string | null }>(`/v1/api-keys/${enc(id)}/rotate`, defined({ key_transition_period_ms: ctx.opts.transitionMs }));
-            const until = rotated.key_transition_expires_at ? `The old value works until ${rotated.key_transition_expires_at}.\n` : '';
+            const rotated = await ctx.client.post<{
+              id: string;
+              key: string;
+              key_transition_expires_at?: string | null;
+            }>(`/v1/api-keys/${enc(id)}/rotate`, defined({ key_transition_period_ms: ctx.opts.transitionMs }));
+            const until = rotated.key_transition_expires_at
+              ? `The old value works until ${rotated.key_transition_expires_at}.\n`
+              : '';
             ctx.out.result(rotated, () => secretMessage('Rotated API key', rotated.id, rotated.key, until));
           }),
         ),

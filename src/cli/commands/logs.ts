@@ -6,7 +6,22 @@ import { readSseData } from '../client/sse.js';
 import { FatalError } from '../fatal-error.js';
 import { createProgress, isTerminal, type Column } from '../output.js';
 import { formatCost, formatLatency, formatTokens, statusColour, type LogRecord } from '../tui/format.js';
-import { clientCommand, defined, done, enc, examples, integer, isoTime, list, pagingOptions, pairs, printList, printOne, run, type Context } from './common.js';
+import {
+  clientCommand,
+  defined,
+  done,
+  enc,
+  examples,
+  integer,
+  isoTime,
+  list,
+  pagingOptions,
+  pairs,
+  printList,
+  printOne,
+  run,
+  type Context,
+} from './common.js';
 
 const COLUMNS: Column<LogRecord>[] = [
   { header: 'time', value: (r) => r.created_at },
@@ -36,7 +51,9 @@ function filterOptions(command: Command): Command {
 }
 
 function describeFilters(opts: FilterOptions): string {
-  const parts = (['workspace', 'status', 'provider', 'model'] as const).filter((k) => opts[k] !== undefined).map((k) => `${k}=${String(opts[k])}`);
+  const parts = (['workspace', 'status', 'provider', 'model'] as const)
+    .filter((k) => opts[k] !== undefined)
+    .map((k) => `${k}=${String(opts[k])}`);
   return parts.length > 0 ? ` (${parts.join(', ')})` : '';
 }
 
@@ -53,10 +70,18 @@ async function tail(ctx: Context<FilterOptions>): Promise<void> {
   process.on('SIGTERM', stop);
   process.stdout.on('error', stop); // a closed pipe (| head) ends the tail quietly
   try {
-    const res = await ctx.client.stream('/v1/logs/stream', { workspace_id: o.workspace, status_code: o.status, provider: o.provider, model: o.model }, controller.signal);
+    const res = await ctx.client.stream(
+      '/v1/logs/stream',
+      { workspace_id: o.workspace, status_code: o.status, provider: o.provider, model: o.model },
+      controller.signal,
+    );
     const events = readSseData(res.body as unknown as AsyncIterable<Uint8Array>);
-    const ended = isTerminal() && !ctx.out.json ? await followOnScreen(ctx, events, controller.signal) : await followAsLines(events);
-    if (!controller.signal.aborted) throw new FatalError(`the server at ${ctx.client.baseUrl} ended the stream${ended ? ` (${ended})` : ''}`);
+    const ended =
+      isTerminal() && !ctx.out.json
+        ? await followOnScreen(ctx, events, controller.signal)
+        : await followAsLines(events);
+    if (!controller.signal.aborted)
+      throw new FatalError(`the server at ${ctx.client.baseUrl} ended the stream${ended ? ` (${ended})` : ''}`);
   } catch (error) {
     if (controller.signal.aborted && !(error instanceof FatalError && error.exitCode === 2)) return;
     throw error;
@@ -71,8 +96,16 @@ async function followAsLines(events: AsyncIterable<string>): Promise<string | nu
   return null;
 }
 
-async function followOnScreen(ctx: Context<FilterOptions>, events: AsyncIterable<string>, signal: AbortSignal): Promise<string | null> {
-  const [{ render }, { createElement }, { LogTailApp }] = await Promise.all([import('ink'), import('react'), import('../tui/LogTail.js')]);
+async function followOnScreen(
+  ctx: Context<FilterOptions>,
+  events: AsyncIterable<string>,
+  signal: AbortSignal,
+): Promise<string | null> {
+  const [{ render }, { createElement }, { LogTailApp }] = await Promise.all([
+    import('ink'),
+    import('react'),
+    import('../tui/LogTail.js'),
+  ]);
   let push: ((record: LogRecord) => void) | null = null;
   let end: ((reason: string) => void) | null = null;
   const backlog: LogRecord[] = [];
@@ -86,7 +119,10 @@ async function followOnScreen(ctx: Context<FilterOptions>, events: AsyncIterable
   };
   const rows = Math.max(5, (process.stdout.rows ?? 24) - 6);
   const title = `svcgw logs tail · ${ctx.client.baseUrl}${describeFilters(ctx.opts)}`;
-  const app = render(createElement(LogTailApp, { title, source, maxRows: rows }), { exitOnCtrlC: false, patchConsole: false });
+  const app = render(createElement(LogTailApp, { title, source, maxRows: rows }), {
+    exitOnCtrlC: false,
+    patchConsole: false,
+  });
   let reason: string | null = null;
   try {
     for await (const data of events) {
@@ -120,7 +156,11 @@ interface ExportItem {
 
 const EXPORT_COLUMNS: Column<ExportItem>[] = [
   { header: 'id', value: (e) => e.id },
-  { header: 'status', value: (e) => e.status, colour: (e) => (e.status === 'success' ? 'green' : e.status === 'failed' ? 'red' : null) },
+  {
+    header: 'status',
+    value: (e) => e.status,
+    colour: (e) => (e.status === 'success' ? 'green' : e.status === 'failed' ? 'red' : null),
+  },
   { header: 'rows', value: (e) => `${e.rows_written}/${e.total}` },
   { header: 'workspace', value: (e) => e.workspace_id ?? 'all' },
   { header: 'created', value: (e) => e.created_at },
@@ -128,7 +168,22 @@ const EXPORT_COLUMNS: Column<ExportItem>[] = [
 ];
 
 /** Fields exported when --fields is left out. */
-const DEFAULT_EXPORT_FIELDS = ['id', 'trace_id', 'created_at', 'ai_org', 'ai_model', 'response_status_code', 'is_success', 'req_units', 'res_units', 'total_units', 'cost', 'cost_currency', 'response_time', 'metadata'];
+const DEFAULT_EXPORT_FIELDS = [
+  'id',
+  'trace_id',
+  'created_at',
+  'ai_org',
+  'ai_model',
+  'response_status_code',
+  'is_success',
+  'req_units',
+  'res_units',
+  'total_units',
+  'cost',
+  'cost_currency',
+  'response_time',
+  'metadata',
+];
 const POLL_MS = 500;
 
 interface ExportCreateOptions {
@@ -168,7 +223,8 @@ async function waitForExport(ctx: Context, id: string): Promise<ExportItem> {
     progress.update(item.rows_written, item.total);
     if (item.status !== 'in_progress') {
       progress.done();
-      if (item.status === 'failed' || item.status === 'stopped') throw new FatalError(`export ${id} ${item.status}${item.error ? `: ${item.error}` : ''}`);
+      if (item.status === 'failed' || item.status === 'stopped')
+        throw new FatalError(`export ${id} ${item.status}${item.error ? `: ${item.error}` : ''}`);
       return item;
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -177,7 +233,11 @@ async function waitForExport(ctx: Context, id: string): Promise<ExportItem> {
 
 /** Streams the file to --output (mode 0600) or to stdout, never holding it whole. */
 async function download(ctx: Context<{ format: 'jsonl' | 'csv'; output?: string }>, id: string): Promise<void> {
-  const res = await ctx.client.stream(`/v1/logs/exports/${enc(id)}/download`, { format: ctx.opts.format }, new AbortController().signal);
+  const res = await ctx.client.stream(
+    `/v1/logs/exports/${enc(id)}/download`,
+    { format: ctx.opts.format },
+    new AbortController().signal,
+  );
   const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
   if (!ctx.opts.output || ctx.opts.output === '-') {
     await pipeline(body, process.stdout, { end: false });
@@ -188,7 +248,9 @@ async function download(ctx: Context<{ format: 'jsonl' | 'csv'; output?: string 
 }
 
 function exportCommand(): Command {
-  const group = new Command('export').description('log exports (DATA_EXPORTS_ENABLED, scope logs.export): create, start, cancel, status, download, list');
+  const group = new Command('export').description(
+    'log exports (DATA_EXPORTS_ENABLED, scope logs.export): create, start, cancel, status, download, list',
+  );
   group.addCommand(
     examples(
       clientCommand('create', 'create a log export of the logs that match the filters; --start runs it at once')
@@ -201,20 +263,38 @@ function exportCommand(): Command {
         .option('--status <codes>', 'only these HTTP statuses, comma-separated', list)
         .option('--metadata <key=value>', 'only requests whose metadata has this pair (repeatable)', pairs)
         .option('--trace-id <id>', 'only this trace')
-        .option('--fields <fields>', `fields to export, comma-separated (default: ${DEFAULT_EXPORT_FIELDS.join(',')})`, list)
+        .option(
+          '--fields <fields>',
+          `fields to export, comma-separated (default: ${DEFAULT_EXPORT_FIELDS.join(',')})`,
+          list,
+        )
         .option('--description <text>', 'a note shown with the export')
         .option('--start', 'start it right away')
         .option('--wait', 'with --start: wait until it has finished')
         .action(
           run(async (ctx: Context<ExportCreateOptions>) => {
             const o = ctx.opts;
-            const created = await ctx.client.post<{ id: string; total: number }>('/v1/logs/exports', defined({ workspace_id: o.workspace, filters: exportFiltersFrom(o), requested_data: o.fields ?? DEFAULT_EXPORT_FIELDS, description: o.description }));
+            const created = await ctx.client.post<{ id: string; total: number }>(
+              '/v1/logs/exports',
+              defined({
+                workspace_id: o.workspace,
+                filters: exportFiltersFrom(o),
+                requested_data: o.fields ?? DEFAULT_EXPORT_FIELDS,
+                description: o.description,
+              }),
+            );
             if (o.start) await ctx.client.post(`/v1/logs/exports/${enc(created.id)}/start`);
-            const item = o.start && o.wait ? await waitForExport(ctx, created.id) : await ctx.client.get<ExportItem>(`/v1/logs/exports/${enc(created.id)}`);
+            const item =
+              o.start && o.wait
+                ? await waitForExport(ctx, created.id)
+                : await ctx.client.get<ExportItem>(`/v1/logs/exports/${enc(created.id)}`);
             ctx.out.result(item, () => `Created export ${item.id} (${item.total} logs match; ${item.status}).`);
           }),
         ),
-      ['svcgw logs export create --since 2026-01-01T00:00:00Z --provider openai --start --wait', 'svcgw logs export create --workspace team-a --status 500,502 --fields id,created_at,request,response --json'],
+      [
+        'svcgw logs export create --since 2026-01-01T00:00:00Z --provider openai --start --wait',
+        'svcgw logs export create --workspace team-a --status 500,502 --fields id,created_at,request,response --json',
+      ],
     ),
   );
   group.addCommand(
@@ -234,7 +314,18 @@ function exportCommand(): Command {
       ['svcgw logs export start 0c1d… --wait'],
     ),
   );
-  group.addCommand(examples(clientCommand('cancel', 'cancel a draft or running export').argument('<id>', 'export id').action(run(async (ctx, id: string) => done(ctx, await ctx.client.post(`/v1/logs/exports/${enc(id)}/cancel`), `Cancelled export ${id}.`))), ['svcgw logs export cancel 0c1d…']));
+  group.addCommand(
+    examples(
+      clientCommand('cancel', 'cancel a draft or running export')
+        .argument('<id>', 'export id')
+        .action(
+          run(async (ctx, id: string) =>
+            done(ctx, await ctx.client.post(`/v1/logs/exports/${enc(id)}/cancel`), `Cancelled export ${id}.`),
+          ),
+        ),
+      ['svcgw logs export cancel 0c1d…'],
+    ),
+  );
   group.addCommand(
     examples(
       clientCommand('status', 'show an export: status, rows written, filters')
@@ -242,7 +333,9 @@ function exportCommand(): Command {
         .option('--wait', 'wait until it is no longer running (exit 1 if it failed or was cancelled)')
         .action(
           run(async (ctx: Context<{ wait?: boolean }>, id: string) => {
-            const item = ctx.opts.wait ? await waitForExport(ctx, id) : await ctx.client.get<ExportItem>(`/v1/logs/exports/${enc(id)}`);
+            const item = ctx.opts.wait
+              ? await waitForExport(ctx, id)
+              : await ctx.client.get<ExportItem>(`/v1/logs/exports/${enc(id)}`);
             ctx.out.result(item, () => ctx.out.record(item as unknown as Record<string, unknown>));
           }),
         ),
@@ -256,14 +349,21 @@ function exportCommand(): Command {
         .addOption(new Option('--format <format>', 'jsonl or csv').choices(['jsonl', 'csv']).default('jsonl'))
         .option('-o, --output <path>', 'write to this file (mode 0600) instead of stdout')
         .action(run(download)),
-      ['svcgw logs export download 0c1d… --format csv -o logs.csv', 'svcgw logs export download 0c1d… | jq -c .ai_model'],
+      [
+        'svcgw logs export download 0c1d… --format csv -o logs.csv',
+        'svcgw logs export download 0c1d… | jq -c .ai_model',
+      ],
     ),
   );
   group.addCommand(
     examples(
       pagingOptions(clientCommand('list', 'list log exports, newest first'))
         .option('--workspace <id|slug>', 'only this workspace')
-        .action(run(async (ctx: Context<{ workspace?: string }>) => printList<ExportItem>(ctx, '/v1/logs/exports', { workspace_id: ctx.opts.workspace }, EXPORT_COLUMNS))),
+        .action(
+          run(async (ctx: Context<{ workspace?: string }>) =>
+            printList<ExportItem>(ctx, '/v1/logs/exports', { workspace_id: ctx.opts.workspace }, EXPORT_COLUMNS),
+          ),
+        ),
       ['svcgw logs export list'],
     ),
   );
@@ -282,16 +382,45 @@ export function logsCommand(): Command {
         .option('--since <time>', 'from this ISO 8601 time', isoTime)
         .option('--until <time>', 'up to this ISO 8601 time', isoTime)
         .action(
-          run(async (ctx: Context<FilterOptions & { apiKeyId?: string; endpointType?: string; traceId?: string; since?: string; until?: string }>) => {
-            const o = ctx.opts;
-            const query = { workspace_id: o.workspace, status_code: o.status, provider: o.provider, model: o.model, api_key_id: o.apiKeyId, endpoint_type: o.endpointType, trace_id: o.traceId, start_time: o.since, end_time: o.until };
-            await printList<LogRecord>(ctx, '/v1/logs', query, COLUMNS);
-          }),
+          run(
+            async (
+              ctx: Context<
+                FilterOptions & {
+                  apiKeyId?: string;
+                  endpointType?: string;
+                  traceId?: string;
+                  since?: string;
+                  until?: string;
+                }
+              >,
+            ) => {
+              const o = ctx.opts;
+              const query = {
+                workspace_id: o.workspace,
+                status_code: o.status,
+                provider: o.provider,
+                model: o.model,
+                api_key_id: o.apiKeyId,
+                endpoint_type: o.endpointType,
+                trace_id: o.traceId,
+                start_time: o.since,
+                end_time: o.until,
+              };
+              await printList<LogRecord>(ctx, '/v1/logs', query, COLUMNS);
+            },
+          ),
         ),
       ['svcgw logs list --status 429', 'svcgw logs list --provider openai --since 2026-01-31T00:00:00Z --all --json'],
     ),
   );
-  group.addCommand(examples(clientCommand('get', 'show one request log, with bodies when they were recorded').argument('<id>', 'log id').action(run(async (ctx, id: string) => printOne(ctx, `/v1/logs/${enc(id)}`))), ['svcgw logs get 0c1d…']));
+  group.addCommand(
+    examples(
+      clientCommand('get', 'show one request log, with bodies when they were recorded')
+        .argument('<id>', 'log id')
+        .action(run(async (ctx, id: string) => printOne(ctx, `/v1/logs/${enc(id)}`))),
+      ['svcgw logs get 0c1d…'],
+    ),
+  );
   group.addCommand(
     examples(
       filterOptions(
@@ -302,10 +431,13 @@ export function logsCommand(): Command {
       )
         .summary('follow requests as they happen')
         .action(run(tail)),
-      ['svcgw logs tail', 'svcgw logs tail --status 500 --provider openai', 'svcgw logs tail --json | jq -c "{status_code, model, cost}"'],
+      [
+        'svcgw logs tail',
+        'svcgw logs tail --status 500 --provider openai',
+        'svcgw logs tail --json | jq -c "{status_code, model, cost}"',
+      ],
     ),
   );
   group.addCommand(exportCommand());
   return group;
 }
-

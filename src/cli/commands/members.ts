@@ -26,7 +26,9 @@ type WorkspaceOption = { workspace: string };
 const membersPath = (workspace: string) => `/v1/workspaces/${enc(workspace)}/members`;
 
 export function membersCommand(): Command {
-  const group = new Command('members').description('members of a workspace and their roles: list, get, add, update, remove');
+  const group = new Command('members').description(
+    'members of a workspace and their roles: list, get, add, update, remove',
+  );
   const workspace = () => new Option('--workspace <id|slug>', 'the workspace').makeOptionMandatory();
   const role = (fallback?: string) => {
     const option = new Option('--role <role>', 'role in the workspace').choices(ROLES);
@@ -39,7 +41,16 @@ export function membersCommand(): Command {
         .addOption(workspace())
         .addOption(new Option('--role <role>', 'only this role').choices(ROLES))
         .option('--email <email>', 'only this e-mail address')
-        .action(run(async (ctx: Context<WorkspaceOption & { role?: Role; email?: string }>) => printList<Member>(ctx, membersPath(ctx.opts.workspace), { role: ctx.opts.role, email: ctx.opts.email }, COLUMNS))),
+        .action(
+          run(async (ctx: Context<WorkspaceOption & { role?: Role; email?: string }>) =>
+            printList<Member>(
+              ctx,
+              membersPath(ctx.opts.workspace),
+              { role: ctx.opts.role, email: ctx.opts.email },
+              COLUMNS,
+            ),
+          ),
+        ),
       ['svcgw members list --workspace team-a'],
     ),
   );
@@ -49,7 +60,11 @@ export function membersCommand(): Command {
       clientCommand('get', 'show one member')
         .argument('<user-id>', 'the user')
         .addOption(workspace())
-        .action(run(async (ctx: Context<WorkspaceOption>, userId: string) => printOne(ctx, `${membersPath(ctx.opts.workspace)}/${enc(userId)}`))),
+        .action(
+          run(async (ctx: Context<WorkspaceOption>, userId: string) =>
+            printOne(ctx, `${membersPath(ctx.opts.workspace)}/${enc(userId)}`),
+          ),
+        ),
       ['svcgw members get 3b1e… --workspace team-a'],
     ),
   );
@@ -60,18 +75,36 @@ export function membersCommand(): Command {
         .addOption(workspace())
         .requiredOption('--user-id <uuid>', 'the user')
         .addOption(role('member'))
-        .action(run(async (ctx: Context<WorkspaceOption & { userId: string; role: Role }>) => done(ctx, await ctx.client.post(membersPath(ctx.opts.workspace), { users: [{ id: ctx.opts.userId, role: ctx.opts.role }] }), `Added user ${ctx.opts.userId} to ${ctx.opts.workspace} as ${ctx.opts.role}.`))),
+        .action(
+          run(async (ctx: Context<WorkspaceOption & { userId: string; role: Role }>) =>
+            done(
+              ctx,
+              await ctx.client.post(membersPath(ctx.opts.workspace), {
+                users: [{ id: ctx.opts.userId, role: ctx.opts.role }],
+              }),
+              `Added user ${ctx.opts.userId} to ${ctx.opts.workspace} as ${ctx.opts.role}.`,
+            ),
+          ),
+        ),
       ['svcgw members add --workspace team-a --user-id 3b1e… --role manager'],
     ),
   );
 
   group.addCommand(
     examples(
-      clientCommand('update', 'change a member\'s role')
+      clientCommand('update', "change a member's role")
         .argument('<user-id>', 'the user')
         .addOption(workspace())
         .addOption(role())
-        .action(run(async (ctx: Context<WorkspaceOption & { role: Role }>, userId: string) => done(ctx, await ctx.client.put(`${membersPath(ctx.opts.workspace)}/${enc(userId)}`, { role: ctx.opts.role }), `User ${userId} is now ${ctx.opts.role} of ${ctx.opts.workspace}.`))),
+        .action(
+          run(async (ctx: Context<WorkspaceOption & { role: Role }>, userId: string) =>
+            done(
+              ctx,
+              await ctx.client.put(`${membersPath(ctx.opts.workspace)}/${enc(userId)}`, { role: ctx.opts.role }),
+              `User ${userId} is now ${ctx.opts.role} of ${ctx.opts.workspace}.`,
+            ),
+          ),
+        ),
       ['svcgw members update 3b1e… --workspace team-a --role admin'],
     ),
   );
@@ -81,7 +114,15 @@ export function membersCommand(): Command {
       clientCommand('remove', 'remove a member from a workspace')
         .argument('<user-id>', 'the user')
         .addOption(workspace())
-        .action(run(async (ctx: Context<WorkspaceOption>, userId: string) => done(ctx, await ctx.client.delete(`${membersPath(ctx.opts.workspace)}/${enc(userId)}`), `Removed user ${userId} from ${ctx.opts.workspace}.`))),
+        .action(
+          run(async (ctx: Context<WorkspaceOption>, userId: string) =>
+            done(
+              ctx,
+              await ctx.client.delete(`${membersPath(ctx.opts.workspace)}/${enc(userId)}`),
+              `Removed user ${userId} from ${ctx.opts.workspace}.`,
+            ),
+          ),
+        ),
       ['svcgw members remove 3b1e… --workspace team-a'],
     ),
   );

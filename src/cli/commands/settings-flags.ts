@@ -17,7 +17,13 @@ export async function configFromFlags(flags: Record<string, unknown>): Promise<C
   const { ConfigError, loadConfig } = await import('../../config/load-config.js');
   try {
     return loadConfig({
-      flags: { host: flags.host, port: flags.port, data_dir: flags.dataDir, config: flags.config, log_level: flags.logLevel },
+      flags: {
+        host: flags.host,
+        port: flags.port,
+        data_dir: flags.dataDir,
+        config: flags.config,
+        log_level: flags.logLevel,
+      },
     });
   } catch (error) {
     if (error instanceof ConfigError) throw new FatalError(error.message, 2);

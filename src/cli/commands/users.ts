@@ -20,27 +20,59 @@ const COLUMNS: Column<User>[] = [
 ];
 
 export function usersCommand(): Command {
-  const group = new Command('users').description('users of the organisation: list, get, update, delete (users join through invites)');
+  const group = new Command('users').description(
+    'users of the organisation: list, get, update, delete (users join through invites)',
+  );
 
   group.addCommand(
     examples(
       pagingOptions(clientCommand('list', 'list users'))
         .addOption(new Option('--role <role>', 'only this organisation role').choices(['owner', 'admin', 'member']))
         .option('--email <email>', 'only this e-mail address')
-        .action(run(async (ctx: Context<{ role?: 'owner' | 'admin' | 'member'; email?: string }>) => printList<User>(ctx, '/v1/users', { role: ctx.opts.role, email: ctx.opts.email }, COLUMNS))),
+        .action(
+          run(async (ctx: Context<{ role?: 'owner' | 'admin' | 'member'; email?: string }>) =>
+            printList<User>(ctx, '/v1/users', { role: ctx.opts.role, email: ctx.opts.email }, COLUMNS),
+          ),
+        ),
       ['svcgw users list', 'svcgw users list --role admin --json'],
     ),
   );
-  group.addCommand(examples(clientCommand('get', 'show a user').argument('<id>', 'user id').action(run(async (ctx, id: string) => printOne(ctx, `/v1/users/${enc(id)}`))), ['svcgw users get 3b1e…']));
   group.addCommand(
     examples(
-      clientCommand('update', 'change a user\'s organisation role')
+      clientCommand('get', 'show a user')
+        .argument('<id>', 'user id')
+        .action(run(async (ctx, id: string) => printOne(ctx, `/v1/users/${enc(id)}`))),
+      ['svcgw users get 3b1e…'],
+    ),
+  );
+  group.addCommand(
+    examples(
+      clientCommand('update', "change a user's organisation role")
         .argument('<id>', 'user id')
         .addOption(new Option('--role <role>', 'organisation role').choices(['admin', 'member']).makeOptionMandatory())
-        .action(run(async (ctx: Context<{ role: 'admin' | 'member' }>, id: string) => done(ctx, await ctx.client.put(`/v1/users/${enc(id)}`, { role: ctx.opts.role }), `User ${id} is now ${ctx.opts.role}.`))),
+        .action(
+          run(async (ctx: Context<{ role: 'admin' | 'member' }>, id: string) =>
+            done(
+              ctx,
+              await ctx.client.put(`/v1/users/${enc(id)}`, { role: ctx.opts.role }),
+              `User ${id} is now ${ctx.opts.role}.`,
+            ),
+          ),
+        ),
       ['svcgw users update 3b1e… --role admin'],
     ),
   );
-  group.addCommand(examples(clientCommand('delete', 'remove a user from the organisation').argument('<id>', 'user id').action(run(async (ctx, id: string) => done(ctx, await ctx.client.delete(`/v1/users/${enc(id)}`), `Deleted user ${id}.`))), ['svcgw users delete 3b1e…']));
+  group.addCommand(
+    examples(
+      clientCommand('delete', 'remove a user from the organisation')
+        .argument('<id>', 'user id')
+        .action(
+          run(async (ctx, id: string) =>
+            done(ctx, await ctx.client.delete(`/v1/users/${enc(id)}`), `Deleted user ${id}.`),
+          ),
+        ),
+      ['svcgw users delete 3b1e…'],
+    ),
+  );
   return group;
 }

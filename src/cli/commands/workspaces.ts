@@ -1,6 +1,18 @@
 import { Command } from 'commander';
 import type { Column } from '../output.js';
-import { clientCommand, defined, done, enc, examples, jsonValue, pagingOptions, printList, printOne, run, type Context } from './common.js';
+import {
+  clientCommand,
+  defined,
+  done,
+  enc,
+  examples,
+  jsonValue,
+  pagingOptions,
+  printList,
+  printOne,
+  run,
+  type Context,
+} from './common.js';
 
 interface Workspace {
   id: string;
@@ -21,7 +33,9 @@ const COLUMNS: Column<Workspace>[] = [
 ];
 
 export function workspacesCommand(): Command {
-  const group = new Command('workspaces').description('workspaces of the organisation: create, list, get, update, archive, unarchive (admin keys)');
+  const group = new Command('workspaces').description(
+    'workspaces of the organisation: create, list, get, update, archive, unarchive (admin keys)',
+  );
 
   group.addCommand(
     examples(
@@ -33,7 +47,10 @@ export function workspacesCommand(): Command {
         .action(
           run(async (ctx: Context<{ name: string; slug?: string; description?: string; data?: unknown }>) => {
             const o = ctx.opts;
-            const created = await ctx.client.post<Workspace>('/v1/workspaces', { ...(o.data as object), ...defined({ name: o.name, slug: o.slug, description: o.description }) });
+            const created = await ctx.client.post<Workspace>('/v1/workspaces', {
+              ...(o.data as object),
+              ...defined({ name: o.name, slug: o.slug, description: o.description }),
+            });
             ctx.out.result(created, () => `Created workspace ${created.slug} (${created.id}).`);
           }),
         ),
@@ -45,36 +62,62 @@ export function workspacesCommand(): Command {
     examples(
       pagingOptions(clientCommand('list', 'list workspaces'))
         .option('--status <status>', 'active, archived or active,archived', 'active')
-        .action(run(async (ctx: Context<{ status: string }>) => printList<Workspace>(ctx, '/v1/workspaces', { status: ctx.opts.status }, COLUMNS))),
+        .action(
+          run(async (ctx: Context<{ status: string }>) =>
+            printList<Workspace>(ctx, '/v1/workspaces', { status: ctx.opts.status }, COLUMNS),
+          ),
+        ),
       ['svcgw workspaces list', 'svcgw workspaces list --all --json'],
     ),
   );
 
-  group.addCommand(examples(clientCommand('get', 'show a workspace').argument('<id|slug>', 'workspace id or slug').action(run(async (ctx, id: string) => printOne(ctx, `/v1/workspaces/${enc(id)}`))), ['svcgw workspaces get default']));
+  group.addCommand(
+    examples(
+      clientCommand('get', 'show a workspace')
+        .argument('<id|slug>', 'workspace id or slug')
+        .action(run(async (ctx, id: string) => printOne(ctx, `/v1/workspaces/${enc(id)}`))),
+      ['svcgw workspaces get default'],
+    ),
+  );
 
   group.addCommand(
     examples(
-      clientCommand('update', 'change a workspace\'s name, description or usage limits')
+      clientCommand('update', "change a workspace's name, description or usage limits")
         .argument('<id|slug>', 'workspace id or slug')
         .option('--name <name>', 'new name')
         .option('--description <text>', 'new description')
         .option('--reset-usage', 'start a new usage period now')
         .option('--data <json>', 'further body fields as JSON (usage_limits)', jsonValue)
         .action(
-          run(async (ctx: Context<{ name?: string; description?: string; resetUsage?: boolean; data?: unknown }>, id: string) => {
-            const o = ctx.opts;
-            const body = { ...(o.data as object), ...defined({ name: o.name, description: o.description, reset_usage: o.resetUsage }) };
-            done(ctx, await ctx.client.put(`/v1/workspaces/${enc(id)}`, body), `Updated workspace ${id}.`);
-          }),
+          run(
+            async (
+              ctx: Context<{ name?: string; description?: string; resetUsage?: boolean; data?: unknown }>,
+              id: string,
+            ) => {
+              const o = ctx.opts;
+              const body = {
+                ...(o.data as object),
+                ...defined({ name: o.name, description: o.description, reset_usage: o.resetUsage }),
+              };
+              done(ctx, await ctx.client.put(`/v1/workspaces/${enc(id)}`, body), `Updated workspace ${id}.`);
+            },
+          ),
         ),
-      ['svcgw workspaces update team-a --name "Team A (EU)"', 'svcgw workspaces update team-a --data \'{"usage_limits": {"credit_limit": 100, "periodic_reset": "monthly"}}\''],
+      [
+        'svcgw workspaces update team-a --name "Team A (EU)"',
+        'svcgw workspaces update team-a --data \'{"usage_limits": {"credit_limit": 100, "periodic_reset": "monthly"}}\'',
+      ],
     ),
   );
   group.addCommand(
     examples(
       clientCommand('archive', 'archive a workspace: its keys are refused until it is unarchived; nothing is deleted')
         .argument('<id|slug>', 'workspace id or slug')
-        .action(run(async (ctx, id: string) => done(ctx, await ctx.client.delete(`/v1/workspaces/${enc(id)}`), `Archived workspace ${id}.`))),
+        .action(
+          run(async (ctx, id: string) =>
+            done(ctx, await ctx.client.delete(`/v1/workspaces/${enc(id)}`), `Archived workspace ${id}.`),
+          ),
+        ),
       ['svcgw workspaces archive team-a'],
     ),
   );

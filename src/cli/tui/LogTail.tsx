@@ -1,6 +1,17 @@
 import { Box, Text } from 'ink';
 import { useEffect, useState } from 'react';
-import { addToTotals, EMPTY_TOTALS, formatCost, formatLatency, formatTime, formatTokens, formatTotals, statusColour, type LogRecord, type Totals } from './format.js';
+import {
+  addToTotals,
+  EMPTY_TOTALS,
+  formatCost,
+  formatLatency,
+  formatTime,
+  formatTokens,
+  formatTotals,
+  statusColour,
+  type LogRecord,
+  type Totals,
+} from './format.js';
 
 const COLUMNS = [
   { title: 'TIME', width: 9 },
@@ -15,7 +26,15 @@ const COLUMNS = [
 const cut = (text: string, width: number) => (text.length < width ? text : `${text.slice(0, width - 2)}…`);
 
 function Row({ record }: { record: LogRecord }) {
-  const cells = [formatTime(record.created_at), String(record.status_code), record.provider ?? '-', record.model ?? '-', formatTokens(record), formatCost(record.cost), formatLatency(record.latency_ms)];
+  const cells = [
+    formatTime(record.created_at),
+    String(record.status_code),
+    record.provider ?? '-',
+    record.model ?? '-',
+    formatTokens(record),
+    formatCost(record.cost),
+    formatLatency(record.latency_ms),
+  ];
   return (
     <Box>
       {cells.map((value, i) => (
@@ -53,7 +72,11 @@ export function LogTail({ title, records, totals, ended = null, maxRows = 20 }: 
           </Box>
         ))}
       </Box>
-      {shown.length === 0 ? <Text dimColor>waiting for requests…</Text> : shown.map((record) => <Row key={record.id} record={record} />)}
+      {shown.length === 0 ? (
+        <Text dimColor>waiting for requests…</Text>
+      ) : (
+        shown.map((record) => <Row key={record.id} record={record} />)
+      )}
       <Box marginTop={1}>
         <Text>{formatTotals(totals)}</Text>
         <Text dimColor>{ended ? `  · ${ended}` : '  · Ctrl+C to stop'}</Text>
@@ -67,11 +90,20 @@ export type LogSource = (onRecord: (record: LogRecord) => void, onEnd: (reason: 
 
 /** Keeps the last records and the totals of everything seen since it started. */
 export function LogTailApp({ title, source, maxRows = 20 }: { title: string; source: LogSource; maxRows?: number }) {
-  const [state, setState] = useState<{ records: LogRecord[]; totals: Totals; ended: string | null }>({ records: [], totals: EMPTY_TOTALS, ended: null });
+  const [state, setState] = useState<{ records: LogRecord[]; totals: Totals; ended: string | null }>({
+    records: [],
+    totals: EMPTY_TOTALS,
+    ended: null,
+  });
   useEffect(
     () =>
       source(
-        (record) => setState((s) => ({ ...s, records: [...s.records.slice(Math.max(0, s.records.length - maxRows + 1)), record], totals: addToTotals(s.totals, record) })),
+        (record) =>
+          setState((s) => ({
+            ...s,
+            records: [...s.records.slice(Math.max(0, s.records.length - maxRows + 1)), record],
+            totals: addToTotals(s.totals, record),
+          })),
         (reason) => setState((s) => ({ ...s, ended: reason })),
       ),
     [source, maxRows],

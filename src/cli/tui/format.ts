@@ -37,7 +37,8 @@ export function addToTotals(totals: Totals, record: LogRecord): Totals {
 
 export type StatusColour = 'green' | 'yellow' | 'red' | 'cyan';
 
-export const statusColour = (status: number): StatusColour => (status >= 500 ? 'red' : status >= 400 ? 'yellow' : status >= 300 ? 'cyan' : 'green');
+export const statusColour = (status: number): StatusColour =>
+  status >= 500 ? 'red' : status >= 400 ? 'yellow' : status >= 300 ? 'cyan' : 'green';
 
 /** Local wall-clock time, HH:MM:SS. */
 export function formatTime(iso: string): string {
@@ -52,11 +53,13 @@ export function formatCost(cost: number | null): string {
 }
 
 export function formatTokens(record: Pick<LogRecord, 'prompt_tokens' | 'completion_tokens' | 'total_tokens'>): string {
-  if (record.prompt_tokens !== null && record.completion_tokens !== null) return `${record.prompt_tokens}→${record.completion_tokens}`;
+  if (record.prompt_tokens !== null && record.completion_tokens !== null)
+    return `${record.prompt_tokens}→${record.completion_tokens}`;
   return record.total_tokens === null ? '-' : String(record.total_tokens);
 }
 
-export const formatLatency = (ms: number): string => (ms >= 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms)}ms`);
+export const formatLatency = (ms: number): string =>
+  ms >= 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms)}ms`;
 
 export function formatTotals(totals: Totals): string {
   const avg = totals.requests === 0 ? 0 : totals.latencyMs / totals.requests;

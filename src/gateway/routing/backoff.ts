@@ -27,4 +27,5 @@ export function retryAfterMs(headers: Record<string, string | string[] | undefin
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
-const first = (value: string | string[] | undefined): string | null => (Array.isArray(value) ? (value[0] ?? null) : (value ?? null));
+const first = (value: string | string[] | undefined): string | null =>
+  Array.isArray(value) ? (value[0] ?? null) : (value ?? null);

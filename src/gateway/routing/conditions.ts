@@ -46,7 +46,8 @@ function matchesField(actual: unknown, expected: unknown): boolean {
 /** Metadata values are strings: `"3"` equals `3`, so numeric conditions work on metadata too. */
 function same(actual: unknown, expected: unknown): boolean {
   if (actual === undefined) return expected === null;
-  if (typeof actual === 'string' && typeof expected === 'number') return actual.trim() !== '' && Number(actual) === expected;
+  if (typeof actual === 'string' && typeof expected === 'number')
+    return actual.trim() !== '' && Number(actual) === expected;
   if (typeof actual === 'string' && typeof expected === 'boolean') return actual === String(expected);
   return actual === expected;
 }
@@ -54,10 +55,12 @@ function same(actual: unknown, expected: unknown): boolean {
 function compare(actual: unknown, operand: unknown): number | null {
   if (actual === undefined || actual === null) return null;
   if (typeof operand === 'number') {
-    const n = typeof actual === 'number' ? actual : typeof actual === 'string' && actual.trim() !== '' ? Number(actual) : NaN;
+    const n =
+      typeof actual === 'number' ? actual : typeof actual === 'string' && actual.trim() !== '' ? Number(actual) : NaN;
     return Number.isNaN(n) ? null : n - operand;
   }
-  if (typeof operand === 'string' && typeof actual === 'string') return actual < operand ? -1 : actual > operand ? 1 : 0;
+  if (typeof operand === 'string' && typeof actual === 'string')
+    return actual < operand ? -1 : actual > operand ? 1 : 0;
   return null;
 }
 

@@ -39,12 +39,17 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
   function parseInline(text: string): GatewayConfig {
     const hit = inline.get(text);
     if (hit) return hit;
-    if (text.length > MAX_INLINE_LENGTH) throw new AppError('AB01_INVALID_CONFIG', `An inline config is at most ${MAX_INLINE_LENGTH} characters.`, { param: 'x-service-config' });
+    if (text.length > MAX_INLINE_LENGTH)
+      throw new AppError('AB01_INVALID_CONFIG', `An inline config is at most ${MAX_INLINE_LENGTH} characters.`, {
+        param: 'x-service-config',
+      });
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
-      throw new AppError('AB01_INVALID_CONFIG', 'x-service-config starts with "{" but is not valid JSON.', { param: 'x-service-config' });
+      throw new AppError('AB01_INVALID_CONFIG', 'x-service-config starts with "{" but is not valid JSON.', {
+        param: 'x-service-config',
+      });
     }
     const parsed = parseGatewayConfig(value);
     if (!parsed.ok) throw invalidConfig('x-service-config', parsed.issues);
@@ -59,7 +64,9 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
     const hit = stored.get(cacheKey);
     if (hit && now - hit.loadedAt < STORED_TTL_MS) return hit;
 
-    const row = isUuid(slugOrId) ? await deps.configs.findById(principal.organisationId, slugOrId.toLowerCase()) : await deps.configs.findActiveBySlug(principal.organisationId, slugOrId);
+    const row = isUuid(slugOrId)
+      ? await deps.configs.findById(principal.organisationId, slugOrId.toLowerCase())
+      : await deps.configs.findActiveBySlug(principal.organisationId, slugOrId);
     if (!row || row.status !== 'active') {
       stored.delete(cacheKey);
       throw new AppError('CONFIG_NOT_FOUND', `No active config ${slugOrId}.`, { param: 'x-service-config' });
@@ -73,18 +80,30 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
       config = parsed.config;
       parsedVersions.set(row.latest_version_id, config);
     }
-    const entry: StoredEntry = { row: { id: row.id, workspace_id: row.workspace_id, latest_version_id: row.latest_version_id }, config, loadedAt: now };
+    const entry: StoredEntry = {
+      row: { id: row.id, workspace_id: row.workspace_id, latest_version_id: row.latest_version_id },
+      config,
+      loadedAt: now,
+    };
     stored.set(cacheKey, entry);
     return entry;
   }
 
   return {
     /** The request's config, or null when neither the request nor its key names one. */
-    async select(header: string | string[] | undefined, principal: Principal, workspaceId: string): Promise<SelectedConfig | null> {
+    async select(
+      header: string | string[] | undefined,
+      principal: Principal,
+      workspaceId: string,
+    ): Promise<SelectedConfig | null> {
       const given = (Array.isArray(header) ? header[0] : header)?.trim() || null;
       const keyDefault = principal.defaults?.config_id ?? null;
       if (given !== null && keyDefault !== null && principal.defaults?.allow_config_override === false) {
-        throw new AppError('CONFIG_OVERRIDE_FORBIDDEN', 'This API key always uses its default config; leave out x-service-config.', { param: 'x-service-config' });
+        throw new AppError(
+          'CONFIG_OVERRIDE_FORBIDDEN',
+          'This API key always uses its default config; leave out x-service-config.',
+          { param: 'x-service-config' },
+        );
       }
       const name = given ?? keyDefault;
       if (name === null) return null;
@@ -92,7 +111,9 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
       const entry = await loadStored(principal, name);
       // A workspace key uses the configs of its workspace; an admin key those of any.
       if (principal.workspaceId !== null && entry.row.workspace_id !== workspaceId) {
-        throw new AppError('CONFIG_NOT_FOUND', `No active config ${name} in this key's workspace.`, { param: 'x-service-config' });
+        throw new AppError('CONFIG_NOT_FOUND', `No active config ${name} in this key's workspace.`, {
+          param: 'x-service-config',
+        });
       }
       return { id: entry.row.id, versionId: entry.row.latest_version_id, config: entry.config };
     },
@@ -109,7 +130,11 @@ export type ConfigSelector = ReturnType<typeof createConfigSelector>;
 function invalidConfig(where: string, issues: ConfigIssue[]): AppError {
   const first = issues[0]!;
   const describe = (issue: ConfigIssue) => `${issue.path ? `${where}.${issue.path}` : where}: ${issue.message}`;
-  return new AppError('AB01_INVALID_CONFIG', `Invalid config (${issues.length} problem${issues.length === 1 ? '' : 's'}): ${issues.map(describe).join('; ')}`, {
-    param: first.path ? `${where}.${first.path}` : where,
-  });
+  return new AppError(
+    'AB01_INVALID_CONFIG',
+    `Invalid config (${issues.length} problem${issues.length === 1 ? '' : 's'}): ${issues.map(describe).join('; ')}`,
+    {
+      param: first.path ? `${where}.${first.path}` : where,
+    },
+  );
 }

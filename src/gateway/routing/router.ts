@@ -23,7 +23,8 @@ export interface Leaf {
 }
 
 /** One try at one target: an answer with a status, or no answer at all (network error, time-out). */
-export type AttemptOutcome<R> = { ok: true; status: number; response: R; retryAfterMs: number | null } | { ok: false; error: AppError };
+export type AttemptOutcome<R> =
+  { ok: true; status: number; response: R; retryAfterMs: number | null } | { ok: false; error: AppError };
 
 export interface AttemptRecord {
   target: string;
@@ -55,7 +56,13 @@ const isDefaultFallbackStatus = (status: number) => status === 429 || status >= 
 /** Retried when `retry.on_status_codes` is not given. */
 const DEFAULT_RETRY_STATUSES: readonly number[] = [429, 500, 502, 503, 504];
 
-const NO_SETTINGS: LeafSettings = Object.freeze({ overrideParams: null, retry: null, requestTimeoutMs: null, anthropicBeta: undefined, azureEntraScope: undefined });
+const NO_SETTINGS: LeafSettings = Object.freeze({
+  overrideParams: null,
+  retry: null,
+  requestTimeoutMs: null,
+  anthropicBeta: undefined,
+  azureEntraScope: undefined,
+});
 
 /** The target of a request without a config: the one its headers name, tried once. */
 export const HEADERS_LEAF: Leaf = Object.freeze({ node: null, label: 'root', settings: NO_SETTINGS });
@@ -67,7 +74,11 @@ export const HEADERS_LEAF: Leaf = Object.freeze({ node: null, label: 'root', set
  * once. Answers are handed back before their body is read: a stream is relayed by the caller,
  * so nothing here can restart it once it has begun.
  */
-export async function route<R>(config: GatewayConfig | null, facts: ConditionFacts, hooks: RouteHooks<R>): Promise<RouteResult<R>> {
+export async function route<R>(
+  config: GatewayConfig | null,
+  facts: ConditionFacts,
+  hooks: RouteHooks<R>,
+): Promise<RouteResult<R>> {
   const attempts: AttemptRecord[] = [];
   const root = config ? inherit(NO_SETTINGS, config) : NO_SETTINGS;
   const { outcome, leaf } = await runNode(config, 'root', root, facts, hooks, attempts);
@@ -76,7 +87,14 @@ export async function route<R>(config: GatewayConfig | null, facts: ConditionFac
 
 type NodeResult<R> = { outcome: AttemptOutcome<R>; leaf: Leaf };
 
-async function runNode<R>(node: GatewayConfig | null, label: string, settings: LeafSettings, facts: ConditionFacts, hooks: RouteHooks<R>, attempts: AttemptRecord[]): Promise<NodeResult<R>> {
+async function runNode<R>(
+  node: GatewayConfig | null,
+  label: string,
+  settings: LeafSettings,
+  facts: ConditionFacts,
+  hooks: RouteHooks<R>,
+  attempts: AttemptRecord[],
+): Promise<NodeResult<R>> {
   const targets = node?.targets;
   if (!node || !targets || !node.strategy) return runLeaf({ node, label, settings }, hooks, attempts);
 
@@ -97,7 +115,8 @@ async function runNode<R>(node: GatewayConfig | null, label: string, settings: L
     }
     case 'fallback': {
       const codes = node.strategy.on_status_codes;
-      const movesOn = (outcome: AttemptOutcome<R>) => !outcome.ok || (codes ? codes.includes(outcome.status) : isDefaultFallbackStatus(outcome.status));
+      const movesOn = (outcome: AttemptOutcome<R>) =>
+        !outcome.ok || (codes ? codes.includes(outcome.status) : isDefaultFallbackStatus(outcome.status));
       let result: NodeResult<R> | null = null;
       for (let i = 0; i < targets.length; i++) {
         if (result?.outcome.ok) hooks.discard(result.outcome.response);
@@ -116,7 +135,12 @@ async function runLeaf<R>(leaf: Leaf, hooks: RouteHooks<R>, attempts: AttemptRec
   for (let n = 0; ; n++) {
     const started = performance.now();
     const outcome = await hooks.attempt(leaf);
-    const record: AttemptRecord = { target: leaf.label, provider: outcome.provider, status: outcome.ok ? outcome.status : null, latency_ms: Math.round((performance.now() - started) * 1000) / 1000 };
+    const record: AttemptRecord = {
+      target: leaf.label,
+      provider: outcome.provider,
+      status: outcome.ok ? outcome.status : null,
+      latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
+    };
     if (!outcome.ok) record.error_code = outcome.error.code;
     attempts.push(record);
 
@@ -130,13 +154,24 @@ async function runLeaf<R>(leaf: Leaf, hooks: RouteHooks<R>, attempts: AttemptRec
     }
     if (outcome.ok) hooks.discard(outcome.response);
     await hooks.sleep(wait);
-    if (hooks.cancelled()) return { outcome: { ok: false, error: new AppError('CLIENT_CLOSED_REQUEST', 'The client closed the request.') }, leaf };
+    if (hooks.cancelled())
+      return {
+        outcome: { ok: false, error: new AppError('CLIENT_CLOSED_REQUEST', 'The client closed the request.') },
+        leaf,
+      };
   }
 }
 
 function inherit(parent: LeafSettings, node: ConfigTarget): LeafSettings {
   const overrides = node.override_params;
-  if (!overrides && !node.retry && node.request_timeout === undefined && node.anthropic_beta === undefined && node.azure_entra_scope === undefined) return parent;
+  if (
+    !overrides &&
+    !node.retry &&
+    node.request_timeout === undefined &&
+    node.anthropic_beta === undefined &&
+    node.azure_entra_scope === undefined
+  )
+    return parent;
   return {
     overrideParams: overrides ? { ...parent.overrideParams, ...overrides } : parent.overrideParams,
     retry: node.retry ?? parent.retry,

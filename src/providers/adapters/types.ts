@@ -79,9 +79,17 @@ export interface WireAdapter {
    * with this adapter's chat translation, for the log, the cost and the budgets.
    */
   readonly nativeChatPath?: string;
-  buildRequest(endpoint: TranslatedEndpoint, body: Record<string, unknown>, ctx: AdapterContext): Promise<ProviderRequest>;
+  buildRequest(
+    endpoint: TranslatedEndpoint,
+    body: Record<string, unknown>,
+    ctx: AdapterContext,
+  ): Promise<ProviderRequest>;
   /** A 2xx body (parsed JSON) in the OpenAI shape, with usage read from the provider's own fields. */
-  toOpenAIResponse(endpoint: TranslatedEndpoint, body: unknown, ctx: StreamContext): { body: Record<string, unknown>; usage: TokenUsage | null };
+  toOpenAIResponse(
+    endpoint: TranslatedEndpoint,
+    body: unknown,
+    ctx: StreamContext,
+  ): { body: Record<string, unknown>; usage: TokenUsage | null };
   /** `headers` are the provider's response headers (some name the error there, such as `x-amzn-errortype`). */
   toOpenAIError(status: number, body: Buffer, headers?: IncomingHttpHeaders): TranslatedError;
   createStreamTranslator(endpoint: TranslatedEndpoint, ctx: StreamContext): StreamTranslator;

@@ -6,7 +6,14 @@ import { newId } from '../../lib/ids.js';
 import { redactSecrets, safeJson } from '../../lib/redact.js';
 import type { Db } from '../../storage/database.js';
 import type { AuditLogRepository, AuditRecord } from '../../storage/repositories/audit-logs.js';
-import { abandon, beginRequestTransaction, commitWith, runInRequestTransaction, undoWith, type RequestTransaction } from '../../storage/request-transaction.js';
+import {
+  abandon,
+  beginRequestTransaction,
+  commitWith,
+  runInRequestTransaction,
+  undoWith,
+  type RequestTransaction,
+} from '../../storage/request-transaction.js';
 
 const transactions = new WeakMap<FastifyRequest, RequestTransaction>();
 
@@ -21,7 +28,10 @@ const transactions = new WeakMap<FastifyRequest, RequestTransaction>();
  * mutation is undone too and the client gets a 500 instead of the handler's answer.
  * With AUDIT_LOGS_ENABLED=OFF nothing is recorded and no transaction is opened.
  */
-export function registerAudit(app: FastifyInstance, deps: { repo: AuditLogRepository; db: Db; clock: Clock; features: FeatureFlags }): void {
+export function registerAudit(
+  app: FastifyInstance,
+  deps: { repo: AuditLogRepository; db: Db; clock: Clock; features: FeatureFlags },
+): void {
   if (!deps.features.enabled('audit_logs')) return;
 
   // Callback-style, so that the handler runs inside the transaction's async context.
@@ -55,19 +65,35 @@ export function registerAudit(app: FastifyInstance, deps: { repo: AuditLogReposi
 
     if (!tx) {
       // Refused before its handler ran (validation): nothing to undo, the record stands alone.
-      await deps.repo.insert(record).catch((error: unknown) => request.log.error({ err: error, action: record.action }, 'audit record of a refused request could not be written'));
+      await deps.repo
+        .insert(record)
+        .catch((error: unknown) =>
+          request.log.error(
+            { err: error, action: record.action },
+            'audit record of a refused request could not be written',
+          ),
+        );
       return payload;
     }
     if (reply.statusCode >= 400) {
-      await undoWith(tx, (conn) => deps.repo.insert(record, conn)).catch((error: unknown) => request.log.error({ err: error, action: record.action }, 'audit record of a refused request could not be written'));
+      await undoWith(tx, (conn) => deps.repo.insert(record, conn)).catch((error: unknown) =>
+        request.log.error(
+          { err: error, action: record.action },
+          'audit record of a refused request could not be written',
+        ),
+      );
       return payload;
     }
     try {
       const failures = await commitWith(tx, (conn) => deps.repo.insert(record, conn));
-      for (const error of failures) request.log.error({ err: error, action: record.action }, 'work after a committed change failed');
+      for (const error of failures)
+        request.log.error({ err: error, action: record.action }, 'work after a committed change failed');
       return payload;
     } catch (error) {
-      request.log.error({ err: error, action: record.action }, 'audit record could not be written; the change was undone');
+      request.log.error(
+        { err: error, action: record.action },
+        'audit record could not be written; the change was undone',
+      );
       return internalError(request, reply);
     }
   });
@@ -77,7 +103,9 @@ export function registerAudit(app: FastifyInstance, deps: { repo: AuditLogReposi
     const tx = transactions.get(request);
     if (!tx) return;
     transactions.delete(request);
-    await abandon(tx).catch((error: unknown) => request.log.error({ err: error }, 'undoing an unfinished request transaction failed'));
+    await abandon(tx).catch((error: unknown) =>
+      request.log.error({ err: error }, 'undoing an unfinished request transaction failed'),
+    );
   });
 }
 
@@ -100,7 +128,10 @@ function auditRecord(request: FastifyRequest, reply: FastifyReply, clock: Clock)
     method: request.method,
     path: request.url.split('?')[0] ?? request.url,
     query: query && typeof query === 'object' && Object.keys(query).length > 0 ? safeJson(redactSecrets(query)) : null,
-    request_body: request.body === undefined || request.body === null ? null : safeJson(redactSecrets(request.body, audit.secretFields)),
+    request_body:
+      request.body === undefined || request.body === null
+        ? null
+        : safeJson(redactSecrets(request.body, audit.secretFields)),
     response_status_code: reply.statusCode,
     client_ip: request.ip,
     request_id: request.id,

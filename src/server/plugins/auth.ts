@@ -34,7 +34,8 @@ export const DATA_PLANE_SCOPES: ReadonlySet<string> = new Set(['completions.writ
 export function routeFeatures(auth: RouteAuth, declared: Feature | readonly Feature[] | undefined): Feature[] {
   const features: Feature[] = declared === undefined ? [] : typeof declared === 'string' ? [declared] : [...declared];
   if (!('public' in auth)) {
-    const scopes = auth.scope === null ? [null] : typeof auth.scope === 'string' ? [auth.scope] : Object.values(auth.scope);
+    const scopes =
+      auth.scope === null ? [null] : typeof auth.scope === 'string' ? [auth.scope] : Object.values(auth.scope);
     const dataPlane = scopes.every((scope) => scope !== null && DATA_PLANE_SCOPES.has(scope));
     if (!dataPlane && !features.includes('api_access')) features.unshift('api_access');
   }
@@ -43,21 +44,32 @@ export function routeFeatures(auth: RouteAuth, declared: Feature | readonly Feat
 
 /** Whether the key's user holds one of the roles; see RouteRoles for what counts. */
 export function holdsRole(principal: Principal, roles: RouteRoles): boolean {
-  if (Array.isArray(roles)) return principal.orgRole !== null && (roles as readonly string[]).includes(principal.orgRole);
+  if (Array.isArray(roles))
+    return principal.orgRole !== null && (roles as readonly string[]).includes(principal.orgRole);
   const { workspace } = roles as { workspace: readonly string[] };
-  const role = principal.workspaceId === null ? (isOrgAdmin(principal) ? 'admin' : null) : effectiveWorkspaceRole(principal, principal.workspaceId);
+  const role =
+    principal.workspaceId === null
+      ? isOrgAdmin(principal)
+        ? 'admin'
+        : null
+      : effectiveWorkspaceRole(principal, principal.workspaceId);
   return role !== null && workspace.includes(role);
 }
 
 export const describeRoles = (roles: RouteRoles): string =>
-  Array.isArray(roles) ? `organisation ${(roles as readonly string[]).join(' or ')}` : `workspace ${(roles as { workspace: readonly string[] }).workspace.join(' or ')}`;
+  Array.isArray(roles)
+    ? `organisation ${(roles as readonly string[]).join(' or ')}`
+    : `workspace ${(roles as { workspace: readonly string[] }).workspace.join(' or ')}`;
 
 /**
  * Authenticates every request before its body is read, then checks, in this order, the
  * features, key type, scope and roles the route declared. Services check the finer rules
  * (the workspace a key reaches, rules that depend on the resource) themselves.
  */
-export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier; routes: RouteAccess[]; features: FeatureFlags }): void {
+export function registerAuth(
+  app: FastifyInstance,
+  deps: { keys: ApiKeyVerifier; routes: RouteAccess[]; features: FeatureFlags },
+): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('verifiedPrincipal', null);
   app.decorateRequest('auditResourceId', null);
@@ -67,7 +79,8 @@ export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier;
     const auth = route.config?.auth;
     if (!auth) throw new Error(`route ${String(route.method)} ${route.url} declares no auth; every route must`);
     const method = Array.isArray(route.method) ? 'ANY' : String(route.method);
-    if (method !== 'HEAD') deps.routes.push({ method, url: route.url, auth, features: routeFeatures(auth, route.config?.feature) });
+    if (method !== 'HEAD')
+      deps.routes.push({ method, url: route.url, auth, features: routeFeatures(auth, route.config?.feature) });
   });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -86,7 +99,11 @@ export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier;
       throw new AppError('UNAUTHENTICATED', `Missing API key: send it in the ${API_KEY_HEADER} header.`);
     }
     const result = await deps.keys.verify(raw);
-    if (!result.ok) throw new AppError(result.reason === 'workspace_archived' ? 'WORKSPACE_ARCHIVED' : 'INVALID_API_KEY', REJECTIONS[result.reason]);
+    if (!result.ok)
+      throw new AppError(
+        result.reason === 'workspace_archived' ? 'WORKSPACE_ARCHIVED' : 'INVALID_API_KEY',
+        REJECTIONS[result.reason],
+      );
     request.verifiedPrincipal = result.principal;
     // After authentication, so that only callers with a key learn how the deployment is set up.
     if (disabled) throw featureDisabledError(disabled);
@@ -94,14 +111,20 @@ export function registerAuth(app: FastifyInstance, deps: { keys: ApiKeyVerifier;
     const principal = result.principal;
     const kind = keyKind(principal);
     if (!auth.keyTypes.includes(kind)) {
-      throw new AppError('KEY_TYPE_NOT_ALLOWED', `This route needs ${auth.keyTypes.map((k) => (k === 'admin' ? 'an admin key' : 'a workspace key')).join(' or ')}; this is ${kind === 'admin' ? 'an admin' : 'a workspace'} key.`);
+      throw new AppError(
+        'KEY_TYPE_NOT_ALLOWED',
+        `This route needs ${auth.keyTypes.map((k) => (k === 'admin' ? 'an admin key' : 'a workspace key')).join(' or ')}; this is ${kind === 'admin' ? 'an admin' : 'a workspace'} key.`,
+      );
     }
     const scope = auth.scope === null || typeof auth.scope === 'string' ? auth.scope : auth.scope[kind];
     if (scope !== null && !principal.scopes.has(scope)) {
       throw new AppError('MISSING_SCOPE', `The API key lacks the scope ${scope}.`);
     }
     if (auth.roles && !holdsRole(principal, auth.roles)) {
-      throw new AppError('ROLE_NOT_ALLOWED', `This operation needs the ${describeRoles(auth.roles)} role; the key's user does not have it.`);
+      throw new AppError(
+        'ROLE_NOT_ALLOWED',
+        `This operation needs the ${describeRoles(auth.roles)} role; the key's user does not have it.`,
+      );
     }
     request.principal = principal;
   });

@@ -15,7 +15,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
       const issues = error.validation as ReadonlyArray<{ instancePath: string; message?: string }>;
       const [first] = issues;
       const param = first ? paramName(context, first.instancePath) : context;
-      const details = issues.map((issue) => `${paramName(context, issue.instancePath)}: ${issue.message ?? 'invalid'}`).join('; ');
+      const details = issues
+        .map((issue) => `${paramName(context, issue.instancePath)}: ${issue.message ?? 'invalid'}`)
+        .join('; ');
       return send(reply, 'INVALID_REQUEST', `Invalid ${context}: ${details}`, param);
     }
 
@@ -57,7 +59,16 @@ export function send(reply: FastifyReply, code: ErrorCode, message: string, para
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const mapped = mapFastifyError(error) ?? { code: 'INVALID_REQUEST' as const, message: error.message };
   reply.header('x-request-id', request.id);
-  request.log.info({ request_id: request.id, method: request.method, status: codeToStatus(mapped.code), code: mapped.code, fastify_code: error.code }, 'request refused before routing');
+  request.log.info(
+    {
+      request_id: request.id,
+      method: request.method,
+      status: codeToStatus(mapped.code),
+      code: mapped.code,
+      fastify_code: error.code,
+    },
+    'request refused before routing',
+  );
   void send(reply, mapped.code, mapped.message, mapped.code === 'INVALID_REQUEST' ? 'path' : null);
 }
 

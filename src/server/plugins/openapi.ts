@@ -8,7 +8,12 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'svcgw API', version, description: 'Gateway and administration API of svcgw. Every error body is {"error": {message, type, param, code}}.' },
+      info: {
+        title: 'svcgw API',
+        version,
+        description:
+          'Gateway and administration API of svcgw. Every error body is {"error": {message, type, param, code}}.',
+      },
       servers: [{ url: '/' }],
       components: { securitySchemes: { 'Service-Key': { type: 'apiKey', in: 'header', name: API_KEY_HEADER } } },
       security: [{ 'Service-Key': [] }],

@@ -65,7 +65,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('last_updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('api_keys_org_workspace').on('api_keys').columns(['organisation_id', 'workspace_id']).execute();
+  await db.schema
+    .createIndex('api_keys_org_workspace')
+    .on('api_keys')
+    .columns(['organisation_id', 'workspace_id'])
+    .execute();
 
   await db.schema
     .createTable('rate_limit_policies')
@@ -109,11 +113,23 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('client_ip', 'text')
     .addColumn('request_id', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('audit_logs_org_time').on('audit_logs').columns(['organisation_id', 'timestamp']).execute();
+  await db.schema
+    .createIndex('audit_logs_org_time')
+    .on('audit_logs')
+    .columns(['organisation_id', 'timestamp'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ['audit_logs', 'rate_limit_policies', 'api_keys', 'workspace_members', 'users', 'workspaces', 'organisations']) {
+  for (const table of [
+    'audit_logs',
+    'rate_limit_policies',
+    'api_keys',
+    'workspace_members',
+    'users',
+    'workspaces',
+    'organisations',
+  ]) {
     await db.schema.dropTable(table).execute();
   }
 }

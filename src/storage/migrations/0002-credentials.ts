@@ -30,7 +30,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .unique()
     .where(sql.ref('status'), '=', 'active')
     .execute();
-  await db.schema.createIndex('integrations_org_status').on('integrations').columns(['organisation_id', 'status']).execute();
+  await db.schema
+    .createIndex('integrations_org_status')
+    .on('integrations')
+    .columns(['organisation_id', 'status'])
+    .execute();
 
   await db.schema
     .createTable('providers')
@@ -54,7 +58,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .unique()
     .where(sql.ref('status'), '=', 'active')
     .execute();
-  await db.schema.createIndex('providers_org_workspace').on('providers').columns(['organisation_id', 'workspace_id', 'status']).execute();
+  await db.schema
+    .createIndex('providers_org_workspace')
+    .on('providers')
+    .columns(['organisation_id', 'workspace_id', 'status'])
+    .execute();
   await db.schema.createIndex('providers_integration').on('providers').column('integration_id').execute();
 
   await db.schema
@@ -81,7 +89,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .unique()
     .where(sql.ref('status'), '=', 'active')
     .execute();
-  await db.schema.createIndex('virtual_keys_org_workspace').on('virtual_keys').columns(['organisation_id', 'workspace_id', 'status']).execute();
+  await db.schema
+    .createIndex('virtual_keys_org_workspace')
+    .on('virtual_keys')
+    .columns(['organisation_id', 'workspace_id', 'status'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -36,8 +36,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('response_body', 'text')
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('request_logs_org_time').on('request_logs').columns(['organisation_id', 'created_at']).execute();
-  await db.schema.createIndex('request_logs_workspace_time').on('request_logs').columns(['workspace_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('request_logs_org_time')
+    .on('request_logs')
+    .columns(['organisation_id', 'created_at'])
+    .execute();
+  await db.schema
+    .createIndex('request_logs_workspace_time')
+    .on('request_logs')
+    .columns(['workspace_id', 'created_at'])
+    .execute();
   await db.schema.createIndex('request_logs_trace').on('request_logs').column('trace_id').execute();
 }
 

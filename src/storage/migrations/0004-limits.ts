@@ -29,7 +29,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('last_updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('usage_limit_policies_scope').on('usage_limit_policies').columns(['organisation_id', 'workspace_id', 'status']).execute();
+  await db.schema
+    .createIndex('usage_limit_policies_scope')
+    .on('usage_limit_policies')
+    .columns(['organisation_id', 'workspace_id', 'status'])
+    .execute();
 
   // Settled usage per budget bucket and period: what `current_usage` shows.
   await db.schema

@@ -22,8 +22,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('sent_at', 'text')
     .execute();
   // The delivery worker's two queries: due pending rows, and rows stuck in `sending`.
-  await db.schema.createIndex('notifications_status_due').on('notifications').columns(['status', 'next_attempt_at']).execute();
-  await db.schema.createIndex('notifications_org_time').on('notifications').columns(['organisation_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('notifications_status_due')
+    .on('notifications')
+    .columns(['status', 'next_attempt_at'])
+    .execute();
+  await db.schema
+    .createIndex('notifications_org_time')
+    .on('notifications')
+    .columns(['organisation_id', 'created_at'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

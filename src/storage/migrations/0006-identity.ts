@@ -22,7 +22,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('last_updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('invites_org_status').on('invites').columns(['organisation_id', 'status', 'expires_at']).execute();
+  await db.schema
+    .createIndex('invites_org_status')
+    .on('invites')
+    .columns(['organisation_id', 'status', 'expires_at'])
+    .execute();
   await db.schema.createIndex('invites_org_email').on('invites').columns(['organisation_id', 'email']).execute();
 
   await db.schema
@@ -33,7 +37,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('position', 'integer', (c) => c.notNull())
     .addPrimaryKeyConstraint('invite_workspaces_pk', ['invite_id', 'workspace_id'])
     .execute();
-  await db.schema.createIndex('invite_workspaces_workspace').on('invite_workspaces').columns(['workspace_id', 'invite_id']).execute();
+  await db.schema
+    .createIndex('invite_workspaces_workspace')
+    .on('invite_workspaces')
+    .columns(['workspace_id', 'invite_id'])
+    .execute();
 
   await db.schema.alterTable('workspace_members').addColumn('last_updated_at', 'text').execute();
   await db.schema.createIndex('workspace_members_user').on('workspace_members').columns(['user_id']).execute();

@@ -83,12 +83,26 @@ const PAIR = `printf('%02X%02X%02X%02X%02X%02X', bucket % 256, bucket / 256, n %
 async function backfill(db: Kysely<unknown>): Promise<void> {
   const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM request_logs`.execute(db);
   if (Number(rows[0]?.n ?? 0) === 0) return;
-  const full = ['workspace_id', 'api_key_id', `coalesce(provider, '')`, `coalesce(credential_source, '')`, `coalesce(model, '')`, `coalesce(config_id, '')`, `coalesce(prompt_id, '')`, 'status_code'];
-  for (const [table, dims] of [['analytics_rollups', full], ['analytics_key_rollups', ['workspace_id', 'api_key_id']]] as const) {
+  const full = [
+    'workspace_id',
+    'api_key_id',
+    `coalesce(provider, '')`,
+    `coalesce(credential_source, '')`,
+    `coalesce(model, '')`,
+    `coalesce(config_id, '')`,
+    `coalesce(prompt_id, '')`,
+    'status_code',
+  ];
+  for (const [table, dims] of [
+    ['analytics_rollups', full],
+    ['analytics_key_rollups', ['workspace_id', 'api_key_id']],
+  ] as const) {
     const named = dims.map((d, i) => `${d} AS d${i}`).join(', ');
     const keys = dims.map((_, i) => `d${i}`).join(', ');
     for (const [period, start] of PERIODS) {
-      await sql.raw(`INSERT INTO ${table}
+      await sql
+        .raw(
+          `INSERT INTO ${table}
         SELECT organisation_id, ${period}, s, ${keys}, sum(n), sum(ok), sum(hits), sum(semantic), sum(cost), sum(tt), sum(ttn), sum(pt), sum(ptn), sum(ct), sum(ctn),
           sum(lat), min(lmin), max(lmax), unhex(group_concat(${PAIR}, '' ORDER BY bucket)), min(fs), max(ls)
         FROM (SELECT organisation_id, ${start} AS s, ${named}, ${BUCKET} AS bucket, count(*) AS n, sum(is_success != 0) AS ok,
@@ -97,7 +111,9 @@ async function backfill(db: Kysely<unknown>): Promise<void> {
             coalesce(sum(completion_tokens), 0) AS ct, count(completion_tokens) AS ctn, sum(latency_ms) AS lat, min(latency_ms) AS lmin, max(latency_ms) AS lmax,
             min(created_at) AS fs, max(created_at) AS ls
           FROM request_logs GROUP BY organisation_id, s, ${keys}, bucket)
-        GROUP BY organisation_id, s, ${keys}`).execute(db);
+        GROUP BY organisation_id, s, ${keys}`,
+        )
+        .execute(db);
     }
   }
 }

@@ -15,24 +15,43 @@ export function createApiKeyRepository(db: Db) {
     insert: (row: ApiKeyRow) => db.insertInto('api_keys').values(row).execute(),
 
     findById: (organisationId: string, id: string) =>
-      db.selectFrom('api_keys').selectAll().where('organisation_id', '=', organisationId).where('id', '=', id).executeTakeFirst(),
+      db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('id', '=', id)
+        .executeTakeFirst(),
 
     list: async (filter: { organisationId: string; workspaceId?: string; limit: number; offset: number }) => {
-      let query = db.selectFrom('api_keys').where('organisation_id', '=', filter.organisationId).where('status', '!=', 'revoked');
+      let query = db
+        .selectFrom('api_keys')
+        .where('organisation_id', '=', filter.organisationId)
+        .where('status', '!=', 'revoked');
       if (filter.workspaceId) query = query.where('workspace_id', '=', filter.workspaceId);
-      const [{ total }] = (await query.select((eb) => eb.fn.countAll<number>().as('total')).execute()) as [{ total: number }];
-      const rows = await query.selectAll().orderBy('created_at', 'asc').orderBy('id').limit(filter.limit).offset(filter.offset).execute();
+      const [{ total }] = (await query.select((eb) => eb.fn.countAll<number>().as('total')).execute()) as [
+        { total: number },
+      ];
+      const rows = await query
+        .selectAll()
+        .orderBy('created_at', 'asc')
+        .orderBy('id')
+        .limit(filter.limit)
+        .offset(filter.offset)
+        .execute();
       return { total: Number(total), rows };
     },
 
-    update: (id: string, patch: Partial<ApiKeyRow>) => db.updateTable('api_keys').set(patch).where('id', '=', id).execute(),
+    update: (id: string, patch: Partial<ApiKeyRow>) =>
+      db.updateTable('api_keys').set(patch).where('id', '=', id).execute(),
 
     /** The key whose current or previous (rotated-out) secret has this hash, with the roles of its user. */
     findByAnyHashWithRoles: (keyHash: string): Promise<ApiKeyWithRoles | undefined> =>
       db
         .selectFrom('api_keys as k')
         .leftJoin('users as u', 'u.id', 'k.user_id')
-        .leftJoin('workspace_members as m', (join) => join.onRef('m.workspace_id', '=', 'k.workspace_id').onRef('m.user_id', '=', 'k.user_id'))
+        .leftJoin('workspace_members as m', (join) =>
+          join.onRef('m.workspace_id', '=', 'k.workspace_id').onRef('m.user_id', '=', 'k.user_id'),
+        )
         .leftJoin('workspaces as w', 'w.id', 'k.workspace_id')
         .selectAll('k')
         .select(['u.role as org_role', 'm.role as workspace_role', 'w.status as workspace_status'])
@@ -44,33 +63,71 @@ export function createApiKeyRepository(db: Db) {
      * that of two racing rotations (two instances, or a manual one and the worker) one wins and
      * the other changes nothing. True when this call applied it.
      */
-    updateIfUnchanged: async (id: string, guard: { key_hash: string; next_rotation_at?: string | null }, patch: Partial<ApiKeyRow>): Promise<boolean> => {
+    updateIfUnchanged: async (
+      id: string,
+      guard: { key_hash: string; next_rotation_at?: string | null },
+      patch: Partial<ApiKeyRow>,
+    ): Promise<boolean> => {
       let query = db.updateTable('api_keys').set(patch).where('id', '=', id).where('key_hash', '=', guard.key_hash);
-      if (guard.next_rotation_at !== undefined) query = guard.next_rotation_at === null ? query.where('next_rotation_at', 'is', null) : query.where('next_rotation_at', '=', guard.next_rotation_at);
+      if (guard.next_rotation_at !== undefined)
+        query =
+          guard.next_rotation_at === null
+            ? query.where('next_rotation_at', 'is', null)
+            : query.where('next_rotation_at', '=', guard.next_rotation_at);
       return (await query.executeTakeFirst()).numUpdatedRows > 0n;
     },
 
     /** Active keys whose expiry has passed (the lifecycle worker marks them expired). */
     listExpiredActive: (nowIso: string) =>
-      db.selectFrom('api_keys').selectAll().where('status', '=', 'active').where('expires_at', 'is not', null).where('expires_at', '<=', nowIso).execute(),
+      db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('status', '=', 'active')
+        .where('expires_at', 'is not', null)
+        .where('expires_at', '<=', nowIso)
+        .execute(),
 
     markExpired: async (id: string, nowIso: string): Promise<boolean> =>
-      (await db.updateTable('api_keys').set({ status: 'expired', last_updated_at: nowIso }).where('id', '=', id).where('status', '=', 'active').executeTakeFirst()).numUpdatedRows > 0n,
+      (
+        await db
+          .updateTable('api_keys')
+          .set({ status: 'expired', last_updated_at: nowIso })
+          .where('id', '=', id)
+          .where('status', '=', 'active')
+          .executeTakeFirst()
+      ).numUpdatedRows > 0n,
 
     /** Active keys expiring in (fromIso, toIso]. */
     listExpiringBetween: (fromIso: string, toIso: string) =>
-      db.selectFrom('api_keys').selectAll().where('status', '=', 'active').where('expires_at', '>', fromIso).where('expires_at', '<=', toIso).execute(),
+      db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('status', '=', 'active')
+        .where('expires_at', '>', fromIso)
+        .where('expires_at', '<=', toIso)
+        .execute(),
 
     /** Active keys with a scheduled rotation at or before `toIso` (and after `fromIso` when given). */
     listRotationsDue: (toIso: string, fromIso?: string) => {
-      let query = db.selectFrom('api_keys').selectAll().where('status', '=', 'active').where('next_rotation_at', 'is not', null).where('next_rotation_at', '<=', toIso);
+      let query = db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('status', '=', 'active')
+        .where('next_rotation_at', 'is not', null)
+        .where('next_rotation_at', '<=', toIso);
       if (fromIso !== undefined) query = query.where('next_rotation_at', '>', fromIso);
       return query.execute();
     },
 
     /** Active keys whose previous secret is still in its transition period. */
     listInTransition: (nowIso: string) =>
-      db.selectFrom('api_keys').selectAll().where('status', '=', 'active').where('previous_key_expires_at', '>', nowIso).where('last_rotated_at', 'is not', null).execute(),
+      db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('status', '=', 'active')
+        .where('previous_key_expires_at', '>', nowIso)
+        .where('last_rotated_at', 'is not', null)
+        .execute(),
 
     findUserEmail: async (userId: string): Promise<string | undefined> =>
       (await db.selectFrom('users').select('email').where('id', '=', userId).executeTakeFirst())?.email,

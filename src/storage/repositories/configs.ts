@@ -22,7 +22,12 @@ export function createConfigRepository(db: Db) {
       }),
 
     findById: (organisationId: string, id: string) =>
-      db.selectFrom('configs').selectAll().where('organisation_id', '=', organisationId).where('id', '=', id).executeTakeFirst(),
+      db
+        .selectFrom('configs')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('id', '=', id)
+        .executeTakeFirst(),
 
     /** The active config with this slug, or else the most recently changed archived one. */
     findBySlug: (organisationId: string, slug: string) =>
@@ -36,11 +41,20 @@ export function createConfigRepository(db: Db) {
         .executeTakeFirst(),
 
     findActiveBySlug: (organisationId: string, slug: string) =>
-      db.selectFrom('configs').selectAll().where('organisation_id', '=', organisationId).where('slug', '=', slug).where('status', '=', 'active').executeTakeFirst(),
+      db
+        .selectFrom('configs')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('slug', '=', slug)
+        .where('status', '=', 'active')
+        .executeTakeFirst(),
 
     /** A page of configs, each with the number of its latest version. */
     list: async (filter: ConfigFilter) => {
-      let query = db.selectFrom('configs').innerJoin('config_versions as v', 'v.id', 'configs.latest_version_id').where('configs.organisation_id', '=', filter.organisationId);
+      let query = db
+        .selectFrom('configs')
+        .innerJoin('config_versions as v', 'v.id', 'configs.latest_version_id')
+        .where('configs.organisation_id', '=', filter.organisationId);
       if (filter.workspaceId) query = query.where('configs.workspace_id', '=', filter.workspaceId);
       if (filter.status) query = query.where('configs.status', '=', filter.status);
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
@@ -55,10 +69,15 @@ export function createConfigRepository(db: Db) {
       return { total: Number(total), rows };
     },
 
-    update: (id: string, patch: Partial<ConfigRow>) => db.updateTable('configs').set(patch).where('id', '=', id).execute(),
+    update: (id: string, patch: Partial<ConfigRow>) =>
+      db.updateTable('configs').set(patch).where('id', '=', id).execute(),
 
     /** Adds a version and makes it the latest, numbering it after the highest one so far. */
-    addVersion: (configId: string, version: Omit<ConfigVersionRow, 'version' | 'config_id'>, patch: Partial<ConfigRow>) =>
+    addVersion: (
+      configId: string,
+      version: Omit<ConfigVersionRow, 'version' | 'config_id'>,
+      patch: Partial<ConfigRow>,
+    ) =>
       db.transaction().execute(async (trx) => {
         const { highest } = await trx
           .selectFrom('config_versions')
@@ -67,19 +86,38 @@ export function createConfigRepository(db: Db) {
           .executeTakeFirstOrThrow();
         const row: ConfigVersionRow = { ...version, config_id: configId, version: Number(highest ?? 0) + 1 };
         await trx.insertInto('config_versions').values(row).execute();
-        await trx.updateTable('configs').set({ ...patch, latest_version_id: row.id }).where('id', '=', configId).execute();
+        await trx
+          .updateTable('configs')
+          .set({ ...patch, latest_version_id: row.id })
+          .where('id', '=', configId)
+          .execute();
         return row;
       }),
 
     findVersion: (configId: string, versionId: string) =>
-      db.selectFrom('config_versions').selectAll().where('config_id', '=', configId).where('id', '=', versionId).executeTakeFirst(),
+      db
+        .selectFrom('config_versions')
+        .selectAll()
+        .where('config_id', '=', configId)
+        .where('id', '=', versionId)
+        .executeTakeFirst(),
 
     findVersionNumber: (configId: string, version: number) =>
-      db.selectFrom('config_versions').selectAll().where('config_id', '=', configId).where('version', '=', version).executeTakeFirst(),
+      db
+        .selectFrom('config_versions')
+        .selectAll()
+        .where('config_id', '=', configId)
+        .where('version', '=', version)
+        .executeTakeFirst(),
 
     /** Versions newest first. */
     listVersions: (configId: string) =>
-      db.selectFrom('config_versions').selectAll().where('config_id', '=', configId).orderBy('version', 'desc').execute(),
+      db
+        .selectFrom('config_versions')
+        .selectAll()
+        .where('config_id', '=', configId)
+        .orderBy('version', 'desc')
+        .execute(),
   };
 }
 

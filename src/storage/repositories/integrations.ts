@@ -24,7 +24,11 @@ export function isUniqueViolation(error: unknown): boolean {
 export const activeFirst = (column: string) => sql<number>`case when ${sql.ref(column)} = 'active' then 0 else 1 end`;
 
 /** Applies a tag filter and a page window to rows already in creation order. */
-export function pageByTags<T extends { tags: string }>(rows: T[], filter: TagFilter | undefined, window: { limit: number; offset: number }) {
+export function pageByTags<T extends { tags: string }>(
+  rows: T[],
+  filter: TagFilter | undefined,
+  window: { limit: number; offset: number },
+) {
   const matching = rows.filter((row) => matchesTags(row.tags, filter));
   return { total: matching.length, rows: matching.slice(window.offset, window.offset + window.limit) };
 }
@@ -34,7 +38,8 @@ export function createIntegrationRepository(db: Db) {
     /** Every row's stored configurations, archived ones included (sealing fields stored in clear). */
     allConfigurations: () => db.selectFrom('integrations').select(['id', 'configurations']).execute(),
 
-    setConfigurations: (id: string, configurations: string) => db.updateTable('integrations').set({ configurations }).where('id', '=', id).execute(),
+    setConfigurations: (id: string, configurations: string) =>
+      db.updateTable('integrations').set({ configurations }).where('id', '=', id).execute(),
 
     /** The integration and, when given, its default provider, in one transaction. */
     insertWithDefaultProvider: (integration: IntegrationRow, provider: ProvidersTable | null) =>
@@ -62,26 +67,61 @@ export function createIntegrationRepository(db: Db) {
         .where('status', '=', 'active')
         .executeTakeFirst()) !== undefined,
 
-    list: async (filter: { organisationId: string; status: CredentialStatus; tags?: TagFilter; limit: number; offset: number }) => {
-      const query = db.selectFrom('integrations').where('organisation_id', '=', filter.organisationId).where('status', '=', filter.status);
-      if (filter.tags) return pageByTags(await query.selectAll().orderBy('created_at', 'asc').orderBy('id').execute(), filter.tags, filter);
+    list: async (filter: {
+      organisationId: string;
+      status: CredentialStatus;
+      tags?: TagFilter;
+      limit: number;
+      offset: number;
+    }) => {
+      const query = db
+        .selectFrom('integrations')
+        .where('organisation_id', '=', filter.organisationId)
+        .where('status', '=', filter.status);
+      if (filter.tags)
+        return pageByTags(
+          await query.selectAll().orderBy('created_at', 'asc').orderBy('id').execute(),
+          filter.tags,
+          filter,
+        );
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at', 'asc').orderBy('id').limit(filter.limit).offset(filter.offset).execute();
+      const rows = await query
+        .selectAll()
+        .orderBy('created_at', 'asc')
+        .orderBy('id')
+        .limit(filter.limit)
+        .offset(filter.offset)
+        .execute();
       return { total: Number(total), rows };
     },
 
-    update: (id: string, patch: Partial<IntegrationRow>) => db.updateTable('integrations').set(patch).where('id', '=', id).execute(),
+    update: (id: string, patch: Partial<IntegrationRow>) =>
+      db.updateTable('integrations').set(patch).where('id', '=', id).execute(),
 
     /** Archives the integration and every provider built on it, so that none resolves any more. */
     archiveWithProviders: (id: string, stamp: string) =>
       db.transaction().execute(async (trx) => {
-        await trx.updateTable('integrations').set({ status: 'archived', last_updated_at: stamp }).where('id', '=', id).execute();
-        await trx.updateTable('providers').set({ status: 'archived', last_updated_at: stamp }).where('integration_id', '=', id).where('status', '=', 'active').execute();
+        await trx
+          .updateTable('integrations')
+          .set({ status: 'archived', last_updated_at: stamp })
+          .where('id', '=', id)
+          .execute();
+        await trx
+          .updateTable('providers')
+          .set({ status: 'archived', last_updated_at: stamp })
+          .where('integration_id', '=', id)
+          .where('status', '=', 'active')
+          .execute();
       }),
 
     /** The organisation's default workspace, where credentials go when no workspace is named. */
     findDefaultWorkspace: (organisationId: string) =>
-      db.selectFrom('workspaces').selectAll().where('organisation_id', '=', organisationId).where('is_default', '=', 1).executeTakeFirst(),
+      db
+        .selectFrom('workspaces')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('is_default', '=', 1)
+        .executeTakeFirst(),
   };
 }
 

@@ -38,9 +38,15 @@ export function createInviteRepository(db: Db) {
       }),
 
     findById: (organisationId: string, id: string) =>
-      db.selectFrom('invites').selectAll().where('organisation_id', '=', organisationId).where('id', '=', id).executeTakeFirst(),
+      db
+        .selectFrom('invites')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('id', '=', id)
+        .executeTakeFirst(),
 
-    findByTokenHash: (tokenHash: string) => db.selectFrom('invites').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst(),
+    findByTokenHash: (tokenHash: string) =>
+      db.selectFrom('invites').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst(),
 
     /** A pending, unexpired invite for this address, if any (addresses match without regard to case). */
     findOpenForEmail: (organisationId: string, email: string, now: string) =>
@@ -71,21 +77,45 @@ export function createInviteRepository(db: Db) {
       let query = db.selectFrom('invites').where('organisation_id', '=', filter.organisationId);
       if (filter.workspaceId) {
         const workspaceId = filter.workspaceId;
-        query = query.where((eb) => eb.exists(eb.selectFrom('invite_workspaces as iw').select('iw.invite_id').whereRef('iw.invite_id', '=', 'invites.id').where('iw.workspace_id', '=', workspaceId)));
+        query = query.where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('invite_workspaces as iw')
+              .select('iw.invite_id')
+              .whereRef('iw.invite_id', '=', 'invites.id')
+              .where('iw.workspace_id', '=', workspaceId),
+          ),
+        );
       }
-      if (filter.state === 'pending') query = query.where('status', '=', 'pending').where('expires_at', '>', filter.now);
-      else if (filter.state === 'expired') query = query.where('status', '=', 'pending').where('expires_at', '<=', filter.now);
+      if (filter.state === 'pending')
+        query = query.where('status', '=', 'pending').where('expires_at', '>', filter.now);
+      else if (filter.state === 'expired')
+        query = query.where('status', '=', 'pending').where('expires_at', '<=', filter.now);
       else if (filter.state) query = query.where('status', '=', filter.state);
       if (filter.email) query = query.where(sql<string>`lower(email)`, '=', filter.email.toLowerCase());
       if (filter.role) query = query.where('role', '=', filter.role);
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at', 'asc').orderBy('id').limit(filter.limit).offset(filter.offset).execute();
+      const rows = await query
+        .selectAll()
+        .orderBy('created_at', 'asc')
+        .orderBy('id')
+        .limit(filter.limit)
+        .offset(filter.offset)
+        .execute();
       return { total: Number(total), rows };
     },
 
     /** Changes a pending invite only; false when it was no longer pending. */
-    updatePending: async (id: string, patch: Partial<Pick<InviteRow, 'token_hash' | 'expires_at' | 'status' | 'revoked_at' | 'last_updated_at'>>) => {
-      const result = await db.updateTable('invites').set(patch).where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
+    updatePending: async (
+      id: string,
+      patch: Partial<Pick<InviteRow, 'token_hash' | 'expires_at' | 'status' | 'revoked_at' | 'last_updated_at'>>,
+    ) => {
+      const result = await db
+        .updateTable('invites')
+        .set(patch)
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },
 
@@ -98,7 +128,12 @@ export function createInviteRepository(db: Db) {
       db.transaction().execute(async (trx) => {
         const claimed = await trx
           .updateTable('invites')
-          .set({ status: 'accepted', accepted_at: acceptance.now, accepted_user_id: acceptance.user.id, last_updated_at: acceptance.now })
+          .set({
+            status: 'accepted',
+            accepted_at: acceptance.now,
+            accepted_user_id: acceptance.user.id,
+            last_updated_at: acceptance.now,
+          })
           .where('id', '=', acceptance.inviteId)
           .where('status', '=', 'pending')
           .where('expires_at', '>', acceptance.now)
@@ -108,7 +143,13 @@ export function createInviteRepository(db: Db) {
         for (const membership of acceptance.memberships) {
           await trx
             .insertInto('workspace_members')
-            .values({ workspace_id: membership.workspaceId, user_id: acceptance.user.id, role: membership.role, created_at: acceptance.now, last_updated_at: acceptance.now })
+            .values({
+              workspace_id: membership.workspaceId,
+              user_id: acceptance.user.id,
+              role: membership.role,
+              created_at: acceptance.now,
+              last_updated_at: acceptance.now,
+            })
             .execute();
         }
         await trx.insertInto('api_keys').values(acceptance.key).execute();

@@ -28,16 +28,39 @@ export function createMemberRepository(db: Db) {
     db
       .selectFrom('workspace_members as m')
       .innerJoin('users as u', 'u.id', 'm.user_id')
-      .select(['m.workspace_id', 'm.user_id', 'm.role', 'm.created_at', 'm.last_updated_at', 'u.email', 'u.first_name', 'u.last_name', 'u.role as org_role']);
+      .select([
+        'm.workspace_id',
+        'm.user_id',
+        'm.role',
+        'm.created_at',
+        'm.last_updated_at',
+        'u.email',
+        'u.first_name',
+        'u.last_name',
+        'u.role as org_role',
+      ]);
 
   return {
     list: async (filter: MemberFilter): Promise<{ total: number; rows: MemberRow[] }> => {
-      let query = db.selectFrom('workspace_members as m').innerJoin('users as u', 'u.id', 'm.user_id').where('m.workspace_id', '=', filter.workspaceId);
+      let query = db
+        .selectFrom('workspace_members as m')
+        .innerJoin('users as u', 'u.id', 'm.user_id')
+        .where('m.workspace_id', '=', filter.workspaceId);
       if (filter.role) query = query.where('m.role', '=', filter.role);
       if (filter.email) query = query.where(sql<string>`lower(u.email)`, '=', filter.email.toLowerCase());
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
       const rows = await query
-        .select(['m.workspace_id', 'm.user_id', 'm.role', 'm.created_at', 'm.last_updated_at', 'u.email', 'u.first_name', 'u.last_name', 'u.role as org_role'])
+        .select([
+          'm.workspace_id',
+          'm.user_id',
+          'm.role',
+          'm.created_at',
+          'm.last_updated_at',
+          'u.email',
+          'u.first_name',
+          'u.last_name',
+          'u.role as org_role',
+        ])
         .orderBy('m.created_at', 'asc')
         .orderBy('m.user_id')
         .limit(filter.limit)
@@ -53,12 +76,26 @@ export function createMemberRepository(db: Db) {
     add: (workspaceId: string, members: Array<{ userId: string; role: WorkspaceRole }>, stamp: string) =>
       db.transaction().execute(async (trx) => {
         for (const member of members) {
-          await trx.insertInto('workspace_members').values({ workspace_id: workspaceId, user_id: member.userId, role: member.role, created_at: stamp, last_updated_at: stamp }).execute();
+          await trx
+            .insertInto('workspace_members')
+            .values({
+              workspace_id: workspaceId,
+              user_id: member.userId,
+              role: member.role,
+              created_at: stamp,
+              last_updated_at: stamp,
+            })
+            .execute();
         }
       }),
 
     updateRole: (workspaceId: string, userId: string, role: WorkspaceRole, stamp: string) =>
-      db.updateTable('workspace_members').set({ role, last_updated_at: stamp }).where('workspace_id', '=', workspaceId).where('user_id', '=', userId).execute(),
+      db
+        .updateTable('workspace_members')
+        .set({ role, last_updated_at: stamp })
+        .where('workspace_id', '=', workspaceId)
+        .where('user_id', '=', userId)
+        .execute(),
 
     /**
      * Ends a membership, and revokes the user's own keys (`workspace-user`) in that workspace in
@@ -67,7 +104,11 @@ export function createMemberRepository(db: Db) {
      */
     remove: (workspaceId: string, userId: string, stamp: string) =>
       db.transaction().execute(async (trx) => {
-        await trx.deleteFrom('workspace_members').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).execute();
+        await trx
+          .deleteFrom('workspace_members')
+          .where('workspace_id', '=', workspaceId)
+          .where('user_id', '=', userId)
+          .execute();
         const revoked = await trx
           .updateTable('api_keys')
           .set({ status: 'revoked', last_updated_at: stamp })

@@ -15,7 +15,8 @@ const changed = (result: { numUpdatedRows: bigint }) => result.numUpdatedRows > 
 export function createNotificationRepository(db: Db) {
   return {
     existsByDedupeKey: async (dedupeKey: string) =>
-      (await db.selectFrom('notifications').select('id').where('dedupe_key', '=', dedupeKey).executeTakeFirst()) !== undefined,
+      (await db.selectFrom('notifications').select('id').where('dedupe_key', '=', dedupeKey).executeTakeFirst()) !==
+      undefined,
 
     /** Insert-or-ignore on the dedupe key (SQLite and PostgreSQL alike); true when the row is new. */
     insertIfNew: async (row: NotificationInsert) => {
@@ -84,11 +85,27 @@ export function createNotificationRepository(db: Db) {
       ),
 
     /** Records a failed attempt: back to pending at `nextAttemptAt`, or `failed` for good. */
-    markAttemptFailed: async (id: string, token: string, outcome: { status: Extract<NotificationStatus, 'pending' | 'failed'>; attempts: number; nextAttemptAt: string; lastError: string }) =>
+    markAttemptFailed: async (
+      id: string,
+      token: string,
+      outcome: {
+        status: Extract<NotificationStatus, 'pending' | 'failed'>;
+        attempts: number;
+        nextAttemptAt: string;
+        lastError: string;
+      },
+    ) =>
       changed(
         await db
           .updateTable('notifications')
-          .set({ status: outcome.status, attempts: outcome.attempts, next_attempt_at: outcome.nextAttemptAt, last_error: outcome.lastError, claim_token: null, claimed_at: null })
+          .set({
+            status: outcome.status,
+            attempts: outcome.attempts,
+            next_attempt_at: outcome.nextAttemptAt,
+            last_error: outcome.lastError,
+            claim_token: null,
+            claimed_at: null,
+          })
           .where('id', '=', id)
           .where('claim_token', '=', token)
           .executeTakeFirst(),
@@ -102,10 +119,19 @@ export function createNotificationRepository(db: Db) {
       const stale = (status: NotificationStatus) =>
         db
           .updateTable('notifications')
-          .set((eb) => ({ status, attempts: eb('attempts', '+', 1), next_attempt_at: nowIso, last_error: 'interrupted while sending', claim_token: null, claimed_at: null }))
+          .set((eb) => ({
+            status,
+            attempts: eb('attempts', '+', 1),
+            next_attempt_at: nowIso,
+            last_error: 'interrupted while sending',
+            claim_token: null,
+            claimed_at: null,
+          }))
           .where('status', '=', 'sending')
           .where('claimed_at', '<', cutoffIso);
-      const failed = await stale('failed').where('attempts', '>=', maxAttempts - 1).executeTakeFirst();
+      const failed = await stale('failed')
+        .where('attempts', '>=', maxAttempts - 1)
+        .executeTakeFirst();
       const pending = await stale('pending').executeTakeFirst();
       return { failed: Number(failed.numUpdatedRows), pending: Number(pending.numUpdatedRows) };
     },
@@ -117,11 +143,18 @@ export function createNotificationRepository(db: Db) {
       let query = db.selectFrom('notifications').selectAll();
       if (filter.organisationId) query = query.where('organisation_id', '=', filter.organisationId);
       if (filter.status) query = query.where('status', '=', filter.status);
-      return query.orderBy('created_at', 'desc').limit(filter.limit ?? 100).execute();
+      return query
+        .orderBy('created_at', 'desc')
+        .limit(filter.limit ?? 100)
+        .execute();
     },
 
     countByStatus: async (): Promise<Record<NotificationStatus, number>> => {
-      const rows = await db.selectFrom('notifications').select((eb) => ['status', eb.fn.countAll<number>().as('count')]).groupBy('status').execute();
+      const rows = await db
+        .selectFrom('notifications')
+        .select((eb) => ['status', eb.fn.countAll<number>().as('count')])
+        .groupBy('status')
+        .execute();
       const counts: Record<NotificationStatus, number> = { pending: 0, sending: 0, sent: 0, failed: 0 };
       for (const row of rows) counts[row.status] = Number(row.count);
       return counts;

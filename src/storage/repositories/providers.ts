@@ -12,41 +12,79 @@ export interface ProviderWithType extends ProviderRow {
 
 export function createProviderRepository(db: Db) {
   const withType = () =>
-    db.selectFrom('providers as p').innerJoin('integrations as i', 'i.id', 'p.integration_id').selectAll('p').select('i.ai_provider_id');
+    db
+      .selectFrom('providers as p')
+      .innerJoin('integrations as i', 'i.id', 'p.integration_id')
+      .selectAll('p')
+      .select('i.ai_provider_id');
 
   return {
     insert: (row: ProviderRow) => db.insertInto('providers').values(row).execute(),
 
     /** By id anywhere in the organisation, or by slug within one workspace. */
-    findByIdOrSlug: (organisationId: string, workspaceId: string, idOrSlug: string): Promise<ProviderWithType | undefined> => {
+    findByIdOrSlug: (
+      organisationId: string,
+      workspaceId: string,
+      idOrSlug: string,
+    ): Promise<ProviderWithType | undefined> => {
       let query = withType().where('p.organisation_id', '=', organisationId);
-      query = isUuid(idOrSlug) ? query.where('p.id', '=', idOrSlug) : query.where('p.workspace_id', '=', workspaceId).where('p.slug', '=', idOrSlug);
+      query = isUuid(idOrSlug)
+        ? query.where('p.id', '=', idOrSlug)
+        : query.where('p.workspace_id', '=', workspaceId).where('p.slug', '=', idOrSlug);
       return query.orderBy(activeFirst('p.status')).orderBy('p.created_at', 'desc').executeTakeFirst();
     },
 
     slugTaken: async (workspaceId: string, slug: string) =>
-      (await db.selectFrom('providers').select('id').where('workspace_id', '=', workspaceId).where('slug', '=', slug).where('status', '=', 'active').executeTakeFirst()) !== undefined,
+      (await db
+        .selectFrom('providers')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .where('slug', '=', slug)
+        .where('status', '=', 'active')
+        .executeTakeFirst()) !== undefined,
 
-    list: async (filter: { organisationId: string; workspaceId?: string; status: CredentialStatus; tags?: TagFilter; limit: number; offset: number }) => {
-      let query = withType().where('p.organisation_id', '=', filter.organisationId).where('p.status', '=', filter.status);
+    list: async (filter: {
+      organisationId: string;
+      workspaceId?: string;
+      status: CredentialStatus;
+      tags?: TagFilter;
+      limit: number;
+      offset: number;
+    }) => {
+      let query = withType()
+        .where('p.organisation_id', '=', filter.organisationId)
+        .where('p.status', '=', filter.status);
       if (filter.workspaceId) query = query.where('p.workspace_id', '=', filter.workspaceId);
       const ordered = query.orderBy('p.created_at', 'asc').orderBy('p.id');
       if (filter.tags) return pageByTags(await ordered.execute(), filter.tags, filter);
-      const countQuery = db.selectFrom('providers').where('organisation_id', '=', filter.organisationId).where('status', '=', filter.status);
+      const countQuery = db
+        .selectFrom('providers')
+        .where('organisation_id', '=', filter.organisationId)
+        .where('status', '=', filter.status);
       const counted = filter.workspaceId ? countQuery.where('workspace_id', '=', filter.workspaceId) : countQuery;
       const { total } = await counted.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
       const rows = await ordered.limit(filter.limit).offset(filter.offset).execute();
       return { total: Number(total), rows };
     },
 
-    update: (id: string, patch: Partial<ProviderRow>) => db.updateTable('providers').set(patch).where('id', '=', id).execute(),
+    update: (id: string, patch: Partial<ProviderRow>) =>
+      db.updateTable('providers').set(patch).where('id', '=', id).execute(),
 
     /** The gateway's lookup: an active provider of the workspace with what it needs of its integration. */
     findActiveForGateway: (organisationId: string, workspaceId: string, slug: string) =>
       db
         .selectFrom('providers as p')
         .innerJoin('integrations as i', 'i.id', 'p.integration_id')
-        .select(['p.id', 'p.slug', 'p.integration_id', 'i.slug as integration_slug', 'i.ai_provider_id', 'i.encrypted_key', 'i.configurations', 'i.status as integration_status'])
+        .select([
+          'p.id',
+          'p.slug',
+          'p.integration_id',
+          'i.slug as integration_slug',
+          'i.ai_provider_id',
+          'i.encrypted_key',
+          'i.configurations',
+          'i.status as integration_status',
+        ])
         .where('p.organisation_id', '=', organisationId)
         .where('p.workspace_id', '=', workspaceId)
         .where('p.slug', '=', slug)

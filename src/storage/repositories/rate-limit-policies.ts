@@ -18,18 +18,37 @@ export function createRateLimitPolicyRepository(db: Db) {
     insert: (row: RateLimitPolicyRow) => db.insertInto('rate_limit_policies').values(row).execute(),
 
     findById: (organisationId: string, id: string) =>
-      db.selectFrom('rate_limit_policies').selectAll().where('organisation_id', '=', organisationId).where('id', '=', id).executeTakeFirst(),
+      db
+        .selectFrom('rate_limit_policies')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('id', '=', id)
+        .executeTakeFirst(),
 
     listActive: (organisationId: string) =>
-      db.selectFrom('rate_limit_policies').selectAll().where('organisation_id', '=', organisationId).where('status', '=', 'active').execute(),
+      db
+        .selectFrom('rate_limit_policies')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('status', '=', 'active')
+        .execute(),
 
     list: async (filter: RateLimitPolicyFilter) => {
-      let query = db.selectFrom('rate_limit_policies').where('organisation_id', '=', filter.organisationId).where('status', '=', filter.status);
+      let query = db
+        .selectFrom('rate_limit_policies')
+        .where('organisation_id', '=', filter.organisationId)
+        .where('status', '=', filter.status);
       if (filter.workspaceId) query = query.where('workspace_id', '=', filter.workspaceId);
       if (filter.type) query = query.where('type', '=', filter.type);
       if (filter.unit) query = query.where('unit', '=', filter.unit);
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at', 'asc').orderBy('id').limit(filter.limit).offset(filter.offset).execute();
+      const rows = await query
+        .selectAll()
+        .orderBy('created_at', 'asc')
+        .orderBy('id')
+        .limit(filter.limit)
+        .offset(filter.offset)
+        .execute();
       return { total: Number(total), rows };
     },
 

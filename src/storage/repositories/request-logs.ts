@@ -24,11 +24,45 @@ export interface RequestLogFilter {
 }
 
 const COLUMNS = [
-  'id', 'trace_id', 'request_id', 'organisation_id', 'workspace_id', 'api_key_id', 'provider', 'credential_source', 'model',
-  'endpoint_type', 'method', 'path', 'status_code', 'is_success', 'is_stream', 'error_code', 'error_message', 'latency_ms',
-  'ttfb_ms', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'total_tokens', 'cost', 'cost_currency', 'cache_status',
-  'metadata', 'request_body', 'response_body', 'created_at', 'config_id', 'attempts', 'retry_count', 'span_id', 'parent_span_id',
-  'span_name', 'prompt_id', 'requested_model', 'audio_seconds',
+  'id',
+  'trace_id',
+  'request_id',
+  'organisation_id',
+  'workspace_id',
+  'api_key_id',
+  'provider',
+  'credential_source',
+  'model',
+  'endpoint_type',
+  'method',
+  'path',
+  'status_code',
+  'is_success',
+  'is_stream',
+  'error_code',
+  'error_message',
+  'latency_ms',
+  'ttfb_ms',
+  'prompt_tokens',
+  'completion_tokens',
+  'cached_tokens',
+  'total_tokens',
+  'cost',
+  'cost_currency',
+  'cache_status',
+  'metadata',
+  'request_body',
+  'response_body',
+  'created_at',
+  'config_id',
+  'attempts',
+  'retry_count',
+  'span_id',
+  'parent_span_id',
+  'span_name',
+  'prompt_id',
+  'requested_model',
+  'audio_seconds',
 ] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
 
 // ---------------------------------------------------------------------------------------------
@@ -51,7 +85,8 @@ export function latencyBucket(ms: number): number {
 }
 
 /** The value a bucket stands for in percentiles. */
-export const bucketValue = (bucket: number): number => (bucket === 0 ? LATENCY_FLOOR_MS : (2 * LATENCY_FLOOR_MS * LATENCY_GAMMA ** bucket) / (LATENCY_GAMMA + 1));
+export const bucketValue = (bucket: number): number =>
+  bucket === 0 ? LATENCY_FLOOR_MS : (2 * LATENCY_FLOOR_MS * LATENCY_GAMMA ** bucket) / (LATENCY_GAMMA + 1);
 
 /** Dense counts (index = bucket) to the stored sparse form. */
 export function encodeHistogram(counts: ArrayLike<number>): Buffer {
@@ -73,7 +108,8 @@ export function encodeHistogram(counts: ArrayLike<number>): Buffer {
 export function addHistogram(into: Float64Array, stored: Uint8Array | null): void {
   if (!stored) return;
   for (let at = 0; at + 6 <= stored.length; at += 6) {
-    into[stored[at]! | (stored[at + 1]! << 8)]! += stored[at + 2]! + stored[at + 3]! * 0x100 + stored[at + 4]! * 0x10000 + stored[at + 5]! * 0x1000000;
+    into[stored[at]! | (stored[at + 1]! << 8)]! +=
+      stored[at + 2]! + stored[at + 3]! * 0x100 + stored[at + 4]! * 0x10000 + stored[at + 5]! * 0x1000000;
   }
 }
 
@@ -134,7 +170,15 @@ export function periodStart(hour: number, period: RollupPeriod): number {
 }
 
 /** Text dimensions of `analytics_rollups`, in key order after organisation, period and start; NULL is stored as ''. */
-export const ROLLUP_TEXT_DIMENSIONS = ['workspace_id', 'api_key_id', 'provider', 'credential_source', 'model', 'config_id', 'prompt_id'] as const;
+export const ROLLUP_TEXT_DIMENSIONS = [
+  'workspace_id',
+  'api_key_id',
+  'provider',
+  'credential_source',
+  'model',
+  'config_id',
+  'prompt_id',
+] as const;
 
 /** The additive measures of a rollup row (and of the analytics totals built from them). */
 export interface RollupMeasures {
@@ -164,10 +208,34 @@ interface RollupSums extends RollupMeasures {
   histogram: Map<number, number>;
 }
 
-const MEASURES = ['requests', 'successes', 'cache_hits', 'semantic_hits', 'cost', 'total_tokens', 'token_rows', 'prompt_tokens', 'prompt_rows', 'completion_tokens', 'completion_rows', 'latency_sum'] as const;
+const MEASURES = [
+  'requests',
+  'successes',
+  'cache_hits',
+  'semantic_hits',
+  'cost',
+  'total_tokens',
+  'token_rows',
+  'prompt_tokens',
+  'prompt_rows',
+  'completion_tokens',
+  'completion_rows',
+  'latency_sum',
+] as const;
 
 function upsertSql(table: string, dims: readonly string[]): string {
-  const columns = ['organisation_id', 'period', 'period_start', ...dims, ...MEASURES, 'latency_min', 'latency_max', 'latency_hist', 'first_seen', 'last_seen'];
+  const columns = [
+    'organisation_id',
+    'period',
+    'period_start',
+    ...dims,
+    ...MEASURES,
+    'latency_min',
+    'latency_max',
+    'latency_hist',
+    'first_seen',
+    'last_seen',
+  ];
   return `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})
     ON CONFLICT (organisation_id, period, period_start, ${dims.join(', ')}) DO UPDATE SET
     ${MEASURES.map((m) => `${m} = ${m} + excluded.${m}`).join(', ')},
@@ -177,8 +245,24 @@ function upsertSql(table: string, dims: readonly string[]): string {
 }
 
 const emptySums = (dims: (string | number)[], seen: string): RollupSums => ({
-  dims, requests: 0, successes: 0, cacheHits: 0, semanticHits: 0, cost: 0, totalTokens: 0, tokenRows: 0, promptTokens: 0, promptRows: 0,
-  completionTokens: 0, completionRows: 0, latencySum: 0, latencyMin: Infinity, latencyMax: -Infinity, firstSeen: seen, lastSeen: seen, histogram: new Map(),
+  dims,
+  requests: 0,
+  successes: 0,
+  cacheHits: 0,
+  semanticHits: 0,
+  cost: 0,
+  totalTokens: 0,
+  tokenRows: 0,
+  promptTokens: 0,
+  promptRows: 0,
+  completionTokens: 0,
+  completionRows: 0,
+  latencySum: 0,
+  latencyMin: Infinity,
+  latencyMax: -Infinity,
+  firstSeen: seen,
+  lastSeen: seen,
+  histogram: new Map(),
 });
 
 /** An hour's sums, with what its longer periods need: the key after the period, and the dimensions. */
@@ -210,12 +294,27 @@ function sumBatch(rows: readonly RequestLogInsert[]): [Map<string, RollupSums>, 
   return [fanOut(fullHours), fanOut(keyHours)];
 }
 
-function addToHour(hours: Map<string, HourSums>, hour: number, group: string, row: RequestLogInsert, bucket: number, allDimensions: boolean): void {
+function addToHour(
+  hours: Map<string, HourSums>,
+  hour: number,
+  group: string,
+  row: RequestLogInsert,
+  bucket: number,
+  allDimensions: boolean,
+): void {
   const key = `${hour}\u0000${group}`;
   let entry = hours.get(key);
   if (entry === undefined) {
-    const dimensions = allDimensions ? [...ROLLUP_TEXT_DIMENSIONS.map((d) => row[d] ?? ''), row.status_code] : [row.workspace_id, row.api_key_id];
-    entry = { hour, group, organisationId: row.organisation_id, dimensions, sums: emptySums([row.organisation_id, 1, hour, ...dimensions], row.created_at) };
+    const dimensions = allDimensions
+      ? [...ROLLUP_TEXT_DIMENSIONS.map((d) => row[d] ?? ''), row.status_code]
+      : [row.workspace_id, row.api_key_id];
+    entry = {
+      hour,
+      group,
+      organisationId: row.organisation_id,
+      dimensions,
+      sums: emptySums([row.organisation_id, 1, hour, ...dimensions], row.created_at),
+    };
     hours.set(key, entry);
   }
   add(entry.sums, row, bucket);
@@ -292,8 +391,24 @@ function rollupValues(s: RollupSums): unknown[] {
   const dense = new Float64Array(LATENCY_BUCKETS);
   for (const [bucket, count] of s.histogram) dense[bucket] = count;
   return [
-    ...s.dims, s.requests, s.successes, s.cacheHits, s.semanticHits, s.cost, s.totalTokens, s.tokenRows, s.promptTokens, s.promptRows,
-    s.completionTokens, s.completionRows, s.latencySum, s.latencyMin, s.latencyMax, encodeHistogram(dense), s.firstSeen, s.lastSeen,
+    ...s.dims,
+    s.requests,
+    s.successes,
+    s.cacheHits,
+    s.semanticHits,
+    s.cost,
+    s.totalTokens,
+    s.tokenRows,
+    s.promptTokens,
+    s.promptRows,
+    s.completionTokens,
+    s.completionRows,
+    s.latencySum,
+    s.latencyMin,
+    s.latencyMax,
+    encodeHistogram(dense),
+    s.firstSeen,
+    s.lastSeen,
   ];
 }
 
@@ -304,7 +419,9 @@ function rollupValues(s: RollupSums): unknown[] {
  */
 function preparedBatchInsert(sqlite: SQLite.Database): (rows: RequestLogInsert[]) => void {
   registerHistogramFunctions(sqlite);
-  const insert = sqlite.prepare(`INSERT INTO request_logs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`);
+  const insert = sqlite.prepare(
+    `INSERT INTO request_logs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`,
+  );
   const upsertFull = sqlite.prepare(upsertSql('analytics_rollups', [...ROLLUP_TEXT_DIMENSIONS, 'status_code']));
   const upsertKey = sqlite.prepare(upsertSql('analytics_key_rollups', ['workspace_id', 'api_key_id']));
   return sqlite.transaction((rows: RequestLogInsert[]) => {
@@ -331,7 +448,12 @@ export function createRequestLogRepository(db: Db) {
     },
 
     findById: (organisationId: string, id: string) =>
-      db.selectFrom('request_logs').selectAll().where('organisation_id', '=', organisationId).where('id', '=', id).executeTakeFirst(),
+      db
+        .selectFrom('request_logs')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('id', '=', id)
+        .executeTakeFirst(),
 
     list: async (filter: RequestLogFilter) => {
       let query = db.selectFrom('request_logs').where('organisation_id', '=', filter.organisationId);
@@ -346,7 +468,15 @@ export function createRequestLogRepository(db: Db) {
       if (filter.endTime) query = query.where('created_at', '<=', filter.endTime);
       // '' (a caller limited to its own keys that has no user) must match nothing, not everything.
       if (filter.ownerUserId !== undefined) {
-        query = query.where('api_key_id', 'in', db.selectFrom('api_keys').select('id').where('organisation_id', '=', filter.organisationId).where('user_id', '=', filter.ownerUserId));
+        query = query.where(
+          'api_key_id',
+          'in',
+          db
+            .selectFrom('api_keys')
+            .select('id')
+            .where('organisation_id', '=', filter.organisationId)
+            .where('user_id', '=', filter.ownerUserId),
+        );
       }
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('seq', 'desc').limit(filter.limit).offset(filter.offset).execute();

@@ -38,20 +38,38 @@ const likeContains = (text: string) => `%${text.replace(/[!%_]/g, (c) => `!${c}`
 
 export function createUsageLimitPolicyRepository(db: Db) {
   const buckets = (policyId: string, periodStart: string) =>
-    db.selectFrom('usage_counters').where('scope_type', '=', POLICY_SCOPE).where('scope_id', '=', policyId).where('period_start', '=', periodStart);
+    db
+      .selectFrom('usage_counters')
+      .where('scope_type', '=', POLICY_SCOPE)
+      .where('scope_id', '=', policyId)
+      .where('period_start', '=', periodStart);
 
   return {
     insert: (row: UsageLimitPolicyRow) => db.insertInto('usage_limit_policies').values(row).execute(),
 
     findById: (organisationId: string, id: string) =>
-      db.selectFrom('usage_limit_policies').selectAll().where('organisation_id', '=', organisationId).where('id', '=', id).executeTakeFirst(),
+      db
+        .selectFrom('usage_limit_policies')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('id', '=', id)
+        .executeTakeFirst(),
 
     list: async (filter: UsageLimitPolicyFilter) => {
-      let query = db.selectFrom('usage_limit_policies').where('organisation_id', '=', filter.organisationId).where('status', '=', filter.status);
+      let query = db
+        .selectFrom('usage_limit_policies')
+        .where('organisation_id', '=', filter.organisationId)
+        .where('status', '=', filter.status);
       if (filter.workspaceId) query = query.where('workspace_id', '=', filter.workspaceId);
       if (filter.type) query = query.where('type', '=', filter.type);
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at', 'asc').orderBy('id').limit(filter.limit).offset(filter.offset).execute();
+      const rows = await query
+        .selectAll()
+        .orderBy('created_at', 'asc')
+        .orderBy('id')
+        .limit(filter.limit)
+        .offset(filter.offset)
+        .execute();
       return { total: Number(total), rows };
     },
 
@@ -60,7 +78,14 @@ export function createUsageLimitPolicyRepository(db: Db) {
      * query (`usage_limit_policies_scope`), archived policies left out.
      */
     listActive: (organisationId: string): Promise<UsageLimitPolicyRow[]> =>
-      db.selectFrom('usage_limit_policies').selectAll().where('organisation_id', '=', organisationId).where('status', '=', 'active').orderBy('created_at', 'asc').orderBy('id').execute(),
+      db
+        .selectFrom('usage_limit_policies')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('status', '=', 'active')
+        .orderBy('created_at', 'asc')
+        .orderBy('id')
+        .execute(),
 
     update: (id: string, patch: Partial<UsageLimitPolicyRow>) =>
       db.updateTable('usage_limit_policies').set(patch).where('id', '=', id).execute(),
@@ -72,20 +97,37 @@ export function createUsageLimitPolicyRepository(db: Db) {
     /** A page of buckets, heaviest first, with the total that matches the filter. */
     listBuckets: async (filter: BucketFilter) => {
       let query = buckets(filter.policyId, filter.periodStart);
-      if (filter.status) query = query.where('current_usage', filter.status.value === 'exhausted' ? '>=' : '<', filter.status.creditLimit);
+      if (filter.status)
+        query = query.where(
+          'current_usage',
+          filter.status.value === 'exhausted' ? '>=' : '<',
+          filter.status.creditLimit,
+        );
       if (filter.search) {
         const pattern = likeContains(filter.search);
         query = query.where((eb) => sql<SqlBool>`${eb.ref('value_key')} like ${pattern} escape '!'`);
       }
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = filter.limit === 0 ? [] : await query.select(['value_key', 'current_usage']).orderBy('current_usage', 'desc').orderBy('value_key').limit(filter.limit).offset(filter.offset).execute();
+      const rows =
+        filter.limit === 0
+          ? []
+          : await query
+              .select(['value_key', 'current_usage'])
+              .orderBy('current_usage', 'desc')
+              .orderBy('value_key')
+              .limit(filter.limit)
+              .offset(filter.offset)
+              .execute();
       return { total: Number(total), rows };
     },
 
     /** Which of `valueKeys` already have a bucket in the period. */
     existingBuckets: async (policyId: string, periodStart: string, valueKeys: string[]): Promise<Set<string>> => {
       if (valueKeys.length === 0) return new Set();
-      const rows = await buckets(policyId, periodStart).select('value_key').where('value_key', 'in', valueKeys).execute();
+      const rows = await buckets(policyId, periodStart)
+        .select('value_key')
+        .where('value_key', 'in', valueKeys)
+        .execute();
       return new Set(rows.map((row) => row.value_key));
     },
 

@@ -15,7 +15,12 @@ export interface UserFilter {
 export function createUserRepository(db: Db) {
   return {
     findById: (organisationId: string, id: string) =>
-      db.selectFrom('users').selectAll().where('organisation_id', '=', organisationId).where('id', '=', id).executeTakeFirst(),
+      db
+        .selectFrom('users')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('id', '=', id)
+        .executeTakeFirst(),
 
     /** E-mail addresses match without regard to case, as people type them. */
     findByEmail: (organisationId: string, email: string) =>
@@ -31,7 +36,13 @@ export function createUserRepository(db: Db) {
       if (filter.role) query = query.where('role', '=', filter.role);
       if (filter.email) query = query.where(sql<string>`lower(email)`, '=', filter.email.toLowerCase());
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at', 'asc').orderBy('id').limit(filter.limit).offset(filter.offset).execute();
+      const rows = await query
+        .selectAll()
+        .orderBy('created_at', 'asc')
+        .orderBy('id')
+        .limit(filter.limit)
+        .offset(filter.offset)
+        .execute();
       return { total: Number(total), rows };
     },
 
@@ -39,7 +50,13 @@ export function createUserRepository(db: Db) {
     workspaceIdsOf: async (userIds: string[]): Promise<Map<string, string[]>> => {
       const byUser = new Map<string, string[]>(userIds.map((id) => [id, []]));
       if (userIds.length === 0) return byUser;
-      const rows = await db.selectFrom('workspace_members').select(['user_id', 'workspace_id']).where('user_id', 'in', userIds).orderBy('created_at').orderBy('workspace_id').execute();
+      const rows = await db
+        .selectFrom('workspace_members')
+        .select(['user_id', 'workspace_id'])
+        .where('user_id', 'in', userIds)
+        .orderBy('created_at')
+        .orderBy('workspace_id')
+        .execute();
       for (const row of rows) byUser.get(row.user_id)?.push(row.workspace_id);
       return byUser;
     },
@@ -64,7 +81,12 @@ export function createUserRepository(db: Db) {
     remove: (id: string, stamp: string) =>
       db.transaction().execute(async (trx) => {
         await trx.deleteFrom('workspace_members').where('user_id', '=', id).execute();
-        await trx.updateTable('api_keys').set({ status: 'revoked', last_updated_at: stamp }).where('user_id', '=', id).where('status', '!=', 'revoked').execute();
+        await trx
+          .updateTable('api_keys')
+          .set({ status: 'revoked', last_updated_at: stamp })
+          .where('user_id', '=', id)
+          .where('status', '!=', 'revoked')
+          .execute();
         await trx.updateTable('api_keys').set({ user_id: null }).where('user_id', '=', id).execute();
         await trx.deleteFrom('users').where('id', '=', id).execute();
       }),

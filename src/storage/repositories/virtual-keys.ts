@@ -10,7 +10,8 @@ export function createVirtualKeyRepository(db: Db) {
     /** Every row's stored configurations, archived ones included (sealing fields stored in clear). */
     allConfigurations: () => db.selectFrom('virtual_keys').select(['id', 'configurations']).execute(),
 
-    setConfigurations: (id: string, configurations: string) => db.updateTable('virtual_keys').set({ configurations }).where('id', '=', id).execute(),
+    setConfigurations: (id: string, configurations: string) =>
+      db.updateTable('virtual_keys').set({ configurations }).where('id', '=', id).execute(),
 
     insert: (row: VirtualKeyRow) => db.insertInto('virtual_keys').values(row).execute(),
 
@@ -26,20 +27,48 @@ export function createVirtualKeyRepository(db: Db) {
         .executeTakeFirst(),
 
     slugTaken: async (organisationId: string, slug: string) =>
-      (await db.selectFrom('virtual_keys').select('id').where('organisation_id', '=', organisationId).where('slug', '=', slug).where('status', '=', 'active').executeTakeFirst()) !== undefined,
+      (await db
+        .selectFrom('virtual_keys')
+        .select('id')
+        .where('organisation_id', '=', organisationId)
+        .where('slug', '=', slug)
+        .where('status', '=', 'active')
+        .executeTakeFirst()) !== undefined,
 
-    list: async (filter: { organisationId: string; workspaceId?: string; status: CredentialStatus; limit: number; offset: number }) => {
-      let query = db.selectFrom('virtual_keys').where('organisation_id', '=', filter.organisationId).where('status', '=', filter.status);
+    list: async (filter: {
+      organisationId: string;
+      workspaceId?: string;
+      status: CredentialStatus;
+      limit: number;
+      offset: number;
+    }) => {
+      let query = db
+        .selectFrom('virtual_keys')
+        .where('organisation_id', '=', filter.organisationId)
+        .where('status', '=', filter.status);
       if (filter.workspaceId) query = query.where('workspace_id', '=', filter.workspaceId);
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at', 'asc').orderBy('id').limit(filter.limit).offset(filter.offset).execute();
+      const rows = await query
+        .selectAll()
+        .orderBy('created_at', 'asc')
+        .orderBy('id')
+        .limit(filter.limit)
+        .offset(filter.offset)
+        .execute();
       return { total: Number(total), rows };
     },
 
-    update: (id: string, patch: Partial<VirtualKeyRow>) => db.updateTable('virtual_keys').set(patch).where('id', '=', id).execute(),
+    update: (id: string, patch: Partial<VirtualKeyRow>) =>
+      db.updateTable('virtual_keys').set(patch).where('id', '=', id).execute(),
 
     findActiveBySlug: (organisationId: string, slug: string) =>
-      db.selectFrom('virtual_keys').selectAll().where('organisation_id', '=', organisationId).where('slug', '=', slug).where('status', '=', 'active').executeTakeFirst(),
+      db
+        .selectFrom('virtual_keys')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('slug', '=', slug)
+        .where('status', '=', 'active')
+        .executeTakeFirst(),
   };
 }
 

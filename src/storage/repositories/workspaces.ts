@@ -20,25 +20,53 @@ export function createWorkspaceRepository(db: Db) {
     findById: (id: string) => db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst(),
 
     findDefault: (organisationId: string) =>
-      db.selectFrom('workspaces').selectAll().where('organisation_id', '=', organisationId).where('is_default', '=', 1).executeTakeFirst(),
+      db
+        .selectFrom('workspaces')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('is_default', '=', 1)
+        .executeTakeFirst(),
 
     slugTaken: async (organisationId: string, slug: string) =>
-      (await db.selectFrom('workspaces').select('id').where('organisation_id', '=', organisationId).where('slug', '=', slug).executeTakeFirst()) !== undefined,
+      (await db
+        .selectFrom('workspaces')
+        .select('id')
+        .where('organisation_id', '=', organisationId)
+        .where('slug', '=', slug)
+        .executeTakeFirst()) !== undefined,
 
     list: async (filter: { organisationId: string; statuses: WorkspaceStatus[]; limit: number; offset: number }) => {
-      const query = db.selectFrom('workspaces').where('organisation_id', '=', filter.organisationId).where('status', 'in', filter.statuses);
+      const query = db
+        .selectFrom('workspaces')
+        .where('organisation_id', '=', filter.organisationId)
+        .where('status', 'in', filter.statuses);
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at', 'asc').orderBy('id').limit(filter.limit).offset(filter.offset).execute();
+      const rows = await query
+        .selectAll()
+        .orderBy('created_at', 'asc')
+        .orderBy('id')
+        .limit(filter.limit)
+        .offset(filter.offset)
+        .execute();
       return { total: Number(total), rows };
     },
 
-    update: (id: string, patch: Partial<WorkspaceRow>) => db.updateTable('workspaces').set(patch).where('id', '=', id).execute(),
+    update: (id: string, patch: Partial<WorkspaceRow>) =>
+      db.updateTable('workspaces').set(patch).where('id', '=', id).execute(),
 
     addMember: (workspaceId: string, userId: string, role: WorkspaceRole, createdAt: string) =>
-      db.insertInto('workspace_members').values({ workspace_id: workspaceId, user_id: userId, role, created_at: createdAt }).execute(),
+      db
+        .insertInto('workspace_members')
+        .values({ workspace_id: workspaceId, user_id: userId, role, created_at: createdAt })
+        .execute(),
 
     findMember: (workspaceId: string, userId: string) =>
-      db.selectFrom('workspace_members').selectAll().where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst(),
+      db
+        .selectFrom('workspace_members')
+        .selectAll()
+        .where('workspace_id', '=', workspaceId)
+        .where('user_id', '=', userId)
+        .executeTakeFirst(),
   };
 }
 

@@ -24,10 +24,16 @@ export async function send(world: FuzzWorld, req: FuzzRequest): Promise<Answer> 
   });
   let text = '';
   // The log stream never ends: its body is dropped, every other body is read.
-  if (String(res.headers['content-type']).startsWith('text/event-stream') && res.statusCode < 300) res.body.on('error', () => undefined).destroy();
+  if (String(res.headers['content-type']).startsWith('text/event-stream') && res.statusCode < 300)
+    res.body.on('error', () => undefined).destroy();
   else text = await res.body.text();
   const id = res.headers['x-request-id'];
-  return { status: res.statusCode, requestId: typeof id === 'string' ? id : null, text, upstreamCalls: world.mock.requests.length - before };
+  return {
+    status: res.statusCode,
+    requestId: typeof id === 'string' ? id : null,
+    text,
+    upstreamCalls: world.mock.requests.length - before,
+  };
 }
 
 const ERROR_KEYS = ['code', 'message', 'param', 'type'];
@@ -45,7 +51,8 @@ export function errorBodyProblem(text: string): string | null {
   if (typeof error !== 'object' || error === null) return '"error" is not an object';
   const keys = Object.keys(error).sort();
   if (keys.join() !== ERROR_KEYS.join()) return `error keys are ${keys.join(',')}`;
-  if (typeof error.message !== 'string' || typeof error.type !== 'string' || typeof error.code !== 'string') return 'message, type or code is not a string';
+  if (typeof error.message !== 'string' || typeof error.type !== 'string' || typeof error.code !== 'string')
+    return 'message, type or code is not a string';
   if (error.param !== null && typeof error.param !== 'string') return 'param is neither a string nor null';
   return null;
 }
@@ -72,14 +79,17 @@ export function refusalShapeProblem(req: FuzzRequest, answer: Answer): string | 
 /** Property 3: a body the server must refuse is refused, before any provider is called. */
 export function invalidBodyProblem(req: FuzzRequest, answer: Answer): string | null {
   if (!req.mustRefuse) return null;
-  if (answer.upstreamCalls > 0) return `an invalid body reached the provider (${answer.upstreamCalls} call(s)), answered ${answer.status}`;
+  if (answer.upstreamCalls > 0)
+    return `an invalid body reached the provider (${answer.upstreamCalls} call(s)), answered ${answer.status}`;
   if (answer.status < 400) return `an invalid body was accepted (${answer.status})`;
   return null;
 }
 
 /** Tenant walls: the workspace key gets nothing done on another workspace's resource. */
 export function tenantProblem(req: FuzzRequest, answer: Answer): string | null {
-  return req.caller === 'workspace' && req.foreignResource && answer.status < 300 ? `the workspace key reached another workspace's resource (${answer.status})` : null;
+  return req.caller === 'workspace' && req.foreignResource && answer.status < 300
+    ? `the workspace key reached another workspace's resource (${answer.status})`
+    : null;
 }
 
 /**
@@ -95,7 +105,9 @@ export function secretProblem(world: FuzzWorld, answer: Answer): string | null {
 
 /** A readable counterexample: method, path, caller, body (cut), status, the body seen. */
 export function describe(req: FuzzRequest, answer: Answer | null, problem: string): string {
-  const body = req.body ? `${req.bodyLabel}: ${req.body.bytes.subarray(0, 300).toString('utf8')}${req.body.bytes.length > 300 ? `… (${req.body.bytes.length} bytes)` : ''}` : 'no body';
+  const body = req.body
+    ? `${req.bodyLabel}: ${req.body.bytes.subarray(0, 300).toString('utf8')}${req.body.bytes.length > 300 ? `… (${req.body.bytes.length} bytes)` : ''}`
+    : 'no body';
   const seen = answer ? `${answer.status} ${answer.text.slice(0, 300)}` : 'no answer';
   return `${problem}\n  ${req.caller} ${req.method} ${req.url.slice(0, 300)}${req.url.length > 300 ? `… (${req.url.length} chars)` : ''}\n  headers: ${JSON.stringify(Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'x-service-api-key' && k !== 'authorization')))}\n  body: ${body}\n  seen: ${seen}`;
 }

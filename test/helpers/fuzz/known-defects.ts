@@ -5,6 +5,11 @@
  */
 export type InputClass = 'bad-percent-encoding' | 'deep-5000' | 'url-over-16k';
 
-const without = new Set((process.env.SVCGW_FUZZ_WITHOUT ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+const without = new Set(
+  (process.env.SVCGW_FUZZ_WITHOUT ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 
 export const included = (name: InputClass) => !without.has(name);

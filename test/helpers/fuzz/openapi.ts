@@ -59,7 +59,12 @@ export function operationsOf(document: { paths: Record<string, Record<string, Ra
   const operations: Operation[] = [];
   for (const [path, methods] of Object.entries(document.paths)) {
     for (const [method, raw] of Object.entries(methods)) {
-      const params = (raw.parameters ?? []).map((p) => ({ name: p.name, in: p.in as Parameter['in'], required: p.required ?? false, schema: p.schema ?? {} }));
+      const params = (raw.parameters ?? []).map((p) => ({
+        name: p.name,
+        in: p.in as Parameter['in'],
+        required: p.required ?? false,
+        schema: p.schema ?? {},
+      }));
       const body = raw.requestBody?.content?.['application/json']?.schema ?? null;
       operations.push({
         method: method.toUpperCase(),

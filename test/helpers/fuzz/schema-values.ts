@@ -20,7 +20,8 @@ export function valueFor(schema: JsonSchema, known: KnownIds, name?: string): fc
   const plain = plainValueFor(schema, known);
   if (name && ID_FIELD.test(name) && schema.type === 'string' && !schema.enum) {
     const ids = [...known.uuids, ...known.names].filter((id) => fitsString(schema, id));
-    if (ids.length > 0) return fc.oneof({ arbitrary: fc.constantFrom(...ids), weight: 3 }, { arbitrary: plain, weight: 1 });
+    if (ids.length > 0)
+      return fc.oneof({ arbitrary: fc.constantFrom(...ids), weight: 3 }, { arbitrary: plain, weight: 1 });
   }
   return plain;
 }
@@ -45,7 +46,10 @@ function nonNullValueFor(schema: JsonSchema, known: KnownIds): fc.Arbitrary<unkn
     case 'array': {
       const minLength = schema.minItems ?? 0;
       const maxLength = Math.min(schema.maxItems ?? minLength + 3, minLength + 3);
-      return fc.array(schema.items ? plainValueFor(schema.items, known) : fc.jsonValue({ maxDepth: 1 }), { minLength, maxLength });
+      return fc.array(schema.items ? plainValueFor(schema.items, known) : fc.jsonValue({ maxDepth: 1 }), {
+        minLength,
+        maxLength,
+      });
     }
     case 'object':
       return objectFor(schema, known);
@@ -57,7 +61,10 @@ function nonNullValueFor(schema: JsonSchema, known: KnownIds): fc.Arbitrary<unkn
 function objectFor(schema: JsonSchema, known: KnownIds): fc.Arbitrary<unknown> {
   const properties = schema.properties ?? {};
   if (Object.keys(properties).length === 0) {
-    const values = typeof schema.additionalProperties === 'object' ? plainValueFor(schema.additionalProperties, known) : fc.jsonValue({ maxDepth: 1 });
+    const values =
+      typeof schema.additionalProperties === 'object'
+        ? plainValueFor(schema.additionalProperties, known)
+        : fc.jsonValue({ maxDepth: 1 });
     return fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), values, { maxKeys: 3 });
   }
   const model: Record<string, fc.Arbitrary<unknown>> = {};
@@ -72,13 +79,22 @@ function fitsString(schema: JsonSchema, value: string): boolean {
 }
 
 function stringFor(schema: JsonSchema, known: KnownIds): fc.Arbitrary<string> {
-  if (schema.format === 'uuid') return known.uuids.length > 0 ? fc.oneof(fc.constantFrom(...known.uuids), fc.uuid({ version: 4 })) : fc.uuid({ version: 4 });
-  if (schema.format === 'date-time') return fc.date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date('2030-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString());
-  if (schema.format === 'email') return fc.stringMatching(/^[a-z][a-z0-9]{0,10}$/).map((local) => `${local}@example.test`);
+  if (schema.format === 'uuid')
+    return known.uuids.length > 0
+      ? fc.oneof(fc.constantFrom(...known.uuids), fc.uuid({ version: 4 }))
+      : fc.uuid({ version: 4 });
+  if (schema.format === 'date-time')
+    return fc
+      .date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date('2030-12-31T00:00:00Z'), noInvalidDate: true })
+      .map((d) => d.toISOString());
+  if (schema.format === 'email')
+    return fc.stringMatching(/^[a-z][a-z0-9]{0,10}$/).map((local) => `${local}@example.test`);
   const minLength = schema.minLength ?? 0;
   const maxLength = Math.min(schema.maxLength ?? minLength + 24, minLength + 24);
   if (schema.pattern !== undefined) {
-    return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= minLength && s.length <= (schema.maxLength ?? Infinity));
+    return fc
+      .stringMatching(new RegExp(schema.pattern))
+      .filter((s) => s.length >= minLength && s.length <= (schema.maxLength ?? Infinity));
   }
   return fc.oneof(
     { arbitrary: fc.string({ minLength, maxLength }), weight: 4 },
@@ -104,5 +120,9 @@ function integerFor(schema: JsonSchema): fc.Arbitrary<number> {
 
 function numberFor(schema: JsonSchema): fc.Arbitrary<number> {
   const { min, max } = bounds(schema, 1e-6);
-  return fc.oneof({ arbitrary: fc.double({ min, max, noNaN: true, noDefaultInfinity: true }), weight: 6 }, fc.constant(min), fc.constant(max));
+  return fc.oneof(
+    { arbitrary: fc.double({ min, max, noNaN: true, noDefaultInfinity: true }), weight: 6 },
+    fc.constant(min),
+    fc.constant(max),
+  );
 }

@@ -26,7 +26,19 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 30));
 
 describe('LogTail', () => {
   it('shows one row per request with status, provider, model, tokens, cost and latency, and a footer of totals', () => {
-    const records = [record(), record({ status_code: 502, provider: 'anthropic', model: 'claude-3-5-haiku', prompt_tokens: null, completion_tokens: null, total_tokens: null, cost: null, latency_ms: 12_500 })];
+    const records = [
+      record(),
+      record({
+        status_code: 502,
+        provider: 'anthropic',
+        model: 'claude-3-5-haiku',
+        prompt_tokens: null,
+        completion_tokens: null,
+        total_tokens: null,
+        cost: null,
+        latency_ms: 12_500,
+      }),
+    ];
     const totals = records.reduce(addToTotals, EMPTY_TOTALS);
     const { lastFrame } = render(createElement(LogTail, { title: 'svcgw logs tail · http://gw', records, totals }));
     const frame = lastFrame()!;
@@ -39,9 +51,13 @@ describe('LogTail', () => {
   });
 
   it('waits visibly before the first request, and keeps only the newest rows that fit', () => {
-    expect(render(createElement(LogTail, { title: 't', records: [], totals: EMPTY_TOTALS })).lastFrame()).toContain('waiting for requests…');
+    expect(render(createElement(LogTail, { title: 't', records: [], totals: EMPTY_TOTALS })).lastFrame()).toContain(
+      'waiting for requests…',
+    );
     const records = Array.from({ length: 6 }, (_, i) => record({ model: `model-${i}` }));
-    const frame = render(createElement(LogTail, { title: 't', records, totals: records.reduce(addToTotals, EMPTY_TOTALS), maxRows: 3 })).lastFrame()!;
+    const frame = render(
+      createElement(LogTail, { title: 't', records, totals: records.reduce(addToTotals, EMPTY_TOTALS), maxRows: 3 }),
+    ).lastFrame()!;
     expect(frame).not.toContain('model-2');
     expect(frame).toContain('model-3');
     expect(frame).toContain('model-5');

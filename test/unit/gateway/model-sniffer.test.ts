@@ -25,7 +25,11 @@ function multipart(parts: Array<[string, string | Buffer, string?]>): Buffer {
   const pieces: Buffer[] = [];
   for (const [name, value, filename] of parts) {
     const disposition = `Content-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"\r\nContent-Type: audio/mpeg` : ''}`;
-    pieces.push(Buffer.from(`--${boundary}\r\n${disposition}\r\n\r\n`), Buffer.isBuffer(value) ? value : Buffer.from(value), Buffer.from('\r\n'));
+    pieces.push(
+      Buffer.from(`--${boundary}\r\n${disposition}\r\n\r\n`),
+      Buffer.isBuffer(value) ? value : Buffer.from(value),
+      Buffer.from('\r\n'),
+    );
   }
   pieces.push(Buffer.from(`--${boundary}--\r\n`));
   return Buffer.concat(pieces);
@@ -34,7 +38,11 @@ function multipart(parts: Array<[string, string | Buffer, string?]>): Buffer {
 describe('model sniffer', () => {
   it('reads the model field of a multipart body wherever chunks are cut, and passes the bytes unchanged', async () => {
     const audio = Buffer.alloc(3000, 0x41);
-    const body = multipart([['file', audio, 'a.mp3'], ['model', 'gpt-4o-transcribe'], ['language', 'en']]);
+    const body = multipart([
+      ['file', audio, 'a.mp3'],
+      ['model', 'gpt-4o-transcribe'],
+      ['language', 'en'],
+    ]);
     await fc.assert(
       fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 700 }), { maxLength: 40 }), async (cuts) => {
         const { model, out } = await sniff('multipart', body, cuts);
@@ -46,7 +54,9 @@ describe('model sniffer', () => {
   });
 
   it('reads the top-level model of a JSON body and skips a "model" that holds no string', async () => {
-    const body = Buffer.from(JSON.stringify({ metadata: { model: { nested: true } }, max_tokens: 5, model: 'claude-\\"x', messages: [] }));
+    const body = Buffer.from(
+      JSON.stringify({ metadata: { model: { nested: true } }, max_tokens: 5, model: 'claude-\\"x', messages: [] }),
+    );
     await fc.assert(
       fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 20 }), { maxLength: 20 }), async (cuts) => {
         expect((await sniff('json', body, cuts)).model).toBe('claude-\\"x');

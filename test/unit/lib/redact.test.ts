@@ -10,8 +10,18 @@ function nested(levels: number, leaf: unknown): unknown {
 
 describe('redactSecrets', () => {
   it('hides secret-named fields at any depth and keeps the rest', () => {
-    const out = redactSecrets({ name: 'n', api_key: 'sk-1', nested: [{ password: 'p', client_secret: 's', value: 1 }], conditions: [{ key: 'api_key', value: 'x' }] });
-    expect(out).toEqual({ name: 'n', api_key: '[REDACTED]', nested: [{ password: '[REDACTED]', client_secret: '[REDACTED]', value: 1 }], conditions: [{ key: 'api_key', value: 'x' }] });
+    const out = redactSecrets({
+      name: 'n',
+      api_key: 'sk-1',
+      nested: [{ password: 'p', client_secret: 's', value: 1 }],
+      conditions: [{ key: 'api_key', value: 'x' }],
+    });
+    expect(out).toEqual({
+      name: 'n',
+      api_key: '[REDACTED]',
+      nested: [{ password: '[REDACTED]', client_secret: '[REDACTED]', value: 1 }],
+      conditions: [{ key: 'api_key', value: 'x' }],
+    });
   });
 
   it('hides extra fields a route names', () => {
@@ -32,7 +42,12 @@ describe('redactSecrets', () => {
   });
 
   it('writes what JSON.stringify writes', () => {
-    const value = { a: [1, 'two', null, undefined, { b: true, c: undefined }], d: { e: -1.5, 'quote"d': 'line\nbreak' }, f: [] as unknown[], g: {} };
+    const value = {
+      a: [1, 'two', null, undefined, { b: true, c: undefined }],
+      d: { e: -1.5, 'quote"d': 'line\nbreak' },
+      f: [] as unknown[],
+      g: {},
+    };
     let deep: unknown = value;
     for (let i = 0; i < 10_000; i++) deep = [deep];
     let text = safeJson(deep);
@@ -46,14 +61,26 @@ describe('redactSecrets', () => {
     let out = redactSecrets(value) as unknown[];
     for (let i = 0; i < 10_000; i++) out = out[0] as unknown[];
     expect(out).toEqual([{ token: '[REDACTED]', a: 1 }]);
-    expect(Object.keys(redactSecrets({ z: 1, password: 'p', a: 2, m: { y: 1, b: 2 } }) as object)).toEqual(['z', 'password', 'a', 'm']);
+    expect(Object.keys(redactSecrets({ z: 1, password: 'p', a: 2, m: { y: 1, b: 2 } }) as object)).toEqual([
+      'z',
+      'password',
+      'a',
+      'm',
+    ]);
   });
 
   it('never throws: cycles, bigint, binary, dates, functions and a field named __proto__', () => {
     const cyclic: Record<string, unknown> = { name: 'c', secret: 's' };
     cyclic.self = cyclic;
     const odd = JSON.parse('{"__proto__": {"password": "p"}, "big": 1}') as Record<string, unknown>;
-    const out = redactSecrets({ cyclic, big: 10n, bytes: Buffer.from('abc'), at: new Date(0), fn: () => 1, odd }) as Record<string, any>;
+    const out = redactSecrets({
+      cyclic,
+      big: 10n,
+      bytes: Buffer.from('abc'),
+      at: new Date(0),
+      fn: () => 1,
+      odd,
+    }) as Record<string, any>;
     expect(out.cyclic).toEqual({ name: 'c', secret: '[REDACTED]', self: '[Circular]' });
     expect(out.big).toBe('10');
     expect(out.bytes).toBe('[binary 3 bytes]');
@@ -64,7 +91,12 @@ describe('redactSecrets', () => {
   });
 
   it('removes the password of a URL with credentials, wherever the URL is', () => {
-    expect(redactSecrets({ url: 'postgres://app:hunter2@db.internal:5432/svc', note: 'see https://user:pw@example.com/x and mail a@b.c' })).toEqual({
+    expect(
+      redactSecrets({
+        url: 'postgres://app:hunter2@db.internal:5432/svc',
+        note: 'see https://user:pw@example.com/x and mail a@b.c',
+      }),
+    ).toEqual({
       url: 'postgres://app:[REDACTED]@db.internal:5432/svc',
       note: 'see https://user:[REDACTED]@example.com/x and mail a@b.c',
     });
@@ -74,16 +106,60 @@ describe('redactSecrets', () => {
 describe('isSecretField', () => {
   it('knows credential names in snake, camel and header case', () => {
     for (const name of [
-      'api_key', 'apiKey', 'x-api-key', 'apikey', 'subscription_key', 'Ocp-Apim-Subscription-Key', 'access_key', 'private_key', 'aws_secret_access_key', 'secret_key',
-      'client_secret', 'clientSecret', 'secret', 'x_token', 'token', 'access_token', 'refreshToken', 'aws_session_token', 'password', 'passwd', 'db_password',
-      'authorization', 'Proxy-Authorization', 'credentials', 'credential', 'service_account_json', 'vertex_service_account_json', 'connection_string', 'cookie',
-    ]) expect(isSecretField(name), name).toBe(true);
+      'api_key',
+      'apiKey',
+      'x-api-key',
+      'apikey',
+      'subscription_key',
+      'Ocp-Apim-Subscription-Key',
+      'access_key',
+      'private_key',
+      'aws_secret_access_key',
+      'secret_key',
+      'client_secret',
+      'clientSecret',
+      'secret',
+      'x_token',
+      'token',
+      'access_token',
+      'refreshToken',
+      'aws_session_token',
+      'password',
+      'passwd',
+      'db_password',
+      'authorization',
+      'Proxy-Authorization',
+      'credentials',
+      'credential',
+      'service_account_json',
+      'vertex_service_account_json',
+      'connection_string',
+      'cookie',
+    ])
+      expect(isSecretField(name), name).toBe(true);
   });
 
   it('leaves ordinary fields readable', () => {
     for (const name of [
-      'key', 'value_key', 'cache_key', 'partition_key', 'virtual_key', 'public_key', 'max_tokens', 'total_tokens', 'api_keys', 'user_api_keys', 'api_key_id', 'aws_access_key_id',
-      'token_count', 'name', 'custom_host', 'azure_auth_mode', 'secret_name_hint', 'keys',
-    ]) expect(isSecretField(name), name).toBe(false);
+      'key',
+      'value_key',
+      'cache_key',
+      'partition_key',
+      'virtual_key',
+      'public_key',
+      'max_tokens',
+      'total_tokens',
+      'api_keys',
+      'user_api_keys',
+      'api_key_id',
+      'aws_access_key_id',
+      'token_count',
+      'name',
+      'custom_host',
+      'azure_auth_mode',
+      'secret_name_hint',
+      'keys',
+    ])
+      expect(isSecretField(name), name).toBe(false);
   });
 });

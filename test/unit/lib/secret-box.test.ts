@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createSecretBox, loadMasterKey, MASTER_KEY_FILE, parseMasterKey, SecretBoxError } from '../../../src/lib/secret-box.js';
+import {
+  createSecretBox,
+  loadMasterKey,
+  MASTER_KEY_FILE,
+  parseMasterKey,
+  SecretBoxError,
+} from '../../../src/lib/secret-box.js';
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'svcgw-secret-box-'));

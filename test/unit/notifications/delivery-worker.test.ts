@@ -12,9 +12,24 @@ async function setup(options: { maxAttempts?: number; random?: () => number } = 
   const { logger, lines } = captureLogger();
   const transport = createMemoryTransport();
   const outbox = createNotificationOutbox({ db: env.db, clock: env.clock, logger });
-  const worker = createDeliveryWorker({ db: env.db, clock: env.clock, logger, transport, random: options.random ?? (() => 1), ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}) });
-  const enqueue = (dedupeKey: string) => outbox.enqueue({ organisationId: env.organisationId, kind: 'api_key.expiring', dedupeKey, subject: `Subject ${dedupeKey}`, text: `Text ${dedupeKey}` });
-  const row = (dedupeKey: string) => env.db.selectFrom('notifications').selectAll().where('dedupe_key', '=', dedupeKey).executeTakeFirstOrThrow();
+  const worker = createDeliveryWorker({
+    db: env.db,
+    clock: env.clock,
+    logger,
+    transport,
+    random: options.random ?? (() => 1),
+    ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
+  });
+  const enqueue = (dedupeKey: string) =>
+    outbox.enqueue({
+      organisationId: env.organisationId,
+      kind: 'api_key.expiring',
+      dedupeKey,
+      subject: `Subject ${dedupeKey}`,
+      text: `Text ${dedupeKey}`,
+    });
+  const row = (dedupeKey: string) =>
+    env.db.selectFrom('notifications').selectAll().where('dedupe_key', '=', dedupeKey).executeTakeFirstOrThrow();
   return { ...env, logger, lines, transport, outbox, worker, enqueue, row };
 }
 
@@ -24,8 +39,19 @@ describe('delivery worker', () => {
     await env.enqueue('a');
     expect(await env.worker.runOnce()).toEqual({ sent: 1, failed: 0 });
     expect(env.transport.sent).toHaveLength(1);
-    expect(env.transport.sent[0]).toMatchObject({ to: [OWNER_EMAIL], subject: 'Subject a', text: 'Text a', headers: { 'X-Svcgw-Notification-Kind': 'api_key.expiring' } });
-    expect(await env.row('a')).toMatchObject({ status: 'sent', attempts: 1, sent_at: new Date(env.clock.now()).toISOString(), claim_token: null, last_error: null });
+    expect(env.transport.sent[0]).toMatchObject({
+      to: [OWNER_EMAIL],
+      subject: 'Subject a',
+      text: 'Text a',
+      headers: { 'X-Svcgw-Notification-Kind': 'api_key.expiring' },
+    });
+    expect(await env.row('a')).toMatchObject({
+      status: 'sent',
+      attempts: 1,
+      sent_at: new Date(env.clock.now()).toISOString(),
+      claim_token: null,
+      last_error: null,
+    });
     expect(await env.worker.runOnce()).toEqual({ sent: 0, failed: 0 });
     expect(env.transport.sent).toHaveLength(1);
   });
@@ -33,7 +59,13 @@ describe('delivery worker', () => {
   it('lets exactly one of two workers racing on one database send each alert', async () => {
     const env = await setup();
     const otherTransport = createMemoryTransport();
-    const other = createDeliveryWorker({ db: env.openAnother(), clock: env.clock, logger: env.logger, transport: otherTransport, batchSize: 50 });
+    const other = createDeliveryWorker({
+      db: env.openAnother(),
+      clock: env.clock,
+      logger: env.logger,
+      transport: otherTransport,
+      batchSize: 50,
+    });
     for (let i = 0; i < 30; i++) await env.enqueue(`k${i}`);
     env.transport.setDelay(1);
     otherTransport.setDelay(1);
@@ -84,10 +116,21 @@ describe('delivery worker', () => {
       expect(await env.worker.runOnce()).toEqual({ sent: 0, failed: 1 });
       env.clock.advance(60 * MINUTE);
     }
-    expect(await env.row('a')).toMatchObject({ status: 'failed', attempts: 3, last_error: 'connect ECONNREFUSED 127.0.0.1:25' });
+    expect(await env.row('a')).toMatchObject({
+      status: 'failed',
+      attempts: 3,
+      last_error: 'connect ECONNREFUSED 127.0.0.1:25',
+    });
     expect(await env.worker.runOnce()).toEqual({ sent: 0, failed: 0 });
-    const giveUp = env.lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'alert e-mail failed; giving up');
-    expect(giveUp).toMatchObject({ attempts: 3, maxAttempts: 3, kind: 'api_key.expiring', error: 'connect ECONNREFUSED 127.0.0.1:25' });
+    const giveUp = env.lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'alert e-mail failed; giving up');
+    expect(giveUp).toMatchObject({
+      attempts: 3,
+      maxAttempts: 3,
+      kind: 'api_key.expiring',
+      error: 'connect ECONNREFUSED 127.0.0.1:25',
+    });
     expect(env.lines.join('\n')).not.toContain('Text a');
   });
 
@@ -107,7 +150,14 @@ describe('delivery worker', () => {
     expect(await env.worker.runOnce()).toEqual({ sent: 1, failed: 0 });
     expect(await env.row('a')).toMatchObject({ status: 'sent', attempts: 2 });
     // The dead worker's late outcome no longer applies.
-    expect(await repo.markAttemptFailed(id, 'dead-worker', { status: 'pending', attempts: 9, nextAttemptAt: '', lastError: 'late' })).toBe(false);
+    expect(
+      await repo.markAttemptFailed(id, 'dead-worker', {
+        status: 'pending',
+        attempts: 9,
+        nextAttemptAt: '',
+        lastError: 'late',
+      }),
+    ).toBe(false);
   });
 
   it('runs on a timer and stop() waits for the send in progress', async () => {

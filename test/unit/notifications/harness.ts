@@ -32,11 +32,33 @@ export async function openNotificationsDb() {
   return { db, dataDir, clock, organisationId: boot.organisationId, workspaceId: boot.workspaceId, openAnother: open };
 }
 
-export async function addPerson(db: Db, organisationId: string, email: string, role: OrgRole, memberships: Array<{ workspaceId: string; role: WorkspaceRole }> = []) {
+export async function addPerson(
+  db: Db,
+  organisationId: string,
+  email: string,
+  role: OrgRole,
+  memberships: Array<{ workspaceId: string; role: WorkspaceRole }> = [],
+) {
   const id = newId();
   const now = new Date().toISOString();
-  await db.insertInto('users').values({ id, organisation_id: organisationId, email, first_name: null, last_name: null, role, created_at: now, last_updated_at: now }).execute();
-  for (const m of memberships) await db.insertInto('workspace_members').values({ workspace_id: m.workspaceId, user_id: id, role: m.role, created_at: now }).execute();
+  await db
+    .insertInto('users')
+    .values({
+      id,
+      organisation_id: organisationId,
+      email,
+      first_name: null,
+      last_name: null,
+      role,
+      created_at: now,
+      last_updated_at: now,
+    })
+    .execute();
+  for (const m of memberships)
+    await db
+      .insertInto('workspace_members')
+      .values({ workspace_id: m.workspaceId, user_id: id, role: m.role, created_at: now })
+      .execute();
   return id;
 }
 
@@ -45,7 +67,17 @@ export async function addWorkspace(db: Db, organisationId: string, slug: string)
   const now = new Date().toISOString();
   await db
     .insertInto('workspaces')
-    .values({ id, organisation_id: organisationId, slug, name: slug, description: null, status: 'active', is_default: 0, created_at: now, last_updated_at: now })
+    .values({
+      id,
+      organisation_id: organisationId,
+      slug,
+      name: slug,
+      description: null,
+      status: 'active',
+      is_default: 0,
+      created_at: now,
+      last_updated_at: now,
+    })
     .execute();
   return id;
 }

@@ -3,7 +3,12 @@ import { createNotificationOutbox, uniqueEmails } from '../../../src/notificatio
 import { createNotificationRepository } from '../../../src/storage/repositories/notifications.js';
 import { addPerson, addWorkspace, captureLogger, openNotificationsDb, OWNER_EMAIL } from './harness.js';
 
-const alert = (dedupeKey: string) => ({ kind: 'usage_limit.threshold' as const, dedupeKey, subject: 'Usage alert', text: 'Past the threshold.' });
+const alert = (dedupeKey: string) => ({
+  kind: 'usage_limit.threshold' as const,
+  dedupeKey,
+  subject: 'Usage alert',
+  text: 'Past the threshold.',
+});
 
 async function setup() {
   const env = await openNotificationsDb();
@@ -13,7 +18,11 @@ async function setup() {
 }
 
 const recipientsOf = async (env: Awaited<ReturnType<typeof setup>>, dedupeKey: string) => {
-  const row = await env.db.selectFrom('notifications').selectAll().where('dedupe_key', '=', dedupeKey).executeTakeFirstOrThrow();
+  const row = await env.db
+    .selectFrom('notifications')
+    .selectAll()
+    .where('dedupe_key', '=', dedupeKey)
+    .executeTakeFirstOrThrow();
   return JSON.parse(row.recipients) as string[];
 };
 
@@ -23,14 +32,26 @@ describe('notification outbox', () => {
     const other = await addWorkspace(env.db, env.organisationId, 'other');
     await addPerson(env.db, env.organisationId, 'org-admin@example.test', 'admin');
     await addPerson(env.db, env.organisationId, 'org-member@example.test', 'member');
-    await addPerson(env.db, env.organisationId, 'ws-manager@example.test', 'member', [{ workspaceId: env.workspaceId, role: 'manager' }]);
-    await addPerson(env.db, env.organisationId, 'ws-admin@example.test', 'member', [{ workspaceId: env.workspaceId, role: 'admin' }]);
-    await addPerson(env.db, env.organisationId, 'ws-member@example.test', 'member', [{ workspaceId: env.workspaceId, role: 'member' }]);
-    await addPerson(env.db, env.organisationId, 'other-ws-admin@example.test', 'member', [{ workspaceId: other, role: 'admin' }]);
+    await addPerson(env.db, env.organisationId, 'ws-manager@example.test', 'member', [
+      { workspaceId: env.workspaceId, role: 'manager' },
+    ]);
+    await addPerson(env.db, env.organisationId, 'ws-admin@example.test', 'member', [
+      { workspaceId: env.workspaceId, role: 'admin' },
+    ]);
+    await addPerson(env.db, env.organisationId, 'ws-member@example.test', 'member', [
+      { workspaceId: env.workspaceId, role: 'member' },
+    ]);
+    await addPerson(env.db, env.organisationId, 'other-ws-admin@example.test', 'member', [
+      { workspaceId: other, role: 'admin' },
+    ]);
 
-    expect(await env.outbox.enqueue({ organisationId: env.organisationId, workspaceId: env.workspaceId, ...alert('k1') })).toBe(true);
+    expect(
+      await env.outbox.enqueue({ organisationId: env.organisationId, workspaceId: env.workspaceId, ...alert('k1') }),
+    ).toBe(true);
     // The owner is also the default workspace's admin: listed once.
-    expect((await recipientsOf(env, 'k1')).sort()).toEqual([OWNER_EMAIL, 'org-admin@example.test', 'ws-admin@example.test', 'ws-manager@example.test'].sort());
+    expect((await recipientsOf(env, 'k1')).sort()).toEqual(
+      [OWNER_EMAIL, 'org-admin@example.test', 'ws-admin@example.test', 'ws-manager@example.test'].sort(),
+    );
 
     expect(await env.outbox.enqueue({ organisationId: env.organisationId, ...alert('k2') })).toBe(true);
     expect((await recipientsOf(env, 'k2')).sort()).toEqual([OWNER_EMAIL, 'org-admin@example.test'].sort());
@@ -39,7 +60,10 @@ describe('notification outbox', () => {
   it('does not send to people of another organisation', async () => {
     const env = await setup();
     const now = new Date().toISOString();
-    await env.db.insertInto('organisations').values({ id: 'org-2', name: 'Other', created_at: now, last_updated_at: now }).execute();
+    await env.db
+      .insertInto('organisations')
+      .values({ id: 'org-2', name: 'Other', created_at: now, last_updated_at: now })
+      .execute();
     await addPerson(env.db, 'org-2', 'stranger@example.test', 'owner');
     await env.outbox.enqueue({ organisationId: env.organisationId, workspaceId: env.workspaceId, ...alert('k') });
     expect(await recipientsOf(env, 'k')).toEqual([OWNER_EMAIL]);
@@ -47,11 +71,19 @@ describe('notification outbox', () => {
 
   it('stores an alert once however often, and by however many instances, it is raised', async () => {
     const env = await setup();
-    const second = createNotificationOutbox({ db: env.openAnother(), clock: env.clock, logger: captureLogger().logger });
+    const second = createNotificationOutbox({
+      db: env.openAnother(),
+      clock: env.clock,
+      logger: captureLogger().logger,
+    });
     const input = { organisationId: env.organisationId, ...alert('same') };
     expect(await env.outbox.enqueue(input)).toBe(true);
     expect(await env.outbox.enqueue(input)).toBe(false);
-    const raced = await Promise.all([env.outbox.enqueue({ ...input, dedupeKey: 'raced' }), second.enqueue({ ...input, dedupeKey: 'raced' }), second.enqueue({ ...input, dedupeKey: 'raced' })]);
+    const raced = await Promise.all([
+      env.outbox.enqueue({ ...input, dedupeKey: 'raced' }),
+      second.enqueue({ ...input, dedupeKey: 'raced' }),
+      second.enqueue({ ...input, dedupeKey: 'raced' }),
+    ]);
     expect(raced.filter(Boolean)).toHaveLength(1);
     expect(await env.db.selectFrom('notifications').select('id').execute()).toHaveLength(2);
   });
@@ -84,7 +116,11 @@ describe('notification outbox', () => {
 
   it('uses given recipients, de-duplicated without regard to case', async () => {
     const env = await setup();
-    await env.outbox.enqueue({ organisationId: env.organisationId, ...alert('k'), recipients: ['A@example.test', 'a@example.test ', 'b@example.test'] });
+    await env.outbox.enqueue({
+      organisationId: env.organisationId,
+      ...alert('k'),
+      recipients: ['A@example.test', 'a@example.test ', 'b@example.test'],
+    });
     expect(await recipientsOf(env, 'k')).toEqual(['A@example.test', 'b@example.test']);
     expect(uniqueEmails(['', ' x@y ', 'X@Y'])).toEqual(['x@y']);
   });
@@ -102,6 +138,12 @@ describe('notification outbox', () => {
     await env.outbox.enqueue({ organisationId: env.organisationId, ...alert('k') });
     expect(await env.outbox.countByStatus()).toEqual({ pending: 1, sending: 0, sent: 0, failed: 0 });
     const [row] = await env.outbox.list({ status: 'pending' });
-    expect(row).toMatchObject({ kind: 'usage_limit.threshold', subject: 'Usage alert', body_text: 'Past the threshold.', attempts: 0, next_attempt_at: new Date(env.clock.now()).toISOString() });
+    expect(row).toMatchObject({
+      kind: 'usage_limit.threshold',
+      subject: 'Usage alert',
+      body_text: 'Past the threshold.',
+      attempts: 0,
+      next_attempt_at: new Date(env.clock.now()).toISOString(),
+    });
   });
 });

@@ -5,10 +5,13 @@ import { Writable } from 'node:stream';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { createManualClock } from '../../../src/lib/clock.js';
-import { createPricingService, PRICE_CACHE_TTL_MS, PRICE_MISS_TTL_MS } from '../../../src/pricing/create-pricing-service.js';
+import {
+  createPricingService,
+  PRICE_CACHE_TTL_MS,
+  PRICE_MISS_TTL_MS,
+} from '../../../src/pricing/create-pricing-service.js';
 import { createLogger } from '../../../src/telemetry/logger.js';
 import { referencePrice, startFakeProxy } from '../../helpers/fake-pricing-proxy.js';
-
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'svcgw-pricing-'));
@@ -21,15 +24,28 @@ function writeJson(dir: string, file: string, content: unknown): void {
   writeFileSync(join(dir, file), JSON.stringify(content));
 }
 
-const ours = (models: Record<string, { input: number; output: number; cached_input?: number }>) => ({ currency: 'USD', models });
+const ours = (models: Record<string, { input: number; output: number; cached_input?: number }>) => ({
+  currency: 'USD',
+  models,
+});
 
 /** A pricing service over temp dirs (and a fake proxy when given), with a manual clock and captured logs. */
-function service(options: { proxyUrl?: string; logStore?: string; local?: string; capabilitiesLocal?: string; capabilitiesLogStore?: string; proxyTimeoutMs?: number } = {}) {
+function service(
+  options: {
+    proxyUrl?: string;
+    logStore?: string;
+    local?: string;
+    capabilitiesLocal?: string;
+    capabilitiesLogStore?: string;
+    proxyTimeoutMs?: number;
+  } = {},
+) {
   const env: Record<string, string> = {
     MODEL_CONFIGS_PRICING_LOCAL_PATH: options.local ?? tempDir(),
     MODEL_CONFIGS_CAPABILITIES_LOCAL_PATH: options.capabilitiesLocal ?? tempDir(),
   };
-  if (options.proxyUrl) Object.assign(env, { MODEL_CONFIGS_PROXY_FETCH_ENABLED: 'ON', MODEL_CONFIGS_PROXY_URL: options.proxyUrl });
+  if (options.proxyUrl)
+    Object.assign(env, { MODEL_CONFIGS_PROXY_FETCH_ENABLED: 'ON', MODEL_CONFIGS_PROXY_URL: options.proxyUrl });
   if (options.logStore) env.MODEL_CONFIGS_PRICING_LOG_STORE_PATH = options.logStore;
   if (options.capabilitiesLogStore) env.MODEL_CONFIGS_CAPABILITIES_LOG_STORE_PATH = options.capabilitiesLogStore;
   const config = loadConfig({ env });
@@ -37,12 +53,23 @@ function service(options: { proxyUrl?: string; logStore?: string; local?: string
   const lines: any[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)));
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line)),
+      );
       callback();
     },
   });
   const logger = createLogger({ level: 'debug', pretty: false, destination });
-  const pricing = createPricingService({ config, clock, logger, ...(options.proxyTimeoutMs ? { proxyTimeoutMs: options.proxyTimeoutMs } : {}) });
+  const pricing = createPricingService({
+    config,
+    clock,
+    logger,
+    ...(options.proxyTimeoutMs ? { proxyTimeoutMs: options.proxyTimeoutMs } : {}),
+  });
   const warnings = () => lines.filter((line) => line.level === 40);
   return { pricing, clock, lines, warnings };
 }
@@ -55,16 +82,39 @@ async function proxy(answers: Parameters<typeof startFakeProxy>[0] = {}) {
 
 describe('pricing sources, in the spec order', () => {
   it('prefers the proxy, then the log store, then the local files, model by model', async () => {
-    const p = await proxy({ '/pricing/openai': { status: 200, body: { 'gpt-4o': referencePrice(0.0003, 0.0012, 0.00015) } } });
+    const p = await proxy({
+      '/pricing/openai': { status: 200, body: { 'gpt-4o': referencePrice(0.0003, 0.0012, 0.00015) } },
+    });
     const logStore = tempDir();
-    writeJson(logStore, 'openai.json', ours({ 'gpt-4o': { input: 9, output: 9 }, 'gpt-4.1': { input: 2.2, output: 8.8 } }));
+    writeJson(
+      logStore,
+      'openai.json',
+      ours({ 'gpt-4o': { input: 9, output: 9 }, 'gpt-4.1': { input: 2.2, output: 8.8 } }),
+    );
     const local = tempDir();
-    writeJson(local, 'openai.json', ours({ 'gpt-4o': { input: 1, output: 1 }, 'gpt-4.1': { input: 1, output: 1 }, 'gpt-3.5-turbo': { input: 0.5, output: 1.5 } }));
+    writeJson(
+      local,
+      'openai.json',
+      ours({
+        'gpt-4o': { input: 1, output: 1 },
+        'gpt-4.1': { input: 1, output: 1 },
+        'gpt-3.5-turbo': { input: 0.5, output: 1.5 },
+      }),
+    );
     const { pricing } = service({ proxyUrl: p.url, logStore, local });
 
-    expect(await pricing.lookupPrice('openai', 'gpt-4o')).toMatchObject({ source: 'proxy', price: { input: 3, output: 12, cached_input: 1.5 } });
-    expect(await pricing.lookupPrice('openai', 'gpt-4.1')).toMatchObject({ source: 'log_store', price: { input: 2.2, output: 8.8 } });
-    expect(await pricing.lookupPrice('openai', 'gpt-3.5-turbo')).toMatchObject({ source: 'local', price: { input: 0.5, output: 1.5 } });
+    expect(await pricing.lookupPrice('openai', 'gpt-4o')).toMatchObject({
+      source: 'proxy',
+      price: { input: 3, output: 12, cached_input: 1.5 },
+    });
+    expect(await pricing.lookupPrice('openai', 'gpt-4.1')).toMatchObject({
+      source: 'log_store',
+      price: { input: 2.2, output: 8.8 },
+    });
+    expect(await pricing.lookupPrice('openai', 'gpt-3.5-turbo')).toMatchObject({
+      source: 'local',
+      price: { input: 0.5, output: 1.5 },
+    });
     expect(await pricing.lookupPrice('openai', 'no-such-model')).toBeNull();
     // One proxy document served every model of the provider.
     expect(p.hits).toEqual(['/pricing/openai']);
@@ -78,27 +128,53 @@ describe('pricing sources, in the spec order', () => {
   });
 
   it('prices dated model ids as their undated entry, in every source', async () => {
-    const p = await proxy({ '/pricing/anthropic': { status: 200, body: { 'claude-opus-4-1': referencePrice(0.0015, 0.0075) } } });
+    const p = await proxy({
+      '/pricing/anthropic': { status: 200, body: { 'claude-opus-4-1': referencePrice(0.0015, 0.0075) } },
+    });
     const local = tempDir();
     writeJson(local, 'anthropic.json', ours({}));
-    writeJson(local, 'openai.json', ours({ 'gpt-4o': { input: 2.5, output: 10 }, 'gpt-4o-2024-05-13': { input: 5, output: 15 } }));
+    writeJson(
+      local,
+      'openai.json',
+      ours({ 'gpt-4o': { input: 2.5, output: 10 }, 'gpt-4o-2024-05-13': { input: 5, output: 15 } }),
+    );
     const { pricing } = service({ proxyUrl: p.url, local });
-    expect(await pricing.lookupPrice('anthropic', 'claude-opus-4-1-20250805')).toMatchObject({ entry: 'claude-opus-4-1', source: 'proxy', price: { input: 15, output: 75 } });
-    expect(await pricing.lookupPrice('openai', 'gpt-4o-2024-08-06')).toMatchObject({ entry: 'gpt-4o', price: { input: 2.5 } });
+    expect(await pricing.lookupPrice('anthropic', 'claude-opus-4-1-20250805')).toMatchObject({
+      entry: 'claude-opus-4-1',
+      source: 'proxy',
+      price: { input: 15, output: 75 },
+    });
+    expect(await pricing.lookupPrice('openai', 'gpt-4o-2024-08-06')).toMatchObject({
+      entry: 'gpt-4o',
+      price: { input: 2.5 },
+    });
     // A dated id with its own entry keeps its own price.
-    expect(await pricing.lookupPrice('openai', 'gpt-4o-2024-05-13')).toMatchObject({ entry: 'gpt-4o-2024-05-13', price: { input: 5 } });
+    expect(await pricing.lookupPrice('openai', 'gpt-4o-2024-05-13')).toMatchObject({
+      entry: 'gpt-4o-2024-05-13',
+      price: { input: 5 },
+    });
   });
 
   it('records an unknown cost (null), never 0, for a model no source prices', async () => {
     const { pricing } = service();
-    expect(await pricing.costOf('openai', 'gpt-unknown', { promptTokens: 10, completionTokens: 5, cachedTokens: null })).toBeNull();
-    expect(await pricing.costOf(null, 'gpt-4o', { promptTokens: 10, completionTokens: 5, cachedTokens: null })).toBeNull();
+    expect(
+      await pricing.costOf('openai', 'gpt-unknown', { promptTokens: 10, completionTokens: 5, cachedTokens: null }),
+    ).toBeNull();
+    expect(
+      await pricing.costOf(null, 'gpt-4o', { promptTokens: 10, completionTokens: 5, cachedTokens: null }),
+    ).toBeNull();
   });
 
   it('computes the cost from the price that applies', async () => {
-    const p = await proxy({ '/pricing/openai': { status: 200, body: { 'gpt-4o': referencePrice(0.0003, 0.0012, 0.00015) } } });
+    const p = await proxy({
+      '/pricing/openai': { status: 200, body: { 'gpt-4o': referencePrice(0.0003, 0.0012, 0.00015) } },
+    });
     const { pricing } = service({ proxyUrl: p.url });
-    const cost = await pricing.costOf('openai', 'gpt-4o', { promptTokens: 1000, completionTokens: 100, cachedTokens: 200 });
+    const cost = await pricing.costOf('openai', 'gpt-4o', {
+      promptTokens: 1000,
+      completionTokens: 100,
+      cachedTokens: 200,
+    });
     expect(cost).toBeCloseTo((800 * 3 + 200 * 1.5 + 100 * 12) / 1e6, 15);
   });
 });
@@ -128,14 +204,26 @@ describe('the memory cache', () => {
     clock.advance(PRICE_MISS_TTL_MS - 1);
     expect(await pricing.priceOf('openai', 'gpt-new')).toBeNull();
     clock.advance(1);
-    expect(await pricing.lookupPrice('openai', 'gpt-new')).toMatchObject({ source: 'log_store', price: { input: 1, output: 2 } });
+    expect(await pricing.lookupPrice('openai', 'gpt-new')).toMatchObject({
+      source: 'log_store',
+      price: { input: 1, output: 2 },
+    });
     expect(PRICE_MISS_TTL_MS).toBeLessThan(PRICE_CACHE_TTL_MS);
   });
 
   it('asks the proxy once for concurrent lookups of one provider', async () => {
-    const p = await proxy({ '/pricing/openai': { status: 200, body: { 'gpt-4o': referencePrice(0.0003, 0.0012), 'gpt-4.1': referencePrice(0.0002, 0.0008) } } });
+    const p = await proxy({
+      '/pricing/openai': {
+        status: 200,
+        body: { 'gpt-4o': referencePrice(0.0003, 0.0012), 'gpt-4.1': referencePrice(0.0002, 0.0008) },
+      },
+    });
     const { pricing } = service({ proxyUrl: p.url });
-    const results = await Promise.all([pricing.priceOf('openai', 'gpt-4o'), pricing.priceOf('openai', 'gpt-4.1'), pricing.priceOf('openai', 'gpt-4o')]);
+    const results = await Promise.all([
+      pricing.priceOf('openai', 'gpt-4o'),
+      pricing.priceOf('openai', 'gpt-4.1'),
+      pricing.priceOf('openai', 'gpt-4o'),
+    ]);
     expect(results.map((r) => r?.input)).toEqual([3, 2, 3]);
     expect(p.hits).toEqual(['/pricing/openai']);
   });
@@ -152,7 +240,9 @@ describe('a failing proxy', () => {
     const { pricing, clock, warnings } = service({ proxyUrl: downUrl, local });
 
     expect(await pricing.lookupPrice('openai', 'gpt-4o')).toMatchObject({ source: 'local', price: { input: 2.5 } });
-    expect(await pricing.costOf('openai', 'gpt-4.1', { promptTokens: 1, completionTokens: 1, cachedTokens: null })).toBeNull();
+    expect(
+      await pricing.costOf('openai', 'gpt-4.1', { promptTokens: 1, completionTokens: 1, cachedTokens: null }),
+    ).toBeNull();
     expect(warnings()).toHaveLength(1);
     expect(warnings()[0]).toMatchObject({ provider: 'openai', url: `${downUrl}/pricing/openai` });
 
@@ -178,7 +268,11 @@ describe('a failing proxy', () => {
   });
 
   it('falls through on a 5xx, a dropped connection or a body that is not JSON, and retries after a few minutes', async () => {
-    const p = await proxy({ '/pricing/openai': { status: 503, body: { error: 'down' } }, '/pricing/groq': 'destroy', '/pricing/mistral-ai': { status: 200, body: 'not json' } });
+    const p = await proxy({
+      '/pricing/openai': { status: 503, body: { error: 'down' } },
+      '/pricing/groq': 'destroy',
+      '/pricing/mistral-ai': { status: 200, body: 'not json' },
+    });
     const local = tempDir();
     writeJson(local, 'openai.json', ours({ 'gpt-4o': { input: 2.5, output: 10 } }));
     const { pricing, clock, warnings } = service({ proxyUrl: p.url, local });
@@ -228,9 +322,15 @@ describe('the log store', () => {
 
   it('accepts the reference format too', async () => {
     const logStore = tempDir();
-    writeJson(logStore, 'groq.json', { default: referencePrice(0, 0), 'llama-3.3-70b-versatile': referencePrice(0.000059, 0.000079) });
+    writeJson(logStore, 'groq.json', {
+      default: referencePrice(0, 0),
+      'llama-3.3-70b-versatile': referencePrice(0.000059, 0.000079),
+    });
     const { pricing } = service({ logStore });
-    expect(await pricing.lookupPrice('groq', 'llama-3.3-70b-versatile')).toMatchObject({ source: 'log_store', price: { input: 0.59, output: 0.79 } });
+    expect(await pricing.lookupPrice('groq', 'llama-3.3-70b-versatile')).toMatchObject({
+      source: 'log_store',
+      price: { input: 0.59, output: 0.79 },
+    });
     expect(await pricing.priceOf('groq', 'default')).toBeNull();
   });
 });
@@ -246,22 +346,50 @@ describe('local files', () => {
     const local = tempDir();
     writeJson(local, 'openai.json', ours({ 'gpt-4o': { input: 2.5, output: 10 } }));
     writeJson(local, 'groq.json', ours({ 'llama-3.1-8b-instant': { input: 0.05, output: 0.08 } }));
-    expect(service({ local }).pricing.models()).toEqual([{ provider: 'groq', model: 'llama-3.1-8b-instant' }, { provider: 'openai', model: 'gpt-4o' }]);
+    expect(service({ local }).pricing.models()).toEqual([
+      { provider: 'groq', model: 'llama-3.1-8b-instant' },
+      { provider: 'openai', model: 'gpt-4o' },
+    ]);
   });
 });
 
 describe('capabilities', () => {
   it('come from {PROXY_URL}/general/{provider}, the capabilities log store, then the local files', async () => {
-    const p = await proxy({ '/general/groq': { status: 200, body: { default: { type: { primary: 'chat' } }, 'llama-3.1-8b-instant': { params: [{ key: 'max_tokens', maxValue: 131072 }], type: { primary: 'chat', supported: ['tools'] } } } } });
+    const p = await proxy({
+      '/general/groq': {
+        status: 200,
+        body: {
+          default: { type: { primary: 'chat' } },
+          'llama-3.1-8b-instant': {
+            params: [{ key: 'max_tokens', maxValue: 131072 }],
+            type: { primary: 'chat', supported: ['tools'] },
+          },
+        },
+      },
+    });
     const capabilitiesLogStore = tempDir();
     writeJson(capabilitiesLogStore, 'openai.json', { models: { 'gpt-4.1': { context_window: 1_047_576 } } });
     const capabilitiesLocal = tempDir();
-    writeJson(capabilitiesLocal, 'openai.json', { models: { 'gpt-4.1': { context_window: 1 }, 'gpt-4o': { context_window: 128_000, input_modalities: ['text', 'image'] } } });
+    writeJson(capabilitiesLocal, 'openai.json', {
+      models: {
+        'gpt-4.1': { context_window: 1 },
+        'gpt-4o': { context_window: 128_000, input_modalities: ['text', 'image'] },
+      },
+    });
     const { pricing } = service({ proxyUrl: p.url, capabilitiesLogStore, capabilitiesLocal });
 
-    expect(await pricing.lookupCapabilities('groq', 'llama-3.1-8b-instant')).toMatchObject({ source: 'proxy', capabilities: { type: 'chat', max_output_tokens: 131072, supports: ['tools'] } });
-    expect(await pricing.lookupCapabilities('openai', 'gpt-4.1')).toMatchObject({ source: 'log_store', capabilities: { context_window: 1_047_576 } });
-    expect(await pricing.capabilitiesOf('openai', 'gpt-4o-2024-08-06')).toMatchObject({ context_window: 128_000, input_modalities: ['text', 'image'] });
+    expect(await pricing.lookupCapabilities('groq', 'llama-3.1-8b-instant')).toMatchObject({
+      source: 'proxy',
+      capabilities: { type: 'chat', max_output_tokens: 131072, supports: ['tools'] },
+    });
+    expect(await pricing.lookupCapabilities('openai', 'gpt-4.1')).toMatchObject({
+      source: 'log_store',
+      capabilities: { context_window: 1_047_576 },
+    });
+    expect(await pricing.capabilitiesOf('openai', 'gpt-4o-2024-08-06')).toMatchObject({
+      context_window: 128_000,
+      input_modalities: ['text', 'image'],
+    });
     expect(await pricing.capabilitiesOf('openai', 'unknown')).toBeNull();
     expect(p.hits).toContain('/general/groq');
   });

@@ -53,7 +53,10 @@ const EXPECTED: Record<string, { url: string; header: 'authorization' | 'api-key
   moonshot: { url: 'https://api.moonshot.ai/v1/chat/completions', header: 'authorization' },
   zhipu: { url: 'https://open.bigmodel.cn/api/paas/v4/chat/completions', header: 'authorization' },
   'z-ai': { url: 'https://api.z.ai/api/paas/v4/chat/completions', header: 'authorization' },
-  dashscope: { url: 'https://dashscope-intl.aliyuncs.com/compatible-mode/v1/chat/completions', header: 'authorization' },
+  dashscope: {
+    url: 'https://dashscope-intl.aliyuncs.com/compatible-mode/v1/chat/completions',
+    header: 'authorization',
+  },
   siliconflow: { url: 'https://api.siliconflow.com/v1/chat/completions', header: 'authorization' },
   'github-models': { url: 'https://models.github.ai/inference/chat/completions', header: 'authorization' },
   huggingface: { url: 'https://router.huggingface.co/v1/chat/completions', header: 'authorization' },
@@ -83,10 +86,27 @@ const LOCAL = new Set(['ollama', 'lm-studio', 'vllm']);
 
 describe('provider catalogue', () => {
   it('registers the required providers and has an expectation for every one', () => {
-    const names = listProviders().filter((p) => p.wireFormat === 'openai').map((p) => p.name);
+    const names = listProviders()
+      .filter((p) => p.wireFormat === 'openai')
+      .map((p) => p.name);
     for (const required of [
-      'openai', 'azure-openai', 'groq', 'together-ai', 'fireworks-ai', 'mistral-ai', 'deepseek', 'openrouter',
-      'perplexity-ai', 'x-ai', 'deepinfra', 'cerebras', 'sambanova', 'nvidia-nim', 'ollama', 'lm-studio', 'vllm',
+      'openai',
+      'azure-openai',
+      'groq',
+      'together-ai',
+      'fireworks-ai',
+      'mistral-ai',
+      'deepseek',
+      'openrouter',
+      'perplexity-ai',
+      'x-ai',
+      'deepinfra',
+      'cerebras',
+      'sambanova',
+      'nvidia-nim',
+      'ollama',
+      'lm-studio',
+      'vllm',
       'anyscale',
     ]) {
       expect(names).toContain(required);
@@ -162,23 +182,30 @@ describe('path and custom host joining', () => {
   });
 
   it('uses a custom host with a path as the base, as it is', () => {
-    const target = buildUpstreamTarget(openai(), '/embeddings', { apiKey: KEY, customHost: 'https://proxy.example.com/openai/v2' });
+    const target = buildUpstreamTarget(openai(), '/embeddings', {
+      apiKey: KEY,
+      customHost: 'https://proxy.example.com/openai/v2',
+    });
     expect(target.url).toBe('https://proxy.example.com/openai/v2/embeddings');
     expect(target.headers).toEqual({ authorization: `Bearer ${KEY}` });
   });
 
   it("gives a bare custom host the default base's path", () => {
-    expect(buildUpstreamTarget(provider('ollama'), '/chat/completions', { apiKey: null, customHost: 'http://gpu-box:11434' }).url).toBe(
-      'http://gpu-box:11434/v1/chat/completions',
-    );
-    expect(buildUpstreamTarget(provider('deepinfra'), '/embeddings', { apiKey: KEY, customHost: 'https://di.internal/' }).url).toBe(
-      'https://di.internal/v1/openai/embeddings',
-    );
+    expect(
+      buildUpstreamTarget(provider('ollama'), '/chat/completions', { apiKey: null, customHost: 'http://gpu-box:11434' })
+        .url,
+    ).toBe('http://gpu-box:11434/v1/chat/completions');
+    expect(
+      buildUpstreamTarget(provider('deepinfra'), '/embeddings', { apiKey: KEY, customHost: 'https://di.internal/' })
+        .url,
+    ).toBe('https://di.internal/v1/openai/embeddings');
   });
 
   it('refuses a provider without a base URL when no custom host is given', () => {
     for (const name of ['cloudflare-workers-ai', 'predibase']) {
-      expect(() => buildUpstreamTarget(provider(name), '/chat/completions', { apiKey: KEY })).toThrow(ProviderConfigError);
+      expect(() => buildUpstreamTarget(provider(name), '/chat/completions', { apiKey: KEY })).toThrow(
+        ProviderConfigError,
+      );
       expect(() => buildUpstreamTarget(provider(name), '/chat/completions', { apiKey: KEY, customHost: null })).toThrow(
         /custom host/,
       );
@@ -186,8 +213,15 @@ describe('path and custom host joining', () => {
   });
 
   it('refuses custom hosts that are not plain http(s) base URLs', () => {
-    for (const customHost of ['ftp://example.com', 'not a url', 'https://example.com/v1?x=1', 'https://u:p@example.com']) {
-      expect(() => buildUpstreamTarget(openai(), '/chat/completions', { apiKey: KEY, customHost })).toThrow(ProviderConfigError);
+    for (const customHost of [
+      'ftp://example.com',
+      'not a url',
+      'https://example.com/v1?x=1',
+      'https://u:p@example.com',
+    ]) {
+      expect(() => buildUpstreamTarget(openai(), '/chat/completions', { apiKey: KEY, customHost })).toThrow(
+        ProviderConfigError,
+      );
     }
   });
 
@@ -240,7 +274,9 @@ describe('Azure OpenAI', () => {
       customHost: 'https://apim.example.com/',
       azure: { deploymentId: 'gpt 4o', apiVersion: '2024-10-21' },
     });
-    expect(target.url).toBe('https://apim.example.com/openai/deployments/gpt%204o/chat/completions?api-version=2024-10-21');
+    expect(target.url).toBe(
+      'https://apim.example.com/openai/deployments/gpt%204o/chat/completions?api-version=2024-10-21',
+    );
   });
 
   it('names every missing setting', () => {
@@ -248,7 +284,9 @@ describe('Azure OpenAI', () => {
     expect(attempt({ apiKey: KEY })).toThrow(/resourceName, deploymentId/);
     expect(attempt({ apiKey: KEY, azure: { resourceName: 'contoso' } })).toThrow(/deploymentId/);
     expect(attempt({ apiKey: KEY, azure: { deploymentId: 'd1' } })).toThrow(/resourceName/);
-    expect(attempt({ apiKey: KEY, azure: { resourceName: 'contoso', deploymentId: 'd1', apiVersion: ' ' } })).toThrow(/apiVersion/);
+    expect(attempt({ apiKey: KEY, azure: { resourceName: 'contoso', deploymentId: 'd1', apiVersion: ' ' } })).toThrow(
+      /apiVersion/,
+    );
     try {
       attempt({ apiKey: KEY, azure: {} })();
       expect.unreachable();

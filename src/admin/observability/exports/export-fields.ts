@@ -42,7 +42,10 @@ function parseBody(text: string | null): unknown {
 }
 
 /** One exported record: the requested fields, in the order requested. */
-export function exportRecord(row: Selectable<RequestLogsTable>, fields: readonly ExportField[]): Record<string, unknown> {
+export function exportRecord(
+  row: Selectable<RequestLogsTable>,
+  fields: readonly ExportField[],
+): Record<string, unknown> {
   const record: Record<string, unknown> = {};
   for (const field of fields) record[field] = FIELDS[field](row);
   return record;

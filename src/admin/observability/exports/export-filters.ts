@@ -17,8 +17,14 @@ export const exportFilters = z
     ai_org: z.string().min(1).max(128).optional().describe('Only this provider (openai, anthropic, …).'),
     ai_model: z.string().min(1).max(256).optional().describe('Only this model.'),
     ai_org_model: z.string().max(4000).optional().describe('Comma-separated provider__model pairs (openai__gpt-4o).'),
-    status_code: z.union([z.number().int().min(100).max(599), z.string().regex(STATUS_LIST_RE)]).optional().describe('A status, or comma-separated statuses.'),
-    metadata: z.record(z.string().regex(METADATA_KEY_RE), z.string().max(1024)).optional().describe('Every pair must match the request metadata.'),
+    status_code: z
+      .union([z.number().int().min(100).max(599), z.string().regex(STATUS_LIST_RE)])
+      .optional()
+      .describe('A status, or comma-separated statuses.'),
+    metadata: z
+      .record(z.string().regex(METADATA_KEY_RE), z.string().max(1024))
+      .optional()
+      .describe('Every pair must match the request metadata.'),
     trace_id: z.string().min(1).max(128).optional(),
     cost_min: z.number().min(0).optional(),
     cost_max: z.number().min(0).optional(),
@@ -42,7 +48,15 @@ export function matchingLogs(db: Db, scope: ExportScope, filters: ExportFilters)
   let query = db.selectFrom('request_logs').where('organisation_id', '=', scope.organisationId);
   if (scope.workspaceId) query = query.where('workspace_id', '=', scope.workspaceId);
   if (scope.ownerUserId) {
-    query = query.where('api_key_id', 'in', db.selectFrom('api_keys').select('id').where('organisation_id', '=', scope.organisationId).where('user_id', '=', scope.ownerUserId));
+    query = query.where(
+      'api_key_id',
+      'in',
+      db
+        .selectFrom('api_keys')
+        .select('id')
+        .where('organisation_id', '=', scope.organisationId)
+        .where('user_id', '=', scope.ownerUserId),
+    );
   }
   const f = filters;
   if (f.time_of_generation_min) query = query.where('created_at', '>=', iso(f.time_of_generation_min));
@@ -51,8 +65,16 @@ export function matchingLogs(db: Db, scope: ExportScope, filters: ExportFilters)
   if (f.ai_org) query = query.where('provider', '=', f.ai_org);
   if (f.ai_model) query = query.where('model', '=', f.ai_model);
   if (f.ai_org_model) {
-    const pairs = f.ai_org_model.split(',').map((pair) => pair.trim().split('__')).filter((p): p is [string, string] => p.length === 2 && p[0]!.length > 0 && p[1]!.length > 0);
-    query = pairs.length === 0 ? query.where(sql<boolean>`0`) : query.where((eb) => eb.or(pairs.map(([provider, model]) => eb.and([eb('provider', '=', provider), eb('model', '=', model)]))));
+    const pairs = f.ai_org_model
+      .split(',')
+      .map((pair) => pair.trim().split('__'))
+      .filter((p): p is [string, string] => p.length === 2 && p[0]!.length > 0 && p[1]!.length > 0);
+    query =
+      pairs.length === 0
+        ? query.where(sql<boolean>`0`)
+        : query.where((eb) =>
+            eb.or(pairs.map(([provider, model]) => eb.and([eb('provider', '=', provider), eb('model', '=', model)]))),
+          );
   }
   if (f.status_code !== undefined) {
     const codes = typeof f.status_code === 'number' ? [f.status_code] : f.status_code.split(',').map(Number);
@@ -70,6 +92,8 @@ export function matchingLogs(db: Db, scope: ExportScope, filters: ExportFilters)
 }
 
 export async function countMatching(db: Db, scope: ExportScope, filters: ExportFilters): Promise<number> {
-  const { n } = await matchingLogs(db, scope, filters).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const { n } = await matchingLogs(db, scope, filters)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(n);
 }

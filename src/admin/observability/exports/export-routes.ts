@@ -19,9 +19,27 @@ const TAG = ['Logs Export'];
 const access = { auth: { scope: 'logs.export', keyTypes: BOTH_KEY_TYPES }, feature: 'data_exports' as const };
 const audited = (action: string) => ({ ...access, audit: { resourceType: 'log_export', action } });
 
-const requestedData = z.array(z.enum(EXPORT_FIELDS)).min(1).max(EXPORT_FIELDS.length).refine((f) => new Set(f).size === f.length, 'requested_data lists a field twice');
-const createBody = z.object({ workspace_id: idOrSlug.optional(), filters: exportFilters, requested_data: requestedData, description: z.string().max(1000).optional() }).strict();
-const updateBody = z.object({ workspace_id: idOrSlug.optional(), filters: exportFilters, requested_data: requestedData.optional(), description: z.string().max(1000).optional() }).strict();
+const requestedData = z
+  .array(z.enum(EXPORT_FIELDS))
+  .min(1)
+  .max(EXPORT_FIELDS.length)
+  .refine((f) => new Set(f).size === f.length, 'requested_data lists a field twice');
+const createBody = z
+  .object({
+    workspace_id: idOrSlug.optional(),
+    filters: exportFilters,
+    requested_data: requestedData,
+    description: z.string().max(1000).optional(),
+  })
+  .strict();
+const updateBody = z
+  .object({
+    workspace_id: idOrSlug.optional(),
+    filters: exportFilters,
+    requested_data: requestedData.optional(),
+    description: z.string().max(1000).optional(),
+  })
+  .strict();
 const params = z.object({ exportId: z.string().max(64) });
 const createdResponse = z.object({ id: z.uuid(), total: z.number(), object: z.literal('export') });
 const taskResponse = z.object({ message: z.string(), object: z.literal('export') });
@@ -36,13 +54,20 @@ const CANCELLABLE: readonly ExportStatus[] = ['draft', 'in_progress'];
  * reach the exports of their workspace; a caller limited to its own keys' logs exports only
  * those and sees only its own exports.
  */
-export function registerExportRoutes(app: ZodApp, deps: ObservabilityDeps & { runner: ExportRunner; dir: string }): void {
+export function registerExportRoutes(
+  app: ZodApp,
+  deps: ObservabilityDeps & { runner: ExportRunner; dir: string },
+): void {
   const store = createExportStore(deps.db);
   const now = () => new Date(deps.clock.now()).toISOString();
 
   async function scopeFor(principal: Principal, workspace: string | undefined): Promise<ExportScope> {
     const row = await resolveWorkspace(deps.repos.workspaces, principal, workspace, { required: false });
-    return { organisationId: principal.organisationId, workspaceId: row?.id ?? null, ownerUserId: await deps.visibility.ownDataOnly(principal) };
+    return {
+      organisationId: principal.organisationId,
+      workspaceId: row?.id ?? null,
+      ownerUserId: await deps.visibility.ownDataOnly(principal),
+    };
   }
 
   /** 404 for another organisation's export, another workspace's (to a workspace key), or another user's (own data only). */
@@ -57,144 +82,228 @@ export function registerExportRoutes(app: ZodApp, deps: ObservabilityDeps & { ru
 
   const conflict = (row: ExportRow, what: string) => new AppError('CONFLICT', `The export is ${row.status}; ${what}.`);
 
-  app.post('/v1/logs/exports', {
-    schema: { tags: TAG, summary: 'Create a log export (a draft: start it to run)', body: createBody, response: { 200: createdResponse } },
-    config: audited('create'),
-  }, async (request) => {
-    const principal = request.principal!;
-    const body = request.body;
-    const scope = await scopeFor(principal, body.workspace_id);
-    await deps.requestLogs.flush();
-    const total = await countMatching(deps.db, scope, body.filters);
-    const at = now();
-    const row: ExportRow = {
-      id: newId(),
-      organisation_id: principal.organisationId,
-      workspace_id: scope.workspaceId,
-      filters: JSON.stringify(body.filters),
-      requested_data: JSON.stringify(body.requested_data),
-      status: 'draft',
-      description: body.description ?? null,
-      created_by: principal.userId ?? principal.keyId,
-      api_key_id: principal.keyId,
-      owner_user_id: scope.ownerUserId,
-      total,
-      rows_written: 0,
-      file_name: null,
-      error: null,
-      cursor_seq: 0,
-      until_seq: 0,
-      created_at: at,
-      last_updated_at: at,
-      started_at: null,
-      finished_at: null,
-    };
-    await store.insert(row);
-    request.auditResourceId = row.id;
-    request.auditWorkspaceId = row.workspace_id;
-    return { id: row.id, total, object: 'export' as const };
-  });
-
-  app.get('/v1/logs/exports', {
-    schema: { tags: TAG, summary: 'List log exports, newest first', querystring: z.object({ workspace_id: idOrSlug.optional(), ...paginationQuery }).strict() },
-    config: access,
-  }, async (request) => {
-    const principal = request.principal!;
-    const workspace = await resolveWorkspace(deps.repos.workspaces, principal, request.query.workspace_id, { required: false });
-    const ownerId = await deps.visibility.ownDataOnly(principal);
-    const { total, rows } = await store.list({ organisationId: principal.organisationId, workspaceId: workspace?.id, createdBy: ownerId ?? undefined, ...pageWindow(request.query) });
-    return listBody(rows.map(toExportItem), total);
-  });
-
-  app.get('/v1/logs/exports/:exportId', {
-    schema: { tags: TAG, summary: 'Get a log export: its status and progress', params },
-    config: access,
-  }, async (request) => toExportItem(await reachable(request.principal!, request.params.exportId)));
-
-  app.put('/v1/logs/exports/:exportId', {
-    schema: { tags: TAG, summary: 'Change the filters or fields of an export', description: 'Not while it runs. A changed export is a draft again: its file, if any, is deleted.', params, body: updateBody, response: { 200: createdResponse } },
-    config: audited('update'),
-  }, async (request) => {
-    const principal = request.principal!;
-    const row = await reachable(principal, request.params.exportId);
-    if (row.status === 'in_progress') throw conflict(row, 'cancel it before changing it');
-    const body = request.body;
-    const scope = body.workspace_id === undefined ? { organisationId: row.organisation_id, workspaceId: row.workspace_id, ownerUserId: row.owner_user_id } : await scopeFor(principal, body.workspace_id);
-    await deps.requestLogs.flush();
-    const total = await countMatching(deps.db, scope, body.filters);
-    const changed = await store.transition(row.id, ['draft', 'success', 'failed', 'stopped'], {
-      status: 'draft',
-      workspace_id: scope.workspaceId,
-      filters: JSON.stringify(body.filters),
-      ...(body.requested_data ? { requested_data: JSON.stringify(body.requested_data) } : {}),
-      ...(body.description !== undefined ? { description: body.description } : {}),
-      total,
-      rows_written: 0,
-      file_name: null,
-      error: null,
-      started_at: null,
-      finished_at: null,
-      last_updated_at: now(),
-    });
-    if (!changed) throw conflict(row, 'cancel it before changing it');
-    await removeFile(row.id);
-    request.auditResourceId = row.id;
-    request.auditWorkspaceId = row.workspace_id;
-    return { id: row.id, total, object: 'export' as const };
-  });
-
-  app.post('/v1/logs/exports/:exportId/start', {
-    schema: { tags: TAG, summary: 'Start (or restart) an export in the background', params, response: { 200: taskResponse } },
-    config: audited('start'),
-  }, async (request) => {
-    const row = await reachable(request.principal!, request.params.exportId);
-    await deps.requestLogs.flush();
-    const newest = await deps.db.selectFrom('request_logs').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
-    const at = now();
-    const started = await store.transition(row.id, STARTABLE, { status: 'in_progress', until_seq: Number(newest?.seq ?? 0), cursor_seq: 0, rows_written: 0, error: null, file_name: null, started_at: at, finished_at: null, last_updated_at: at });
-    if (!started) throw conflict(row, row.status === 'success' ? 'it is complete: download it, or change it to run it again' : 'it is already running');
-    deps.runner.kick();
-    request.auditResourceId = row.id;
-    request.auditWorkspaceId = row.workspace_id;
-    return { message: 'export started', object: 'export' as const };
-  });
-
-  app.post('/v1/logs/exports/:exportId/cancel', {
-    schema: { tags: TAG, summary: 'Cancel an export that has not finished', params, response: { 200: taskResponse } },
-    config: audited('cancel'),
-  }, async (request) => {
-    const row = await reachable(request.principal!, request.params.exportId);
-    const at = now();
-    const cancelled = await store.transition(row.id, CANCELLABLE, { status: 'stopped', finished_at: at, last_updated_at: at });
-    if (!cancelled) throw conflict(row, 'only a draft or a running export can be cancelled');
-    request.auditResourceId = row.id;
-    request.auditWorkspaceId = row.workspace_id;
-    return { message: 'export cancelled', object: 'export' as const };
-  });
-
-  app.get('/v1/logs/exports/:exportId/download', {
-    schema: {
-      tags: TAG,
-      summary: 'Download a finished export as JSONL or CSV',
-      description: 'Streams the file: `format=jsonl` (default; one JSON object per line) or `format=csv` (a header of the requested fields, objects as JSON text).',
-      params,
-      querystring: z.object({ format: z.enum(['jsonl', 'csv']).default('jsonl') }).strict(),
+  app.post(
+    '/v1/logs/exports',
+    {
+      schema: {
+        tags: TAG,
+        summary: 'Create a log export (a draft: start it to run)',
+        body: createBody,
+        response: { 200: createdResponse },
+      },
+      config: audited('create'),
     },
-    config: access,
-  }, async (request, reply) => {
-    const row = await reachable(request.principal!, request.params.exportId);
-    if (row.status !== 'success' || row.file_name === null) throw conflict(row, 'only a finished (success) export can be downloaded');
-    const path = exportFilePath(deps.dir, row.id);
-    await fileExists(path).catch(() => {
-      throw notFound('Export file');
-    });
-    const csv = request.query.format === 'csv';
-    reply
-      .header('content-type', csv ? 'text/csv; charset=utf-8' : 'application/x-ndjson')
-      .header('content-disposition', `attachment; filename="log-export-${row.id}.${csv ? 'csv' : 'jsonl'}"`)
-      .header('cache-control', 'no-store');
-    return reply.send(csv ? csvStream(path, JSON.parse(row.requested_data) as ExportField[]) : jsonlStream(path));
-  });
+    async (request) => {
+      const principal = request.principal!;
+      const body = request.body;
+      const scope = await scopeFor(principal, body.workspace_id);
+      await deps.requestLogs.flush();
+      const total = await countMatching(deps.db, scope, body.filters);
+      const at = now();
+      const row: ExportRow = {
+        id: newId(),
+        organisation_id: principal.organisationId,
+        workspace_id: scope.workspaceId,
+        filters: JSON.stringify(body.filters),
+        requested_data: JSON.stringify(body.requested_data),
+        status: 'draft',
+        description: body.description ?? null,
+        created_by: principal.userId ?? principal.keyId,
+        api_key_id: principal.keyId,
+        owner_user_id: scope.ownerUserId,
+        total,
+        rows_written: 0,
+        file_name: null,
+        error: null,
+        cursor_seq: 0,
+        until_seq: 0,
+        created_at: at,
+        last_updated_at: at,
+        started_at: null,
+        finished_at: null,
+      };
+      await store.insert(row);
+      request.auditResourceId = row.id;
+      request.auditWorkspaceId = row.workspace_id;
+      return { id: row.id, total, object: 'export' as const };
+    },
+  );
+
+  app.get(
+    '/v1/logs/exports',
+    {
+      schema: {
+        tags: TAG,
+        summary: 'List log exports, newest first',
+        querystring: z.object({ workspace_id: idOrSlug.optional(), ...paginationQuery }).strict(),
+      },
+      config: access,
+    },
+    async (request) => {
+      const principal = request.principal!;
+      const workspace = await resolveWorkspace(deps.repos.workspaces, principal, request.query.workspace_id, {
+        required: false,
+      });
+      const ownerId = await deps.visibility.ownDataOnly(principal);
+      const { total, rows } = await store.list({
+        organisationId: principal.organisationId,
+        workspaceId: workspace?.id,
+        createdBy: ownerId ?? undefined,
+        ...pageWindow(request.query),
+      });
+      return listBody(rows.map(toExportItem), total);
+    },
+  );
+
+  app.get(
+    '/v1/logs/exports/:exportId',
+    {
+      schema: { tags: TAG, summary: 'Get a log export: its status and progress', params },
+      config: access,
+    },
+    async (request) => toExportItem(await reachable(request.principal!, request.params.exportId)),
+  );
+
+  app.put(
+    '/v1/logs/exports/:exportId',
+    {
+      schema: {
+        tags: TAG,
+        summary: 'Change the filters or fields of an export',
+        description: 'Not while it runs. A changed export is a draft again: its file, if any, is deleted.',
+        params,
+        body: updateBody,
+        response: { 200: createdResponse },
+      },
+      config: audited('update'),
+    },
+    async (request) => {
+      const principal = request.principal!;
+      const row = await reachable(principal, request.params.exportId);
+      if (row.status === 'in_progress') throw conflict(row, 'cancel it before changing it');
+      const body = request.body;
+      const scope =
+        body.workspace_id === undefined
+          ? { organisationId: row.organisation_id, workspaceId: row.workspace_id, ownerUserId: row.owner_user_id }
+          : await scopeFor(principal, body.workspace_id);
+      await deps.requestLogs.flush();
+      const total = await countMatching(deps.db, scope, body.filters);
+      const changed = await store.transition(row.id, ['draft', 'success', 'failed', 'stopped'], {
+        status: 'draft',
+        workspace_id: scope.workspaceId,
+        filters: JSON.stringify(body.filters),
+        ...(body.requested_data ? { requested_data: JSON.stringify(body.requested_data) } : {}),
+        ...(body.description !== undefined ? { description: body.description } : {}),
+        total,
+        rows_written: 0,
+        file_name: null,
+        error: null,
+        started_at: null,
+        finished_at: null,
+        last_updated_at: now(),
+      });
+      if (!changed) throw conflict(row, 'cancel it before changing it');
+      await removeFile(row.id);
+      request.auditResourceId = row.id;
+      request.auditWorkspaceId = row.workspace_id;
+      return { id: row.id, total, object: 'export' as const };
+    },
+  );
+
+  app.post(
+    '/v1/logs/exports/:exportId/start',
+    {
+      schema: {
+        tags: TAG,
+        summary: 'Start (or restart) an export in the background',
+        params,
+        response: { 200: taskResponse },
+      },
+      config: audited('start'),
+    },
+    async (request) => {
+      const row = await reachable(request.principal!, request.params.exportId);
+      await deps.requestLogs.flush();
+      const newest = await deps.db
+        .selectFrom('request_logs')
+        .select((eb) => eb.fn.max('seq').as('seq'))
+        .executeTakeFirst();
+      const at = now();
+      const started = await store.transition(row.id, STARTABLE, {
+        status: 'in_progress',
+        until_seq: Number(newest?.seq ?? 0),
+        cursor_seq: 0,
+        rows_written: 0,
+        error: null,
+        file_name: null,
+        started_at: at,
+        finished_at: null,
+        last_updated_at: at,
+      });
+      if (!started)
+        throw conflict(
+          row,
+          row.status === 'success'
+            ? 'it is complete: download it, or change it to run it again'
+            : 'it is already running',
+        );
+      deps.runner.kick();
+      request.auditResourceId = row.id;
+      request.auditWorkspaceId = row.workspace_id;
+      return { message: 'export started', object: 'export' as const };
+    },
+  );
+
+  app.post(
+    '/v1/logs/exports/:exportId/cancel',
+    {
+      schema: { tags: TAG, summary: 'Cancel an export that has not finished', params, response: { 200: taskResponse } },
+      config: audited('cancel'),
+    },
+    async (request) => {
+      const row = await reachable(request.principal!, request.params.exportId);
+      const at = now();
+      const cancelled = await store.transition(row.id, CANCELLABLE, {
+        status: 'stopped',
+        finished_at: at,
+        last_updated_at: at,
+      });
+      if (!cancelled) throw conflict(row, 'only a draft or a running export can be cancelled');
+      request.auditResourceId = row.id;
+      request.auditWorkspaceId = row.workspace_id;
+      return { message: 'export cancelled', object: 'export' as const };
+    },
+  );
+
+  app.get(
+    '/v1/logs/exports/:exportId/download',
+    {
+      schema: {
+        tags: TAG,
+        summary: 'Download a finished export as JSONL or CSV',
+        description:
+          'Streams the file: `format=jsonl` (default; one JSON object per line) or `format=csv` (a header of the requested fields, objects as JSON text).',
+        params,
+        querystring: z.object({ format: z.enum(['jsonl', 'csv']).default('jsonl') }).strict(),
+      },
+      config: access,
+    },
+    async (request, reply) => {
+      const row = await reachable(request.principal!, request.params.exportId);
+      if (row.status !== 'success' || row.file_name === null)
+        throw conflict(row, 'only a finished (success) export can be downloaded');
+      const path = exportFilePath(deps.dir, row.id);
+      await fileExists(path).catch(() => {
+        throw notFound('Export file');
+      });
+      const csv = request.query.format === 'csv';
+      reply
+        .header('content-type', csv ? 'text/csv; charset=utf-8' : 'application/x-ndjson')
+        .header('content-disposition', `attachment; filename="log-export-${row.id}.${csv ? 'csv' : 'jsonl'}"`)
+        .header('cache-control', 'no-store');
+      return reply.send(csv ? csvStream(path, JSON.parse(row.requested_data) as ExportField[]) : jsonlStream(path));
+    },
+  );
 
   const removeFile = (id: string) => rm(exportFilePath(deps.dir, id), { force: true });
 }

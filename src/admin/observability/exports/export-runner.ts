@@ -20,7 +20,14 @@ export const exportFilePath = (dir: string, id: string) => join(dir, `${id}.json
  * A cancel is seen before the next batch. An export interrupted by a shutdown stays
  * `in_progress` and runs again from the start when the server next starts.
  */
-export function createExportRunner(deps: { db: Db; store: ExportStore; dir: string; clock: Clock; logger: Logger; batchRows?: number }) {
+export function createExportRunner(deps: {
+  db: Db;
+  store: ExportStore;
+  dir: string;
+  clock: Clock;
+  logger: Logger;
+  batchRows?: number;
+}) {
   const logger = deps.logger.child({ component: 'log-exports' });
   const batchRows = deps.batchRows ?? EXPORT_BATCH_ROWS;
   const now = () => new Date(deps.clock.now()).toISOString();
@@ -31,7 +38,11 @@ export function createExportRunner(deps: { db: Db; store: ExportStore; dir: stri
   async function runExport(row: ExportRow): Promise<void> {
     const fields = JSON.parse(row.requested_data) as ExportField[];
     const filters = JSON.parse(row.filters) as ExportFilters;
-    const scope = { organisationId: row.organisation_id, workspaceId: row.workspace_id, ownerUserId: row.owner_user_id };
+    const scope = {
+      organisationId: row.organisation_id,
+      workspaceId: row.workspace_id,
+      ownerUserId: row.owner_user_id,
+    };
     const path = exportFilePath(deps.dir, row.id);
     await mkdir(deps.dir, { recursive: true, mode: 0o700 });
     await rm(path, { force: true });
@@ -44,7 +55,13 @@ export function createExportRunner(deps: { db: Db; store: ExportStore; dir: stri
       for (;;) {
         if (stopped) return; // shutdown: stays in_progress, runs again at the next start
         if ((await deps.store.status(row.id)) !== 'in_progress') return; // cancelled
-        const rows = await matchingLogs(deps.db, scope, filters).selectAll().where('seq', '>', cursor).where('seq', '<=', row.until_seq).orderBy('seq').limit(batchRows).execute();
+        const rows = await matchingLogs(deps.db, scope, filters)
+          .selectAll()
+          .where('seq', '>', cursor)
+          .where('seq', '<=', row.until_seq)
+          .orderBy('seq')
+          .limit(batchRows)
+          .execute();
         if (rows.length === 0) break;
         await file.write(rows.map((r) => `${JSON.stringify(exportRecord(r, fields))}\n`).join(''));
         cursor = rows.at(-1)!.seq;
@@ -53,11 +70,22 @@ export function createExportRunner(deps: { db: Db; store: ExportStore; dir: stri
         await yieldToRequests();
       }
       await file.sync();
-      finished = await deps.store.transition(row.id, ['in_progress'], { status: 'success', rows_written: written, file_name: `${row.id}.jsonl`, finished_at: now(), last_updated_at: now() });
+      finished = await deps.store.transition(row.id, ['in_progress'], {
+        status: 'success',
+        rows_written: written,
+        file_name: `${row.id}.jsonl`,
+        finished_at: now(),
+        last_updated_at: now(),
+      });
       if (finished) logger.info({ exportId: row.id, rows: written }, 'log export complete');
     } catch (error) {
       logger.error({ err: error, exportId: row.id }, 'log export failed');
-      await deps.store.transition(row.id, ['in_progress'], { status: 'failed', error: 'The export could not be written; see the server log.', finished_at: now(), last_updated_at: now() });
+      await deps.store.transition(row.id, ['in_progress'], {
+        status: 'failed',
+        error: 'The export could not be written; see the server log.',
+        finished_at: now(),
+        last_updated_at: now(),
+      });
     } finally {
       await file.close();
       if (!finished && !stopped) await rm(path, { force: true });

@@ -31,11 +31,20 @@ const TRACES_PER_QUERY = 500;
  * `workspaceId` to show a log only the feedback of its own workspace, or filter the returned
  * objects by `workspace_id` themselves when the traces span workspaces.
  */
-export async function feedbackForTraces(db: Db, organisationId: string, traceIds: readonly string[], workspaceId?: string): Promise<Map<string, FeedbackObject[]>> {
+export async function feedbackForTraces(
+  db: Db,
+  organisationId: string,
+  traceIds: readonly string[],
+  workspaceId?: string,
+): Promise<Map<string, FeedbackObject[]>> {
   const byTrace = new Map<string, FeedbackObject[]>();
   const unique = [...new Set(traceIds)];
   for (let i = 0; i < unique.length; i += TRACES_PER_QUERY) {
-    let query = db.selectFrom('feedback').selectAll().where('organisation_id', '=', organisationId).where('trace_id', 'in', unique.slice(i, i + TRACES_PER_QUERY));
+    let query = db
+      .selectFrom('feedback')
+      .selectAll()
+      .where('organisation_id', '=', organisationId)
+      .where('trace_id', 'in', unique.slice(i, i + TRACES_PER_QUERY));
     if (workspaceId !== undefined) query = query.where('workspace_id', '=', workspaceId);
     for (const row of await query.orderBy('created_at').orderBy('id').execute()) {
       const list = byTrace.get(row.trace_id) ?? [];
@@ -53,8 +62,17 @@ export function createFeedbackStore(db: Db) {
       await db.insertInto('feedback').values(row).execute();
       return row;
     },
-    find: (organisationId: string, id: string) => db.selectFrom('feedback').selectAll().where('organisation_id', '=', organisationId).where('id', '=', id).executeTakeFirst(),
-    async update(id: string, changes: Pick<FeedbackRow, 'value' | 'weight' | 'metadata' | 'last_updated_at'>): Promise<void> {
+    find: (organisationId: string, id: string) =>
+      db
+        .selectFrom('feedback')
+        .selectAll()
+        .where('organisation_id', '=', organisationId)
+        .where('id', '=', id)
+        .executeTakeFirst(),
+    async update(
+      id: string,
+      changes: Pick<FeedbackRow, 'value' | 'weight' | 'metadata' | 'last_updated_at'>,
+    ): Promise<void> {
       await db.updateTable('feedback').set(changes).where('id', '=', id).execute();
     },
   };

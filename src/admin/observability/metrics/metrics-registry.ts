@@ -28,8 +28,12 @@ export const statusClass = (status: number): string => `${Math.min(Math.max(Math
 export const isCacheHit = (cacheStatus: string): boolean => /HIT/i.test(cacheStatus);
 
 const escapeLabel = (value: string) => value.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n');
-const labels = (pairs: Record<string, string>) => `{${Object.entries(pairs).map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}`;
-const num = (n: number) => (Number.isFinite(n) ? String(Math.round(n * 1e9) / 1e9) : n > 0 ? '+Inf' : n < 0 ? '-Inf' : 'NaN');
+const labels = (pairs: Record<string, string>) =>
+  `{${Object.entries(pairs)
+    .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
+    .join(',')}}`;
+const num = (n: number) =>
+  Number.isFinite(n) ? String(Math.round(n * 1e9) / 1e9) : n > 0 ? '+Inf' : n < 0 ? '-Inf' : 'NaN';
 
 /**
  * Counters of this instance's gateway requests since it started, fed by the request-log
@@ -50,7 +54,19 @@ export function createMetricsRegistry() {
       found = series.get(key);
       if (found) return found;
     }
-    const created: Series = { provider, model, statusClass: cls, requests: 0, errors: 0, buckets: LATENCY_BUCKETS_S.map(() => 0), latencySum: 0, promptTokens: 0, completionTokens: 0, cost: 0, cacheHits: 0 };
+    const created: Series = {
+      provider,
+      model,
+      statusClass: cls,
+      requests: 0,
+      errors: 0,
+      buckets: LATENCY_BUCKETS_S.map(() => 0),
+      latencySum: 0,
+      promptTokens: 0,
+      completionTokens: 0,
+      cost: 0,
+      cacheHits: 0,
+    };
     series.set(key, created);
     return created;
   }
@@ -80,10 +96,20 @@ export function createMetricsRegistry() {
     const all = [...series.values()];
     const base = (s: Series) => ({ provider: s.provider, model: s.model, status_class: s.statusClass });
     /** Token, cost and cache figures do not depend on the status class: summed per provider × model. */
-    const byModel = new Map<string, { provider: string; model: string; prompt: number; completion: number; cost: number; hits: number }>();
+    const byModel = new Map<
+      string,
+      { provider: string; model: string; prompt: number; completion: number; cost: number; hits: number }
+    >();
     for (const s of all) {
       const key = `${s.provider}\u0000${s.model}`;
-      const m = byModel.get(key) ?? { provider: s.provider, model: s.model, prompt: 0, completion: 0, cost: 0, hits: 0 };
+      const m = byModel.get(key) ?? {
+        provider: s.provider,
+        model: s.model,
+        prompt: 0,
+        completion: 0,
+        cost: 0,
+        hits: 0,
+      };
       m.prompt += s.promptTokens;
       m.completion += s.completionTokens;
       m.cost += s.cost;
@@ -92,15 +118,29 @@ export function createMetricsRegistry() {
     }
     const models = [...byModel.values()];
 
-    family('svcgw_build_info', 'gauge', 'The running svcgw version.', [`svcgw_build_info${labels({ version: extra.version })} 1`]);
-    family('svcgw_requests_total', 'counter', 'Gateway requests by provider, model and status class.', all.map((s) => `svcgw_requests_total${labels(base(s))} ${s.requests}`));
-    family('svcgw_request_errors_total', 'counter', 'Gateway requests that failed (not a success status, or an error recorded).', all.map((s) => `svcgw_request_errors_total${labels(base(s))} ${s.errors}`));
+    family('svcgw_build_info', 'gauge', 'The running svcgw version.', [
+      `svcgw_build_info${labels({ version: extra.version })} 1`,
+    ]);
+    family(
+      'svcgw_requests_total',
+      'counter',
+      'Gateway requests by provider, model and status class.',
+      all.map((s) => `svcgw_requests_total${labels(base(s))} ${s.requests}`),
+    );
+    family(
+      'svcgw_request_errors_total',
+      'counter',
+      'Gateway requests that failed (not a success status, or an error recorded).',
+      all.map((s) => `svcgw_request_errors_total${labels(base(s))} ${s.errors}`),
+    );
     family(
       'svcgw_request_duration_seconds',
       'histogram',
       'Gateway request latency, from arrival to the last byte of the answer.',
       all.flatMap((s) => [
-        ...LATENCY_BUCKETS_S.map((le, i) => `svcgw_request_duration_seconds_bucket${labels({ ...base(s), le: String(le) })} ${s.buckets[i]}`),
+        ...LATENCY_BUCKETS_S.map(
+          (le, i) => `svcgw_request_duration_seconds_bucket${labels({ ...base(s), le: String(le) })} ${s.buckets[i]}`,
+        ),
         `svcgw_request_duration_seconds_bucket${labels({ ...base(s), le: '+Inf' })} ${s.requests}`,
         `svcgw_request_duration_seconds_sum${labels(base(s))} ${num(s.latencySum)}`,
         `svcgw_request_duration_seconds_count${labels(base(s))} ${s.requests}`,
@@ -110,20 +150,41 @@ export function createMetricsRegistry() {
       'svcgw_tokens_total',
       'counter',
       'Tokens reported by providers, by provider, model and type (prompt or completion).',
-      models.flatMap((m) => [`svcgw_tokens_total${labels({ provider: m.provider, model: m.model, type: 'prompt' })} ${m.prompt}`, `svcgw_tokens_total${labels({ provider: m.provider, model: m.model, type: 'completion' })} ${m.completion}`]),
+      models.flatMap((m) => [
+        `svcgw_tokens_total${labels({ provider: m.provider, model: m.model, type: 'prompt' })} ${m.prompt}`,
+        `svcgw_tokens_total${labels({ provider: m.provider, model: m.model, type: 'completion' })} ${m.completion}`,
+      ]),
     );
-    family('svcgw_cost_usd_total', 'counter', 'Cost of gateway requests in US dollars, where the price is known.', models.map((m) => `svcgw_cost_usd_total${labels({ provider: m.provider, model: m.model })} ${num(m.cost)}`));
-    family('svcgw_cache_hits_total', 'counter', 'Requests answered from the cache.', models.map((m) => `svcgw_cache_hits_total${labels({ provider: m.provider, model: m.model })} ${m.hits}`));
+    family(
+      'svcgw_cost_usd_total',
+      'counter',
+      'Cost of gateway requests in US dollars, where the price is known.',
+      models.map((m) => `svcgw_cost_usd_total${labels({ provider: m.provider, model: m.model })} ${num(m.cost)}`),
+    );
+    family(
+      'svcgw_cache_hits_total',
+      'counter',
+      'Requests answered from the cache.',
+      models.map((m) => `svcgw_cache_hits_total${labels({ provider: m.provider, model: m.model })} ${m.hits}`),
+    );
     family(
       'svcgw_limit_rejections_total',
       'counter',
       'Requests refused by a rate limit (429) or a spent budget (402).',
-      ['rate', 'budget'].map((kind) => `svcgw_limit_rejections_total${labels({ kind })} ${limitRejections.get(kind) ?? 0}`),
+      ['rate', 'budget'].map(
+        (kind) => `svcgw_limit_rejections_total${labels({ kind })} ${limitRejections.get(kind) ?? 0}`,
+      ),
     );
     return `${out.join('\n')}\n`;
   }
 
-  return { record, render, get seriesCount() { return series.size; } };
+  return {
+    record,
+    render,
+    get seriesCount() {
+      return series.size;
+    },
+  };
 }
 
 export type MetricsRegistry = ReturnType<typeof createMetricsRegistry>;

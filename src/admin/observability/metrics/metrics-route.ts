@@ -24,25 +24,34 @@ function bearer(header: string | undefined): string | null {
  * 404. With `metrics_token` set, scrapers send `Authorization: Bearer <token>` and no API key;
  * otherwise an admin key with `analytics.view` (the figures cover every workspace).
  */
-export function registerMetricsRoute(app: ZodApp, deps: { config: Pick<Config, 'metrics_enabled' | 'metrics_token'>; registry: MetricsRegistry }): void {
+export function registerMetricsRoute(
+  app: ZodApp,
+  deps: { config: Pick<Config, 'metrics_enabled' | 'metrics_token'>; registry: MetricsRegistry },
+): void {
   if (!deps.config.metrics_enabled) return;
   const token = deps.config.metrics_token;
   const auth: RouteAuth = token ? { public: true } : { scope: 'analytics.view', keyTypes: ADMIN_ONLY };
-  app.get('/metrics', {
-    schema: {
-      tags: ['System'],
-      summary: 'Prometheus metrics of this instance',
-      description: 'Text exposition format 0.0.4. With the metrics_token setting, send `Authorization: Bearer <metrics_token>` instead of an API key.',
-      ...(token ? { security: [] } : {}),
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        tags: ['System'],
+        summary: 'Prometheus metrics of this instance',
+        description:
+          'Text exposition format 0.0.4. With the metrics_token setting, send `Authorization: Bearer <metrics_token>` instead of an API key.',
+        ...(token ? { security: [] } : {}),
+      },
+      config: { auth },
     },
-    config: { auth },
-  }, async (request, reply) => {
-    if (token) {
-      const given = bearer(request.headers.authorization);
-      if (given === null) throw new AppError('UNAUTHENTICATED', 'Missing metrics token: send Authorization: Bearer <metrics_token>.');
-      if (!tokenMatches(given, token)) throw new AppError('INVALID_API_KEY', 'The metrics token is not valid.');
-    }
-    reply.header('content-type', CONTENT_TYPE).header('cache-control', 'no-store');
-    return deps.registry.render({ version: VERSION });
-  });
+    async (request, reply) => {
+      if (token) {
+        const given = bearer(request.headers.authorization);
+        if (given === null)
+          throw new AppError('UNAUTHENTICATED', 'Missing metrics token: send Authorization: Bearer <metrics_token>.');
+        if (!tokenMatches(given, token)) throw new AppError('INVALID_API_KEY', 'The metrics token is not valid.');
+      }
+      reply.header('content-type', CONTENT_TYPE).header('cache-control', 'no-store');
+      return deps.registry.render({ version: VERSION });
+    },
+  );
 }

@@ -38,7 +38,10 @@ export interface RetentionDeps {
 async function deleteInBatches(db: Db, table: string, key: string, where: ReturnType<typeof sql>): Promise<number> {
   let deleted = 0;
   for (;;) {
-    const result = await sql`delete from ${sql.table(table)} where (${sql.raw(key)}) in (select ${sql.raw(key)} from ${sql.table(table)} where ${where} limit ${PURGE_BATCH_ROWS})`.execute(db);
+    const result =
+      await sql`delete from ${sql.table(table)} where (${sql.raw(key)}) in (select ${sql.raw(key)} from ${sql.table(table)} where ${where} limit ${PURGE_BATCH_ROWS})`.execute(
+        db,
+      );
     const n = Number(result.numAffectedRows ?? 0);
     deleted += n;
     if (n < PURGE_BATCH_ROWS) return deleted;
@@ -48,7 +51,8 @@ async function deleteInBatches(db: Db, table: string, key: string, where: Return
 
 /** Primary keys of the rollup tables (WITHOUT ROWID: rows are deleted by key). */
 const ROLLUP_KEYS = {
-  analytics_rollups: 'organisation_id, period, period_start, workspace_id, api_key_id, provider, credential_source, model, config_id, prompt_id, status_code',
+  analytics_rollups:
+    'organisation_id, period, period_start, workspace_id, api_key_id, provider, credential_source, model, config_id, prompt_id, status_code',
   analytics_key_rollups: 'organisation_id, period, period_start, workspace_id, api_key_id',
 };
 
@@ -74,22 +78,38 @@ export function createRetentionWorker(deps: RetentionDeps) {
     const organisations = await deps.db.selectFrom('organisations').select('id').execute();
     // Per organisation, so that each batch is a range of an index that starts with organisation_id.
     for (const { id } of organisations) {
-      run.logsDeleted += await deleteInBatches(deps.db, 'request_logs', 'seq', sql`organisation_id = ${id} and created_at < ${cutoff}`);
+      run.logsDeleted += await deleteInBatches(
+        deps.db,
+        'request_logs',
+        'seq',
+        sql`organisation_id = ${id} and created_at < ${cutoff}`,
+      );
       for (const [table, key] of Object.entries(ROLLUP_KEYS)) {
         for (const period of ROLLUP_PERIODS) {
-          run.rollupRowsDeleted += await deleteInBatches(deps.db, table, key, sql`organisation_id = ${id} and period = ${period} and period_start <= ${rollupCutoffHour - period}`);
+          run.rollupRowsDeleted += await deleteInBatches(
+            deps.db,
+            table,
+            key,
+            sql`organisation_id = ${id} and period = ${period} and period_start <= ${rollupCutoffHour - period}`,
+          );
         }
       }
     }
     run.feedbackDeleted = await deleteInBatches(deps.db, 'feedback', 'id', sql`created_at < ${cutoff}`);
     run.exportsDeleted = await purgeExports(cutoff);
-    if (run.logsDeleted + run.feedbackDeleted + run.exportsDeleted + run.rollupRowsDeleted > 0) logger.info(run, 'retention run');
+    if (run.logsDeleted + run.feedbackDeleted + run.exportsDeleted + run.rollupRowsDeleted > 0)
+      logger.info(run, 'retention run');
     return run;
   }
 
   /** Exports hold copies of logs: past the logs' retention, they and their files go too. */
   async function purgeExports(cutoff: string): Promise<number> {
-    const old = await deps.db.selectFrom('log_exports').select('id').where('created_at', '<', cutoff).where('status', '!=', 'in_progress').execute();
+    const old = await deps.db
+      .selectFrom('log_exports')
+      .select('id')
+      .where('created_at', '<', cutoff)
+      .where('status', '!=', 'in_progress')
+      .execute();
     for (const { id } of old) {
       await rm(exportFilePath(deps.exportsDir, id), { force: true });
       await deps.db.deleteFrom('log_exports').where('id', '=', id).execute();

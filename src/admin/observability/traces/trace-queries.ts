@@ -28,7 +28,15 @@ function scoped(db: Db, scope: TraceScope) {
   let query = db.selectFrom('request_logs').where('organisation_id', '=', scope.organisationId);
   if (scope.workspaceId) query = query.where('workspace_id', '=', scope.workspaceId);
   if (scope.ownerUserId) {
-    query = query.where('api_key_id', 'in', db.selectFrom('api_keys').select('id').where('organisation_id', '=', scope.organisationId).where('user_id', '=', scope.ownerUserId));
+    query = query.where(
+      'api_key_id',
+      'in',
+      db
+        .selectFrom('api_keys')
+        .select('id')
+        .where('organisation_id', '=', scope.organisationId)
+        .where('user_id', '=', scope.ownerUserId),
+    );
   }
   return query;
 }
@@ -67,5 +75,11 @@ export type TraceSpanRow = Selectable<RequestLogsTable>;
 
 /** Every request of one trace the caller may see, in the order they started. */
 export function traceRequests(db: Db, scope: TraceScope, traceId: string): Promise<TraceSpanRow[]> {
-  return scoped(db, scope).selectAll().where('trace_id', '=', traceId).orderBy('created_at').orderBy('seq').limit(MAX_SPANS + 1).execute();
+  return scoped(db, scope)
+    .selectAll()
+    .where('trace_id', '=', traceId)
+    .orderBy('created_at')
+    .orderBy('seq')
+    .limit(MAX_SPANS + 1)
+    .execute();
 }

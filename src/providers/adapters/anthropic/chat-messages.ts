@@ -28,7 +28,8 @@ export function translateMessages(raw: unknown): TranslatedMessages {
 
   raw.forEach((message, i) => {
     const at = `messages[${i}]`;
-    if (!isObject(message) || typeof message.role !== 'string') throw invalid(at, `${at} must be an object with a role.`);
+    if (!isObject(message) || typeof message.role !== 'string')
+      throw invalid(at, `${at} must be an object with a role.`);
     switch (message.role) {
       case 'system':
       case 'developer':
@@ -44,7 +45,10 @@ export function translateMessages(raw: unknown): TranslatedMessages {
         push('user', [toolResult(message, at)]);
         break;
       default:
-        throw invalid(`${at}.role`, `${at}.role '${message.role}' is not supported by Anthropic (system, developer, user, assistant and tool are).`);
+        throw invalid(
+          `${at}.role`,
+          `${at}.role '${message.role}' is not supported by Anthropic (system, developer, user, assistant and tool are).`,
+        );
     }
   });
   return { system, messages };
@@ -59,13 +63,18 @@ function toolUses(calls: unknown, at: string): RequestBlock[] {
     if (!isObject(call) || typeof call.id !== 'string' || !fn || typeof fn.name !== 'string') {
       throw invalid(where, `${where} must be a function call with an id and a name.`);
     }
-    return { type: 'tool_use', id: call.id, name: fn.name, input: toolArgumentsObject(fn.arguments, `${where}.function.arguments`) };
+    return {
+      type: 'tool_use',
+      id: call.id,
+      name: fn.name,
+      input: toolArgumentsObject(fn.arguments, `${where}.function.arguments`),
+    };
   });
 }
 
-
 function toolResult(message: Json, at: string): RequestBlock {
-  if (typeof message.tool_call_id !== 'string' || message.tool_call_id === '') throw invalid(`${at}.tool_call_id`, `${at}.tool_call_id must be the id of an earlier tool call.`);
+  if (typeof message.tool_call_id !== 'string' || message.tool_call_id === '')
+    throw invalid(`${at}.tool_call_id`, `${at}.tool_call_id must be the id of an earlier tool call.`);
   const content = typeof message.content === 'string' ? message.content : textBlocks(message.content, at);
   return { type: 'tool_result', tool_use_id: message.tool_call_id, content };
 }

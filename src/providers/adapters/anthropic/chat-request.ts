@@ -18,7 +18,10 @@ export function chatToMessages(body: Json): Json {
   refuseUnsupported(body);
   const { system, messages } = translateMessages(body.messages);
   const out: Json = { model: body.model, messages, max_tokens: maxTokens(body) };
-  if (system.length > 0) out.system = system.some((block) => block.cache_control !== undefined) ? system : system.map((block) => block.text).join('\n\n');
+  if (system.length > 0)
+    out.system = system.some((block) => block.cache_control !== undefined)
+      ? system
+      : system.map((block) => block.text).join('\n\n');
   Object.assign(out, samplingParams(body));
   const tools = translateTools(body.tools);
   if (tools) {
@@ -44,15 +47,19 @@ export function samplingParams(body: Json): Json {
 }
 
 export function maxTokens(body: Json): number {
-  const asked = [body.max_completion_tokens, body.max_tokens].find((value): value is number => typeof value === 'number');
+  const asked = [body.max_completion_tokens, body.max_tokens].find(
+    (value): value is number => typeof value === 'number',
+  );
   return asked ?? DEFAULT_MAX_TOKENS;
 }
 
 function refuseUnsupported(body: Json): void {
-  if (typeof body.n === 'number' && body.n > 1) throw invalid('n', 'Anthropic returns one choice per request: n must be 1.');
+  if (typeof body.n === 'number' && body.n > 1)
+    throw invalid('n', 'Anthropic returns one choice per request: n must be 1.');
   if (body.logprobs === true) throw invalid('logprobs', 'Anthropic does not return log probabilities.');
   const format = body.response_format;
-  if (isObject(format) && format.type !== 'text') throw invalid('response_format', "response_format is not translated for Anthropic: only type 'text' is accepted.");
+  if (isObject(format) && format.type !== 'text')
+    throw invalid('response_format', "response_format is not translated for Anthropic: only type 'text' is accepted.");
 }
 
 function translateTools(tools: unknown): Json[] | null {
@@ -61,9 +68,14 @@ function translateTools(tools: unknown): Json[] | null {
   if (tools.length === 0) return null;
   return tools.map((tool, i) => {
     const fn = isObject(tool) && tool.type === 'function' && isObject(tool.function) ? tool.function : null;
-    if (!fn || typeof fn.name !== 'string') throw invalid(`tools[${i}]`, `tools[${i}] must be a function tool with a name.`);
+    if (!fn || typeof fn.name !== 'string')
+      throw invalid(`tools[${i}]`, `tools[${i}] must be a function tool with a name.`);
     const schema = isObject(fn.parameters) ? fn.parameters : { type: 'object', properties: {} };
-    return { name: fn.name, ...(typeof fn.description === 'string' ? { description: fn.description } : {}), input_schema: schema };
+    return {
+      name: fn.name,
+      ...(typeof fn.description === 'string' ? { description: fn.description } : {}),
+      input_schema: schema,
+    };
   });
 }
 
@@ -74,7 +86,12 @@ function translateToolChoice(choice: unknown, parallel: unknown): Json | null {
   if (choice === 'auto') return { type: 'auto', ...single };
   if (choice === 'required') return { type: 'any', ...single };
   if (choice === 'none') return { type: 'none' };
-  if (isObject(choice) && choice.type === 'function' && isObject(choice.function) && typeof choice.function.name === 'string') {
+  if (
+    isObject(choice) &&
+    choice.type === 'function' &&
+    isObject(choice.function) &&
+    typeof choice.function.name === 'string'
+  ) {
     return { type: 'tool', name: choice.function.name, ...single };
   }
   throw invalid('tool_choice', "tool_choice must be 'auto', 'none', 'required' or a named function.");

@@ -7,7 +7,8 @@ const DATA_URL = /^data:([^;,]+)((?:;[^;,]+)*);base64,(.*)$/s;
 export function contentBlocks(content: unknown, at: string): RequestBlock[] {
   if (content === null || content === undefined) return [];
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
-  if (!Array.isArray(content)) throw invalid(`${at}.content`, `${at}.content must be a string or an array of content parts.`);
+  if (!Array.isArray(content))
+    throw invalid(`${at}.content`, `${at}.content must be a string or an array of content parts.`);
   return content.map((part, i) => contentPart(part, `${at}.content[${i}]`));
 }
 
@@ -34,7 +35,10 @@ function contentPart(part: unknown, at: string): RequestBlock {
     case 'file':
       return { ...documentBlock(part.file, `${at}.file`), ...cache };
     default:
-      throw invalid(`${at}.type`, `${at}.type '${String(part.type)}' is not supported by Anthropic (text, image_url and PDF file parts are).`);
+      throw invalid(
+        `${at}.type`,
+        `${at}.type '${String(part.type)}' is not supported by Anthropic (text, image_url and PDF file parts are).`,
+      );
   }
 }
 
@@ -53,9 +57,11 @@ function imageBlock(imageUrl: unknown, at: string): RequestBlock {
 /** A PDF as a `document` block: only inline file_data, since OpenAI file ids mean nothing to Anthropic. */
 function documentBlock(file: unknown, at: string): RequestBlock {
   const data = isObject(file) ? file.file_data : undefined;
-  if (typeof data !== 'string' || !data.startsWith('data:')) throw invalid(at, `${at} needs file_data as a base64 data: URL; OpenAI file ids mean nothing to Anthropic.`);
+  if (typeof data !== 'string' || !data.startsWith('data:'))
+    throw invalid(at, `${at} needs file_data as a base64 data: URL; OpenAI file ids mean nothing to Anthropic.`);
   const decoded = decodeDataUrl(data, `${at}.file_data`);
-  if (decoded.mediaType !== 'application/pdf') throw invalid(`${at}.file_data`, `${at}.file_data must be a PDF (application/pdf) for Anthropic.`);
+  if (decoded.mediaType !== 'application/pdf')
+    throw invalid(`${at}.file_data`, `${at}.file_data must be a PDF (application/pdf) for Anthropic.`);
   return { type: 'document', source: { type: 'base64', media_type: decoded.mediaType, data: decoded.data } };
 }
 

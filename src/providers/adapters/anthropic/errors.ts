@@ -19,7 +19,6 @@ const OPENAI_TYPES: Record<string, string> = {
   timeout_error: 'api_error',
 };
 
-
 /** The `error` object of an Anthropic error body or stream event, or null when it is not one. */
 export function anthropicErrorOf(value: unknown): { type?: string; message?: string } | null {
   const body = value as AnthropicErrorBody | null;
@@ -32,14 +31,25 @@ export function translateAnthropicError(status: number, body: Buffer): Translate
   const error = anthropicErrorOf(parsed);
   const anthropicType = typeof error?.type === 'string' ? error.type : undefined;
   const text = parsed === undefined ? body.toString('utf8').trim().slice(0, 200) : '';
-  const message = typeof error?.message === 'string' && error.message !== '' ? error.message : `The provider answered with HTTP ${status}${text ? `: ${text}` : '.'}`;
-  return { status, message, type: (anthropicType && OPENAI_TYPES[anthropicType]) ?? openAIErrorType(status), code: anthropicType };
+  const message =
+    typeof error?.message === 'string' && error.message !== ''
+      ? error.message
+      : `The provider answered with HTTP ${status}${text ? `: ${text}` : '.'}`;
+  return {
+    status,
+    message,
+    type: (anthropicType && OPENAI_TYPES[anthropicType]) ?? openAIErrorType(status),
+    code: anthropicType,
+  };
 }
 
 /** The same mapping for the data of an `error` event inside a 200 stream. */
 export function streamError(data: unknown): { message: string; type: string; code: string | undefined } {
   const error = anthropicErrorOf(data);
   const code = typeof error?.type === 'string' ? error.type : undefined;
-  const message = typeof error?.message === 'string' && error.message !== '' ? error.message : 'The provider reported an error in its stream.';
+  const message =
+    typeof error?.message === 'string' && error.message !== ''
+      ? error.message
+      : 'The provider reported an error in its stream.';
   return { message, type: (code && OPENAI_TYPES[code]) ?? 'api_error', code };
 }

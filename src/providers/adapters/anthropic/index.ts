@@ -11,7 +11,9 @@ import { createAnthropicStreamTranslator } from './stream-translator.js';
 const ENDPOINTS: ReadonlySet<TranslatedEndpoint> = new Set<TranslatedEndpoint>(['chatComplete', 'complete']);
 
 function unsupported(endpoint: TranslatedEndpoint): never {
-  throw new AppError('UNSUPPORTED_ENDPOINT', `Provider anthropic does not support ${endpoint}.`, { param: 'x-service-provider' });
+  throw new AppError('UNSUPPORTED_ENDPOINT', `Provider anthropic does not support ${endpoint}.`, {
+    param: 'x-service-provider',
+  });
 }
 
 /** Chat and legacy completions translated to `POST /v1/messages`; any other path passed through. */
@@ -23,7 +25,12 @@ export const anthropicAdapter: WireAdapter = {
     if (!ENDPOINTS.has(endpoint)) unsupported(endpoint);
     const messagesBody = endpoint === 'chatComplete' ? chatToMessages(body) : completionToMessages(body);
     const { url, headers } = anthropicTarget('/messages', ctx, { passThrough: false });
-    return { url, method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(messagesBody) };
+    return {
+      url,
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify(messagesBody),
+    };
   },
 
   toOpenAIResponse(endpoint, body, ctx) {

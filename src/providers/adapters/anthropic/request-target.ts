@@ -16,7 +16,11 @@ export const BETA_HEADER = 'x-service-anthropic-beta';
  * are) and the headers Anthropic needs. `clientHeaders` says whether the client's own
  * `anthropic-version` is forwarded by the gateway (pass-through), in which case it is kept.
  */
-export function anthropicTarget(path: string, ctx: AdapterContext, options: { passThrough: boolean }): { url: string; headers: Record<string, string> } {
+export function anthropicTarget(
+  path: string,
+  ctx: AdapterContext,
+  options: { passThrough: boolean },
+): { url: string; headers: Record<string, string> } {
   const url = targetUrl(path, ctx);
   const headers: Record<string, string> = {};
   const apiKey = ctx.target.apiKey;
@@ -31,7 +35,10 @@ export function anthropicTarget(path: string, ctx: AdapterContext, options: { pa
 /** Client header, then the stored provider's `anthropic_version`, then the default. */
 function anthropicVersion(ctx: AdapterContext): string {
   const stored = ctx.target.configurations?.anthropic_version;
-  return headerValue(ctx.headers, VERSION_HEADER) ?? (typeof stored === 'string' && stored.trim() !== '' ? stored.trim() : DEFAULT_ANTHROPIC_VERSION);
+  return (
+    headerValue(ctx.headers, VERSION_HEADER) ??
+    (typeof stored === 'string' && stored.trim() !== '' ? stored.trim() : DEFAULT_ANTHROPIC_VERSION)
+  );
 }
 
 /**
@@ -41,8 +48,18 @@ function anthropicVersion(ctx: AdapterContext): string {
  */
 function anthropicBeta(ctx: AdapterContext, passThrough: boolean): string | undefined {
   const stored = ctx.target.configurations?.anthropic_beta;
-  const sources = [ctx.options.anthropicBeta, typeof stored === 'string' ? stored : undefined, headerValue(ctx.headers, BETA_HEADER), passThrough ? headerValue(ctx.headers, 'anthropic-beta') : undefined];
-  const names = sources.flatMap((value) => (value ?? '').split(',').map((name) => name.trim()).filter(Boolean));
+  const sources = [
+    ctx.options.anthropicBeta,
+    typeof stored === 'string' ? stored : undefined,
+    headerValue(ctx.headers, BETA_HEADER),
+    passThrough ? headerValue(ctx.headers, 'anthropic-beta') : undefined,
+  ];
+  const names = sources.flatMap((value) =>
+    (value ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean),
+  );
   return names.length > 0 ? [...new Set(names)].join(',') : undefined;
 }
 
@@ -50,7 +67,8 @@ function targetUrl(path: string, ctx: AdapterContext): string {
   try {
     return buildUpstreamTarget(ctx.provider, path, { apiKey: null, customHost: ctx.target.customHost ?? null }).url;
   } catch (error) {
-    if (error instanceof ProviderConfigError) throw new AppError('PROVIDER_CONFIG', error.message, { param: 'x-service-custom-host' });
+    if (error instanceof ProviderConfigError)
+      throw new AppError('PROVIDER_CONFIG', error.message, { param: 'x-service-custom-host' });
     if (error instanceof UpstreamPathError) throw new AppError('INVALID_REQUEST', error.message, { param: 'path' });
     throw error;
   }

@@ -14,7 +14,11 @@ export function messageToChatCompletion(raw: unknown, ctx: StreamContext): { bod
   const text = textOf(blocks);
   const toolCalls = blocks
     .filter((block) => block.type === 'tool_use')
-    .map((block) => ({ id: String(block.id), type: 'function', function: { name: String(block.name), arguments: JSON.stringify(block.input ?? {}) } }));
+    .map((block) => ({
+      id: String(block.id),
+      type: 'function',
+      function: { name: String(block.name), arguments: JSON.stringify(block.input ?? {}) },
+    }));
   const usage = tokenUsage(message.usage);
   const body: Json = {
     id: ctx.id,
@@ -24,7 +28,12 @@ export function messageToChatCompletion(raw: unknown, ctx: StreamContext): { bod
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, refusal: null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        message: {
+          role: 'assistant',
+          content: text === '' && toolCalls.length > 0 ? null : text,
+          refusal: null,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
         logprobs: null,
         finish_reason: finishReason(message.stop_reason) ?? 'stop',
       },

@@ -27,9 +27,18 @@ export function createAnthropicStreamTranslator(shape: ChunkShape, ctx: StreamCo
   let finished = false;
   let error: StreamTranslator['error'] = null;
 
-  const chunk = (delta: { text?: string; role?: string; tool_calls?: Json[] }, finish: string | null = null): string => {
-    const base = { id: ctx.id, object: shape === 'chat' ? 'chat.completion.chunk' : 'text_completion', created: ctx.created, model };
-    if (shape === 'text') return sse({ ...base, choices: [{ text: delta.text ?? '', index: 0, logprobs: null, finish_reason: finish }] });
+  const chunk = (
+    delta: { text?: string; role?: string; tool_calls?: Json[] },
+    finish: string | null = null,
+  ): string => {
+    const base = {
+      id: ctx.id,
+      object: shape === 'chat' ? 'chat.completion.chunk' : 'text_completion',
+      created: ctx.created,
+      model,
+    };
+    if (shape === 'text')
+      return sse({ ...base, choices: [{ text: delta.text ?? '', index: 0, logprobs: null, finish_reason: finish }] });
     const chatDelta: Json = {};
     if (delta.role) chatDelta.role = delta.role;
     if (delta.text !== undefined) chatDelta.content = delta.text;
@@ -44,7 +53,8 @@ export function createAnthropicStreamTranslator(shape: ChunkShape, ctx: StreamCo
 
   const mergeUsage = (value: unknown) => {
     if (!isObject(value)) return;
-    for (const [name, amount] of Object.entries(value)) if (typeof amount === 'number') (usage as Record<string, number>)[name] = amount;
+    for (const [name, amount] of Object.entries(value))
+      if (typeof amount === 'number') (usage as Record<string, number>)[name] = amount;
   };
 
   const handle = ({ event, data: raw }: SseEvent): string[] => {
@@ -75,7 +85,19 @@ export function createAnthropicStreamTranslator(shape: ChunkShape, ctx: StreamCo
       case 'message_stop': {
         finished = true;
         const counted = tokenUsage(usage);
-        const last = ctx.includeUsage && counted ? [sse({ id: ctx.id, object: shape === 'chat' ? 'chat.completion.chunk' : 'text_completion', created: ctx.created, model, choices: [], usage: openAIUsage(counted) })] : [];
+        const last =
+          ctx.includeUsage && counted
+            ? [
+                sse({
+                  id: ctx.id,
+                  object: shape === 'chat' ? 'chat.completion.chunk' : 'text_completion',
+                  created: ctx.created,
+                  model,
+                  choices: [],
+                  usage: openAIUsage(counted),
+                }),
+              ]
+            : [];
         return [...last, DONE];
       }
       case 'error': {
@@ -89,20 +111,30 @@ export function createAnthropicStreamTranslator(shape: ChunkShape, ctx: StreamCo
 
   const blockStart = (data: Json): string[] => {
     const block = isObject(data.content_block) ? data.content_block : {};
-    if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') return [chunk({ text: block.text })];
+    if (block.type === 'text' && typeof block.text === 'string' && block.text !== '')
+      return [chunk({ text: block.text })];
     if (block.type !== 'tool_use' || shape !== 'chat' || typeof data.index !== 'number') return [];
     const toolIndex = toolIndexByBlock.size;
     toolIndexByBlock.set(data.index, toolIndex);
     const input = isObject(block.input) && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '';
-    return [chunk({ tool_calls: [{ index: toolIndex, id: block.id, type: 'function', function: { name: block.name, arguments: input } }] })];
+    return [
+      chunk({
+        tool_calls: [
+          { index: toolIndex, id: block.id, type: 'function', function: { name: block.name, arguments: input } },
+        ],
+      }),
+    ];
   };
 
   const blockDelta = (data: Json): string[] => {
     const delta = isObject(data.delta) ? data.delta : {};
     if (delta.type === 'text_delta' && typeof delta.text === 'string') return [chunk({ text: delta.text })];
-    if (delta.type !== 'input_json_delta' || typeof delta.partial_json !== 'string' || delta.partial_json === '') return [];
+    if (delta.type !== 'input_json_delta' || typeof delta.partial_json !== 'string' || delta.partial_json === '')
+      return [];
     const toolIndex = typeof data.index === 'number' ? toolIndexByBlock.get(data.index) : undefined;
-    return toolIndex === undefined ? [] : [chunk({ tool_calls: [{ index: toolIndex, function: { arguments: delta.partial_json } }] })];
+    return toolIndex === undefined
+      ? []
+      : [chunk({ tool_calls: [{ index: toolIndex, function: { arguments: delta.partial_json } }] })];
   };
 
   const run = (events: SseEvent[]): string[] => {
@@ -118,7 +150,8 @@ export function createAnthropicStreamTranslator(shape: ChunkShape, ctx: StreamCo
     push: (bytes) => run(parser.push(bytes)),
     end() {
       const out = run(parser.end());
-      if (!finished && !error) out.push(...fail("The provider's stream ended before message_stop.", 'api_error', 'UPSTREAM_STREAM_ERROR'));
+      if (!finished && !error)
+        out.push(...fail("The provider's stream ended before message_stop.", 'api_error', 'UPSTREAM_STREAM_ERROR'));
       return out;
     },
     get usage(): TokenUsage | null {

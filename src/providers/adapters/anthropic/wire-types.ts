@@ -2,7 +2,8 @@
 
 export type Json = Record<string, unknown>;
 
-export const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export type ImageSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
 
@@ -10,7 +11,11 @@ export type ImageSource = { type: 'base64'; media_type: string; data: string } |
 export type RequestBlock =
   | { type: 'text'; text: string; cache_control?: unknown }
   | { type: 'image'; source: ImageSource; cache_control?: unknown }
-  | { type: 'document'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string }; cache_control?: unknown }
+  | {
+      type: 'document';
+      source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+      cache_control?: unknown;
+    }
   | { type: 'tool_use'; id: string; name: string; input: Json }
   | { type: 'tool_result'; tool_use_id: string; content: string | RequestBlock[]; is_error?: boolean };
 

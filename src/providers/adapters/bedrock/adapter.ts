@@ -1,6 +1,13 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { AppError } from '../../../lib/errors.js';
-import type { AdapterContext, ProviderRequest, StreamContext, TranslatedEndpoint, TranslatedError, WireAdapter } from '../types.js';
+import type {
+  AdapterContext,
+  ProviderRequest,
+  StreamContext,
+  TranslatedEndpoint,
+  TranslatedError,
+  WireAdapter,
+} from '../types.js';
 import { toConverseRequest } from './chat-request.js';
 import { toChatCompletion } from './chat-response.js';
 import { createConverseStreamTranslator } from './chat-stream.js';
@@ -24,7 +31,10 @@ export const bedrockAdapter: WireAdapter = {
   async buildRequest(endpoint, body, ctx) {
     const target = resolveBedrockTarget(ctx);
     const model = typeof body.model === 'string' && body.model !== '' ? body.model : null;
-    if (model === null) throw new AppError('INVALID_REQUEST', 'Bedrock needs model: a model id, inference profile id or ARN.', { param: 'model' });
+    if (model === null)
+      throw new AppError('INVALID_REQUEST', 'Bedrock needs model: a model id, inference profile id or ARN.', {
+        param: 'model',
+      });
     switch (endpoint) {
       case 'chatComplete': {
         const stream = body.stream === true;
@@ -33,14 +43,30 @@ export const bedrockAdapter: WireAdapter = {
         return send(target, target.runtimeBase + path, toConverseRequest(body), ctx);
       }
       case 'embed':
-        return send(target, `${target.runtimeBase}/model/${pathLabel(model)}/invoke`, toEmbeddingRequest(body, model), ctx);
+        return send(
+          target,
+          `${target.runtimeBase}/model/${pathLabel(model)}/invoke`,
+          toEmbeddingRequest(body, model),
+          ctx,
+        );
       case 'rerank':
         if (target.auth.kind === 'bearer') {
-          throw new AppError('PROVIDER_CONFIG', 'Bedrock API keys do not work with the Rerank API (Agents for Amazon Bedrock Runtime): give the provider AWS credentials.', { param: 'authorization' });
+          throw new AppError(
+            'PROVIDER_CONFIG',
+            'Bedrock API keys do not work with the Rerank API (Agents for Amazon Bedrock Runtime): give the provider AWS credentials.',
+            { param: 'authorization' },
+          );
         }
-        return send(target, `${target.agentRuntimeBase}/rerank`, toRerankRequest(body, rerankModelArn(model, target.region)), ctx);
+        return send(
+          target,
+          `${target.agentRuntimeBase}/rerank`,
+          toRerankRequest(body, rerankModelArn(model, target.region)),
+          ctx,
+        );
       default:
-        throw new AppError('UNSUPPORTED_ENDPOINT', `Provider bedrock does not support ${endpoint}.`, { param: 'x-service-provider' });
+        throw new AppError('UNSUPPORTED_ENDPOINT', `Provider bedrock does not support ${endpoint}.`, {
+          param: 'x-service-provider',
+        });
     }
   },
 
@@ -65,7 +91,12 @@ export const bedrockAdapter: WireAdapter = {
 };
 
 /** The provider request, headers as the AWS SDKs send them (content-type only), then auth. */
-async function send(target: BedrockTarget, url: string, payload: Record<string, unknown>, ctx: AdapterContext): Promise<ProviderRequest> {
+async function send(
+  target: BedrockTarget,
+  url: string,
+  payload: Record<string, unknown>,
+  ctx: AdapterContext,
+): Promise<ProviderRequest> {
   const body = JSON.stringify(payload);
   const headers = { 'content-type': 'application/json' };
   if (target.auth.kind === 'bearer') {

@@ -8,7 +8,14 @@ interface ConverseMessage {
 }
 
 /** Bedrock fields a client may send as they are, for what the OpenAI shape cannot say. */
-const NATIVE_FIELDS = ['additionalModelRequestFields', 'additionalModelResponseFieldPaths', 'guardrailConfig', 'performanceConfig', 'promptVariables', 'requestMetadata'];
+const NATIVE_FIELDS = [
+  'additionalModelRequestFields',
+  'additionalModelResponseFieldPaths',
+  'guardrailConfig',
+  'performanceConfig',
+  'promptVariables',
+  'requestMetadata',
+];
 
 const IMAGE_FORMATS: Record<string, string> = { png: 'png', jpeg: 'jpeg', jpg: 'jpeg', gif: 'gif', webp: 'webp' };
 const DATA_URL_RE = /^data:image\/([a-z]+);base64,([A-Za-z0-9+/=\s]+)$/;
@@ -26,7 +33,8 @@ export function toConverseRequest(body: Json): Json {
   messages.forEach((raw, i) => {
     const message = asObject(raw) ?? invalid(`messages[${i}]`, 'Each message must be an object.');
     const role = message.role;
-    if (role === 'system' || role === 'developer') system.push(...textBlocks(message.content, `messages[${i}].content`));
+    if (role === 'system' || role === 'developer')
+      system.push(...textBlocks(message.content, `messages[${i}].content`));
     else if (role === 'user') push(turns, 'user', userBlocks(message.content, `messages[${i}].content`));
     else if (role === 'assistant') push(turns, 'assistant', assistantBlocks(message, i));
     else if (role === 'tool') push(turns, 'user', [toolResultBlock(message, i)]);
@@ -72,9 +80,14 @@ function toolConfig(body: Json, turns: ConverseMessage[]): Json | null {
   const hasToolBlocks = turns.some((turn) => turn.content.some((block) => 'toolUse' in block || 'toolResult' in block));
   if (choice === 'none' && !hasToolBlocks) return null;
   const tools = body.tools.map((raw, i) => {
-    const fn = asObject(asObject(raw)?.function) ?? invalid(`tools[${i}]`, 'Each tool must be {type: "function", function: {name, parameters}}.');
+    const fn =
+      asObject(asObject(raw)?.function) ??
+      invalid(`tools[${i}]`, 'Each tool must be {type: "function", function: {name, parameters}}.');
     if (typeof fn.name !== 'string' || fn.name === '') invalid(`tools[${i}].function.name`, 'A tool needs a name.');
-    const spec: Json = { name: fn.name, inputSchema: { json: asObject(fn.parameters) ?? { type: 'object', properties: {} } } };
+    const spec: Json = {
+      name: fn.name,
+      inputSchema: { json: asObject(fn.parameters) ?? { type: 'object', properties: {} } },
+    };
     if (typeof fn.description === 'string' && fn.description !== '') spec.description = fn.description;
     return { toolSpec: spec };
   });
@@ -83,7 +96,8 @@ function toolConfig(body: Json, turns: ConverseMessage[]): Json | null {
   else if (choice === 'required') config.toolChoice = { any: {} };
   else if (asObject(choice)) {
     const name = asObject(asObject(choice)?.function)?.name;
-    if (typeof name !== 'string') invalid('tool_choice', 'tool_choice must be "auto", "required", "none" or {type: "function", function: {name}}.');
+    if (typeof name !== 'string')
+      invalid('tool_choice', 'tool_choice must be "auto", "required", "none" or {type: "function", function: {name}}.');
     config.toolChoice = { tool: { name } };
   }
   return config;
@@ -96,7 +110,10 @@ function userBlocks(content: unknown, param: string): Block[] {
     const part = asObject(raw) ?? invalid(`${param}[${i}]`, 'Each content part must be an object.');
     if (part.type === 'text' && typeof part.text === 'string') return { text: part.text };
     if (part.type === 'image_url') return imageBlock(asObject(part.image_url)?.url, `${param}[${i}].image_url.url`);
-    return invalid(`${param}[${i}].type`, `Bedrock does not take '${String(part.type)}' content parts here (text and image_url are translated).`);
+    return invalid(
+      `${param}[${i}].type`,
+      `Bedrock does not take '${String(part.type)}' content parts here (text and image_url are translated).`,
+    );
   });
 }
 
@@ -106,7 +123,8 @@ function textBlocks(content: unknown, param: string): Block[] {
   if (!Array.isArray(content)) invalid(param, 'Message content must be a string or an array of text parts.');
   return content.map((raw, i) => {
     const part = asObject(raw);
-    if (part?.type !== 'text' || typeof part.text !== 'string') invalid(`${param}[${i}]`, 'Only text parts are allowed here.');
+    if (part?.type !== 'text' || typeof part.text !== 'string')
+      invalid(`${param}[${i}]`, 'Only text parts are allowed here.');
     return { text: part.text };
   });
 }
@@ -114,9 +132,14 @@ function textBlocks(content: unknown, param: string): Block[] {
 /** Images travel as bytes (base64 in the JSON body); Bedrock fetches no URLs. */
 function imageBlock(url: unknown, param: string): Block {
   const match = typeof url === 'string' ? DATA_URL_RE.exec(url) : null;
-  if (!match) invalid(param, 'Bedrock takes images as base64 data: URLs (data:image/png;base64,…); it does not fetch http(s) URLs.');
+  if (!match)
+    invalid(
+      param,
+      'Bedrock takes images as base64 data: URLs (data:image/png;base64,…); it does not fetch http(s) URLs.',
+    );
   const [, subtype = '', bytes = ''] = match;
-  const format = IMAGE_FORMATS[subtype] ?? invalid(param, `Bedrock takes png, jpeg, gif and webp images, not image/${subtype}.`);
+  const format =
+    IMAGE_FORMATS[subtype] ?? invalid(param, `Bedrock takes png, jpeg, gif and webp images, not image/${subtype}.`);
   return { image: { format, source: { bytes: bytes.replace(/\s+/g, '') } } };
 }
 
@@ -127,8 +150,15 @@ function assistantBlocks(message: Json, i: number): Block[] {
     const param = `messages[${i}].tool_calls[${j}]`;
     const call = asObject(raw) ?? invalid(param, 'Each tool call must be an object.');
     const fn = asObject(call.function) ?? invalid(`${param}.function`, 'A tool call needs a function.');
-    if (typeof call.id !== 'string' || typeof fn.name !== 'string') invalid(param, 'A tool call needs an id and a function name.');
-    blocks.push({ toolUse: { toolUseId: call.id, name: fn.name, input: parseArguments(fn.arguments, `${param}.function.arguments`) } });
+    if (typeof call.id !== 'string' || typeof fn.name !== 'string')
+      invalid(param, 'A tool call needs an id and a function name.');
+    blocks.push({
+      toolUse: {
+        toolUseId: call.id,
+        name: fn.name,
+        input: parseArguments(fn.arguments, `${param}.function.arguments`),
+      },
+    });
   });
   return blocks;
 }
@@ -144,8 +174,14 @@ function parseArguments(args: unknown, param: string): unknown {
 }
 
 function toolResultBlock(message: Json, i: number): Block {
-  if (typeof message.tool_call_id !== 'string') invalid(`messages[${i}].tool_call_id`, 'A tool message needs tool_call_id.');
-  const text = typeof message.content === 'string' ? message.content : textBlocks(message.content, `messages[${i}].content`).map((block) => block.text).join('');
+  if (typeof message.tool_call_id !== 'string')
+    invalid(`messages[${i}].tool_call_id`, 'A tool message needs tool_call_id.');
+  const text =
+    typeof message.content === 'string'
+      ? message.content
+      : textBlocks(message.content, `messages[${i}].content`)
+          .map((block) => block.text)
+          .join('');
   return { toolResult: { toolUseId: message.tool_call_id, content: [{ text }] } };
 }
 

@@ -40,7 +40,10 @@ export function readUsage(raw: unknown): { usage: TokenUsage; body: Json } | nul
   const total = count(usage.totalTokens) ?? (prompt === null ? null : prompt + (output ?? 0));
   const body: Json = { prompt_tokens: prompt ?? 0, completion_tokens: output ?? 0, total_tokens: total ?? 0 };
   if (cacheRead !== null) body.prompt_tokens_details = { cached_tokens: cacheRead };
-  return { usage: { promptTokens: prompt, completionTokens: output, cachedTokens: cacheRead, totalTokens: total }, body };
+  return {
+    usage: { promptTokens: prompt, completionTokens: output, cachedTokens: cacheRead, totalTokens: total },
+    body,
+  };
 }
 
 /** A Converse answer as a `chat.completion`: text blocks joined, `toolUse` blocks as tool calls. */
@@ -54,7 +57,11 @@ export function toChatCompletion(raw: unknown, ctx: StreamContext): { body: Json
     if (typeof block.text === 'string') text += block.text;
     const toolUse = block.toolUse as Json | undefined;
     if (toolUse && typeof toolUse.toolUseId === 'string') {
-      toolCalls.push({ id: toolUse.toolUseId, type: 'function', function: { name: toolUse.name, arguments: JSON.stringify(toolUse.input ?? {}) } });
+      toolCalls.push({
+        id: toolUse.toolUseId,
+        type: 'function',
+        function: { name: toolUse.name, arguments: JSON.stringify(toolUse.input ?? {}) },
+      });
     }
   }
   const usage = readUsage(answer.usage);
@@ -66,7 +73,12 @@ export function toChatCompletion(raw: unknown, ctx: StreamContext): { body: Json
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, refusal: null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        message: {
+          role: 'assistant',
+          content: text === '' && toolCalls.length > 0 ? null : text,
+          refusal: null,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
         logprobs: null,
         finish_reason: finishReason(answer.stopReason),
       },

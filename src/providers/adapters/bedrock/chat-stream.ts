@@ -24,7 +24,13 @@ export function createConverseStreamTranslator(ctx: StreamContext): StreamTransl
   let stopped = false;
 
   const chunk = (delta: Json, finish: string | null = null) =>
-    sse({ id: ctx.id, object: 'chat.completion.chunk', created: ctx.created, model: ctx.model ?? '', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+    sse({
+      id: ctx.id,
+      object: 'chat.completion.chunk',
+      created: ctx.created,
+      model: ctx.model ?? '',
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    });
 
   const fail = (message: string, code: string | undefined, type: string): string[] => {
     error = { message, code };
@@ -40,14 +46,21 @@ export function createConverseStreamTranslator(ctx: StreamContext): StreamTransl
         if (!toolUse) return [];
         const index = toolIndexByBlock.size;
         toolIndexByBlock.set(Number(event.contentBlockIndex), index);
-        return [chunk({ tool_calls: [{ index, id: toolUse.toolUseId, type: 'function', function: { name: toolUse.name, arguments: '' } }] })];
+        return [
+          chunk({
+            tool_calls: [
+              { index, id: toolUse.toolUseId, type: 'function', function: { name: toolUse.name, arguments: '' } },
+            ],
+          }),
+        ];
       }
       case 'contentBlockDelta': {
         const delta = (event.delta ?? {}) as Json;
         if (typeof delta.text === 'string') return [chunk({ content: delta.text })];
         const input = (delta.toolUse as Json | undefined)?.input;
         const index = toolIndexByBlock.get(Number(event.contentBlockIndex));
-        if (typeof input === 'string' && index !== undefined) return [chunk({ tool_calls: [{ index, function: { arguments: input } }] })];
+        if (typeof input === 'string' && index !== undefined)
+          return [chunk({ tool_calls: [{ index, function: { arguments: input } }] })];
         return []; // reasoning and citation deltas have no place in chat.completion.chunk
       }
       case 'messageStop':
@@ -57,7 +70,18 @@ export function createConverseStreamTranslator(ctx: StreamContext): StreamTransl
         const read = readUsage(event.usage);
         if (!read) return [];
         usage = read.usage;
-        return ctx.includeUsage ? [sse({ id: ctx.id, object: 'chat.completion.chunk', created: ctx.created, model: ctx.model ?? '', choices: [], usage: read.body })] : [];
+        return ctx.includeUsage
+          ? [
+              sse({
+                id: ctx.id,
+                object: 'chat.completion.chunk',
+                created: ctx.created,
+                model: ctx.model ?? '',
+                choices: [],
+                usage: read.body,
+              }),
+            ]
+          : [];
       }
       default:
         return []; // contentBlockStop, and events added later
@@ -70,11 +94,20 @@ export function createConverseStreamTranslator(ctx: StreamContext): StreamTransl
     if (kind === 'event') return onEvent(message.headers[':event-type'], payload);
     if (kind === 'exception') {
       const name = exceptionName(message.headers[':exception-type']);
-      const text = typeof payload.message === 'string' ? payload.message : typeof message.payload === 'string' ? message.payload : `Bedrock reported ${name ?? 'an exception'} in the stream.`;
+      const text =
+        typeof payload.message === 'string'
+          ? payload.message
+          : typeof message.payload === 'string'
+            ? message.payload
+            : `Bedrock reported ${name ?? 'an exception'} in the stream.`;
       return fail(text, name, errorTypeFor(name, null));
     }
     if (kind === 'error') {
-      return fail(message.headers[':error-message'] ?? 'Bedrock reported an error in the stream.', message.headers[':error-code'], 'api_error');
+      return fail(
+        message.headers[':error-message'] ?? 'Bedrock reported an error in the stream.',
+        message.headers[':error-code'],
+        'api_error',
+      );
     }
     return [];
   };
@@ -97,7 +130,12 @@ export function createConverseStreamTranslator(ctx: StreamContext): StreamTransl
     },
     end() {
       if (error) return [];
-      if (reader.leftover > 0 || !stopped) return fail("The provider's stream ended before the message was complete.", 'UPSTREAM_STREAM_ERROR', 'api_error');
+      if (reader.leftover > 0 || !stopped)
+        return fail(
+          "The provider's stream ended before the message was complete.",
+          'UPSTREAM_STREAM_ERROR',
+          'api_error',
+        );
       return [DONE];
     },
     get usage() {

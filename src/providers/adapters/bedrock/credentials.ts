@@ -46,17 +46,26 @@ const REGION_RE = /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/;
 export function resolveBedrockTarget(ctx: AdapterContext): BedrockTarget {
   const config = ctx.target.configurations ?? {};
   const fromConfig = (name: string) => text(config[name]);
-  const fromHeader = (name: string) => text(Array.isArray(ctx.headers[name]) ? ctx.headers[name]?.[0] : ctx.headers[name]);
+  const fromHeader = (name: string) =>
+    text(Array.isArray(ctx.headers[name]) ? ctx.headers[name]?.[0] : ctx.headers[name]);
 
   const region = fromConfig(CONFIG_FIELDS.region) ?? fromHeader(HEADERS.region);
   if (region !== undefined && !REGION_RE.test(region)) {
-    throw new AppError('PROVIDER_CONFIG', `AWS region '${region.slice(0, 40)}' is not a region name such as us-east-1.`, { param: HEADERS.region });
+    throw new AppError(
+      'PROVIDER_CONFIG',
+      `AWS region '${region.slice(0, 40)}' is not a region name such as us-east-1.`,
+      { param: HEADERS.region },
+    );
   }
 
   const auth = resolveAuth(ctx, fromConfig, fromHeader);
   const customBase = ctx.target.customHost ? baseOf(ctx.target.customHost) : null;
   if (region === undefined && (auth.kind === 'sigv4' || customBase === null)) {
-    throw new AppError('PROVIDER_CONFIG', `Bedrock needs an AWS region: set ${CONFIG_FIELDS.region} on the provider or send ${HEADERS.region}.`, { param: HEADERS.region });
+    throw new AppError(
+      'PROVIDER_CONFIG',
+      `Bedrock needs an AWS region: set ${CONFIG_FIELDS.region} on the provider or send ${HEADERS.region}.`,
+      { param: HEADERS.region },
+    );
   }
   return {
     auth,
@@ -66,7 +75,11 @@ export function resolveBedrockTarget(ctx: AdapterContext): BedrockTarget {
   };
 }
 
-function resolveAuth(ctx: AdapterContext, fromConfig: (name: string) => string | undefined, fromHeader: (name: string) => string | undefined): BedrockAuth {
+function resolveAuth(
+  ctx: AdapterContext,
+  fromConfig: (name: string) => string | undefined,
+  fromHeader: (name: string) => string | undefined,
+): BedrockAuth {
   const stored = keysFrom(fromConfig, CONFIG_FIELDS);
   if (stored) return { kind: 'sigv4', credentials: stored };
   const sent = keysFrom(fromHeader, HEADERS);
@@ -80,12 +93,19 @@ function resolveAuth(ctx: AdapterContext, fromConfig: (name: string) => string |
   );
 }
 
-function keysFrom(read: (name: string) => string | undefined, names: { accessKeyId: string; secretAccessKey: string; sessionToken: string }): AwsCredentials | null {
+function keysFrom(
+  read: (name: string) => string | undefined,
+  names: { accessKeyId: string; secretAccessKey: string; sessionToken: string },
+): AwsCredentials | null {
   const accessKeyId = read(names.accessKeyId);
   const secretAccessKey = read(names.secretAccessKey);
   if (accessKeyId === undefined && secretAccessKey === undefined) return null;
   if (accessKeyId === undefined || secretAccessKey === undefined) {
-    throw new AppError('PROVIDER_CONFIG', `AWS credentials need both ${names.accessKeyId} and ${names.secretAccessKey}.`, { param: accessKeyId === undefined ? names.accessKeyId : names.secretAccessKey });
+    throw new AppError(
+      'PROVIDER_CONFIG',
+      `AWS credentials need both ${names.accessKeyId} and ${names.secretAccessKey}.`,
+      { param: accessKeyId === undefined ? names.accessKeyId : names.secretAccessKey },
+    );
   }
   const sessionToken = read(names.sessionToken);
   return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };

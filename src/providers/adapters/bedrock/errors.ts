@@ -64,8 +64,13 @@ export function translateBedrockError(status: number, body: Buffer, headers?: In
     parsed = {};
   }
   const header = headers?.['x-amzn-errortype'];
-  const name = exceptionName(Array.isArray(header) ? header[0] : header) ?? exceptionName(parsed.__type) ?? exceptionName(parsed.code) ?? NAME_BY_STATUS[status];
-  const raw = typeof parsed.message === 'string' ? parsed.message : typeof parsed.Message === 'string' ? parsed.Message : '';
+  const name =
+    exceptionName(Array.isArray(header) ? header[0] : header) ??
+    exceptionName(parsed.__type) ??
+    exceptionName(parsed.code) ??
+    NAME_BY_STATUS[status];
+  const raw =
+    typeof parsed.message === 'string' ? parsed.message : typeof parsed.Message === 'string' ? parsed.Message : '';
   const message = scrub(raw) || `Bedrock answered with HTTP ${status}${name ? ` (${name})` : ''}.`;
   return { status, message, type: errorTypeFor(name, status), code: name };
 }

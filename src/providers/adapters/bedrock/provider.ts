@@ -11,7 +11,11 @@ const definition: ProviderDefinition = {
   name: 'bedrock',
   displayName: 'AWS Bedrock',
   baseUrl: 'https://bedrock-runtime.us-east-1.amazonaws.com',
-  auth: { kind: 'adapter', description: 'AWS SigV4 (access key id, secret access key, optional session token, region), or a Bedrock API key as Authorization: Bearer' },
+  auth: {
+    kind: 'adapter',
+    description:
+      'AWS SigV4 (access key id, secret access key, optional session token, region), or a Bedrock API key as Authorization: Bearer',
+  },
   wireFormat: 'bedrock',
   endpoints: new Set<EndpointType>(['chatComplete', 'embed', 'rerank', 'proxy']),
   docsUrl: 'https://docs.aws.amazon.com/bedrock/latest/APIReference/API_Operations_Amazon_Bedrock_Runtime.html',

@@ -11,7 +11,12 @@ type Json = Record<string, unknown>;
  */
 export function rerankModelArn(model: string, region: string | null): string {
   if (model.startsWith('arn:')) return model;
-  if (region === null) throw new AppError('INVALID_REQUEST', 'Bedrock rerank needs the model ARN (arn:aws:bedrock:<region>::foundation-model/<model id>) or a region to build it from.', { param: 'model' });
+  if (region === null)
+    throw new AppError(
+      'INVALID_REQUEST',
+      'Bedrock rerank needs the model ARN (arn:aws:bedrock:<region>::foundation-model/<model id>) or a region to build it from.',
+      { param: 'model' },
+    );
   return `arn:aws:bedrock:${region}::foundation-model/${model}`;
 }
 
@@ -20,11 +25,16 @@ export function rerankModelArn(model: string, region: string | null): string {
  * sources; a document given as an object is sent as a JSON source, except `{text}` alone.
  */
 export function toRerankRequest(body: Json, modelArn: string): Json {
-  if (typeof body.query !== 'string' || body.query === '') throw new AppError('INVALID_REQUEST', 'query must be a non-empty string.', { param: 'query' });
+  if (typeof body.query !== 'string' || body.query === '')
+    throw new AppError('INVALID_REQUEST', 'query must be a non-empty string.', { param: 'query' });
   const documents = Array.isArray(body.documents) ? body.documents : [];
-  const sources = documents.map((document, i) => ({ type: 'INLINE', inlineDocumentSource: documentSource(document, i) }));
+  const sources = documents.map((document, i) => ({
+    type: 'INLINE',
+    inlineDocumentSource: documentSource(document, i),
+  }));
   const configuration: Json = { modelConfiguration: { modelArn } };
-  configuration.numberOfResults = typeof body.top_n === 'number' ? Math.min(body.top_n, documents.length) : documents.length;
+  configuration.numberOfResults =
+    typeof body.top_n === 'number' ? Math.min(body.top_n, documents.length) : documents.length;
   return {
     queries: [{ type: 'TEXT', textQuery: { text: body.query } }],
     sources,

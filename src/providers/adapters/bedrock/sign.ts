@@ -1,6 +1,5 @@
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 
-
 /** AWS credentials as SigV4 takes them; the session token comes with temporary (STS) credentials. */
 export interface AwsCredentials {
   accessKeyId: string;
@@ -42,7 +41,9 @@ export class Sha256 {
 }
 
 function toBytes(data: ArrayBuffer | ArrayBufferView): Uint8Array {
-  return ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
+  return ArrayBuffer.isView(data)
+    ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+    : new Uint8Array(data);
 }
 
 export interface SignInput {

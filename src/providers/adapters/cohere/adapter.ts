@@ -10,7 +10,11 @@ import { toCohereRerank, toRerankResult } from './rerank.js';
 import { assertPlainPath, cohereAuthHeaders, cohereBase } from './target.js';
 
 const ENDPOINTS: ReadonlySet<TranslatedEndpoint> = new Set<TranslatedEndpoint>(['chatComplete', 'embed', 'rerank']);
-const PATHS: Partial<Record<TranslatedEndpoint, string>> = { chatComplete: '/chat', embed: '/embed', rerank: '/rerank' };
+const PATHS: Partial<Record<TranslatedEndpoint, string>> = {
+  chatComplete: '/chat',
+  embed: '/embed',
+  rerank: '/rerank',
+};
 
 /**
  * The request body as sent, when the gateway hands it over with the answer: embeddings need
@@ -24,13 +28,25 @@ export const cohereAdapter: WireAdapter = {
 
   async buildRequest(endpoint, body, ctx): Promise<ProviderRequest> {
     const path = PATHS[endpoint];
-    if (!path) throw new AppError('UNSUPPORTED_ENDPOINT', `Provider ${ctx.provider.name} does not support ${endpoint}.`, { param: 'x-service-provider' });
-    const payload = endpoint === 'chatComplete' ? toCohereChat(body) : endpoint === 'embed' ? toCohereEmbed(body) : toCohereRerank(body);
+    if (!path)
+      throw new AppError('UNSUPPORTED_ENDPOINT', `Provider ${ctx.provider.name} does not support ${endpoint}.`, {
+        param: 'x-service-provider',
+      });
+    const payload =
+      endpoint === 'chatComplete'
+        ? toCohereChat(body)
+        : endpoint === 'embed'
+          ? toCohereEmbed(body)
+          : toCohereRerank(body);
     const stream = endpoint === 'chatComplete' && payload.stream === true;
     return {
       url: `${cohereBase(ctx)}${path}`,
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...cohereAuthHeaders(ctx) },
+      headers: {
+        'content-type': 'application/json',
+        accept: stream ? 'text/event-stream' : 'application/json',
+        ...cohereAuthHeaders(ctx),
+      },
       body: JSON.stringify(payload),
     };
   },
@@ -50,6 +66,11 @@ export const cohereAdapter: WireAdapter = {
   async passThrough(path, method, ctx): Promise<ProviderRequest> {
     assertPlainPath(path);
     const relative = path.startsWith('/') ? path : `/${path}`;
-    return { url: `${cohereBase(ctx)}${relative}`, method: method === 'GET' ? 'GET' : 'POST', headers: cohereAuthHeaders(ctx), body: null };
+    return {
+      url: `${cohereBase(ctx)}${relative}`,
+      method: method === 'GET' ? 'GET' : 'POST',
+      headers: cohereAuthHeaders(ctx),
+      body: null,
+    };
   },
 };

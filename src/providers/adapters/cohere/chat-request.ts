@@ -16,10 +16,15 @@ export function toCohereChat(body: Json): Json {
   if (typeof body.model !== 'string' || body.model.trim() === '') {
     throw invalid('model', 'model is required: the Cohere model to call (such as command-a-03-2025).');
   }
-  if (!Array.isArray(body.messages) || body.messages.length === 0) throw invalid('messages', 'messages must be a non-empty array.');
-  if (typeof body.n === 'number' && body.n > 1) throw invalid('n', 'Cohere returns one choice per request: n must be 1.');
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    throw invalid('messages', 'messages must be a non-empty array.');
+  if (typeof body.n === 'number' && body.n > 1)
+    throw invalid('n', 'Cohere returns one choice per request: n must be 1.');
 
-  const out: Json = { model: body.model.trim(), messages: body.messages.map((message, i) => toCohereMessage(message, `messages[${i}]`)) };
+  const out: Json = {
+    model: body.model.trim(),
+    messages: body.messages.map((message, i) => toCohereMessage(message, `messages[${i}]`)),
+  };
   if (body.stream === true) out.stream = true;
   for (const field of SAME_NAME) if (typeof body[field] === 'number') out[field] = body[field];
   const maxTokens = body.max_completion_tokens ?? body.max_tokens;
@@ -45,7 +50,8 @@ function toCohereMessage(message: unknown, at: string): Json {
     case 'assistant':
       return assistantMessage(message, at);
     case 'tool':
-      if (typeof message.tool_call_id !== 'string') throw invalid(`${at}.tool_call_id`, `${at}.tool_call_id is required on a tool message.`);
+      if (typeof message.tool_call_id !== 'string')
+        throw invalid(`${at}.tool_call_id`, `${at}.tool_call_id is required on a tool message.`);
       return { role: 'tool', tool_call_id: message.tool_call_id, content: toolContent(message.content, at) };
     default:
       throw invalid(`${at}.role`, `${at}.role '${message.role}' is not supported by Cohere.`);
@@ -56,7 +62,8 @@ function toCohereMessage(message: unknown, at: string): Json {
 function textOnly(content: unknown, at: string): string {
   if (typeof content === 'string') return content;
   if (content === null || content === undefined) return '';
-  if (!Array.isArray(content)) throw invalid(`${at}.content`, `${at}.content must be a string or an array of text parts.`);
+  if (!Array.isArray(content))
+    throw invalid(`${at}.content`, `${at}.content must be a string or an array of text parts.`);
   return content
     .map((part, i) => {
       if (!isObject(part) || part.type !== 'text' || typeof part.text !== 'string') {
@@ -77,8 +84,12 @@ function userContent(content: unknown, at: string): string | Json[] {
     if (part.type === 'text' && typeof part.text === 'string') return { type: 'text', text: part.text };
     if (part.type === 'image_url') {
       const image = isObject(part.image_url) ? part.image_url : {};
-      if (typeof image.url !== 'string') throw invalid(`${where}.image_url.url`, `${where}.image_url.url must be a string.`);
-      return { type: 'image_url', image_url: { url: image.url, ...(typeof image.detail === 'string' ? { detail: image.detail } : {}) } };
+      if (typeof image.url !== 'string')
+        throw invalid(`${where}.image_url.url`, `${where}.image_url.url must be a string.`);
+      return {
+        type: 'image_url',
+        image_url: { url: image.url, ...(typeof image.detail === 'string' ? { detail: image.detail } : {}) },
+      };
     }
     throw invalid(`${where}.type`, `${where}.type '${String(part.type)}' is not supported by Cohere.`);
   });
@@ -94,7 +105,11 @@ function assistantMessage(message: Json, at: string): Json {
       if (!isObject(call) || typeof call.id !== 'string' || !fn || typeof fn.name !== 'string') {
         throw invalid(where, `${where} must be a function call with an id and a name.`);
       }
-      return { id: call.id, type: 'function', function: { name: fn.name, arguments: typeof fn.arguments === 'string' ? fn.arguments : '{}' } };
+      return {
+        id: call.id,
+        type: 'function',
+        function: { name: fn.name, arguments: typeof fn.arguments === 'string' ? fn.arguments : '{}' },
+      };
     });
     // Cohere takes the text that came with tool calls as the tool plan, not as content.
     if (text !== '') out.tool_plan = text;
@@ -107,7 +122,8 @@ function assistantMessage(message: Json, at: string): Json {
 /** Tool results: a string (usually JSON) as it is, or text parts as Cohere text blocks. */
 function toolContent(content: unknown, at: string): string | Json[] {
   if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) throw invalid(`${at}.content`, `${at}.content must be a string or an array of text parts.`);
+  if (!Array.isArray(content))
+    throw invalid(`${at}.content`, `${at}.content must be a string or an array of text parts.`);
   return content.map((part, i) => {
     if (!isObject(part) || part.type !== 'text' || typeof part.text !== 'string') {
       throw invalid(`${at}.content[${i}]`, `${at}.content[${i}] must be a text part here.`);
@@ -135,7 +151,8 @@ function tools(list: unknown, choice: unknown): Json {
   if (!Array.isArray(list) || list.length === 0) return {};
   let offered = list.map((tool, i) => {
     const fn = isObject(tool) && isObject(tool.function) ? tool.function : null;
-    if (!fn || typeof fn.name !== 'string') throw invalid(`tools[${i}]`, `tools[${i}] must be a function tool with a name.`);
+    if (!fn || typeof fn.name !== 'string')
+      throw invalid(`tools[${i}]`, `tools[${i}] must be a function tool with a name.`);
     return {
       type: 'function',
       function: {

@@ -23,11 +23,17 @@ export function finishReasonOf(reason: unknown): string | null {
 
 /** Whether a finish reason says generation failed rather than ended. */
 export function isFailedFinish(reason: unknown): boolean {
-  return typeof reason === 'string' && ['ERROR', 'TIMEOUT', 'ERROR_LIMIT', 'ERROR_TOXIC'].includes(reason.toUpperCase());
+  return (
+    typeof reason === 'string' && ['ERROR', 'TIMEOUT', 'ERROR_LIMIT', 'ERROR_TOXIC'].includes(reason.toUpperCase())
+  );
 }
 
 export function toOpenAIToolCall(call: CohereToolCall): Json {
-  return { id: call.id ?? '', type: 'function', function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' } };
+  return {
+    id: call.id ?? '',
+    type: 'function',
+    function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' },
+  };
 }
 
 /** A `/v2/chat` answer as a `chat.completion`. */
@@ -38,9 +44,15 @@ export function toChatCompletion(body: unknown, ctx: StreamContext): { body: Jso
     .filter((part) => isObject(part) && part.type === 'text' && typeof part.text === 'string')
     .map((part) => part.text)
     .join('');
-  const toolCalls = (Array.isArray(message.tool_calls) ? message.tool_calls : []).filter(isObject).map(toOpenAIToolCall);
+  const toolCalls = (Array.isArray(message.tool_calls) ? message.tool_calls : [])
+    .filter(isObject)
+    .map(toOpenAIToolCall);
   const usage = usageOf(response.usage);
-  const assistant: Json = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, refusal: null };
+  const assistant: Json = {
+    role: 'assistant',
+    content: text === '' && toolCalls.length > 0 ? null : text,
+    refusal: null,
+  };
   if (toolCalls.length > 0) assistant.tool_calls = toolCalls;
   return {
     body: {
@@ -48,7 +60,14 @@ export function toChatCompletion(body: unknown, ctx: StreamContext): { body: Jso
       object: 'chat.completion',
       created: ctx.created,
       model: ctx.model ?? '',
-      choices: [{ index: 0, message: assistant, logprobs: null, finish_reason: finishReasonOf(response.finish_reason) ?? 'stop' }],
+      choices: [
+        {
+          index: 0,
+          message: assistant,
+          logprobs: null,
+          finish_reason: finishReasonOf(response.finish_reason) ?? 'stop',
+        },
+      ],
       ...(usage ? { usage: openAIUsage(usage) } : {}),
     },
     usage,

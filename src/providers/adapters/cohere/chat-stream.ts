@@ -33,7 +33,13 @@ export function createChatStreamTranslator(ctx: StreamContext): StreamTranslator
 
   const frame = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
   const chunk = (delta: Json, finish: string | null) =>
-    frame({ id: ctx.id, object: 'chat.completion.chunk', created: ctx.created, model: ctx.model ?? '', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+    frame({
+      id: ctx.id,
+      object: 'chat.completion.chunk',
+      created: ctx.created,
+      model: ctx.model ?? '',
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    });
   const withRole = (delta: Json): Json => {
     if (roleSent) return delta;
     roleSent = true;
@@ -58,7 +64,8 @@ export function createChatStreamTranslator(ctx: StreamContext): StreamTranslator
       case 'message-start':
         return [chunk(withRole({ content: '' }), null)];
       case 'content-delta': {
-        const content = isObject(message.content) && typeof message.content.text === 'string' ? message.content.text : '';
+        const content =
+          isObject(message.content) && typeof message.content.text === 'string' ? message.content.text : '';
         return content === '' ? [] : [chunk(withRole({ content }), null)];
       }
       case 'tool-call-start': {
@@ -67,13 +74,20 @@ export function createChatStreamTranslator(ctx: StreamContext): StreamTranslator
         const index = toolIndex.size;
         toolIndex.set(typeof parsed.index === 'number' ? parsed.index : index, index);
         const args = typeof fn.arguments === 'string' ? fn.arguments : '';
-        const delta = { index, id: typeof call.id === 'string' ? call.id : '', type: 'function', function: { name: typeof fn.name === 'string' ? fn.name : '', arguments: args } };
+        const delta = {
+          index,
+          id: typeof call.id === 'string' ? call.id : '',
+          type: 'function',
+          function: { name: typeof fn.name === 'string' ? fn.name : '', arguments: args },
+        };
         return [chunk(withRole({ tool_calls: [delta] }), null)];
       }
       case 'tool-call-delta': {
         const call = isObject(message.tool_calls) ? message.tool_calls : {};
-        const args = isObject(call.function) && typeof call.function.arguments === 'string' ? call.function.arguments : '';
-        const index = toolIndex.get(typeof parsed.index === 'number' ? parsed.index : -1) ?? Math.max(0, toolIndex.size - 1);
+        const args =
+          isObject(call.function) && typeof call.function.arguments === 'string' ? call.function.arguments : '';
+        const index =
+          toolIndex.get(typeof parsed.index === 'number' ? parsed.index : -1) ?? Math.max(0, toolIndex.size - 1);
         return args === '' ? [] : [chunk({ tool_calls: [{ index, function: { arguments: args } }] }, null)];
       }
       case 'message-end': {
@@ -82,10 +96,25 @@ export function createChatStreamTranslator(ctx: StreamContext): StreamTranslator
         ended = true;
         if (isFailedFinish(delta.finish_reason)) {
           const reason = String(delta.finish_reason);
-          return fail(typeof delta.error === 'string' && delta.error !== '' ? delta.error : `The provider ended the stream with finish reason ${reason}.`, reason);
+          return fail(
+            typeof delta.error === 'string' && delta.error !== ''
+              ? delta.error
+              : `The provider ended the stream with finish reason ${reason}.`,
+            reason,
+          );
         }
         const out = [chunk(roleSent ? {} : withRole({}), finishReasonOf(delta.finish_reason) ?? 'stop')];
-        if (ctx.includeUsage && usage) out.push(frame({ id: ctx.id, object: 'chat.completion.chunk', created: ctx.created, model: ctx.model ?? '', choices: [], usage: openAIUsage(usage) }));
+        if (ctx.includeUsage && usage)
+          out.push(
+            frame({
+              id: ctx.id,
+              object: 'chat.completion.chunk',
+              created: ctx.created,
+              model: ctx.model ?? '',
+              choices: [],
+              usage: openAIUsage(usage),
+            }),
+          );
         return out;
       }
       case 'content-start':
@@ -98,7 +127,9 @@ export function createChatStreamTranslator(ctx: StreamContext): StreamTranslator
         return [];
       default: {
         const reported = cohereErrorMessage(parsed);
-        return reported !== null || type === 'error' ? fail(reported ?? 'The provider reported an error in the stream.') : [];
+        return reported !== null || type === 'error'
+          ? fail(reported ?? 'The provider reported an error in the stream.')
+          : [];
       }
     }
   };

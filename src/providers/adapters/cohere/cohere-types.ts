@@ -1,9 +1,11 @@
 /** Loose JSON object: Cohere and OpenAI bodies are read field by field, never trusted whole. */
 export type Json = Record<string, unknown>;
 
-export const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
-export const finite = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+export const finite = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isFinite(value) ? value : null;
 
 /** `usage` (chat) or `meta` (embed, rerank): what was billed and what the model saw. */
 export interface CohereUsage {

@@ -4,7 +4,6 @@ import type { TranslatedError } from '../types.js';
 export { openAIErrorType };
 import { isObject } from './cohere-types.js';
 
-
 /**
  * The message of a Cohere error body. The documented shape is `{ message }` (with an `id` on
  * newer answers); `{ error: { message } }`, `{ error: "…" }` and `{ detail }` are read too, so
@@ -13,7 +12,8 @@ import { isObject } from './cohere-types.js';
 export function cohereErrorMessage(body: unknown): string | null {
   if (!isObject(body)) return null;
   if (typeof body.message === 'string' && body.message !== '') return body.message;
-  if (isObject(body.error) && typeof body.error.message === 'string' && body.error.message !== '') return body.error.message;
+  if (isObject(body.error) && typeof body.error.message === 'string' && body.error.message !== '')
+    return body.error.message;
   if (typeof body.error === 'string' && body.error !== '') return body.error;
   if (typeof body.detail === 'string' && body.detail !== '') return body.detail;
   return null;

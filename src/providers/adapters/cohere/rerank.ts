@@ -12,7 +12,9 @@ function documentText(document: unknown): string {
 /** The gateway's rerank body as a Cohere `POST /v2/rerank` body (v2 takes documents as strings). */
 export function toCohereRerank(body: Json): Json {
   if (typeof body.model !== 'string' || body.model.trim() === '') {
-    throw new AppError('INVALID_REQUEST', 'model is required: the Cohere rerank model (such as rerank-v3.5).', { param: 'model' });
+    throw new AppError('INVALID_REQUEST', 'model is required: the Cohere rerank model (such as rerank-v3.5).', {
+      param: 'model',
+    });
   }
   const documents = Array.isArray(body.documents) ? body.documents : [];
   const out: Json = { model: body.model.trim(), query: body.query, documents: documents.map(documentText) };
@@ -26,7 +28,11 @@ export function toCohereRerank(body: Json): Json {
  * `{ id, model, results: [{ index, relevance_score, document? }], usage, meta }`. v2 no longer
  * echoes documents, so `return_documents: true` is honoured here from the request.
  */
-export function toRerankResult(body: unknown, request: Json | null, model: string | null): { body: Json; usage: TokenUsage | null } {
+export function toRerankResult(
+  body: unknown,
+  request: Json | null,
+  model: string | null,
+): { body: Json; usage: TokenUsage | null } {
   const response = isObject(body) ? body : {};
   const documents = Array.isArray(request?.documents) ? request.documents : [];
   const withDocuments = request?.return_documents === true;
@@ -39,7 +45,8 @@ export function toRerankResult(body: unknown, request: Json | null, model: strin
   const meta = (isObject(response.meta) ? response.meta : {}) as CohereUsage;
   const searchUnits = finite(meta.billed_units?.search_units);
   const tokens = finite(meta.billed_units?.input_tokens) ?? finite(meta.tokens?.input_tokens);
-  const usage: TokenUsage | null = tokens === null ? null : { promptTokens: tokens, completionTokens: null, cachedTokens: null, totalTokens: tokens };
+  const usage: TokenUsage | null =
+    tokens === null ? null : { promptTokens: tokens, completionTokens: null, cachedTokens: null, totalTokens: tokens };
   return {
     body: {
       id: typeof response.id === 'string' ? response.id : '',

@@ -15,8 +15,16 @@ export function cohereBase(ctx: AdapterContext): string {
   } catch {
     throw new AppError('PROVIDER_CONFIG', 'The custom host is not a valid URL.', { param: 'x-service-custom-host' });
   }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-    throw new AppError('PROVIDER_CONFIG', `Custom host '${url.origin}' must be a plain http(s) base URL.`, { param: 'x-service-custom-host' });
+  if (
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    url.username !== '' ||
+    url.password !== ''
+  ) {
+    throw new AppError('PROVIDER_CONFIG', `Custom host '${url.origin}' must be a plain http(s) base URL.`, {
+      param: 'x-service-custom-host',
+    });
   }
   const path = url.pathname.replace(/^\/+|\/+$/g, '');
   return path ? `${url.origin}/${path}` : `${url.origin}${new URL(fallback).pathname.replace(/\/+$/, '')}`;
@@ -32,5 +40,8 @@ export function cohereAuthHeaders(ctx: AdapterContext): Record<string, string> {
 export function assertPlainPath(path: string): void {
   const pathname = path.split('?', 1)[0] ?? '';
   const unsafe = pathname.includes('\\') || pathname.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
-  if (unsafe) throw new AppError('INVALID_REQUEST', `Path '${pathname}' must not contain '.' or '..' segments.`, { param: 'path' });
+  if (unsafe)
+    throw new AppError('INVALID_REQUEST', `Path '${pathname}' must not contain '.' or '..' segments.`, {
+      param: 'path',
+    });
 }

@@ -13,7 +13,12 @@ export function usageOf(usage: CohereUsage | undefined): TokenUsage | null {
   const prompt = finite(billed.input_tokens) ?? finite(tokens.input_tokens);
   const completion = finite(billed.output_tokens) ?? finite(tokens.output_tokens);
   if (prompt === null && completion === null) return null;
-  return { promptTokens: prompt, completionTokens: completion, cachedTokens: null, totalTokens: (prompt ?? 0) + (completion ?? 0) };
+  return {
+    promptTokens: prompt,
+    completionTokens: completion,
+    cachedTokens: null,
+    totalTokens: (prompt ?? 0) + (completion ?? 0),
+  };
 }
 
 /** The OpenAI `usage` object of a chat completion. */

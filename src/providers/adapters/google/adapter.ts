@@ -16,7 +16,9 @@ const isVertex = (ctx: AdapterContext) => ctx.provider.wireFormat === 'vertex-ai
 /** The model id for the URL: a `models/` (or Vertex `publishers/google/models/`) prefix is accepted and dropped. */
 function modelId(body: Json): string {
   if (typeof body.model !== 'string' || body.model.trim() === '') {
-    throw new AppError('INVALID_REQUEST', 'model is required: the Gemini model to call (such as gemini-2.5-flash).', { param: 'model' });
+    throw new AppError('INVALID_REQUEST', 'model is required: the Gemini model to call (such as gemini-2.5-flash).', {
+      param: 'model',
+    });
   }
   return body.model.trim().replace(/^(?:publishers\/google\/)?models\//, '');
 }
@@ -49,10 +51,17 @@ export function createGoogleAdapter(options: { tokenCache?: TokenCache } = {}): 
         method = call.method;
         payload = call.body;
       } else {
-        throw new AppError('UNSUPPORTED_ENDPOINT', `Provider ${ctx.provider.name} does not support ${endpoint}.`, { param: 'x-service-provider' });
+        throw new AppError('UNSUPPORTED_ENDPOINT', `Provider ${ctx.provider.name} does not support ${endpoint}.`, {
+          param: 'x-service-provider',
+        });
       }
       const target = await modelTarget(ctx, model, method);
-      return { url: target.url, method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body: JSON.stringify(payload) };
+      return {
+        url: target.url,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...target.headers },
+        body: JSON.stringify(payload),
+      };
     },
 
     toOpenAIResponse(endpoint, body, ctx: StreamContext) {

@@ -30,7 +30,10 @@ export function toGenerateContentRequest(body: Json, options: ChatRequestOptions
   return request;
 }
 
-function convertMessages(messages: unknown[], options: ChatRequestOptions): { systemParts: GeminiPart[]; contents: GeminiContent[] } {
+function convertMessages(
+  messages: unknown[],
+  options: ChatRequestOptions,
+): { systemParts: GeminiPart[]; contents: GeminiContent[] } {
   const systemParts: GeminiPart[] = [];
   const contents: GeminiContent[] = [];
   // Tool results name only the call id; Gemini wants the function name, found in the call.
@@ -45,7 +48,8 @@ function convertMessages(messages: unknown[], options: ChatRequestOptions): { sy
 
   messages.forEach((message, index) => {
     const at = `messages[${index}]`;
-    if (!isObject(message) || typeof message.role !== 'string') throw invalid(at, `${at} must be an object with a role.`);
+    if (!isObject(message) || typeof message.role !== 'string')
+      throw invalid(at, `${at} must be an object with a role.`);
     switch (message.role) {
       case 'system':
       case 'developer':
@@ -60,8 +64,14 @@ function convertMessages(messages: unknown[], options: ChatRequestOptions): { sy
       case 'tool':
       case 'function': {
         const id = typeof message.tool_call_id === 'string' ? message.tool_call_id : undefined;
-        const name = (id !== undefined ? callNames.get(id) : undefined) ?? (typeof message.name === 'string' ? message.name : undefined);
-        if (!name) throw invalid(`${at}.tool_call_id`, `${at}.tool_call_id matches no tool call of an earlier assistant message.`);
+        const name =
+          (id !== undefined ? callNames.get(id) : undefined) ??
+          (typeof message.name === 'string' ? message.name : undefined);
+        if (!name)
+          throw invalid(
+            `${at}.tool_call_id`,
+            `${at}.tool_call_id matches no tool call of an earlier assistant message.`,
+          );
         push('user', [{ functionResponse: { name, response: functionResponseOf(message.content, at) } }]);
         return;
       }
@@ -100,7 +110,10 @@ function contentPart(part: unknown, at: string, options: ChatRequestOptions): Ge
     case 'file': {
       const file = isObject(part.file) ? part.file : {};
       if (typeof file.file_data !== 'string') {
-        throw invalid(`${at}.file`, `${at}.file needs file_data as a data: URL; OpenAI file ids mean nothing to Gemini.`);
+        throw invalid(
+          `${at}.file`,
+          `${at}.file needs file_data as a data: URL; OpenAI file ids mean nothing to Gemini.`,
+        );
       }
       return inlinePart(file.file_data, `${at}.file.file_data`);
     }
@@ -122,17 +135,23 @@ function assistantParts(message: Json, at: string, callNames: Map<string, string
     const fn = isObject(call.function) ? call.function : null;
     if (!fn || typeof fn.name !== 'string') throw invalid(where, `${where} must be a function call with a name.`);
     if (typeof call.id === 'string') callNames.set(call.id, fn.name);
-    const part: GeminiPart = { functionCall: { name: fn.name, args: toolArgumentsObject(fn.arguments, `${where}.function.arguments`) } };
+    const part: GeminiPart = {
+      functionCall: { name: fn.name, args: toolArgumentsObject(fn.arguments, `${where}.function.arguments`) },
+    };
     const signature = thoughtSignatureOf(call.id);
     if (signature) part.thoughtSignature = signature;
     parts.push(part);
   });
   if (isObject(message.function_call) && typeof message.function_call.name === 'string') {
-    parts.push({ functionCall: { name: message.function_call.name, args: toolArgumentsObject(message.function_call.arguments, `${at}.function_call.arguments`) } });
+    parts.push({
+      functionCall: {
+        name: message.function_call.name,
+        args: toolArgumentsObject(message.function_call.arguments, `${at}.function_call.arguments`),
+      },
+    });
   }
   return parts;
 }
-
 
 /** A tool result as Gemini's `response` object: a JSON object as it is, anything else under `output`. */
 function functionResponseOf(content: unknown, at: string): Json {
@@ -149,7 +168,8 @@ function functionResponseOf(content: unknown, at: string): Json {
 function textOnly(content: unknown, at: string, types: readonly string[] = ['text']): string {
   if (typeof content === 'string') return content;
   if (content === null || content === undefined) return '';
-  if (!Array.isArray(content)) throw invalid(`${at}.content`, `${at}.content must be a string or an array of text parts.`);
+  if (!Array.isArray(content))
+    throw invalid(`${at}.content`, `${at}.content must be a string or an array of text parts.`);
   return content
     .map((part, i) => {
       if (!isObject(part) || !types.includes(String(part.type))) {
@@ -167,7 +187,11 @@ function convertTools(tools: unknown): Json[] | undefined {
   if (tools.length === 0) return undefined;
   const declarations = tools.map((tool, i) => {
     const fn = isObject(tool) && tool.type === 'function' && isObject(tool.function) ? tool.function : null;
-    if (!fn || typeof fn.name !== 'string') throw invalid(`tools[${i}]`, `tools[${i}] must be a function tool with a name; Gemini takes function tools only.`);
+    if (!fn || typeof fn.name !== 'string')
+      throw invalid(
+        `tools[${i}]`,
+        `tools[${i}] must be a function tool with a name; Gemini takes function tools only.`,
+      );
     const declaration: Json = { name: fn.name };
     if (typeof fn.description === 'string') declaration.description = fn.description;
     // parametersJsonSchema takes JSON Schema as OpenAI clients write it (parameters wants an OpenAPI subset).

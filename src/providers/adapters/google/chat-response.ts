@@ -1,6 +1,13 @@
 import type { TokenUsage } from '../../usage.js';
 import type { StreamContext } from '../types.js';
-import { isObject, type GeminiCandidate, type GeminiPart, type GeminiUsageMetadata, type GenerateContentResponse, type Json } from './gemini-types.js';
+import {
+  isObject,
+  type GeminiCandidate,
+  type GeminiPart,
+  type GeminiUsageMetadata,
+  type GenerateContentResponse,
+  type Json,
+} from './gemini-types.js';
 import { newToolCallId } from './tool-call-ids.js';
 
 const CONTENT_FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY']);
@@ -25,8 +32,15 @@ export function usageOf(metadata: GeminiUsageMetadata | undefined): TokenUsage |
   const candidates = count(metadata.candidatesTokenCount);
   const thoughts = count(metadata.thoughtsTokenCount);
   const completion = candidates === null && thoughts === null ? null : (candidates ?? 0) + (thoughts ?? 0);
-  const total = count(metadata.totalTokenCount) ?? (prompt === null && completion === null ? null : (prompt ?? 0) + (completion ?? 0));
-  return { promptTokens: prompt, completionTokens: completion, cachedTokens: count(metadata.cachedContentTokenCount), totalTokens: total };
+  const total =
+    count(metadata.totalTokenCount) ??
+    (prompt === null && completion === null ? null : (prompt ?? 0) + (completion ?? 0));
+  return {
+    promptTokens: prompt,
+    completionTokens: completion,
+    cachedTokens: count(metadata.cachedContentTokenCount),
+    totalTokens: total,
+  };
 }
 
 /** The OpenAI `usage` object for a TokenUsage, with the details OpenAI clients read. */
@@ -60,7 +74,11 @@ export function splitParts(parts: GeminiPart[] | undefined): { text: string; too
 
 function choiceOf(candidate: GeminiCandidate, position: number): Json {
   const { text, toolCalls } = splitParts(candidate.content?.parts);
-  const message: Json = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, refusal: null };
+  const message: Json = {
+    role: 'assistant',
+    content: text === '' && toolCalls.length > 0 ? null : text,
+    refusal: null,
+  };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return {
     index: typeof candidate.index === 'number' ? candidate.index : position,
@@ -77,7 +95,12 @@ export function toChatCompletion(body: unknown, ctx: StreamContext): { body: Jso
   const choices = candidates.map((candidate, i) => choiceOf(candidate, i));
   // A prompt blocked before generation has no candidates, only promptFeedback.blockReason.
   if (choices.length === 0) {
-    choices.push({ index: 0, message: { role: 'assistant', content: null, refusal: null }, logprobs: null, finish_reason: response.promptFeedback?.blockReason ? 'content_filter' : 'stop' });
+    choices.push({
+      index: 0,
+      message: { role: 'assistant', content: null, refusal: null },
+      logprobs: null,
+      finish_reason: response.promptFeedback?.blockReason ? 'content_filter' : 'stop',
+    });
   }
   const usage = usageOf(response.usageMetadata);
   const completion: Json = {

@@ -40,8 +40,14 @@ export function createChatStreamTranslator(ctx: StreamContext): StreamTranslator
   const toolCallCount = new Map<number, number>();
 
   const frame = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
-  const chunk = (choices: Json[]) => frame({ id: ctx.id, object: 'chat.completion.chunk', created: ctx.created, model, choices });
-  const choice = (index: number, delta: Json, finish: string | null) => ({ index, delta, logprobs: null, finish_reason: finish });
+  const chunk = (choices: Json[]) =>
+    frame({ id: ctx.id, object: 'chat.completion.chunk', created: ctx.created, model, choices });
+  const choice = (index: number, delta: Json, finish: string | null) => ({
+    index,
+    delta,
+    logprobs: null,
+    finish_reason: finish,
+  });
 
   const fail = (message: string, code: string | undefined, status: number): string[] => {
     error = { message, code };
@@ -58,7 +64,11 @@ export function createChatStreamTranslator(ctx: StreamContext): StreamTranslator
     const upstreamError = googleErrorOf(parsed);
     if (upstreamError) {
       const status = typeof upstreamError.code === 'number' ? upstreamError.code : 500;
-      return fail(upstreamError.message ?? 'The provider reported an error in the stream.', upstreamError.status, status);
+      return fail(
+        upstreamError.message ?? 'The provider reported an error in the stream.',
+        upstreamError.status,
+        status,
+      );
     }
     const response = (isObject(parsed) ? parsed : {}) as GenerateContentResponse;
     if (typeof response.modelVersion === 'string') model = response.modelVersion;
@@ -116,7 +126,17 @@ export function createChatStreamTranslator(ctx: StreamContext): StreamTranslator
       buffer += decoder.end();
       const out = process(true);
       if (error) return out;
-      if (ctx.includeUsage && usage) out.push(frame({ id: ctx.id, object: 'chat.completion.chunk', created: ctx.created, model, choices: [], usage: openAIUsage(usage, metadata) }));
+      if (ctx.includeUsage && usage)
+        out.push(
+          frame({
+            id: ctx.id,
+            object: 'chat.completion.chunk',
+            created: ctx.created,
+            model,
+            choices: [],
+            usage: openAIUsage(usage, metadata),
+          }),
+        );
       out.push('data: [DONE]\n\n');
       return out;
     },

@@ -11,7 +11,11 @@ export interface EmbedCall {
 function textInputs(input: unknown): string[] {
   if (typeof input === 'string') return [input];
   if (Array.isArray(input) && input.every((item): item is string => typeof item === 'string')) return input;
-  throw new AppError('INVALID_REQUEST', 'Gemini embeds text: input must be a string or an array of strings (token arrays are not supported).', { param: 'input' });
+  throw new AppError(
+    'INVALID_REQUEST',
+    'Gemini embeds text: input must be a string or an array of strings (token arrays are not supported).',
+    { param: 'input' },
+  );
 }
 
 /**
@@ -26,19 +30,25 @@ export function geminiEmbedCall(body: Json, model: string): EmbedCall {
   if (typeof body.task_type === 'string') options.taskType = body.task_type;
   const request = (text: string): Json => ({ content: { parts: [{ text }] }, ...options });
   if (typeof body.input === 'string') return { method: 'embedContent', body: request(inputs[0] ?? '') };
-  return { method: 'batchEmbedContents', body: { requests: inputs.map((text) => ({ model: `models/${model}`, ...request(text) })) } };
+  return {
+    method: 'batchEmbedContents',
+    body: { requests: inputs.map((text) => ({ model: `models/${model}`, ...request(text) })) },
+  };
 }
 
 /** The same for Vertex AI, whose text embedding models take `predict` with one instance per text. */
 export function vertexEmbedCall(body: Json): EmbedCall {
   const inputs = textInputs(body.input);
-  const instances = inputs.map((content) => (typeof body.task_type === 'string' ? { content, task_type: body.task_type } : { content }));
+  const instances = inputs.map((content) =>
+    typeof body.task_type === 'string' ? { content, task_type: body.task_type } : { content },
+  );
   const call: Json = { instances };
   if (typeof body.dimensions === 'number') call.parameters = { outputDimensionality: body.dimensions };
   return { method: 'predict', body: call };
 }
 
-const numbers = (value: unknown): number[] => (Array.isArray(value) ? value.filter((n): n is number => typeof n === 'number') : []);
+const numbers = (value: unknown): number[] =>
+  Array.isArray(value) ? value.filter((n): n is number => typeof n === 'number') : [];
 
 /**
  * Any of the three answers (`{ embedding }`, `{ embeddings: [...] }`, Vertex `{ predictions }`)
@@ -50,7 +60,8 @@ export function toEmbeddingList(body: unknown, model: string | null): { body: Js
   let vectors: number[][] = [];
   let tokens: number | null = null;
   if (isObject(answer.embedding)) vectors = [numbers(answer.embedding.values)];
-  else if (Array.isArray(answer.embeddings)) vectors = answer.embeddings.map((e) => numbers(isObject(e) ? e.values : undefined));
+  else if (Array.isArray(answer.embeddings))
+    vectors = answer.embeddings.map((e) => numbers(isObject(e) ? e.values : undefined));
   else if (Array.isArray(answer.predictions)) {
     for (const prediction of answer.predictions) {
       const embeddings = isObject(prediction) && isObject(prediction.embeddings) ? prediction.embeddings : {};
@@ -61,7 +72,8 @@ export function toEmbeddingList(body: unknown, model: string | null): { body: Js
   }
   const metadata = isObject(answer.usageMetadata) ? answer.usageMetadata : null;
   if (tokens === null && metadata && typeof metadata.promptTokenCount === 'number') tokens = metadata.promptTokenCount;
-  const usage: TokenUsage | null = tokens === null ? null : { promptTokens: tokens, completionTokens: null, cachedTokens: null, totalTokens: tokens };
+  const usage: TokenUsage | null =
+    tokens === null ? null : { promptTokens: tokens, completionTokens: null, cachedTokens: null, totalTokens: tokens };
   const list: Json = {
     object: 'list',
     data: vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })),

@@ -10,7 +10,6 @@ export interface GoogleError {
   status?: string;
 }
 
-
 /** The `error` object of a Google error body, or null when the value is not one. */
 export function googleErrorOf(value: unknown): GoogleError | null {
   const first: unknown = Array.isArray(value) ? value[0] : value;
@@ -26,6 +25,14 @@ export function googleErrorOf(value: unknown): GoogleError | null {
  */
 export function translateGoogleError(status: number, body: Buffer): TranslatedError {
   const error = googleErrorOf(parseErrorBody(body));
-  const message = typeof error?.message === 'string' && error.message !== '' ? error.message : `The provider answered with HTTP ${status}.`;
-  return { status, message, type: openAIErrorType(status), code: typeof error?.status === 'string' ? error.status : undefined };
+  const message =
+    typeof error?.message === 'string' && error.message !== ''
+      ? error.message
+      : `The provider answered with HTTP ${status}.`;
+  return {
+    status,
+    message,
+    type: openAIErrorType(status),
+    code: typeof error?.status === 'string' ? error.status : undefined,
+  };
 }

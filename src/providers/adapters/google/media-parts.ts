@@ -50,7 +50,10 @@ export function mediaPart(url: string, at: string, requireMimeType: boolean): Ge
   const extension = /\.([a-z0-9]+)$/i.exec(parsed.pathname)?.[1]?.toLowerCase();
   const mimeType = extension ? BY_EXTENSION[extension] : undefined;
   if (!mimeType && requireMimeType) {
-    throw invalid(at, `${at}: Vertex AI needs the image's MIME type, read from the URL's extension (${Object.keys(BY_EXTENSION).join(', ')}); send a data: URL otherwise.`);
+    throw invalid(
+      at,
+      `${at}: Vertex AI needs the image's MIME type, read from the URL's extension (${Object.keys(BY_EXTENSION).join(', ')}); send a data: URL otherwise.`,
+    );
   }
   return { fileData: mimeType ? { mimeType, fileUri: url } : { fileUri: url } };
 }

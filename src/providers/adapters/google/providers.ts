@@ -22,7 +22,10 @@ export const VERTEX_AI_PROVIDER: ProviderDefinition = Object.freeze({
   name: 'vertex-ai',
   displayName: 'Google Vertex AI',
   baseUrl: 'https://aiplatform.googleapis.com/v1',
-  auth: { kind: 'adapter' as const, description: 'OAuth2 access token minted from a service-account key (or an access token as the provider key)' },
+  auth: {
+    kind: 'adapter' as const,
+    description: 'OAuth2 access token minted from a service-account key (or an access token as the provider key)',
+  },
   wireFormat: 'vertex-ai',
   endpoints: ENDPOINTS,
   docsUrl: 'https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/inference',

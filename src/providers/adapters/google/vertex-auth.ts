@@ -46,8 +46,14 @@ export function parseServiceAccount(value: unknown, source: string): ServiceAcco
   } catch {
     throw configError(`The token_uri of the Vertex AI service account in ${source} is not a URL.`);
   }
-  if ((parsed.protocol !== 'https:' && parsed.protocol !== 'http:') || parsed.username !== '' || parsed.password !== '') {
-    throw configError(`The token_uri of the Vertex AI service account in ${source} must be an http(s) URL without credentials.`);
+  if (
+    (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') ||
+    parsed.username !== '' ||
+    parsed.password !== ''
+  ) {
+    throw configError(
+      `The token_uri of the Vertex AI service account in ${source} must be an http(s) URL without credentials.`,
+    );
   }
   return {
     clientEmail: json.client_email,
@@ -74,7 +80,9 @@ export interface TokenCache {
  * account's email but not its key must never be handed that account's cached token.
  */
 function cacheKey(account: ServiceAccount, scope: string): string {
-  return createHash('sha256').update(JSON.stringify([account.clientEmail, scope, account.tokenUri, account.privateKey])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([account.clientEmail, scope, account.tokenUri, account.privateKey]))
+    .digest('hex');
 }
 
 export function createTokenCache(maxEntries = 256): TokenCache {
@@ -110,7 +118,9 @@ async function signAssertion(account: ServiceAccount, scope: string, nowSeconds:
     throw configError('The private_key of the Vertex AI service account is not a PKCS#8 PEM RSA key.');
   }
   return new SignJWT({ scope })
-    .setProtectedHeader(account.privateKeyId ? { alg: 'RS256', typ: 'JWT', kid: account.privateKeyId } : { alg: 'RS256', typ: 'JWT' })
+    .setProtectedHeader(
+      account.privateKeyId ? { alg: 'RS256', typ: 'JWT', kid: account.privateKeyId } : { alg: 'RS256', typ: 'JWT' },
+    )
     .setIssuer(account.clientEmail)
     .setAudience(account.tokenUri)
     .setIssuedAt(nowSeconds)
@@ -119,7 +129,12 @@ async function signAssertion(account: ServiceAccount, scope: string, nowSeconds:
 }
 
 /** The JWT-bearer grant (RFC 7523) at the account's token_uri. */
-async function mintAccessToken(account: ServiceAccount, scope: string, dispatcher: Dispatcher, now: () => number): Promise<CachedToken> {
+async function mintAccessToken(
+  account: ServiceAccount,
+  scope: string,
+  dispatcher: Dispatcher,
+  now: () => number,
+): Promise<CachedToken> {
   const issuedAt = now();
   const assertion = await signAssertion(account, scope, Math.floor(issuedAt / 1000));
   const where = new URL(account.tokenUri).origin;
@@ -146,10 +161,17 @@ async function mintAccessToken(account: ServiceAccount, scope: string, dispatche
     // reported below
   }
   if (status >= 400 || typeof answer.access_token !== 'string') {
-    const reason = [answer.error, answer.error_description].filter((part) => typeof part === 'string').join(': ').slice(0, 300);
-    throw new AppError('UPSTREAM_ERROR', `The Vertex AI token exchange at ${where} failed with HTTP ${status}${reason ? ` (${reason})` : ''}.`);
+    const reason = [answer.error, answer.error_description]
+      .filter((part) => typeof part === 'string')
+      .join(': ')
+      .slice(0, 300);
+    throw new AppError(
+      'UPSTREAM_ERROR',
+      `The Vertex AI token exchange at ${where} failed with HTTP ${status}${reason ? ` (${reason})` : ''}.`,
+    );
   }
-  const lifetime = typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in : ASSERTION_SECONDS;
+  const lifetime =
+    typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in : ASSERTION_SECONDS;
   const margin = Math.min(REFRESH_MARGIN_SECONDS, lifetime / 2);
   return { token: answer.access_token, refreshAt: issuedAt + (lifetime - margin) * 1000 };
 }

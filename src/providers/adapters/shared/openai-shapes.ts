@@ -33,6 +33,7 @@ export function toolArgumentsObject(raw: unknown, at: string): Record<string, un
   } catch {
     throw invalid(at, `${at} is not valid JSON.`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw invalid(at, `${at} must encode a JSON object.`);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw invalid(at, `${at} must encode a JSON object.`);
   return parsed as Record<string, unknown>;
 }
