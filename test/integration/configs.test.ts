@@ -57,6 +57,14 @@ describe('configs: create, read, versions', () => {
     expect(JSON.stringify(await t.server.db.selectFrom('config_versions').selectAll().execute())).not.toContain(
       'sk-inline-secret-123',
     );
+    // Nor credentials inside a custom host's URL.
+    const userinfo = await admin.put('/v1/configs/prod-fallback', {
+      config: { provider: 'openai', custom_host: 'https://ops:hunter2-in-url@llm.internal/v1' },
+    });
+    expect(userinfo.status).toBe(400);
+    expect(userinfo.body.error).toMatchObject({ code: 'AB01_INVALID_CONFIG', param: 'config.custom_host' });
+    expect(JSON.stringify(userinfo.body)).not.toContain('hunter2-in-url');
+    expect(JSON.stringify(await t.server.db.selectFrom('config_versions').selectAll().execute())).not.toContain('hunter2');
 
     // A rename alone makes no new version.
     const renamed = await admin.put('/v1/configs/prod-fallback', { name: 'Renamed' });

@@ -50,7 +50,7 @@ describe('secrets in gateway headers are never echoed', () => {
           }),
         },
         400,
-        'x-service-provider',
+        'x-service-config.custom_host',
       ],
     ];
     for (const [headers, status, param] of attempts) {

@@ -115,6 +115,8 @@ export const nodeSchema = z
           return false;
         }
       }, 'custom_host must be an http(s) URL')
+      // Credentials in the URL would be stored and shown with the config: keys belong in a provider.
+      .refine((value) => !/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(value), 'custom_host must not carry credentials (user:password@); store the key in a provider')
       .optional(),
     override_params: z.record(z.string(), z.unknown()).optional(),
     retry: retrySchema.optional(),
