@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { redactSecrets } from '../lib/redact.js';
 
 export type { Logger };
 
@@ -25,6 +26,9 @@ export function createLogger(options: {
   const base = {
     level: options.level,
     redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+    // Lines are few (no line per request), so each logged object can afford the full redaction
+    // rule at any depth: secret-looking names and passwords in URLs, as in audit records.
+    formatters: { log: redactLogObject },
     base: { service: 'svcgw' },
   };
   if (pretty)
@@ -33,4 +37,14 @@ export function createLogger(options: {
       transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } },
     });
   return options.destination ? pino(base, options.destination as pino.DestinationStream) : pino(base);
+}
+
+/** Errors are left to pino's own serializer (which reads their non-enumerable message and stack). */
+function redactLogObject(object: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(object)) {
+    // Redacted with its own name, so that a top-level `password` is caught too.
+    out[name] = value instanceof Error ? value : (redactSecrets({ [name]: value }) as Record<string, unknown>)[name];
+  }
+  return out;
 }

@@ -64,7 +64,9 @@ describe('configs: create, read, versions', () => {
     expect(userinfo.status).toBe(400);
     expect(userinfo.body.error).toMatchObject({ code: 'AB01_INVALID_CONFIG', param: 'config.custom_host' });
     expect(JSON.stringify(userinfo.body)).not.toContain('hunter2-in-url');
-    expect(JSON.stringify(await t.server.db.selectFrom('config_versions').selectAll().execute())).not.toContain('hunter2');
+    expect(JSON.stringify(await t.server.db.selectFrom('config_versions').selectAll().execute())).not.toContain(
+      'hunter2',
+    );
 
     // A rename alone makes no new version.
     const renamed = await admin.put('/v1/configs/prod-fallback', { name: 'Renamed' });
