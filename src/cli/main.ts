@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../lib/version.js';
+import { adminCommand } from './commands/admin.js';
 import { analyticsCommand } from './commands/analytics.js';
 import { applyCommand } from './commands/apply.js';
 import { auditLogsCommand } from './commands/audit-logs.js';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
     );
   program.addCommand(serveCommand());
   program.addCommand(initCommand());
+  program.addCommand(adminCommand());
   program.addCommand(loginCommand());
   program.addCommand(logoutCommand());
   program.addCommand(applyCommand());

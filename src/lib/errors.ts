@@ -68,6 +68,12 @@ export const ERROR_CODES = {
     type: 'invalid_request_error',
     summary: 'A resource with the same unique field (such as a slug) already exists.',
   },
+  LAST_ADMIN_KEY: {
+    status: 409,
+    type: 'invalid_request_error',
+    summary:
+      'The change would leave the organisation with no active admin key of an owner or admin; create another admin key first.',
+  },
   USAGE_LIMIT_EXCEEDED: {
     status: 402,
     type: 'insufficient_quota',

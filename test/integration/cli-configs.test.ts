@@ -25,7 +25,7 @@ describe('svcgw configs', () => {
     expect(versions.total).toBe(2);
     expect((await ok(['configs', 'versions', 'prod', '1'])).config.strategy.mode).toBe('fallback');
     expect((await ok(['configs', 'list'])).data.map((c: { slug: string }) => c.slug)).toEqual(['prod']);
-    await ok(['configs', 'archive', 'prod']);
+    await ok(['configs', 'archive', 'prod', '--yes']);
     expect((await ok(['configs', 'list'])).total).toBe(0);
 
     // A config the server refuses: exit 1 with the AB01 message; a missing file: usage error, exit 2.

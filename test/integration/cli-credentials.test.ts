@@ -76,7 +76,7 @@ describe('svcgw integrations, providers and virtual-keys', () => {
         note: 'billing: A',
         ai_provider_id: 'openai',
       });
-      await ok(['providers', 'delete', 'openai', '--workspace', 'team-a']);
+      await ok(['providers', 'delete', 'openai', '--workspace', 'team-a', '--yes']);
       expect((await ok(['providers', 'list', '--workspace', 'team-a'])).data).toEqual([]);
       await fails(
         ['providers', 'create', '--name', 'P', '--integration', 'missing', '--workspace', 'team-a'],
@@ -84,7 +84,7 @@ describe('svcgw integrations, providers and virtual-keys', () => {
         /missing/,
       );
 
-      await ok(['integrations', 'delete', 'openai-main']);
+      await ok(['integrations', 'delete', 'openai-main', '--yes']);
       expect((await ok(['integrations', 'get', 'openai-main'])).status).toBe('archived');
     },
   );
@@ -122,7 +122,7 @@ describe('svcgw integrations, providers and virtual-keys', () => {
       configurations: { custom_host: 'https://proxy.example.com/v1' },
     });
     expect((await ok(['virtual-keys', 'list'])).total).toBe(1);
-    await ok(['virtual-keys', 'delete', 'legacy-openai']);
+    await ok(['virtual-keys', 'delete', 'legacy-openai', '--yes']);
     expect((await ok(['virtual-keys', 'list'])).total).toBe(0);
     await fails(['virtual-keys', 'create', '--name', 'x', '--provider', 'openai'], 1, /key/);
     await fails(['virtual-keys', 'update', 'legacy-openai', '--config', 'novalue'], 2, /key=value/);

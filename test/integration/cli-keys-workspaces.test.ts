@@ -84,7 +84,7 @@ describe('svcgw keys', () => {
       expect(text.stdout).toMatch(/^ID\s+NAME\s+TYPE/);
       expect(text.stdout).toContain('ci-renamed');
 
-      await ok(['keys', 'delete', created.id]);
+      await ok(['keys', 'delete', created.id, '--yes']);
       await fails(['logs', 'list'], 1, /the API key was refused.*revoked/, { SVCGW_API_KEY: created.key });
     },
   );
@@ -168,12 +168,12 @@ describe('svcgw workspaces', () => {
     await fails(['workspaces', 'create', '--name', 'Again', '--slug', 'team-a'], 1, /HTTP 409/);
     await fails(['workspaces', 'get', 'nope'], 1, /HTTP 404/);
     await fails(['workspaces', 'update', 'team-a', '--data', '{bad'], 2, /expected JSON/);
-    await ok(['workspaces', 'archive', 'team-a']);
+    await ok(['workspaces', 'archive', 'team-a', '--yes']);
     expect(
       (await ok(['workspaces', 'list', '--status', 'archived'])).data.map((w: { slug: string }) => w.slug),
     ).toEqual(['team-a']);
     expect(await ok(['workspaces', 'unarchive', 'team-a'])).toMatchObject({ slug: 'team-a', status: 'active' });
-    await fails(['workspaces', 'archive', 'default'], 1, /default/i);
+    await fails(['workspaces', 'archive', 'default', '--yes'], 1, /default/i);
   });
 
   it('fetches every page with --all', async () => {
@@ -217,7 +217,7 @@ describe('svcgw policies, logs and audit-logs', () => {
       status: 'active',
     });
     expect((await ok(['policies', 'rate-limits', 'list', '--workspace', 'default'])).data).toHaveLength(1);
-    await ok(['policies', 'rate-limits', 'archive', rl.id]);
+    await ok(['policies', 'rate-limits', 'archive', rl.id, '--yes']);
     expect((await ok(['policies', 'rate-limits', 'list', '--status', 'archived'])).data[0].id).toBe(rl.id);
     await fails(
       [
@@ -283,7 +283,7 @@ describe('svcgw policies, logs and audit-logs', () => {
       value_key_usage_map: {},
     });
     await fails(['policies', 'usage-limits', 'update', ul.id, '--alert-threshold', '90'], 1, /alert_threshold/);
-    await ok(['policies', 'usage-limits', 'archive', ul.id]);
+    await ok(['policies', 'usage-limits', 'archive', ul.id, '--yes']);
     expect((await ok(['policies', 'usage-limits', 'get', ul.id])).status).toBe('archived');
     await fails(
       [

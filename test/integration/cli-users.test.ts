@@ -54,15 +54,15 @@ describe('svcgw invites, users and members', () => {
       role: 'admin',
       email: 'ana@example.com',
     });
-    await ok(['members', 'remove', anaId, '--workspace', 'team-b']);
+    await ok(['members', 'remove', anaId, '--workspace', 'team-b', '--yes']);
     await fails(['members', 'get', anaId, '--workspace', 'team-b'], 1, /HTTP 404/);
     await fails(['members', 'list'], 2, /--workspace/);
 
-    await ok(['users', 'delete', anaId]);
+    await ok(['users', 'delete', anaId, '--yes']);
     await fails(['users', 'get', anaId], 1, /HTTP 404/);
 
     const revoked = await ok(['invites', 'create', '--email', 'bo@example.com', '--workspace', 'team-a']);
-    await ok(['invites', 'delete', revoked.id]);
+    await ok(['invites', 'delete', revoked.id, '--yes']);
     expect((await ok(['invites', 'get', revoked.id])).status).toBe('revoked');
   });
 });

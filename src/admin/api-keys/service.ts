@@ -22,6 +22,7 @@ import type { ApiKeyType } from '../../storage/schema.js';
 import type { CheckUserKeyPolicy } from '../settings/security-settings.js';
 import { pageWindow } from '../shared/pagination.js';
 import { effectiveWorkspaceRole, resolveWorkspace } from '../shared/workspace-access.js';
+import { createLockoutGuard } from './lockout-guard.js';
 import type {
   ApiKeyObject,
   CreateApiKeyBody,
@@ -46,6 +47,7 @@ export function createApiKeyAdminService(deps: {
   clock: Clock;
 }) {
   const now = () => new Date(deps.clock.now()).toISOString();
+  const lockout = createLockoutGuard(deps.keys, now);
 
   function checkScopes(principal: Principal, scopes: string[], forWorkspaceKey: boolean): void {
     scopes.forEach((scope, index) => {
@@ -281,9 +283,13 @@ export function createApiKeyAdminService(deps: {
 
     get: async (principal: Principal, id: string) => withUsage(await findVisible(principal, id)),
 
-    /** Revokes at once: the key stops working on this instance before the response is sent. */
+    /**
+     * Revokes at once: the key stops working on this instance before the response is sent. The
+     * last key able to administer the organisation is refused (LAST_ADMIN_KEY).
+     */
     async revoke(principal: Principal, id: string): Promise<ApiKeyRow> {
       const row = await findManageable(principal, id);
+      await lockout.assertKeyMayGo(row, 'revoked');
       await deps.keys.update(row.id, { status: 'revoked', last_updated_at: now() });
       deps.verifier.invalidate(row.id);
       return row;
@@ -297,6 +303,7 @@ export function createApiKeyAdminService(deps: {
       if (body.description !== undefined) patch.description = body.description;
       if (body.scopes !== undefined) {
         checkScopes(principal, body.scopes, row.type !== 'organisation-service');
+        if (!body.scopes.includes(ADMIN_KEY_CREATE_SCOPE)) await lockout.assertKeyMayGo(row, 'changed');
         patch.scopes = JSON.stringify(body.scopes);
       }
       if (body.expires_at !== undefined) {
@@ -368,6 +375,9 @@ export function createApiKeyAdminService(deps: {
     },
   };
 }
+
+/** The scope that lets a key make more admin keys: without it no key can administer the rest. */
+const ADMIN_KEY_CREATE_SCOPE = 'organisation_service_api_keys.create';
 
 export type ApiKeyAdminService = ReturnType<typeof createApiKeyAdminService>;
 

@@ -10,9 +10,14 @@ export { toUserObject, type UserService } from './service.js';
 /** Builds the users service and registers its admin routes. */
 export function registerUsers(
   app: ZodApp,
-  deps: { repos: Pick<Repositories, 'users'>; keys: ApiKeyVerifier; clock: Clock },
+  deps: { repos: Pick<Repositories, 'users' | 'apiKeys'>; keys: ApiKeyVerifier; clock: Clock },
 ): UserService {
-  const service = createUserService({ users: deps.repos.users, verifier: deps.keys, clock: deps.clock });
+  const service = createUserService({
+    users: deps.repos.users,
+    apiKeys: deps.repos.apiKeys,
+    verifier: deps.keys,
+    clock: deps.clock,
+  });
   registerUserRoutes(app, service);
   return service;
 }

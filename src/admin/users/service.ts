@@ -3,7 +3,9 @@ import { isOrgAdmin, type Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
+import type { ApiKeyRepository } from '../../storage/repositories/api-keys.js';
 import type { UserRepository, UserRow } from '../../storage/repositories/users.js';
+import { createLockoutGuard } from '../api-keys/lockout-guard.js';
 import { pageWindow } from '../shared/pagination.js';
 import type { ListUsersQuery, UpdateUserBody, UserObject } from './schemas.js';
 
@@ -13,8 +15,14 @@ import type { ListUsersQuery, UpdateUserBody, UserObject } from './schemas.js';
  * cannot touch an owner. Keys act with their user's current role, so every change drops the
  * verifier's cache: the new role applies from the next request.
  */
-export function createUserService(deps: { users: UserRepository; verifier: ApiKeyVerifier; clock: Clock }) {
+export function createUserService(deps: {
+  users: UserRepository;
+  apiKeys: Pick<ApiKeyRepository, 'countAdministeringKeys'>;
+  verifier: ApiKeyVerifier;
+  clock: Clock;
+}) {
   const now = () => new Date(deps.clock.now()).toISOString();
+  const lockout = createLockoutGuard(deps.apiKeys, now);
 
   async function find(principal: Principal, id: string): Promise<UserRow> {
     const row = isUuid(id) ? await deps.users.findById(principal.organisationId, id) : undefined;
@@ -57,6 +65,7 @@ export function createUserService(deps: { users: UserRepository; verifier: ApiKe
       if (row.role === 'owner')
         throw new AppError('ROLE_NOT_ALLOWED', 'The owner role is not changed through the API.', { param: 'role' });
       if (row.role !== body.role) {
+        if (row.role === 'admin') await lockout.assertUserMayGo(principal.organisationId, row.id, 'demoted');
         await deps.users.update(row.id, { role: body.role, last_updated_at: now() });
         deps.verifier.invalidateAll();
       }
@@ -72,6 +81,7 @@ export function createUserService(deps: { users: UserRepository; verifier: ApiKe
           param: 'userId',
         });
       }
+      await lockout.assertUserMayGo(principal.organisationId, row.id, 'removed');
       await deps.users.remove(row.id, now());
       deps.verifier.invalidateAll();
       return row;

@@ -14,6 +14,7 @@ import {
   run,
   type Context,
 } from './common.js';
+import { confirmFirst, YES_HELP } from '../confirm.js';
 
 interface ConfigSummary {
   id: string;
@@ -131,6 +132,8 @@ export function configsCommand(): Command {
   group.addCommand(
     examples(
       clientCommand('archive', 'archive a config')
+        .option('--yes', YES_HELP)
+        .hook('preAction', confirmFirst('archive config'))
         .argument('<slug>', 'slug or id')
         .action(
           run(async (ctx, slug: string) =>

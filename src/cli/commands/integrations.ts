@@ -23,6 +23,7 @@ import {
   type KeyOptions,
   type TagOptions,
 } from './credentials-common.js';
+import { confirmFirst, YES_HELP } from '../confirm.js';
 
 interface Integration {
   id: string;
@@ -169,6 +170,8 @@ export function integrationsCommand(): Command {
   group.addCommand(
     examples(
       clientCommand('delete', 'archive an integration and its providers')
+        .option('--yes', YES_HELP)
+        .hook('preAction', confirmFirst('archive (with its providers) integration'))
         .argument('<slug>', 'slug or id')
         .action(
           run(async (ctx, slug: string) =>

@@ -13,6 +13,7 @@ import {
   run,
   type Context,
 } from './common.js';
+import { confirmFirst, YES_HELP } from '../confirm.js';
 
 interface Invite {
   id: string;
@@ -132,6 +133,8 @@ export function invitesCommand(): Command {
   group.addCommand(
     examples(
       clientCommand('delete', 'revoke an invitation')
+        .option('--yes', YES_HELP)
+        .hook('preAction', confirmFirst('revoke invite'))
         .argument('<id>', 'invite id')
         .action(
           run(async (ctx, id: string) =>

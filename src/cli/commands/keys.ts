@@ -16,6 +16,7 @@ import {
   done,
   type Context,
 } from './common.js';
+import { confirmFirst, YES_HELP } from '../confirm.js';
 
 interface ApiKey {
   id: string;
@@ -216,6 +217,8 @@ export function keysCommand(): Command {
   keys.addCommand(
     examples(
       clientCommand('delete', 'revoke an API key: it stops working at once')
+        .option('--yes', YES_HELP)
+        .hook('preAction', confirmFirst('revoke API key'))
         .argument('<id>', 'key id')
         .action(
           run(async (ctx, id: string) =>

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import type { Column } from '../output.js';
 import { clientCommand, done, enc, examples, pagingOptions, printList, printOne, run, type Context } from './common.js';
+import { confirmFirst, YES_HELP } from '../confirm.js';
 
 interface Member {
   id: string;
@@ -112,6 +113,8 @@ export function membersCommand(): Command {
   group.addCommand(
     examples(
       clientCommand('remove', 'remove a member from a workspace')
+        .option('--yes', YES_HELP)
+        .hook('preAction', confirmFirst('remove from the workspace the user'))
         .argument('<user-id>', 'the user')
         .addOption(workspace())
         .action(

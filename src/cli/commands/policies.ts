@@ -18,6 +18,7 @@ import {
   run,
   type Context,
 } from './common.js';
+import { confirmFirst, YES_HELP } from '../confirm.js';
 
 interface Policy {
   id: string;
@@ -95,6 +96,8 @@ function archiveAndGet(group: Command, path: string, what: string): void {
   group.addCommand(
     examples(
       clientCommand('archive', `archive a ${what} (update --status active restores it)`)
+        .option('--yes', YES_HELP)
+        .hook('preAction', confirmFirst(`archive ${what}`))
         .argument('<id>', 'policy id')
         .action(
           run(async (ctx, id: string) =>

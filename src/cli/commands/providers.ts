@@ -13,6 +13,7 @@ import {
   type Context,
 } from './common.js';
 import { tagOptions, tagsQuery, type TagOptions } from './credentials-common.js';
+import { confirmFirst, YES_HELP } from '../confirm.js';
 
 interface Provider {
   id: string;
@@ -128,6 +129,8 @@ export function providersCommand(): Command {
   group.addCommand(
     examples(
       clientCommand('delete', 'archive a provider')
+        .option('--yes', YES_HELP)
+        .hook('preAction', confirmFirst('archive provider'))
         .argument('<slug>', 'slug or id')
         .option(ws, 'its workspace')
         .action(

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import type { Column } from '../output.js';
 import { clientCommand, done, enc, examples, pagingOptions, printList, printOne, run, type Context } from './common.js';
+import { confirmFirst, YES_HELP } from '../confirm.js';
 
 interface User {
   id: string;
@@ -65,6 +66,8 @@ export function usersCommand(): Command {
   group.addCommand(
     examples(
       clientCommand('delete', 'remove a user from the organisation')
+        .option('--yes', YES_HELP)
+        .hook('preAction', confirmFirst('remove from the organisation the user'))
         .argument('<id>', 'user id')
         .action(
           run(async (ctx, id: string) =>

@@ -13,6 +13,7 @@ import {
   type Context,
 } from './common.js';
 import { configOptions, keyOptions, providerKey, type ConfigOptions, type KeyOptions } from './credentials-common.js';
+import { confirmFirst, YES_HELP } from '../confirm.js';
 
 interface VirtualKey {
   id: string;
@@ -131,6 +132,8 @@ export function virtualKeysCommand(): Command {
   group.addCommand(
     examples(
       clientCommand('delete', 'archive a virtual key')
+        .option('--yes', YES_HELP)
+        .hook('preAction', confirmFirst('archive virtual key'))
         .argument('<slug>', 'slug or id')
         .action(
           run(async (ctx, slug: string) =>

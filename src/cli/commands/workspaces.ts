@@ -13,6 +13,7 @@ import {
   run,
   type Context,
 } from './common.js';
+import { confirmFirst, YES_HELP } from '../confirm.js';
 
 interface Workspace {
   id: string;
@@ -112,6 +113,8 @@ export function workspacesCommand(): Command {
   group.addCommand(
     examples(
       clientCommand('archive', 'archive a workspace: its keys are refused until it is unarchived; nothing is deleted')
+        .option('--yes', YES_HELP)
+        .hook('preAction', confirmFirst('archive workspace'))
         .argument('<id|slug>', 'workspace id or slug')
         .action(
           run(async (ctx, id: string) =>

@@ -129,6 +129,32 @@ export function createApiKeyRepository(db: Db) {
         .where('last_rotated_at', 'is not', null)
         .execute(),
 
+    /**
+     * How many keys keep the organisation administrable: active, unexpired admin keys that may
+     * create admin keys, held by an owner or admin. `except` leaves out one key or one user's keys
+     * (the ones a change is about to take away).
+     */
+    countAdministeringKeys: async (
+      organisationId: string,
+      nowIso: string,
+      except: { keyId?: string; userId?: string } = {},
+    ): Promise<number> => {
+      let query = db
+        .selectFrom('api_keys as k')
+        .innerJoin('users as u', 'u.id', 'k.user_id')
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .where('k.organisation_id', '=', organisationId)
+        .where('k.type', '=', 'organisation-service')
+        .where('k.status', '=', 'active')
+        .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', nowIso)]))
+        .where('k.scopes', 'like', '%"organisation_service_api_keys.create"%')
+        .where('u.role', 'in', ['owner', 'admin']);
+      if (except.keyId !== undefined) query = query.where('k.id', '!=', except.keyId);
+      if (except.userId !== undefined) query = query.where('k.user_id', '!=', except.userId);
+      const { total } = await query.executeTakeFirstOrThrow();
+      return Number(total);
+    },
+
     findUserEmail: async (userId: string): Promise<string | undefined> =>
       (await db.selectFrom('users').select('email').where('id', '=', userId).executeTakeFirst())?.email,
   };
