@@ -156,6 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     repo: repos.requestLogs,
     logger: deps.logger,
     flushIntervalMs: deps.config.log_flush_interval_ms,
+    accessLog: deps.config.access_log,
   });
   const defaultWorkspaceId = defaultWorkspaceLookup(repos.workspaces);
   registerRequestGate(app, {

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { startGateway } from '../helpers/gateway.js';
+
+interface LogLine {
+  level: number;
+  msg: string;
+  [field: string]: unknown;
+}
+
+const INFO = 30;
+
+function parsed(lines: string[]): LogLine[] {
+  return lines.map((line) => JSON.parse(line) as LogLine);
+}
+
+/** The access line is queued with the record after the response ends: wait for it. */
+async function accessLinesOf(lines: string[], logId: string, count = 1): Promise<LogLine[]> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const found = parsed(lines).filter((line) => line.log_id === logId);
+    if (found.length >= count) return found;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return parsed(lines).filter((line) => line.log_id === logId);
+}
+
+describe('access log', () => {
+  it('writes one info line per gateway request with its summary and no secret', async () => {
+    const g = await startGateway();
+    const res = await fetch(`${g.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-service-api-key': g.adminKey,
+        'x-request-id': 'trace-me-42',
+        ...g.viaMock,
+      },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello there' }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    const logId = res.headers.get('x-service-request-id')!;
+
+    const lines = await accessLinesOf(g.logLines, logId);
+    // Give a second (wrong) line the time to appear before asserting there is exactly one.
+    await g.server.requestLogs.flush();
+    expect(parsed(g.logLines).filter((line) => line.log_id === logId)).toHaveLength(1);
+    const [line] = lines;
+    expect(line).toMatchObject({
+      level: INFO,
+      request_id: 'trace-me-42',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      status: 200,
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      total_tokens: expect.any(Number),
+      cost: expect.any(Number),
+      cost_currency: 'USD',
+    });
+    expect(line!.latency_ms).toEqual(expect.any(Number));
+    expect(line!.total_tokens).toBeGreaterThan(0);
+    expect(line!.cost).toBeGreaterThan(0);
+    expect(line).not.toHaveProperty('error_code');
+    // Neither the gateway key nor the provider key is in any line the server wrote.
+    const everything = g.logLines.join('\n');
+    expect(everything).not.toContain(g.adminKey);
+    expect(everything).not.toContain('provider-secret-key');
+  });
+
+  it('names the error code of a failed request, and stays silent when access_log is off', async () => {
+    const g = await startGateway();
+    g.mock.behave({ kind: 'error', status: 429 }, { times: 1 });
+    const failed = await fetch(`${g.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-api-key': g.adminKey, ...g.viaMock },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(failed.status).toBe(429);
+    await failed.text();
+    const [line] = await accessLinesOf(g.logLines, failed.headers.get('x-service-request-id')!);
+    // The same code as the stored record, which GET /v1/logs shows.
+    const [record] = await g.logs(1);
+    expect(record.error_code).toBe('UPSTREAM_ERROR');
+    expect(line).toMatchObject({ level: INFO, status: 429, error_code: record.error_code });
+
+    const quiet = await startGateway({ env: { SVCGW_ACCESS_LOG: 'off' } });
+    const ok = await fetch(`${quiet.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-api-key': quiet.adminKey, ...quiet.viaMock },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(ok.status).toBe(200);
+    const logId = ok.headers.get('x-service-request-id')!;
+    await quiet.logs(1); // the record was queued (and written)
+    expect(parsed(quiet.logLines).filter((l) => l.log_id === logId || l.path === '/v1/chat/completions')).toEqual([]);
+  });
+});
