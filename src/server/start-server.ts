@@ -67,7 +67,7 @@ export async function startServer(options: {
     ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}),
   });
   const address = await built.app.listen({ host: config.host, port: config.port });
-  logger.info({ url: address, data_dir: config.data_dir }, 'svcgw listening');
+  logger.info({ url: address, data_dir: config.data_dir, pid: process.pid }, 'svcgw listening');
   const keyLifecycle = createKeyLifecycleWorker({
     db,
     clock,
