@@ -34,6 +34,7 @@ import { createClientErrorHandler } from './client-errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import type { RouteAccess } from '../http/route-config.js';
 import { createUrlRewriter } from './normalize-path.js';
+import { registerReadiness } from './readiness.js';
 import { registerRequestGate } from './request-gate.js';
 import { AppError } from '../lib/errors.js';
 import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
@@ -197,6 +198,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
     async () => ({ status: 'ok' as const, version: VERSION }),
   );
+  registerReadiness(zapp, { db: deps.db, store: limits.store, config: deps.config });
   zapp.get(
     '/v1/openapi.json',
     {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startGateway } from '../helpers/gateway.js';
+import { startTestServer } from '../helpers/start-test-server.js';
 
 interface LogLine {
   level: number;
@@ -93,5 +94,54 @@ describe('access log', () => {
     const logId = ok.headers.get('x-service-request-id')!;
     await quiet.logs(1); // the record was queued (and written)
     expect(parsed(quiet.logLines).filter((l) => l.log_id === logId || l.path === '/v1/chat/completions')).toEqual([]);
+  });
+});
+
+describe('readiness', () => {
+  const UNREACHABLE_REDIS = 'redis://127.0.0.1:1'; // nothing listens on port 1
+
+  it('is 200 with its checks when the database answers and no Redis is configured', async () => {
+    const t = await startTestServer();
+    const res = await fetch(`${t.baseUrl}/v1/ready`); // no key: public, like /v1/health
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'not_configured' } });
+  });
+
+  it('is 200 with a Redis that answers', async () => {
+    const t = await startTestServer({ env: { SVCGW_REDIS_URL: 'redis://127.0.0.1:6379' } });
+    const res = await fetch(`${t.baseUrl}/v1/ready`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'ok' } });
+  });
+
+  it('is 503 naming Redis when it is unreachable and limits fail closed, while health stays 200', async () => {
+    const t = await startTestServer({
+      env: { SVCGW_REDIS_URL: UNREACHABLE_REDIS, SVCGW_LIMITS_ON_STORE_FAILURE: 'closed' },
+    });
+    const res = await fetch(`${t.baseUrl}/v1/ready`);
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { error: { message: string; type: string; code: string; param: null } };
+    expect(body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', type: 'api_error', param: null });
+    expect(body.error.message).toMatch(/Redis/);
+    expect(body.error.message).not.toContain('127.0.0.1:1'); // no connection detail to the public
+    expect((await fetch(`${t.baseUrl}/v1/health`)).status).toBe(200);
+  });
+
+  it('stays 200 (redis: unreachable) when limits fail open, since requests still pass', async () => {
+    const t = await startTestServer({
+      env: { SVCGW_REDIS_URL: UNREACHABLE_REDIS, SVCGW_LIMITS_ON_STORE_FAILURE: 'open' },
+    });
+    const res = await fetch(`${t.baseUrl}/v1/ready`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'unreachable' } });
+  });
+
+  it('is 503 when the database does not answer', async () => {
+    const t = await startTestServer();
+    // The one way to make SQLite stop answering from outside without killing the process.
+    await t.server.db.destroy();
+    const res = await fetch(`${t.baseUrl}/v1/ready`);
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/database/);
   });
 });
