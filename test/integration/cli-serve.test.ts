@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { REPO_ROOT, spawnServe } from '../helpers/cli.js';
@@ -68,4 +68,18 @@ describe('stopping svcgw serve', () => {
     expect(await listening(url!)).toBe(false);
     expect(out).toMatch(/"msg":"stopped"/);
   }, 90_000);
+});
+
+const hasSystemdAnalyze = spawnSync('systemd-analyze', ['--version']).status === 0;
+
+describe('the systemd unit', () => {
+  it.skipIf(!hasSystemdAnalyze)('deploy/svcgw.service passes systemd-analyze verify', () => {
+    // systemd reports an unknown key, a bad value or a missing executable on stderr.
+    const verify = spawnSync('systemd-analyze', ['verify', 'deploy/svcgw.service'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    });
+    expect(verify.stderr).toBe('');
+    expect(verify.status).toBe(0);
+  });
 });
