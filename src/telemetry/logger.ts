@@ -42,7 +42,11 @@ export function createLogger(options: {
     return pino({
       ...base,
       // pino-pretty runs in a worker thread: formatting never blocks a request.
-      transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } },
+      // One line per entry (fields after the message), so that access lines read as a list.
+      transport: {
+        target: 'pino-pretty',
+        options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', singleLine: true, ignore: 'service,pid,hostname' },
+      },
     });
   if (options.destination) return pino(base, options.destination as pino.DestinationStream);
   // Buffered, asynchronous writes to stdout: an access line per request must not wait for a slow

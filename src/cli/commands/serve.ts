@@ -23,6 +23,12 @@ export function serveCommand(): Command {
           process.stdout.isTTY ? process.stdout : process.stderr,
         );
 
+      // Lines are written asynchronously (a worker thread when pretty): exit once they are out.
+      const exitAfterFlush = (code: number) => {
+        const exit = () => process.exit(code);
+        setTimeout(exit, 2000).unref();
+        server.logger.flush(exit);
+      };
       let stopping = false;
       const stop = (reason: string) => {
         if (stopping) return;
@@ -31,12 +37,11 @@ export function serveCommand(): Command {
         server.close().then(
           () => {
             server.logger.info('stopped');
-            server.logger.flush();
-            process.exit(0);
+            exitAfterFlush(0);
           },
           (error: unknown) => {
             server.logger.error({ err: error }, 'shutdown failed');
-            process.exit(1);
+            exitAfterFlush(1);
           },
         );
       };
