@@ -50,8 +50,9 @@ export function createLogger(options: {
     });
   if (options.destination) return pino(base, options.destination as pino.DestinationStream);
   // Buffered, asynchronous writes to stdout: an access line per request must not wait for a slow
-  // pipe or disk. pino flushes what is buffered when the process exits.
-  return pino(base, pino.destination({ dest: 1, sync: false }));
+  // pipe or disk. pino flushes what is buffered when the process exits. A reader that stops
+  // reading costs at most 16 MiB of buffer; past it lines are dropped rather than memory grown.
+  return pino(base, pino.destination({ dest: 1, sync: false, maxLength: 16 * 1024 * 1024 }));
 }
 
 /** Errors are left to pino's own serializer (which reads their non-enumerable message and stack). */

@@ -84,6 +84,25 @@ describe('access log', () => {
     expect(record.error_code).toBe('UPSTREAM_ERROR');
     expect(line).toMatchObject({ level: INFO, status: 429, error_code: record.error_code });
 
+    // Refused before the pipeline ran (validation): a line too, found by the client's request id.
+    const invalid = await fetch(`${g.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-service-api-key': g.adminKey,
+        'x-request-id': 'refused-1',
+        ...g.viaMock,
+      },
+      body: JSON.stringify({ messages: [] }),
+    });
+    expect(invalid.status).toBe(400);
+    await invalid.text();
+    await g.logs(2);
+    const refused = parsed(g.logLines).filter((l) => l.request_id === 'refused-1' && l.msg.startsWith('POST'));
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ level: INFO, status: 400, path: '/v1/chat/completions' });
+    expect(refused[0]!.error_code).toEqual(expect.any(String));
+
     const quiet = await startGateway({ env: { SVCGW_ACCESS_LOG: 'off' } });
     const ok = await fetch(`${quiet.baseUrl}/v1/chat/completions`, {
       method: 'POST',
