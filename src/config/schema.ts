@@ -20,7 +20,12 @@ export const settingsSchema = z
     log_level: z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
       .default('info')
-      .describe('Server log level (pino). Logs are JSON, pretty-printed only on a terminal.'),
+      .describe('Server log level (pino). Gateway requests are logged at `info` (one access line each).'),
+    log_format: z
+      .enum(['auto', 'json', 'pretty'])
+      .default('auto')
+      .describe('Server log format: `auto` pretty-prints on a terminal and writes JSON lines otherwise (piped, systemd, containers).'),
+    access_log: onOff(true).describe('One `info` line per gateway request (method, path, status, latency, provider, model, tokens, cost, request id).'),
     max_body_bytes: z.coerce
       .number()
       .int()

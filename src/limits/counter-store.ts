@@ -22,5 +22,7 @@ export interface CounterStore {
   peek(keys: string[], now: number): Promise<number[]>;
   /** Adds amounts without a limit (the real token usage, once a response has ended). */
   add(entries: Array<Pick<CounterCheck, 'key' | 'amount' | 'expiresAt'>>, now: number): Promise<void>;
+  /** Resolves when the store answers within `timeoutMs`; rejects otherwise (readiness). */
+  ping(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }

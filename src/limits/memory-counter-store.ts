@@ -102,6 +102,8 @@ export async function createMemoryCounterStore(deps: {
       for (const entry of entries) set(entry.key, Math.max(0, current(entry.key, now) + entry.amount), entry.expiresAt);
     },
     flush,
+    /** In this process: always there. */
+    async ping(): Promise<void> {},
     async close(): Promise<void> {
       clearInterval(timer);
       await flush();

@@ -95,6 +95,18 @@ export async function createRedisCounterStore(options: {
         ...entries.flatMap((entry) => [entry.amount, ttl(entry.expiresAt, now)]),
       );
     },
+    async ping(timeoutMs: number): Promise<void> {
+      // No offline queue: while disconnected PING fails at once; a hung server is bounded here.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`Redis did not answer PING within ${timeoutMs} ms`)), timeoutMs);
+      });
+      try {
+        await Promise.race([redis.ping(), late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
     async close(): Promise<void> {
       await redis.quit().catch(() => redis.disconnect());
     },

@@ -34,6 +34,7 @@ import { createClientErrorHandler } from './client-errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import type { RouteAccess } from '../http/route-config.js';
 import { createUrlRewriter } from './normalize-path.js';
+import { registerReadiness } from './readiness.js';
 import { registerRequestGate } from './request-gate.js';
 import { AppError } from '../lib/errors.js';
 import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
@@ -107,7 +108,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // fastify infers its logger type from this; the base type keeps the app assignable to FastifyInstance.
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
     loggerInstance: deps.logger as FastifyBaseLogger,
-    // Every gateway request gets a log record of its own; a pino line per request would only cost CPU.
+    // fastify's two lines per request are off: a gateway request gets one access line, written
+    // from its log record (telemetry/access-log.ts); control-plane changes are in the audit log.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.config.max_body_bytes,
     // A client's own request id is kept when it is sane, so that both sides can quote one id.
@@ -156,6 +158,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     repo: repos.requestLogs,
     logger: deps.logger,
     flushIntervalMs: deps.config.log_flush_interval_ms,
+    accessLog: deps.config.access_log,
   });
   const defaultWorkspaceId = defaultWorkspaceLookup(repos.workspaces);
   registerRequestGate(app, {
@@ -196,6 +199,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
     async () => ({ status: 'ok' as const, version: VERSION }),
   );
+  registerReadiness(zapp, { db: deps.db, store: limits.store, config: deps.config });
   zapp.get(
     '/v1/openapi.json',
     {

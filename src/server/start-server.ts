@@ -4,7 +4,7 @@ import { bootstrap, type BootstrapResult } from '../bootstrap/bootstrap.js';
 import type { Config } from '../config/schema.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { migrateToLatest, openSqlite, type Db } from '../storage/database.js';
-import { createLogger, type Logger } from '../telemetry/logger.js';
+import { createLogger, prettyFor, type Logger } from '../telemetry/logger.js';
 import { buildApp, type App } from './build-app.js';
 import type { AlertSink } from '../limits/usage-recorder.js';
 import { startNotifications, type MailTransport, type Notifications } from '../notifications/index.js';
@@ -36,7 +36,7 @@ export async function startServer(options: {
 }): Promise<RunningServer> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? createLogger({ level: config.log_level });
+  const logger = options.logger ?? createLogger({ level: config.log_level, pretty: prettyFor(config.log_format) });
 
   const db = openSqlite(config.data_dir);
   const applied = await migrateToLatest(db);
@@ -67,7 +67,7 @@ export async function startServer(options: {
     ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}),
   });
   const address = await built.app.listen({ host: config.host, port: config.port });
-  logger.info({ url: address, data_dir: config.data_dir }, 'svcgw listening');
+  logger.info({ url: address, data_dir: config.data_dir, pid: process.pid }, 'svcgw listening');
   const keyLifecycle = createKeyLifecycleWorker({
     db,
     clock,

@@ -16,7 +16,14 @@ export const REDACT_PATHS = [
   '*.password',
 ];
 
-/** JSON lines on stdout; pretty-printed only when a person is watching a terminal. */
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
+/** Whether lines are pretty-printed: `auto` means only when a person is watching a terminal. */
+export function prettyFor(format: LogFormat, stdoutIsTty = process.stdout.isTTY === true): boolean {
+  return format === 'pretty' || (format === 'auto' && stdoutIsTty);
+}
+
+/** JSON lines on stdout; pretty-printed only when a person is watching a terminal (or asked for). */
 export function createLogger(options: {
   level: string;
   pretty?: boolean;
@@ -26,17 +33,26 @@ export function createLogger(options: {
   const base = {
     level: options.level,
     redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
-    // Lines are few (no line per request), so each logged object can afford the full redaction
-    // rule at any depth: secret-looking names and passwords in URLs, as in audit records.
+    // Each logged object gets the full redaction rule at any depth: secret-looking names and
+    // passwords in URLs, as in audit records. Access lines are flat objects of a dozen scalars.
     formatters: { log: redactLogObject },
     base: { service: 'svcgw' },
   };
   if (pretty)
     return pino({
       ...base,
-      transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } },
+      // pino-pretty runs in a worker thread: formatting never blocks a request.
+      // One line per entry (fields after the message), so that access lines read as a list.
+      transport: {
+        target: 'pino-pretty',
+        options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', singleLine: true, ignore: 'service,pid,hostname' },
+      },
     });
-  return options.destination ? pino(base, options.destination as pino.DestinationStream) : pino(base);
+  if (options.destination) return pino(base, options.destination as pino.DestinationStream);
+  // Buffered, asynchronous writes to stdout: an access line per request must not wait for a slow
+  // pipe or disk. pino flushes what is buffered when the process exits. A reader that stops
+  // reading costs at most 16 MiB of buffer; past it lines are dropped rather than memory grown.
+  return pino(base, pino.destination({ dest: 1, sync: false, maxLength: 16 * 1024 * 1024 }));
 }
 
 /** Errors are left to pino's own serializer (which reads their non-enumerable message and stack). */

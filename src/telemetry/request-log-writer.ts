@@ -1,4 +1,5 @@
 import type { RequestLogInsert, RequestLogRepository } from '../storage/repositories/request-logs.js';
+import { logAccess } from './access-log.js';
 import type { Logger } from './logger.js';
 
 /** Called synchronously with each record as it is queued; it must return at once and never throw. */
@@ -16,6 +17,8 @@ export function createRequestLogWriter(deps: {
   logger: Logger;
   flushIntervalMs: number;
   batchSize?: number;
+  /** One `info` line per record as it is queued (`access_log`); off by default for tools and tests. */
+  accessLog?: boolean;
 }) {
   const batchSize = deps.batchSize ?? 500;
   let pending: RequestLogInsert[] = [];
@@ -68,6 +71,7 @@ export function createRequestLogWriter(deps: {
   }
 
   function enqueue(record: RequestLogInsert): void {
+    if (deps.accessLog === true) logAccess(deps.logger, record);
     if (listeners.size > 0) notify(record);
     if (pending.length >= MAX_PENDING) {
       if (dropped++ % 1000 === 0) deps.logger.error({ dropped }, 'request log queue full; dropping records');

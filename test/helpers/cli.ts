@@ -34,6 +34,7 @@ export interface ServeProcess {
   child: ChildProcess;
   url: string;
   stdout: () => string;
+  stderr: () => string;
   /** Resolves with the exit code once the process has ended. */
   exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -67,7 +68,22 @@ export async function spawnServe(args: string[], env: Record<string, string> = {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;
   });
-  return { child, url, stdout: () => out, exited, stop };
+  return { child, url, stdout: () => out, stderr: () => err, exited, stop };
+}
+
+/** The first match of `pattern` in a growing output, once it has appeared (within 10 s). */
+export async function waitForOutput(output: () => string, pattern: RegExp): Promise<string> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const match = pattern.exec(output());
+    if (match) return match[0];
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`expected output matching ${pattern}, got:\n${output()}`);
+}
+
+/** The owner key a first `svcgw serve` printed (to stderr when stdout is not a terminal). */
+export function ownerKeyOf(server: ServeProcess): Promise<string> {
+  return waitForOutput(server.stderr, /svc-[A-Za-z0-9_-]{43}/);
 }
 
 /** The test runner's environment without SVCGW_* settings, so that only what a test sets applies. */

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { validPolicy } from '../helpers/fixtures.js';
-import { runCli, spawnServe } from '../helpers/cli.js';
+import { ownerKeyOf, runCli, spawnServe, waitForOutput } from '../helpers/cli.js';
 import { apiClient } from '../helpers/http.js';
 import { makeTempDir } from '../helpers/start-test-server.js';
 
@@ -38,9 +38,10 @@ describe('svcgw serve lifecycle', () => {
   it('bootstraps on the first start, prints the key once, and keeps all data across a restart', async () => {
     const dataDir = makeTempDir();
     const first = await spawnServe(['--data-dir', dataDir]);
-    const keys = first.stdout().match(KEY_RE) ?? [];
-    expect(keys).toHaveLength(1);
-    const adminKey = keys[0]!;
+    const adminKey = await ownerKeyOf(first);
+    // Stdout is a pipe here, so the key went to stderr, once, and never to stdout.
+    expect(first.stderr().match(KEY_RE)).toHaveLength(1);
+    expect(first.stdout()).not.toContain(adminKey);
     const admin = apiClient(first.url, adminKey);
     expect((await admin.get('/v1/health')).status).toBe(200);
     const policy = await admin.post(
@@ -49,17 +50,13 @@ describe('svcgw serve lifecycle', () => {
     );
     expect(policy.status).toBe(200);
     expect(await first.stop('SIGTERM')).toBe(0);
-    // The key never went through the JSON logger.
-    expect(
-      first
-        .stdout()
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .join('\n'),
-    ).not.toContain(adminKey);
+    // Stdout is the JSON log stream: JSON lines only, and the key in none of them.
+    const lines = first.stdout().split('\n').filter(Boolean);
+    for (const line of lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
+    expect(first.stdout()).not.toContain(adminKey);
 
     const second = await spawnServe(['--data-dir', dataDir]);
-    expect(second.stdout()).not.toMatch(KEY_RE);
+    expect(second.stdout() + second.stderr()).not.toMatch(KEY_RE);
     const again = apiClient(second.url, adminKey);
     expect((await again.get(`/v1/policies/rate-limits/${policy.body.id}`)).body.name).toBe('survives');
     expect((await again.get('/v1/audit-logs')).body.total).toBe(1);
@@ -70,8 +67,8 @@ describe('svcgw serve lifecycle', () => {
     const dataDir = makeTempDir();
     const chosen = `ci-${'k'.repeat(40)}`;
     const server = await spawnServe(['--data-dir', dataDir], { SVCGW_BOOTSTRAP_ADMIN_KEY: chosen });
-    expect(server.stdout()).not.toContain(chosen);
-    expect(server.stdout()).toMatch(/SVCGW_BOOTSTRAP_ADMIN_KEY/);
+    await waitForOutput(server.stderr, /SVCGW_BOOTSTRAP_ADMIN_KEY/);
+    expect(server.stdout() + server.stderr()).not.toContain(chosen);
     expect((await apiClient(server.url, chosen).get('/v1/workspaces')).status).toBe(200);
   });
 
@@ -85,14 +82,14 @@ describe('svcgw serve lifecycle', () => {
     expect(JSON.parse(repeat.stdout)).toEqual({ admin_api_key: null, already_initialised: true });
 
     const server = await spawnServe(['--data-dir', dataDir]);
-    expect(server.stdout()).not.toMatch(KEY_RE);
+    expect(server.stdout() + server.stderr()).not.toMatch(KEY_RE);
     expect((await apiClient(server.url, key).get('/v1/workspaces')).body.total).toBe(1);
   });
 
   it('on SIGTERM finishes requests already in flight, loses nothing, and exits 0', async () => {
     const dataDir = makeTempDir();
     const server = await spawnServe(['--data-dir', dataDir]);
-    const adminKey = server.stdout().match(KEY_RE)![0];
+    const adminKey = await ownerKeyOf(server);
 
     // Five uploads are half sent when the signal arrives; each must still complete.
     const bodies = Array.from({ length: 5 }, () => new PassThrough());

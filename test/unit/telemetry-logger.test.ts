@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/telemetry/logger.js';
+import { createLogger, prettyFor } from '../../src/telemetry/logger.js';
 
 function capture() {
   const lines: string[] = [];
@@ -29,5 +29,14 @@ describe('server log lines', () => {
     expect(parsed.err.stack).toContain('Error: boom');
     expect(parsed.target).toContain('@llm.internal/v1');
     expect(line).toContain('kept');
+  });
+});
+
+describe('log_format', () => {
+  it('auto is pretty on a terminal and JSON otherwise; json and pretty are what they say', () => {
+    expect(prettyFor('auto', true)).toBe(true);
+    expect(prettyFor('auto', false)).toBe(false);
+    expect(prettyFor('json', true)).toBe(false);
+    expect(prettyFor('pretty', false)).toBe(true);
   });
 });

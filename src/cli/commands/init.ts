@@ -2,17 +2,19 @@ import { Command } from 'commander';
 import { addSettingsFlags, configFromFlags } from './settings-flags.js';
 
 /**
- * Prints the bootstrap admin key once, straight to stdout and never through the logger, so
+ * Prints the bootstrap admin key once, straight to a terminal stream and never through the logger, so
  * that it appears in no log line.
  */
-export function printBootstrapBanner(adminApiKey: string | null, fromSettings: boolean): void {
+export function printBootstrapBanner(
+  adminApiKey: string | null,
+  fromSettings: boolean,
+  out: NodeJS.WritableStream = process.stdout,
+): void {
   if (fromSettings || adminApiKey === null) {
-    process.stdout.write(
-      '\nsvcgw: first start. The owner admin API key is the value of SVCGW_BOOTSTRAP_ADMIN_KEY.\n\n',
-    );
+    out.write('\nsvcgw: first start. The owner admin API key is the value of SVCGW_BOOTSTRAP_ADMIN_KEY.\n\n');
     return;
   }
-  process.stdout.write(
+  out.write(
     `\nsvcgw: first start. Owner admin API key (shown once, store it now):\n\n    ${adminApiKey}\n\n` +
       'Send it as the x-service-api-key header.\n\n',
   );
