@@ -9,7 +9,8 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           environment: 'node',
-          testTimeout: 30_000,
+          // CLI tests start a node process per command; on a busy 2-core machine that is seconds each.
+          testTimeout: 90_000,
           hookTimeout: 30_000,
           // Each file starts its own servers on ephemeral ports; two at a time suits a 2-core machine.
           maxWorkers: 2,
