@@ -29,7 +29,7 @@ export function clientCommand(name: string, description: string): Command {
   return new Command(name)
     .description(description)
     .addOption(
-      new Option('--base-url <url>', "server URL (default: the profile's, else http://127.0.0.1:8787)").env(
+      new Option('--base-url <url>', "the svcgw server's URL (default: the profile's, else http://127.0.0.1:8787)").env(
         'SVCGW_BASE_URL',
       ),
     )
