@@ -117,12 +117,6 @@ export function jsonValue(value: string): unknown {
   }
 }
 
-export function isoTime(value: string): string {
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw new InvalidArgumentError('expected an ISO 8601 date-time such as 2026-01-31T12:00:00Z.');
-  return new Date(ms).toISOString();
-}
-
 /** Drops undefined fields, so that an update sends only what was given. */
 export function defined<T extends Record<string, unknown>>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;

@@ -1,4 +1,6 @@
 import { Command, Option } from 'commander';
+import { duration, futureTime } from '../durations.js';
+import { FatalError } from '../fatal-error.js';
 import type { Column } from '../output.js';
 import {
   clientCommand,
@@ -6,7 +8,6 @@ import {
   enc,
   examples,
   integer,
-  isoTime,
   jsonValue,
   list,
   pagingOptions,
@@ -99,7 +100,7 @@ export function keysCommand(): Command {
         .option('--user-id <uuid>', 'user a workspace-user key acts for')
         .option('--scopes <scopes>', 'scopes, comma-separated or repeated (default: completions.write)', list)
         .option('--description <text>', 'description')
-        .option('--expires-at <time>', 'ISO 8601 expiry', isoTime)
+        .option('--expires-at <time>', 'expiry: ISO 8601, or a duration from now (30d)', futureTime)
         .option('--config <slug|id>', "default gateway config of the key's requests (docs/configs.md)")
         .option('--lock-config', 'with --config: requests of this key cannot name another config')
         .option('--data <json>', 'further body fields as JSON (rate_limits, usage_limits, defaults, …)', jsonValue)
@@ -162,7 +163,7 @@ export function keysCommand(): Command {
         .option('--name <name>', 'new name')
         .option('--description <text>', 'new description')
         .option('--scopes <scopes>', 'the new scopes, comma-separated or repeated', list)
-        .option('--expires-at <time>', 'ISO 8601 expiry', isoTime)
+        .option('--expires-at <time>', 'expiry: ISO 8601, or a duration from now (30d)', futureTime)
         .option('--no-expiry', 'remove the expiry')
         .option('--reset-usage', 'start a new usage period now')
         .option('--config <slug|id>', 'new default gateway config (keeps the default metadata)')
@@ -233,25 +234,28 @@ export function keysCommand(): Command {
         'issue a new value for a key and print it once; the old value works until the transition ends',
       )
         .argument('<id>', 'key id')
-        .option(
-          '--transition-ms <ms>',
-          'how long the old value keeps working, in milliseconds (at least 1800000)',
-          integer(0),
-        )
+        .option('--transition <duration>', 'how long the old value keeps working (at least 30m; e.g. 1h, 7d)', duration)
+        .addOption(new Option('--transition-ms <ms>', 'the same in milliseconds').argParser(integer(0)).hideHelp())
         .action(
-          run(async (ctx: Context<{ transitionMs?: number }>, id: string) => {
+          run(async (ctx: Context<{ transition?: number; transitionMs?: number }>, id: string) => {
+            if (ctx.opts.transition !== undefined && ctx.opts.transitionMs !== undefined)
+              throw new FatalError('give --transition or --transition-ms, not both', 2);
+            const transition = ctx.opts.transition ?? ctx.opts.transitionMs;
             const rotated = await ctx.client.post<{
               id: string;
               key: string;
               key_transition_expires_at?: string | null;
-            }>(`/v1/api-keys/${enc(id)}/rotate`, defined({ key_transition_period_ms: ctx.opts.transitionMs }));
+            }>(`/v1/api-keys/${enc(id)}/rotate`, defined({ key_transition_period_ms: transition }));
             const until = rotated.key_transition_expires_at
               ? `The old value works until ${rotated.key_transition_expires_at}.\n`
               : '';
             ctx.out.result(rotated, () => secretMessage('Rotated API key', rotated.id, rotated.key, until));
           }),
         ),
-      ['svcgw keys rotate 7f9c…', 'export SVCGW_API_KEY=$(svcgw keys rotate 7f9c… --json | jq -r .key)'],
+      [
+        'svcgw keys rotate 7f9c… --transition 1h',
+        'export SVCGW_API_KEY=$(svcgw keys rotate 7f9c… --json | jq -r .key)',
+      ],
     ),
   );
   return keys;

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command, Option } from 'commander';
 import { readSseData } from '../client/sse.js';
+import { pastTime } from '../durations.js';
 import { FatalError } from '../fatal-error.js';
 import { createProgress, isTerminal, type Column } from '../output.js';
 import { formatCost, formatLatency, formatTokens, statusColour, type LogRecord } from '../tui/format.js';
@@ -13,7 +14,6 @@ import {
   enc,
   examples,
   integer,
-  isoTime,
   list,
   pagingOptions,
   pairs,
@@ -255,8 +255,8 @@ function exportCommand(): Command {
     examples(
       clientCommand('create', 'create a log export of the logs that match the filters; --start runs it at once')
         .option('--workspace <id|slug>', 'only this workspace (admin keys: default every workspace)')
-        .option('--since <time>', 'from this ISO 8601 time', isoTime)
-        .option('--until <time>', 'up to this ISO 8601 time', isoTime)
+        .option('--since <time>', 'from this time: ISO 8601, or a duration ago (1h, 7d)', pastTime)
+        .option('--until <time>', 'up to this time: ISO 8601, or a duration ago (30m)', pastTime)
         .option('--api-key-id <uuid>', 'only requests made with this key (repeatable)', list)
         .option('--provider <name>', 'only this provider')
         .option('--model <model>', 'only this model')
@@ -379,8 +379,8 @@ export function logsCommand(): Command {
         .option('--api-key-id <uuid>', 'only requests made with this key')
         .option('--endpoint-type <type>', 'only this endpoint type (chatComplete, embed, …)')
         .option('--trace-id <id>', 'only this trace')
-        .option('--since <time>', 'from this ISO 8601 time', isoTime)
-        .option('--until <time>', 'up to this ISO 8601 time', isoTime)
+        .option('--since <time>', 'from this time: ISO 8601, or a duration ago (1h, 7d)', pastTime)
+        .option('--until <time>', 'up to this time: ISO 8601, or a duration ago (30m)', pastTime)
         .action(
           run(
             async (
@@ -410,7 +410,7 @@ export function logsCommand(): Command {
             },
           ),
         ),
-      ['svcgw logs list --status 429', 'svcgw logs list --provider openai --since 2026-01-31T00:00:00Z --all --json'],
+      ['svcgw logs list --status 429', 'svcgw logs list --provider openai --since 1h --all --json'],
     ),
   );
   group.addCommand(
