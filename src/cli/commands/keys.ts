@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { duration, futureTime } from '../durations.js';
+import { idByName } from './by-name.js';
 import { FatalError } from '../fatal-error.js';
 import type { Column } from '../output.js';
 import {
@@ -71,7 +72,27 @@ interface UpdateOptions {
   config?: string | false;
   lockConfig?: boolean;
   unlockConfig?: boolean;
+  rotationPeriod?: 'weekly' | 'monthly';
+  nextRotationAt?: string;
+  transition?: number;
+  /** false with --no-rotation. */
+  rotation: boolean;
   data?: unknown;
+}
+
+/** `rotation_policy` from the rotation flags: undefined when none was given, null to remove it. */
+function rotationPolicy(o: UpdateOptions): Record<string, unknown> | null | undefined {
+  const given = o.rotationPeriod !== undefined || o.nextRotationAt !== undefined || o.transition !== undefined;
+  if (o.rotation === false) {
+    if (given) throw new FatalError('--no-rotation removes the rotation policy: give no other rotation flag', 2);
+    return null;
+  }
+  if (!given) return undefined;
+  return defined({
+    rotation_period: o.rotationPeriod,
+    next_rotation_at: o.nextRotationAt,
+    key_transition_period_ms: o.transition,
+  });
 }
 
 /** Shown once: the raw key is in this response only. */
@@ -150,16 +171,20 @@ export function keysCommand(): Command {
   keys.addCommand(
     examples(
       clientCommand('get', 'show one API key (masked)')
-        .argument('<id>', 'key id')
-        .action(run(async (ctx, id: string) => printOne(ctx, `/v1/api-keys/${enc(id)}`))),
+        .argument('<id|name>', 'key id, or its name when no other key has it')
+        .action(
+          run(async (ctx, ref: string) =>
+            printOne(ctx, `/v1/api-keys/${enc(await idByName(ctx, '/v1/api-keys', ref, 'API key'))}`),
+          ),
+        ),
       ['svcgw keys get 7f9c…'],
     ),
   );
 
   keys.addCommand(
     examples(
-      clientCommand('update', "change a key's name, description, scopes or expiry")
-        .argument('<id>', 'key id')
+      clientCommand('update', "change a key's name, description, scopes, expiry or rotation policy")
+        .argument('<id|name>', 'key id, or its name when no other key has it')
         .option('--name <name>', 'new name')
         .option('--description <text>', 'new description')
         .option('--scopes <scopes>', 'the new scopes, comma-separated or repeated', list)
@@ -170,10 +195,29 @@ export function keysCommand(): Command {
         .option('--no-config', 'remove the default config')
         .option('--lock-config', 'requests of this key cannot name another config')
         .option('--unlock-config', 'requests of this key may name another config again')
+        .addOption(
+          new Option('--rotation-period <period>', 'rotate the key by itself every week or month').choices([
+            'weekly',
+            'monthly',
+          ]),
+        )
+        .option(
+          '--next-rotation-at <time>',
+          'rotate it once at this time: ISO 8601, or a duration from now (7d)',
+          futureTime,
+        )
+        .option(
+          '--transition <duration>',
+          'with a rotation policy: how long the old value keeps working (1h)',
+          duration,
+        )
+        .option('--no-rotation', 'remove the rotation policy')
         .option('--data <json>', 'further body fields as JSON', jsonValue)
         .action(
-          run(async (ctx: Context<UpdateOptions>, id: string) => {
+          run(async (ctx: Context<UpdateOptions>, ref: string) => {
             const o = ctx.opts;
+            const rotation = rotationPolicy(o);
+            const id = await idByName(ctx, '/v1/api-keys', ref, 'API key');
             const changesDefaults =
               typeof o.config === 'string' || o.config === false || o.lockConfig || o.unlockConfig;
             let defaults = {};
@@ -201,6 +245,7 @@ export function keysCommand(): Command {
                 scopes: o.scopes,
                 expires_at: o.expiry === false ? null : o.expiresAt,
                 reset_usage: o.resetUsage,
+                rotation_policy: rotation,
               }),
             };
             done(ctx, await ctx.client.put(`/v1/api-keys/${enc(id)}`, body), `Updated API key ${id}.`);
@@ -210,6 +255,7 @@ export function keysCommand(): Command {
         'svcgw keys update 7f9c… --scopes completions.write,logs.list',
         'svcgw keys update 7f9c… --no-expiry',
         'svcgw keys update 7f9c… --config prod-fallback --lock-config',
+        'svcgw keys update ci-deploy --rotation-period weekly --transition 1h',
       ],
     ),
   );
@@ -217,11 +263,12 @@ export function keysCommand(): Command {
   keys.addCommand(
     examples(
       clientCommand('delete', 'revoke an API key: it stops working at once')
-        .argument('<id>', 'key id')
+        .argument('<id|name>', 'key id, or its name when no other key has it')
         .action(
-          run(async (ctx, id: string) =>
-            done(ctx, await ctx.client.delete(`/v1/api-keys/${enc(id)}`), `Revoked API key ${id}.`),
-          ),
+          run(async (ctx, ref: string) => {
+            const id = await idByName(ctx, '/v1/api-keys', ref, 'API key');
+            done(ctx, await ctx.client.delete(`/v1/api-keys/${enc(id)}`), `Revoked API key ${id}.`);
+          }),
         ),
       ['svcgw keys delete 7f9c…'],
     ),
@@ -233,11 +280,12 @@ export function keysCommand(): Command {
         'rotate',
         'issue a new value for a key and print it once; the old value works until the transition ends',
       )
-        .argument('<id>', 'key id')
+        .argument('<id|name>', 'key id, or its name when no other key has it')
         .option('--transition <duration>', 'how long the old value keeps working (at least 30m; e.g. 1h, 7d)', duration)
         .addOption(new Option('--transition-ms <ms>', 'the same in milliseconds').argParser(integer(0)).hideHelp())
         .action(
-          run(async (ctx: Context<{ transition?: number; transitionMs?: number }>, id: string) => {
+          run(async (ctx: Context<{ transition?: number; transitionMs?: number }>, ref: string) => {
+            const id = await idByName(ctx, '/v1/api-keys', ref, 'API key');
             if (ctx.opts.transition !== undefined && ctx.opts.transitionMs !== undefined)
               throw new FatalError('give --transition or --transition-ms, not both', 2);
             const transition = ctx.opts.transition ?? ctx.opts.transitionMs;
