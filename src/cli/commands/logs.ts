@@ -139,7 +139,7 @@ async function followOnScreen(
   };
   const rows = Math.max(5, (process.stdout.rows ?? 24) - 6);
   const title = `svcgw logs tail · ${ctx.client.baseUrl}${describeFilters(ctx.opts)}`;
-  const app = render(createElement(LogTailApp, { title, source, maxRows: rows }), {
+  const app = render(createElement(LogTailApp, { title, source, maxRows: rows, width: process.stdout.columns ?? 80 }), {
     exitOnCtrlC: false,
     patchConsole: false,
   });
