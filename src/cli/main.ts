@@ -21,6 +21,7 @@ import { configsCommand } from './commands/configs.js';
 import { feedbackCommand } from './commands/feedback.js';
 import { workspacesCommand } from './commands/workspaces.js';
 import { FatalError } from './fatal-error.js';
+import { endQuietlyWhenPipeCloses } from './output.js';
 
 /** Every command, however deep, reports usage errors by throwing (exit 2) instead of exiting. */
 function configureTree(command: Command, root = true): void {
@@ -63,6 +64,8 @@ export function buildProgram(): Command {
 
 /** Entry point: exit 0 on success, 1 on a runtime or server error, 2 on a usage error. */
 export async function main(argv: string[]): Promise<void> {
+  endQuietlyWhenPipeCloses(process.stdout);
+  endQuietlyWhenPipeCloses(process.stderr);
   try {
     await buildProgram().parseAsync(argv);
   } catch (error) {

@@ -76,6 +76,20 @@ export function renderTable<T>(
   ].join('\n');
 }
 
+/**
+ * A reader that stops early (`svcgw … | head -1`) closes the pipe; the next write then fails
+ * with EPIPE. That is the reader's choice, not an error: end at once, quietly, with exit 0.
+ */
+export function endQuietlyWhenPipeCloses(
+  stream: NodeJS.WritableStream,
+  exit: (code: number) => void = (code) => process.exit(code),
+): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    exit(0);
+  });
+}
+
 /** What every command prints through: JSON for scripts (`--json`), readable text otherwise. */
 export function createOutput(json: boolean, stdout: NodeJS.WriteStream = process.stdout) {
   const write = (text: string) => void stdout.write(text.endsWith('\n') ? text : `${text}\n`);

@@ -168,7 +168,13 @@ describe('svcgw apply: configs', () => {
         }),
       );
       expect((await ok(['apply', '-f', path])).steps).toEqual([
-        { kind: 'config', name: 'old', action: 'create', changes: ['workspace', 'name', 'config', 'status'] },
+        {
+          kind: 'config',
+          name: 'old',
+          action: 'create',
+          changes: ['workspace', 'name', 'config', 'status'],
+          state: 'applied',
+        },
       ]);
       expect((await api.get('/v1/configs?status=archived')).body.data).toMatchObject([
         { slug: 'old', status: 'archived' },
@@ -190,7 +196,7 @@ describe('svcgw apply: configs', () => {
     'reports the server refusing a config with its slug and JSON path, and a malformed entry as a usage error',
     { timeout: 60_000 },
     async () => {
-      const { cli, fails, api } = await cliAgainstServer();
+      const { fails, api } = await cliAgainstServer();
       const dir = makeTempDir();
       const write = (name: string, text: string) => {
         writeFileSync(join(dir, name), text);
@@ -210,8 +216,14 @@ describe('svcgw apply: configs', () => {
       cache: { mode: sometimes }
 `,
       );
-      const dry = await cli(['apply', '-f', bad, '--dry-run']);
-      expect(dry.code, dry.stderr).toBe(0); // the server validates configs: a dry run only plans
+      // A dry run checks configs with the server's validator: it fails where the real run would.
+      const dry = await fails(
+        ['apply', '-f', bad, '--dry-run'],
+        1,
+        /create config weights failed: the server refused its config \(HTTP 400 AB01_INVALID_CONFIG\), 2 problems:\n/,
+      );
+      expect(dry.stdout).toMatch(/Dry run: nothing was changed, and the real run would fail/);
+      expect((await api.get('/v1/configs')).body.data).toEqual([]);
       const refused = await fails(
         ['apply', '-f', bad],
         1,
@@ -220,7 +232,7 @@ describe('svcgw apply: configs', () => {
       expect(refused.stderr).toMatch(/^ {4}config\.targets\[1\]\.weight: .+$/m);
       expect(refused.stderr).toMatch(/^ {4}config\.cache\.mode: .+$/m);
       expect(refused.stderr).toMatch(/1 earlier change was applied/);
-      expect(refused.stdout).toMatch(/Stopped/);
+      expect(refused.stdout).toMatch(/Stopped: 1 created, 0 updated, 0 unchanged; 1 not applied\./);
       expect((await api.get('/v1/configs')).body.data.map((c: { slug: string }) => c.slug)).toEqual(['good']);
 
       // An update is refused the same way, and the stored version stays.

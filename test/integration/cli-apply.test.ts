@@ -140,4 +140,47 @@ describe('svcgw apply', () => {
     expect(refused.stdout).toMatch(/Stopped/);
     expect((await cli(['apply', '-f', scope, '--dry-run'])).code).toBe(0);
   });
+
+  it('reports exactly what it did before a failure, and --json carries the error', { timeout: 60_000 }, async () => {
+    const { cli, api } = await cliAgainstServer();
+    const file = join(makeTempDir(), 'keys.yaml');
+    writeFileSync(
+      file,
+      `workspaces: [{ slug: team-a, name: Team A }]
+api_keys:
+  - { name: k1, workspace: default, scopes: [logs.list] }
+  - { name: k2, workspace: default, scopes: [no.such.scope] }
+  - { name: k3, workspace: default, scopes: [logs.list] }
+`,
+    );
+    const res = await cli(['apply', '-f', file, '--json']);
+    expect(res.code).toBe(1);
+    const report = JSON.parse(res.stdout);
+    expect(report.summary).toEqual({ create: 4, update: 0, unchanged: 0 });
+    expect(report.applied).toEqual({ create: 2, update: 0, unchanged: 0 });
+    expect(report.changed).toBe(true);
+    expect(report.steps.map((s: { name: string; state: string }) => `${s.name}:${s.state}`)).toEqual([
+      'team-a:applied',
+      'default/k1:applied',
+      'default/k2:failed',
+      'default/k3:not applied',
+    ]);
+    expect(report.error).toMatchObject({
+      message: expect.stringMatching(
+        /create api key default\/k2 failed: Unknown scope.*\n2 earlier changes were applied/s,
+      ),
+      exit_code: 1,
+      step: { kind: 'api_key', name: 'default/k2', action: 'create' },
+    });
+    expect(report.keys).toEqual([{ name: 'default/k1', id: expect.any(String), key: expect.stringMatching(/^svc-/) }]);
+    const names = (await api.get('/v1/api-keys')).body.data.map((k: { name: string }) => k.name);
+    expect(names).toContain('k1');
+    expect(names).not.toContain('k3');
+
+    // Applied again once k2 is fixed: the two done are unchanged, the rest is created.
+    writeFileSync(file, readFileSync(file, 'utf8').replace('no.such.scope', 'logs.list'));
+    const again = await cli(['apply', '-f', file]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/Applied: 2 created, 0 updated, 2 unchanged\./);
+  });
 });

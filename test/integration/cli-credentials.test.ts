@@ -127,4 +127,52 @@ describe('svcgw integrations, providers and virtual-keys', () => {
     await fails(['virtual-keys', 'create', '--name', 'x', '--provider', 'openai'], 1, /key/);
     await fails(['virtual-keys', 'update', 'legacy-openai', '--config', 'novalue'], 2, /key=value/);
   });
+
+  it("stores the provider's URL from --custom-host and refuses unknown provider settings", async () => {
+    const { ok, fails, api } = await cliAgainstServer();
+    const local = 'http://127.0.0.1:11434';
+    const common = ['--provider', 'ollama', '--no-default-provider'];
+    await ok(['integrations', 'create', '--name', 'Local', '--slug', 'local', ...common, '--custom-host', local]);
+    expect((await ok(['integrations', 'get', 'local'])).configurations).toEqual({ custom_host: local });
+
+    // A typo would have been stored silently and traffic sent to the provider's default host.
+    const typo = await fails(
+      ['integrations', 'create', '--name', 'Typo', ...common, '--config', `custom_hots=${local}`],
+      2,
+      /unknown provider setting custom_hots; known settings: .*custom_host/,
+    );
+    expect(typo.stderr).toContain('azure_resource_name');
+    await fails(
+      ['virtual-keys', 'update', 'x', '--config', 'aws_regoin=us-east-1'],
+      2,
+      /unknown provider setting aws_regoin/,
+    );
+    await fails(
+      ['integrations', 'update', 'local', '--custom-host', local, '--config', 'custom_host=http://127.0.0.1:1'],
+      2,
+      /--custom-host or --config custom_host/,
+    );
+    expect((await api.get('/v1/integrations')).body.data.map((i: { slug: string }) => i.slug)).toEqual(['local']);
+
+    await ok([
+      'virtual-keys',
+      'create',
+      '--name',
+      'vk',
+      '--slug',
+      'vk',
+      '--provider',
+      'openai',
+      '--key',
+      'sk-0123456789abcdef',
+      '--custom-host',
+      'https://proxy.example.com/v1',
+      '--config',
+      'openai_project=p1',
+    ]);
+    expect((await ok(['virtual-keys', 'get', 'vk'])).configurations).toEqual({
+      custom_host: 'https://proxy.example.com/v1',
+      openai_project: 'p1',
+    });
+  });
 });

@@ -126,7 +126,7 @@ describe('svcgw keys', () => {
       2,
       /Allowed choices are admin, workspace-service, workspace-user/,
     );
-    await fails(['keys', 'get'], 2, /missing required argument 'id'/);
+    await fails(['keys', 'get'], 2, /missing required argument 'id\|name'/);
     await fails(['keys', 'list', '--page-size', 'many'], 2, /expected an integer/);
     await fails(['keys', 'frobnicate'], 2, /unknown command/);
     await fails(['keys', 'list', '--colour'], 2, /unknown option '--colour'/);
@@ -313,7 +313,7 @@ describe('svcgw policies, logs and audit-logs', () => {
     const logs = await ok(['logs', 'list', '--status', '200', '--provider', 'openai']);
     expect(logs).toMatchObject({ object: 'list', total: 0, data: [] });
     await fails(['logs', 'get', MISSING], 1, /Log not found/);
-    await fails(['logs', 'list', '--status', '999'], 2, /100 to 599/);
+    await fails(['logs', 'list', '--status', '999'], 2, /an HTTP status code \(429\) or a class/);
     const key = (
       await api.post('/v1/api-keys/workspace/service', {
         name: 'no-audit',

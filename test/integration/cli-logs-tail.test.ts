@@ -94,6 +94,24 @@ describe('svcgw logs tail (JSON lines when stdout is not a terminal)', () => {
     expect(models.stdout()).not.toContain('gpt-4o-mini');
   });
 
+  it('--status 4xx follows a class of statuses; logs list, which filters one code, says so', async () => {
+    const gw = await startGateway();
+    const env = { SVCGW_BASE_URL: gw.baseUrl, SVCGW_API_KEY: gw.adminKey, XDG_CONFIG_HOME: makeTempDir() };
+    const clientErrors = spawnCli(['logs', 'tail', '--status', '4xx'], env);
+    await following(gw, 1);
+
+    await chat(gw); // 200: not shown, and it comes first on the stream
+    await expect(chat(gw, { 'x-service-provider': 'no-such-provider' })).rejects.toThrow(); // 400
+    const shown = JSON.parse(await clientErrors.waitForLine(Boolean));
+    expect(shown).toMatchObject({ status_code: 400, error_code: 'UNKNOWN_PROVIDER' });
+    expect(clientErrors.stdout().trim().split('\n')).toHaveLength(1);
+
+    const list = await runCli(['logs', 'list', '--status', '4xx'], env);
+    expect(list.code).toBe(2);
+    expect(list.stderr).toMatch(/filters by one status code.*logs export create --status 4xx/);
+    expect((await runCli(['logs', 'tail', '--status', '45'], env)).stderr).toMatch(/a class \(4xx, 5xx\)/);
+  });
+
   it('shows a workspace key only its own workspace, and refuses a key without logs.list', async () => {
     const gw = await startGateway();
     const admin = gw.admin;

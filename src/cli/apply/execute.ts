@@ -1,4 +1,6 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { validateConfig } from '../../admin/configs/service.js';
+import { AppError, codeToStatus } from '../../lib/errors.js';
 import type { Client } from '../client/http-client.js';
 import { FatalError } from '../fatal-error.js';
 import { createProgress } from '../output.js';
@@ -95,6 +97,47 @@ function refusal(s: Step, message: string): string {
   return `the server refused its config (HTTP 400 AB01_INVALID_CONFIG), ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `    ${p}`).join('\n')}`;
 }
 
+/** A step that failed: what `apply --json` reports as its error, next to the steps applied before it. */
+export class StepFailed extends FatalError {
+  constructor(
+    message: string,
+    readonly step: Pick<Step, 'kind' | 'name' | 'action'>,
+    exitCode: number,
+  ) {
+    super(message, exitCode);
+  }
+}
+
+function stepFailed(s: Step, error: unknown, done: number | null): StepFailed {
+  const message = refusal(s, error instanceof FatalError ? error.message : String(error));
+  const after =
+    done === null
+      ? ''
+      : `\n${done} earlier change${done === 1 ? ' was' : 's were'} applied; fix the cause and apply again.`;
+  return new StepFailed(
+    `${s.action} ${s.kind.replace(/_/g, ' ')} ${s.name} failed: ${message}${after}`,
+    { kind: s.kind, name: s.name, action: s.action },
+    error instanceof FatalError ? error.exitCode : 1,
+  );
+}
+
+/**
+ * What a dry run can check without changing anything. The admin API has no validate-only
+ * requests, so configs are checked here by the server's own validator (the same code, hence the
+ * same verdict); other refusals (an unknown scope, say) only show in a real run.
+ */
+export function checkPlanLocally(steps: readonly Step[]): void {
+  for (const s of steps) {
+    if (s.kind !== 'config' || !s.request || !('config' in s.request.body)) continue;
+    try {
+      validateConfig(s.request.body.config);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      throw stepFailed(s, new FatalError(`${error.message} (HTTP ${codeToStatus(error.code)} ${error.code})`), null);
+    }
+  }
+}
+
 export interface CreatedKey {
   name: string;
   id: string;
@@ -109,6 +152,7 @@ export async function executePlan(
   client: Client,
   steps: readonly Step[],
   onKey: (key: CreatedKey) => void,
+  onApplied: (step: Step) => void = () => undefined,
 ): Promise<void> {
   const todo = steps.filter((s) => s.request);
   const progress = createProgress('applying');
@@ -124,13 +168,10 @@ export async function executePlan(
         });
         if (s.then) await client.request(s.then.method, s.then.path, { body: s.then.body });
       } catch (error) {
-        const message = refusal(s, error instanceof FatalError ? error.message : String(error));
-        throw new FatalError(
-          `${s.action} ${s.kind.replace(/_/g, ' ')} ${s.name} failed: ${message}\n${done} earlier change${done === 1 ? ' was' : 's were'} applied; fix the cause and apply again.`,
-          error instanceof FatalError ? error.exitCode : 1,
-        );
+        throw stepFailed(s, error, done);
       }
       if (s.kind === 'api_key' && s.action === 'create') onKey({ name: s.name, id: body.id, key: body.key });
+      onApplied(s);
       done++;
     }
   } finally {

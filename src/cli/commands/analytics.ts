@@ -1,19 +1,9 @@
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
+import { pastTime } from '../durations.js';
 import { COLUMN_NAMES, GROUP_BYS } from '../../admin/analytics/columns.js';
 import { METRIC_NAMES } from '../../admin/analytics/graphs.js';
 import type { Column } from '../output.js';
-import {
-  clientCommand,
-  enc,
-  examples,
-  isoTime,
-  list,
-  pagingOptions,
-  pairs,
-  printList,
-  run,
-  type Context,
-} from './common.js';
+import { clientCommand, enc, examples, list, pagingOptions, pairs, printList, run, type Context } from './common.js';
 
 /** The values of `filterOptions`. */
 interface FilterOptions {
@@ -30,8 +20,12 @@ interface FilterOptions {
 /** The filters every analytics command takes, as in the API. */
 function filterOptions(command: Command): Command {
   return command
-    .option('--since <time>', 'from this ISO 8601 time (default: 7 days before --until)', isoTime)
-    .option('--until <time>', 'up to this ISO 8601 time (default: now)', isoTime)
+    .option(
+      '--since <time>',
+      'from this time: ISO 8601, or a duration ago (1h, 7d) (default: 7 days before --until)',
+      pastTime,
+    )
+    .option('--until <time>', 'up to this time: ISO 8601, or a duration ago (default: now)', pastTime)
     .option('--workspace <id-or-slug>', 'only this workspace (admin keys; workspace keys always see their own)')
     .option('--api-key-id <uuid>', 'only requests made with this API key')
     .option('--provider <type>', 'only this provider type (openai, anthropic, …)')
@@ -148,7 +142,7 @@ export function analyticsCommand(): Command {
           }),
         ),
       [
-        'svcgw analytics timeseries requests --interval hour --since 2026-01-31T00:00:00Z',
+        'svcgw analytics timeseries requests --interval hour --since 24h',
         'svcgw analytics timeseries latency --model gpt-4o --json',
       ],
     ),

@@ -56,6 +56,16 @@ A provider key is compared by its mask (first and last four characters): a new k
 not seen as a change. An integration's ai_provider_id, a provider's integration, a config's workspace and a
 usage-limits policy's type cannot change; apply says so instead of guessing.`;
 
+/** `--json`: the failure next to the report, so that a script sees both what was done and why it stopped. */
+function errorObject(error: unknown) {
+  const step = (error as { step?: unknown }).step;
+  return {
+    message: error instanceof Error ? error.message : String(error),
+    exit_code: error instanceof FatalError ? error.exitCode : 1,
+    ...(step ? { step } : {}),
+  };
+}
+
 const counts = (c: ReturnType<typeof summarise>) =>
   `${c.create} to create, ${c.update} to update, ${c.unchanged} unchanged`;
 
@@ -67,7 +77,10 @@ export function applyCommand(): Command {
     )
       .summary('provision workspaces, credentials, configs, policies and keys from a file')
       .requiredOption('-f, --file <file>', 'the file (- for standard input)')
-      .option('--dry-run', 'print the plan (create / update / unchanged) and change nothing')
+      .option(
+        '--dry-run',
+        "print the plan (create / update / unchanged) and change nothing; configs are checked by the server's validator, so that a dry run fails where the real run would",
+      )
       .option(
         '--keys-out <file>',
         'write the API keys it creates to this JSON file (mode 0600) instead of printing them',
@@ -77,7 +90,7 @@ export function applyCommand(): Command {
           const o = ctx.opts;
           // Loaded here: zod and yaml would slow the start of every other command.
           const [
-            { executePlan, fetchCurrentState, writeKeysFile },
+            { checkPlanLocally, executePlan, fetchCurrentState, StepFailed, writeKeysFile },
             { readApplyFile },
             { PlanError, planApply, summarise },
           ] = await Promise.all([
@@ -96,33 +109,63 @@ export function applyCommand(): Command {
           const summary = summarise(steps);
           const changed = summary.create + summary.update > 0;
           const keys: CreatedKey[] = [];
+          const applied = new Set<Step>();
           // Boxed, so that whatever executePlan threw is rethrown as it was, after the report.
           let failure: { error: unknown } | null = null;
-          if (!o.dryRun && changed) {
-            try {
-              await executePlan(ctx.client, steps, (key) => keys.push(key));
-            } catch (error) {
-              failure = { error };
-            }
+          try {
+            if (o.dryRun) checkPlanLocally(steps);
+            else if (changed)
+              await executePlan(
+                ctx.client,
+                steps,
+                (key) => keys.push(key),
+                (step) => applied.add(step),
+              );
+          } catch (error) {
+            failure = { error };
           }
+          const failed = failure?.error instanceof StepFailed ? failure.error : null;
+          // What was done, counted from the steps that succeeded (not from the plan).
+          const done = summarise(steps.filter((s) => s.action === 'unchanged' || applied.has(s)));
+          const stepState = (s: Step) =>
+            s.action === 'unchanged'
+              ? 'unchanged'
+              : applied.has(s)
+                ? 'applied'
+                : failed && failed.step.kind === s.kind && failed.step.name === s.name
+                  ? 'failed'
+                  : 'not applied';
           if (o.keysOut && keys.length > 0) writeKeysFile(o.keysOut, keys);
           const report = {
             file: o.file,
             dry_run: o.dryRun === true,
-            changed: changed && !o.dryRun,
+            changed: applied.size > 0,
             summary,
-            steps: steps.map(({ kind, name, action, changes }) => ({ kind, name, action, changes })),
+            ...(o.dryRun ? {} : { applied: done }),
+            steps: steps.map((s) => ({
+              kind: s.kind,
+              name: s.name,
+              action: s.action,
+              changes: s.changes,
+              ...(o.dryRun ? {} : { state: stepState(s) }),
+            })),
             keys: o.keysOut ? keys.map(({ name, id }) => ({ name, id })) : keys,
             ...(o.keysOut && keys.length > 0 ? { keys_out: o.keysOut } : {}),
+            ...(failure ? { error: errorObject(failure.error) } : {}),
           };
           ctx.out.result(report, () => {
             const lines = [`Plan for ${o.file}:`, planText(steps), ''];
-            if (o.dryRun) lines.push(`${counts(summary)}. Dry run: nothing was changed.`);
+            if (o.dryRun)
+              lines.push(
+                failure
+                  ? `${counts(summary)}. Dry run: nothing was changed, and the real run would fail (below).`
+                  : `${counts(summary)}. Dry run: nothing was changed.`,
+              );
             else if (!changed)
               lines.push(`No changes: the server already matches ${o.file} (${summary.unchanged} unchanged).`);
             else
               lines.push(
-                `${failure ? 'Stopped' : 'Applied'}: ${counts(summary).replace('to create', 'created').replace('to update', 'updated')}.`,
+                `${failure ? 'Stopped' : 'Applied'}: ${counts(done).replace('to create', 'created').replace('to update', 'updated')}${failure ? `; ${summary.create + summary.update - applied.size} not applied` : ''}.`,
               );
             if (keys.length > 0 && o.keysOut)
               lines.push(`Wrote ${keys.length} new API key${keys.length > 1 ? 's' : ''} to ${o.keysOut} (mode 0600).`);

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import type { Column } from '../output.js';
-import { clientCommand, examples, isoTime, pagingOptions, printList, run, type Context } from './common.js';
+import { pastTime } from '../durations.js';
+import { clientCommand, examples, pagingOptions, printList, run, type Context } from './common.js';
 
 interface AuditRecord {
   timestamp: string;
@@ -44,8 +45,8 @@ export function auditLogsCommand(): Command {
   group.addCommand(
     examples(
       pagingOptions(clientCommand('list', 'list audit records, newest first'), 100)
-        .option('--since <time>', 'from this ISO 8601 time', isoTime)
-        .option('--until <time>', 'up to this ISO 8601 time', isoTime)
+        .option('--since <time>', 'from this time: ISO 8601, or a duration ago (1h, 7d)', pastTime)
+        .option('--until <time>', 'up to this time: ISO 8601, or a duration ago (30m)', pastTime)
         .option('--user-id <uuid>', 'only actions of this user')
         .option('--api-key-id <uuid>', 'only actions made with this key')
         .option('--workspace-id <uuid>', 'only this workspace')

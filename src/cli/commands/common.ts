@@ -29,7 +29,7 @@ export function clientCommand(name: string, description: string): Command {
   return new Command(name)
     .description(description)
     .addOption(
-      new Option('--base-url <url>', "server URL (default: the profile's, else http://127.0.0.1:8787)").env(
+      new Option('--base-url <url>', "the svcgw server's URL (default: the profile's, else http://127.0.0.1:8787)").env(
         'SVCGW_BASE_URL',
       ),
     )
@@ -115,12 +115,6 @@ export function jsonValue(value: string): unknown {
   } catch {
     throw new InvalidArgumentError('expected JSON.');
   }
-}
-
-export function isoTime(value: string): string {
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw new InvalidArgumentError('expected an ISO 8601 date-time such as 2026-01-31T12:00:00Z.');
-  return new Date(ms).toISOString();
 }
 
 /** Drops undefined fields, so that an update sends only what was given. */

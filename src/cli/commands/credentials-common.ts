@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { configurationsSchema } from '../../admin/credentials/schemas.js';
 import { FatalError } from '../fatal-error.js';
 import { pairs } from './common.js';
 
@@ -13,10 +14,14 @@ export interface TagOptions {
   tag?: Record<string, string>;
 }
 
-/** The value of `configOptions`. */
+/** The values of `configOptions`. */
 export interface ConfigOptions {
   config?: Record<string, string>;
+  customHost?: string;
 }
+
+/** The provider settings the gateway's adapters read, as the server's schema names them. */
+export const KNOWN_CONFIG_FIELDS: readonly string[] = Object.keys(configurationsSchema.shape).sort();
 
 /** `--key` or `--key-stdin`: the provider key, preferably not on the command line where `ps` shows it. */
 export function keyOptions(command: Command): Command {
@@ -42,12 +47,44 @@ export function tagOptions(command: Command, what = 'tag'): Command {
   return command.option(`--${what} <key=value>`, 'a tag; repeat for several', pairs);
 }
 
+/**
+ * `--custom-host` and `--config`: the provider's settings. The provider's URL has a flag of its
+ * own so that nobody reaches for `--base-url`, which is always the svcgw server's URL.
+ */
 export function configOptions(command: Command): Command {
-  return command.option(
-    '--config <field=value>',
-    'a provider setting (custom_host, azure_resource_name, …); repeat for several',
-    pairs,
-  );
+  return command
+    .option(
+      '--custom-host <url>',
+      "the provider's URL, e.g. http://127.0.0.1:11434 for a local Ollama (stored as custom_host; not --base-url, which is the svcgw server)",
+    )
+    .option(
+      '--config <field=value>',
+      'a provider setting (azure_resource_name, openai_organization, …; an unknown field is refused); repeat for several',
+      pairs,
+    );
+}
+
+/**
+ * The `configurations` body field from `--custom-host` and `--config`, or undefined when neither
+ * was given. The server keeps unknown snake_case fields for options added later, so a typo
+ * (`custom_hots`) would be stored silently and traffic would go to the provider's default host:
+ * the CLI refuses fields it does not know (`--data` still sends anything).
+ */
+export function providerConfigurations(opts: ConfigOptions): Record<string, string> | undefined {
+  const config = { ...opts.config };
+  const unknown = Object.keys(config).filter((field) => !KNOWN_CONFIG_FIELDS.includes(field));
+  if (unknown.length > 0)
+    throw new FatalError(
+      `--config: unknown provider setting ${unknown.join(', ')}; known settings: ${KNOWN_CONFIG_FIELDS.join(', ')} ` +
+        `(to send another field anyway, use --data '{"configurations":{…}}')`,
+      2,
+    );
+  if (opts.customHost !== undefined) {
+    if (config.custom_host !== undefined && config.custom_host !== opts.customHost)
+      throw new FatalError('give the provider URL once: --custom-host or --config custom_host=…, not both', 2);
+    config.custom_host = opts.customHost;
+  }
+  return Object.keys(config).length > 0 ? config : undefined;
 }
 
 /** `{env: 'prod'}` → `env:prod`, the tags filter of list queries. */

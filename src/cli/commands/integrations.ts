@@ -16,6 +16,7 @@ import {
 import {
   configOptions,
   keyOptions,
+  providerConfigurations,
   providerKey,
   tagOptions,
   tagsQuery,
@@ -94,7 +95,7 @@ export function integrationsCommand(): Command {
                   slug: o.slug,
                   description: o.description,
                   key: await providerKey(o),
-                  configurations: o.config,
+                  configurations: providerConfigurations(o),
                   tags: o.tag,
                   workspace_id: o.workspace,
                   default_provider_slug: o.defaultProviderSlug,
@@ -108,7 +109,7 @@ export function integrationsCommand(): Command {
         ),
       [
         'printf %s "$OPENAI_API_KEY" | svcgw integrations create --name OpenAI --slug openai-main --provider openai --key-stdin',
-        'svcgw integrations create --name Local --provider ollama --config custom_host=http://127.0.0.1:11434 --no-default-provider',
+        'svcgw integrations create --name Local --provider ollama --custom-host http://127.0.0.1:11434 --no-default-provider',
       ],
     ),
   );
@@ -144,7 +145,7 @@ export function integrationsCommand(): Command {
       configOptions(
         tagOptions(
           keyOptions(
-            clientCommand('update', 'change an integration; --config and --tag replace the stored sets')
+            clientCommand('update', 'change an integration; --custom-host/--config and --tag replace the stored sets')
               .argument('<slug>', 'slug or id')
               .option('--name <name>', 'new name')
               .option('--description <text>', 'new description'),
@@ -159,7 +160,13 @@ export function integrationsCommand(): Command {
             const key = o.removeKey ? null : await providerKey(o);
             const body = {
               ...(o.data as object),
-              ...defined({ name: o.name, description: o.description, key, configurations: o.config, tags: o.tag }),
+              ...defined({
+                name: o.name,
+                description: o.description,
+                key,
+                configurations: providerConfigurations(o),
+                tags: o.tag,
+              }),
             };
             done(ctx, await ctx.client.put(`/v1/integrations/${enc(slug)}`, body), `Updated integration ${slug}.`);
           }),

@@ -1,4 +1,7 @@
 import { Command, Option } from 'commander';
+import { duration, futureTime } from '../durations.js';
+import { idByName } from './by-name.js';
+import { FatalError } from '../fatal-error.js';
 import type { Column } from '../output.js';
 import {
   clientCommand,
@@ -6,7 +9,6 @@ import {
   enc,
   examples,
   integer,
-  isoTime,
   jsonValue,
   list,
   pagingOptions,
@@ -71,7 +73,27 @@ interface UpdateOptions {
   config?: string | false;
   lockConfig?: boolean;
   unlockConfig?: boolean;
+  rotationPeriod?: 'weekly' | 'monthly';
+  nextRotationAt?: string;
+  transition?: number;
+  /** false with --no-rotation. */
+  rotation: boolean;
   data?: unknown;
+}
+
+/** `rotation_policy` from the rotation flags: undefined when none was given, null to remove it. */
+function rotationPolicy(o: UpdateOptions): Record<string, unknown> | null | undefined {
+  const given = o.rotationPeriod !== undefined || o.nextRotationAt !== undefined || o.transition !== undefined;
+  if (o.rotation === false) {
+    if (given) throw new FatalError('--no-rotation removes the rotation policy: give no other rotation flag', 2);
+    return null;
+  }
+  if (!given) return undefined;
+  return defined({
+    rotation_period: o.rotationPeriod,
+    next_rotation_at: o.nextRotationAt,
+    key_transition_period_ms: o.transition,
+  });
 }
 
 /** Shown once: the raw key is in this response only. */
@@ -100,7 +122,7 @@ export function keysCommand(): Command {
         .option('--user-id <uuid>', 'user a workspace-user key acts for')
         .option('--scopes <scopes>', 'scopes, comma-separated or repeated (default: completions.write)', list)
         .option('--description <text>', 'description')
-        .option('--expires-at <time>', 'ISO 8601 expiry', isoTime)
+        .option('--expires-at <time>', 'expiry: ISO 8601, or a duration from now (30d)', futureTime)
         .option('--config <slug|id>', "default gateway config of the key's requests (docs/configs.md)")
         .option('--lock-config', 'with --config: requests of this key cannot name another config')
         .option('--data <json>', 'further body fields as JSON (rate_limits, usage_limits, defaults, …)', jsonValue)
@@ -150,30 +172,53 @@ export function keysCommand(): Command {
   keys.addCommand(
     examples(
       clientCommand('get', 'show one API key (masked)')
-        .argument('<id>', 'key id')
-        .action(run(async (ctx, id: string) => printOne(ctx, `/v1/api-keys/${enc(id)}`))),
+        .argument('<id|name>', 'key id, or its name when no other key has it')
+        .action(
+          run(async (ctx, ref: string) =>
+            printOne(ctx, `/v1/api-keys/${enc(await idByName(ctx, '/v1/api-keys', ref, 'API key'))}`),
+          ),
+        ),
       ['svcgw keys get 7f9c…'],
     ),
   );
 
   keys.addCommand(
     examples(
-      clientCommand('update', "change a key's name, description, scopes or expiry")
-        .argument('<id>', 'key id')
+      clientCommand('update', "change a key's name, description, scopes, expiry or rotation policy")
+        .argument('<id|name>', 'key id, or its name when no other key has it')
         .option('--name <name>', 'new name')
         .option('--description <text>', 'new description')
         .option('--scopes <scopes>', 'the new scopes, comma-separated or repeated', list)
-        .option('--expires-at <time>', 'ISO 8601 expiry', isoTime)
+        .option('--expires-at <time>', 'expiry: ISO 8601, or a duration from now (30d)', futureTime)
         .option('--no-expiry', 'remove the expiry')
         .option('--reset-usage', 'start a new usage period now')
         .option('--config <slug|id>', 'new default gateway config (keeps the default metadata)')
         .option('--no-config', 'remove the default config')
         .option('--lock-config', 'requests of this key cannot name another config')
         .option('--unlock-config', 'requests of this key may name another config again')
+        .addOption(
+          new Option('--rotation-period <period>', 'rotate the key by itself every week or month').choices([
+            'weekly',
+            'monthly',
+          ]),
+        )
+        .option(
+          '--next-rotation-at <time>',
+          'rotate it once at this time: ISO 8601, or a duration from now (7d)',
+          futureTime,
+        )
+        .option(
+          '--transition <duration>',
+          'with a rotation policy: how long the old value keeps working (1h)',
+          duration,
+        )
+        .option('--no-rotation', 'remove the rotation policy')
         .option('--data <json>', 'further body fields as JSON', jsonValue)
         .action(
-          run(async (ctx: Context<UpdateOptions>, id: string) => {
+          run(async (ctx: Context<UpdateOptions>, ref: string) => {
             const o = ctx.opts;
+            const rotation = rotationPolicy(o);
+            const id = await idByName(ctx, '/v1/api-keys', ref, 'API key');
             const changesDefaults =
               typeof o.config === 'string' || o.config === false || o.lockConfig || o.unlockConfig;
             let defaults = {};
@@ -201,6 +246,7 @@ export function keysCommand(): Command {
                 scopes: o.scopes,
                 expires_at: o.expiry === false ? null : o.expiresAt,
                 reset_usage: o.resetUsage,
+                rotation_policy: rotation,
               }),
             };
             done(ctx, await ctx.client.put(`/v1/api-keys/${enc(id)}`, body), `Updated API key ${id}.`);
@@ -210,6 +256,7 @@ export function keysCommand(): Command {
         'svcgw keys update 7f9c… --scopes completions.write,logs.list',
         'svcgw keys update 7f9c… --no-expiry',
         'svcgw keys update 7f9c… --config prod-fallback --lock-config',
+        'svcgw keys update ci-deploy --rotation-period weekly --transition 1h',
       ],
     ),
   );
@@ -219,11 +266,12 @@ export function keysCommand(): Command {
       clientCommand('delete', 'revoke an API key: it stops working at once')
         .option('--yes', YES_HELP)
         .hook('preAction', confirmFirst('revoke API key'))
-        .argument('<id>', 'key id')
+        .argument('<id|name>', 'key id, or its name when no other key has it')
         .action(
-          run(async (ctx, id: string) =>
-            done(ctx, await ctx.client.delete(`/v1/api-keys/${enc(id)}`), `Revoked API key ${id}.`),
-          ),
+          run(async (ctx, ref: string) => {
+            const id = await idByName(ctx, '/v1/api-keys', ref, 'API key');
+            done(ctx, await ctx.client.delete(`/v1/api-keys/${enc(id)}`), `Revoked API key ${id}.`);
+          }),
         ),
       ['svcgw keys delete 7f9c…'],
     ),
@@ -235,26 +283,30 @@ export function keysCommand(): Command {
         'rotate',
         'issue a new value for a key and print it once; the old value works until the transition ends',
       )
-        .argument('<id>', 'key id')
-        .option(
-          '--transition-ms <ms>',
-          'how long the old value keeps working, in milliseconds (at least 1800000)',
-          integer(0),
-        )
+        .argument('<id|name>', 'key id, or its name when no other key has it')
+        .option('--transition <duration>', 'how long the old value keeps working (at least 30m; e.g. 1h, 7d)', duration)
+        .addOption(new Option('--transition-ms <ms>', 'the same in milliseconds').argParser(integer(0)).hideHelp())
         .action(
-          run(async (ctx: Context<{ transitionMs?: number }>, id: string) => {
+          run(async (ctx: Context<{ transition?: number; transitionMs?: number }>, ref: string) => {
+            const id = await idByName(ctx, '/v1/api-keys', ref, 'API key');
+            if (ctx.opts.transition !== undefined && ctx.opts.transitionMs !== undefined)
+              throw new FatalError('give --transition or --transition-ms, not both', 2);
+            const transition = ctx.opts.transition ?? ctx.opts.transitionMs;
             const rotated = await ctx.client.post<{
               id: string;
               key: string;
               key_transition_expires_at?: string | null;
-            }>(`/v1/api-keys/${enc(id)}/rotate`, defined({ key_transition_period_ms: ctx.opts.transitionMs }));
+            }>(`/v1/api-keys/${enc(id)}/rotate`, defined({ key_transition_period_ms: transition }));
             const until = rotated.key_transition_expires_at
               ? `The old value works until ${rotated.key_transition_expires_at}.\n`
               : '';
             ctx.out.result(rotated, () => secretMessage('Rotated API key', rotated.id, rotated.key, until));
           }),
         ),
-      ['svcgw keys rotate 7f9c…', 'export SVCGW_API_KEY=$(svcgw keys rotate 7f9c… --json | jq -r .key)'],
+      [
+        'svcgw keys rotate 7f9c… --transition 1h',
+        'export SVCGW_API_KEY=$(svcgw keys rotate 7f9c… --json | jq -r .key)',
+      ],
     ),
   );
   return keys;

@@ -3,7 +3,16 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command, Option } from 'commander';
 import { readSseData } from '../client/sse.js';
+import { pastTime } from '../durations.js';
 import { FatalError } from '../fatal-error.js';
+import {
+  describeStatus,
+  serverStatusCode,
+  statusFilter,
+  statusList,
+  statusMatches,
+  type StatusFilter,
+} from '../status-filter.js';
 import { createProgress, isTerminal, type Column } from '../output.js';
 import { formatCost, formatLatency, formatTokens, statusColour, type LogRecord } from '../tui/format.js';
 import {
@@ -12,8 +21,6 @@ import {
   done,
   enc,
   examples,
-  integer,
-  isoTime,
   list,
   pagingOptions,
   pairs,
@@ -37,7 +44,7 @@ const COLUMNS: Column<LogRecord>[] = [
 /** The values of `filterOptions`. */
 interface FilterOptions {
   workspace?: string;
-  status?: number;
+  status?: StatusFilter;
   provider?: string;
   model?: string;
 }
@@ -45,15 +52,21 @@ interface FilterOptions {
 function filterOptions(command: Command): Command {
   return command
     .option('--workspace <id|slug>', 'only this workspace')
-    .option('--status <code>', 'only this HTTP status code', integer(100, 599))
+    .option('--status <code|class>', 'only this HTTP status (429) or class (4xx, 5xx)', statusFilter)
     .option('--provider <name>', 'only this provider (openai, anthropic, …)')
     .option('--model <model>', 'only this model');
 }
 
 function describeFilters(opts: FilterOptions): string {
-  const parts = (['workspace', 'status', 'provider', 'model'] as const)
-    .filter((k) => opts[k] !== undefined)
-    .map((k) => `${k}=${String(opts[k])}`);
+  const values = {
+    workspace: opts.workspace,
+    status: opts.status && describeStatus(opts.status),
+    provider: opts.provider,
+    model: opts.model,
+  };
+  const parts = Object.entries(values)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${v}`);
   return parts.length > 0 ? ` (${parts.join(', ')})` : '';
 }
 
@@ -72,10 +85,10 @@ async function tail(ctx: Context<FilterOptions>): Promise<void> {
   try {
     const res = await ctx.client.stream(
       '/v1/logs/stream',
-      { workspace_id: o.workspace, status_code: o.status, provider: o.provider, model: o.model },
+      { workspace_id: o.workspace, status_code: serverStatusCode(o.status), provider: o.provider, model: o.model },
       controller.signal,
     );
-    const events = readSseData(res.body as unknown as AsyncIterable<Uint8Array>);
+    const events = onlyStatus(readSseData(res.body as unknown as AsyncIterable<Uint8Array>), o.status);
     const ended =
       isTerminal() && !ctx.out.json
         ? await followOnScreen(ctx, events, controller.signal)
@@ -88,6 +101,13 @@ async function tail(ctx: Context<FilterOptions>): Promise<void> {
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
+  }
+}
+
+/** The stream filters one code on the server; a class (5xx) is filtered here. */
+async function* onlyStatus(events: AsyncIterable<string>, filter: StatusFilter | undefined): AsyncIterable<string> {
+  for await (const data of events) {
+    if (filter === undefined || statusMatches(filter, (JSON.parse(data) as LogRecord).status_code)) yield data;
   }
 }
 
@@ -119,7 +139,7 @@ async function followOnScreen(
   };
   const rows = Math.max(5, (process.stdout.rows ?? 24) - 6);
   const title = `svcgw logs tail · ${ctx.client.baseUrl}${describeFilters(ctx.opts)}`;
-  const app = render(createElement(LogTailApp, { title, source, maxRows: rows }), {
+  const app = render(createElement(LogTailApp, { title, source, maxRows: rows, width: process.stdout.columns ?? 80 }), {
     exitOnCtrlC: false,
     patchConsole: false,
   });
@@ -193,7 +213,7 @@ interface ExportCreateOptions {
   apiKeyId?: string[];
   provider?: string;
   model?: string;
-  status?: string[];
+  status?: number[];
   metadata?: Record<string, string>;
   traceId?: string;
   fields?: string[];
@@ -255,12 +275,12 @@ function exportCommand(): Command {
     examples(
       clientCommand('create', 'create a log export of the logs that match the filters; --start runs it at once')
         .option('--workspace <id|slug>', 'only this workspace (admin keys: default every workspace)')
-        .option('--since <time>', 'from this ISO 8601 time', isoTime)
-        .option('--until <time>', 'up to this ISO 8601 time', isoTime)
+        .option('--since <time>', 'from this time: ISO 8601, or a duration ago (1h, 7d)', pastTime)
+        .option('--until <time>', 'up to this time: ISO 8601, or a duration ago (30m)', pastTime)
         .option('--api-key-id <uuid>', 'only requests made with this key (repeatable)', list)
         .option('--provider <name>', 'only this provider')
         .option('--model <model>', 'only this model')
-        .option('--status <codes>', 'only these HTTP statuses, comma-separated', list)
+        .option('--status <codes>', 'only these HTTP statuses or classes, comma-separated (429,5xx)', statusList)
         .option('--metadata <key=value>', 'only requests whose metadata has this pair (repeatable)', pairs)
         .option('--trace-id <id>', 'only this trace')
         .option(
@@ -293,7 +313,7 @@ function exportCommand(): Command {
         ),
       [
         'svcgw logs export create --since 2026-01-01T00:00:00Z --provider openai --start --wait',
-        'svcgw logs export create --workspace team-a --status 500,502 --fields id,created_at,request,response --json',
+        'svcgw logs export create --workspace team-a --status 429,5xx --fields id,created_at,request,response --json',
       ],
     ),
   );
@@ -379,8 +399,8 @@ export function logsCommand(): Command {
         .option('--api-key-id <uuid>', 'only requests made with this key')
         .option('--endpoint-type <type>', 'only this endpoint type (chatComplete, embed, …)')
         .option('--trace-id <id>', 'only this trace')
-        .option('--since <time>', 'from this ISO 8601 time', isoTime)
-        .option('--until <time>', 'up to this ISO 8601 time', isoTime)
+        .option('--since <time>', 'from this time: ISO 8601, or a duration ago (1h, 7d)', pastTime)
+        .option('--until <time>', 'up to this time: ISO 8601, or a duration ago (30m)', pastTime)
         .action(
           run(
             async (
@@ -395,9 +415,14 @@ export function logsCommand(): Command {
               >,
             ) => {
               const o = ctx.opts;
+              if (o.status && 'class' in o.status)
+                throw new FatalError(
+                  `--status ${describeStatus(o.status)}: the logs list API filters by one status code; for a class use logs tail or logs export create --status ${describeStatus(o.status)}`,
+                  2,
+                );
               const query = {
                 workspace_id: o.workspace,
-                status_code: o.status,
+                status_code: serverStatusCode(o.status),
                 provider: o.provider,
                 model: o.model,
                 api_key_id: o.apiKeyId,
@@ -410,7 +435,7 @@ export function logsCommand(): Command {
             },
           ),
         ),
-      ['svcgw logs list --status 429', 'svcgw logs list --provider openai --since 2026-01-31T00:00:00Z --all --json'],
+      ['svcgw logs list --status 429', 'svcgw logs list --provider openai --since 1h --all --json'],
     ),
   );
   group.addCommand(
@@ -433,7 +458,7 @@ export function logsCommand(): Command {
         .action(run(tail)),
       [
         'svcgw logs tail',
-        'svcgw logs tail --status 500 --provider openai',
+        'svcgw logs tail --status 5xx --provider openai',
         'svcgw logs tail --json | jq -c "{status_code, model, cost}"',
       ],
     ),

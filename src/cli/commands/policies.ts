@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { futureTime } from '../durations.js';
 import { FatalError } from '../fatal-error.js';
 import type { Column } from '../output.js';
 import {
@@ -9,7 +10,6 @@ import {
   enc,
   examples,
   integer,
-  isoTime,
   jsonValue,
   list,
   pagingOptions,
@@ -249,7 +249,7 @@ function usageLimits(): Command {
         'reset every N days (1 to 365), instead of --periodic-reset',
         integer(1, 365),
       )
-      .option('--next-reset-at <time>', 'ISO 8601 time of the next reset', isoTime)
+      .option('--next-reset-at <time>', 'next reset: ISO 8601, or a duration from now (7d)', futureTime)
       .option('--name <name>', 'name')
       .option('--data <json>', 'further body fields as JSON', jsonValue);
   /** The values of `limitOptions`; update's `--no-alert-threshold` makes alertThreshold false. */

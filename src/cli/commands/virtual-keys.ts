@@ -12,7 +12,14 @@ import {
   run,
   type Context,
 } from './common.js';
-import { configOptions, keyOptions, providerKey, type ConfigOptions, type KeyOptions } from './credentials-common.js';
+import {
+  configOptions,
+  keyOptions,
+  providerConfigurations,
+  providerKey,
+  type ConfigOptions,
+  type KeyOptions,
+} from './credentials-common.js';
 import { confirmFirst, YES_HELP } from '../confirm.js';
 
 interface VirtualKey {
@@ -65,7 +72,7 @@ export function virtualKeysCommand(): Command {
                   slug: o.slug,
                   note: o.note,
                   workspace_id: o.workspace,
-                  configurations: o.config,
+                  configurations: providerConfigurations(o),
                 }),
               );
               ctx.out.result(created, () => `Created virtual key ${created.slug} (${created.id}).`);
@@ -105,7 +112,7 @@ export function virtualKeysCommand(): Command {
     examples(
       configOptions(
         keyOptions(
-          clientCommand('update', 'change a virtual key; --config replaces the stored settings').argument(
+          clientCommand('update', 'change a virtual key; --custom-host/--config replace the stored settings').argument(
             '<slug>',
             'slug or id',
           ),
@@ -120,7 +127,12 @@ export function virtualKeysCommand(): Command {
               ctx,
               await ctx.client.put(
                 `/v1/virtual-keys/${enc(slug)}`,
-                defined({ name: o.name, note: o.note, key: await providerKey(o), configurations: o.config }),
+                defined({
+                  name: o.name,
+                  note: o.note,
+                  key: await providerKey(o),
+                  configurations: providerConfigurations(o),
+                }),
               ),
               `Updated virtual key ${slug}.`,
             );

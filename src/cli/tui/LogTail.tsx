@@ -13,20 +13,60 @@ import {
   type Totals,
 } from './format.js';
 
-const COLUMNS = [
-  { title: 'TIME', width: 9 },
-  { title: 'STATUS', width: 7 },
-  { title: 'PROVIDER', width: 14 },
-  { title: 'MODEL', width: 26 },
-  { title: 'TOKENS', width: 14 },
-  { title: 'COST', width: 11 },
-  { title: 'LATENCY', width: 8 },
+/**
+ * Fixed widths that fit 80 columns with a space between cells (ink would otherwise shrink the
+ * boxes and run the time into the status); the error column takes what is left.
+ */
+const FIXED = [
+  { title: 'TIME', width: 8 },
+  { title: 'STATUS', width: 6 },
+  { title: 'PROVIDER', width: 9 },
+  { title: 'MODEL', width: 16 },
+  { title: 'TOKENS', width: 9 },
+  { title: 'COST', width: 8 },
+  { title: 'LATENCY', width: 7 },
 ] as const;
+const GAP = 1;
+const FIXED_WIDTH = FIXED.reduce((sum, column) => sum + column.width + GAP, 0);
+const MIN_ERROR = 5;
 
-const cut = (text: string, width: number) => (text.length < width ? text : `${text.slice(0, width - 2)}…`);
+const columnsFor = (width: number) => [...FIXED, { title: 'ERROR', width: Math.max(MIN_ERROR, width - FIXED_WIDTH) }];
 
-function Row({ record }: { record: LogRecord }) {
-  const cells = [
+const cut = (text: string, width: number) => (text.length <= width ? text : `${text.slice(0, width - 1)}…`);
+
+function Cells({
+  values,
+  width,
+  colour,
+}: {
+  values: string[];
+  width: number;
+  colour?: (i: number) => string | undefined;
+}) {
+  const columns = columnsFor(width);
+  return (
+    <Box width={width}>
+      {values.map((value, i) => {
+        const color = colour?.(i);
+        return (
+          <Box
+            key={columns[i]!.title}
+            width={columns[i]!.width}
+            flexShrink={0}
+            marginRight={i < values.length - 1 ? GAP : 0}
+          >
+            <Text {...(color ? { color } : {})} wrap="truncate">
+              {cut(value, columns[i]!.width)}
+            </Text>
+          </Box>
+        );
+      })}
+    </Box>
+  );
+}
+
+function Row({ record, width }: { record: LogRecord; width: number }) {
+  const values = [
     formatTime(record.created_at),
     String(record.status_code),
     record.provider ?? '-',
@@ -34,17 +74,10 @@ function Row({ record }: { record: LogRecord }) {
     formatTokens(record),
     formatCost(record.cost),
     formatLatency(record.latency_ms),
+    record.error_code ?? '',
   ];
   return (
-    <Box>
-      {cells.map((value, i) => (
-        <Box key={COLUMNS[i]!.title} width={COLUMNS[i]!.width}>
-          <Text {...(i === 1 ? { color: statusColour(record.status_code) } : {})} wrap="truncate">
-            {cut(value, COLUMNS[i]!.width)}
-          </Text>
-        </Box>
-      ))}
-    </Box>
+    <Cells values={values} width={width} colour={(i) => (i === 1 ? statusColour(record.status_code) : undefined)} />
   );
 }
 
@@ -57,29 +90,27 @@ export interface LogTailProps {
   ended?: string | null;
   /** Record rows to show; older ones scroll off. */
   maxRows?: number;
+  /** The terminal's width in columns. */
+  width?: number;
 }
 
 /** The `svcgw logs tail` screen: newest requests at the bottom, running totals in the footer. */
-export function LogTail({ title, records, totals, ended = null, maxRows = 20 }: LogTailProps) {
+export function LogTail({ title, records, totals, ended = null, maxRows = 20, width = 80 }: LogTailProps) {
   const shown = records.slice(-maxRows);
   return (
-    <Box flexDirection="column">
-      <Text bold>{title}</Text>
-      <Box>
-        {COLUMNS.map((column) => (
-          <Box key={column.title} width={column.width}>
-            <Text dimColor>{column.title}</Text>
-          </Box>
-        ))}
-      </Box>
+    <Box flexDirection="column" width={width}>
+      <Text bold wrap="truncate">
+        {title}
+      </Text>
+      <Cells values={columnsFor(width).map((c) => c.title)} width={width} colour={() => 'gray'} />
       {shown.length === 0 ? (
         <Text dimColor>waiting for requests…</Text>
       ) : (
-        shown.map((record) => <Row key={record.id} record={record} />)
+        shown.map((record) => <Row key={record.id} record={record} width={width} />)
       )}
-      <Box marginTop={1}>
+      <Box marginTop={1} flexDirection="column">
         <Text>{formatTotals(totals)}</Text>
-        <Text dimColor>{ended ? `  · ${ended}` : '  · Ctrl+C to stop'}</Text>
+        <Text dimColor>{ended ?? 'Ctrl+C to stop'}</Text>
       </Box>
     </Box>
   );
@@ -89,7 +120,17 @@ export function LogTail({ title, records, totals, ended = null, maxRows = 20 }: 
 export type LogSource = (onRecord: (record: LogRecord) => void, onEnd: (reason: string) => void) => () => void;
 
 /** Keeps the last records and the totals of everything seen since it started. */
-export function LogTailApp({ title, source, maxRows = 20 }: { title: string; source: LogSource; maxRows?: number }) {
+export function LogTailApp({
+  title,
+  source,
+  maxRows = 20,
+  width = 80,
+}: {
+  title: string;
+  source: LogSource;
+  maxRows?: number;
+  width?: number;
+}) {
   const [state, setState] = useState<{ records: LogRecord[]; totals: Totals; ended: string | null }>({
     records: [],
     totals: EMPTY_TOTALS,
@@ -108,5 +149,14 @@ export function LogTailApp({ title, source, maxRows = 20 }: { title: string; sou
       ),
     [source, maxRows],
   );
-  return <LogTail title={title} records={state.records} totals={state.totals} ended={state.ended} maxRows={maxRows} />;
+  return (
+    <LogTail
+      title={title}
+      records={state.records}
+      totals={state.totals}
+      ended={state.ended}
+      maxRows={maxRows}
+      width={width}
+    />
+  );
 }

@@ -13,6 +13,8 @@ export interface LogRecord {
   cost: number | null;
   latency_ms: number;
   workspace_id?: string;
+  /** The gateway's error code of a failed request (UNKNOWN_PROVIDER, UPSTREAM_TIMEOUT, …). */
+  error_code?: string | null;
 }
 
 export interface Totals {

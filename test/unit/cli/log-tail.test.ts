@@ -25,6 +25,29 @@ function record(overrides: Partial<LogRecord> = {}): LogRecord {
 const tick = () => new Promise((resolve) => setTimeout(resolve, 30));
 
 describe('LogTail', () => {
+  it('fits 80 columns: time and status apart, and an error column', () => {
+    const records = [
+      record({ created_at: '2026-01-31T12:00:07Z' }),
+      record({
+        status_code: 400,
+        provider: 'no-such-provider-name',
+        model: 'a-very-long-model-name-that-cannot-fit',
+        error_code: 'UNKNOWN_PROVIDER',
+      }),
+    ];
+    const frame = render(
+      createElement(LogTail, { title: 't', records, totals: records.reduce(addToTotals, EMPTY_TOTALS), width: 80 }),
+    ).lastFrame()!;
+    const lines = frame.split('\n');
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
+    expect(frame).toMatch(/TIME\s+STATUS\s+PROVIDER\s+MODEL\s+TOKENS\s+COST\s+LATENCY\s+ERROR/);
+    expect(frame).toMatch(/\d\d:\d\d:\d\d 200 /); // never "12:00:07200"
+    expect(frame).toMatch(/ 400 +no-such-… +a-very-long-mod… .*UNKNOWN_P…$/m);
+    // Wider terminals give the error its full name.
+    const wide = render(createElement(LogTail, { title: 't', records, totals: EMPTY_TOTALS, width: 100 })).lastFrame()!;
+    expect(wide).toContain('UNKNOWN_PROVIDER');
+  });
+
   it('shows one row per request with status, provider, model, tokens, cost and latency, and a footer of totals', () => {
     const records = [
       record(),
