@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { startMockAnthropic } from '../helpers/mock-anthropic-upstream.js';
 import { startTenantPair, type Tenant } from '../helpers/tenant-pair.js';
 import type { GatewayHarness } from '../helpers/gateway.js';
 
@@ -127,5 +128,59 @@ describe('drop-in: an svcgw key as the bearer token, the provider in the model n
     expect(g.mock.requests[0]!.headers.authorization).toBe('Bearer sk-config-provider');
     await dropIn(g, key.body.key).chat.completions.create(ask('@via-model/gpt-4o-mini'));
     expect(g.mock.requests[1]!.headers.authorization).toBe('Bearer sk-model-provider');
+  });
+
+  it('GET /v1/models lists, per key, the @slug/model ids of its own workspace only', async () => {
+    const { g, a, b } = await startTenantPair();
+    await storeProvider(g, a, 'a-openai', 'sk-a');
+    await storeProvider(g, b, 'b-openai', 'sk-b');
+    const archived = await storeProvider(g, b, 'b-old', 'sk-old');
+    expect((await g.admin.delete(`/v1/integrations/${archived.slug}`)).status).toBe(200);
+
+    const seenByA = await dropIn(g, a.key).models.list();
+    const idsA = seenByA.data.map((m) => m.id);
+    expect(idsA).toContain('@a-openai/gpt-4o-mini');
+    expect(idsA.every((id) => id.startsWith('@a-openai/'))).toBe(true);
+    expect(seenByA.data[0]).toMatchObject({ object: 'model', owned_by: 'openai' });
+    expect(seenByA.data[0]!.created).toBeGreaterThan(0);
+
+    const idsB = (await dropIn(g, b.key).models.list()).data.map((m) => m.id);
+    expect(idsB).toContain('@b-openai/gpt-4o-mini');
+    expect(idsB.every((id) => id.startsWith('@b-openai/'))).toBe(true); // not team A's, not the archived one
+    expect(g.mock.requests).toHaveLength(0);
+
+    // Every listed id is one the gateway routes.
+    await dropIn(g, b.key).chat.completions.create(ask(idsB[0]!));
+    expect(g.mock.requests[0]!.headers.authorization).toBe('Bearer sk-b');
+  });
+
+  it("GET /v1/models with an Anthropic provider header forwards to Anthropic's own list", async () => {
+    const { g, a } = await startTenantPair();
+    const anthropic = await startMockAnthropic({ apiKey: 'sk-ant-stored' });
+    onTestFinished(() => anthropic.close());
+    const res = await g.admin.post('/v1/integrations', {
+      name: 'Claude',
+      slug: 'claude',
+      ai_provider_id: 'anthropic',
+      key: 'sk-ant-stored',
+      configurations: { custom_host: anthropic.url },
+      workspace_id: a.slug,
+    });
+    expect(res.status).toBe(200);
+
+    // As the Anthropic SDK sends it: its native path, anthropic-version, the provider chosen by header.
+    const listed = await fetch(`${g.baseUrl}/v1/models`, {
+      headers: { authorization: `Bearer ${a.key}`, 'x-service-provider': '@claude', 'anthropic-version': '2023-06-01' },
+    });
+    expect(listed.status).toBe(200);
+    const body = (await listed.json()) as { data: Array<{ id: string }> };
+    expect(body.data.map((m) => m.id)).toEqual(['claude-mock-1']);
+    const upstream = anthropic.requests.at(-1)!;
+    expect(upstream.headers['x-api-key']).toBe('sk-ant-stored');
+    expect(JSON.stringify(upstream.headers)).not.toContain(a.key);
+
+    // Without a header, the same provider shows in the key's own list.
+    const ids = (await dropIn(g, a.key).models.list()).data.map((m) => m.id);
+    expect(ids.some((id) => id.startsWith('@claude/claude-'))).toBe(true);
   });
 });
