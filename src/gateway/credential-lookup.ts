@@ -7,6 +7,15 @@ import type { Principal } from '../auth/principal.js';
 export interface CredentialLookup {
   resolveProvider(principal: Principal, workspaceId: string, slug: string): Promise<ResolvedCredential>;
   resolveVirtualKey(principal: Principal, workspaceId: string, slug: string): Promise<ResolvedCredential>;
+  /** The workspace's active stored providers (no secrets): what `GET /v1/models` lists. */
+  listProviders(principal: Principal, workspaceId: string): Promise<ReachableProvider[]>;
+}
+
+/** A stored provider a key can reach, by slug and registry type. */
+export interface ReachableProvider {
+  slug: string;
+  providerType: string;
+  createdAt: string;
 }
 
 /** What the gateway needs to call a provider with a stored credential. */

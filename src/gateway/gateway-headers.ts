@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { serviceKeyInAuthorization } from '../auth/bearer-key.js';
 import { invalid } from '../lib/errors.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 
@@ -43,7 +44,11 @@ export function readGatewayHeaders(headers: IncomingHttpHeaders): GatewayHeaders
     throw invalid('x-service-trace-id', 'x-service-trace-id must be 1–128 characters of A-Z a-z 0-9 _ . : / -.');
   }
   const authorization = one(headers.authorization);
-  const bearer = authorization?.toLowerCase().startsWith('bearer ') ? authorization.slice(7).trim() || null : null;
+  // An svcgw key that authenticated the request (no x-service-api-key) is never a provider key.
+  const bearer =
+    authorization?.toLowerCase().startsWith('bearer ') && serviceKeyInAuthorization(headers) === null
+      ? authorization.slice(7).trim() || null
+      : null;
   const customHost = one(headers['x-service-custom-host']);
   if (customHost !== null) checkCustomHost(customHost);
   const azure: GatewayHeaders['azure'] = {};

@@ -24,6 +24,7 @@ import {
 import { upstreamFailure, type UpstreamClient } from './upstream-client.js';
 import { usageFromBody } from '../providers/usage.js';
 import { withModelSniffer } from './model-sniffer.js';
+import { modelMayRoute, modelRouteLeaf, parseModelRoute } from './model-route.js';
 import { withoutUrlCredentials } from '../lib/mask.js';
 
 export interface GatewayDeps {
@@ -115,9 +116,10 @@ export function createGatewayHandler(deps: GatewayDeps) {
       Object.assign(admission, await deps.limits.admitRate(principal, facts));
       if (admission.headers) reply.headers(rateHeaders(admission.headers, deps.clock.now()));
 
+      const modelRoute = json && modelMayRoute(request.headers) ? parseModelRoute(json.model) : null;
       const configHeader = request.headers['x-service-config'];
       const selected =
-        configHeader !== undefined || principal.defaults?.config_id
+        modelRoute === null && (configHeader !== undefined || principal.defaults?.config_id)
           ? await deps.configs.select(configHeader, principal, workspaceId)
           : null;
       if (selected) draft.configId = selected.id;
@@ -182,7 +184,8 @@ export function createGatewayHandler(deps: GatewayDeps) {
         recordRouting(reply, draft, routed);
         outcome = routed.outcome;
       } else {
-        outcome = await attempt(HEADERS_LEAF); // no config: one try at the target the headers name
+        // No config: one try at the target the model (`@slug/model`) or the headers name.
+        outcome = await attempt(modelRoute ? modelRouteLeaf(modelRoute) : HEADERS_LEAF);
       }
       if (!outcome.ok) throw outcome.error;
 

@@ -5,10 +5,10 @@ import { AppError } from '../lib/errors.js';
 import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
 import { ENDPOINT_PATHS, type EndpointType } from '../providers/endpoints.js';
 import { BOTH_KEY_TYPES, type RouteAccess } from '../http/route-config.js';
-import type { PricingService } from '../pricing/pricing-service.js';
 import type { GatewayRoute } from './exchange.js';
 import { createGatewayHandler, type GatewayDeps } from './handle-request.js';
 import { limitedBody } from './limited-body.js';
+import { reachableModels } from './model-list.js';
 import { markHandled } from './refused-requests.js';
 import {
   chatCompletionBody,
@@ -119,14 +119,17 @@ export async function registerGatewayRoutes(
       {
         schema: {
           tags: TAG,
-          summary: "List models: the provider's list with a provider header, else the models svcgw has prices for",
+          summary:
+            "List models: the provider's list with a provider header, else `@slug/model` for the key's stored providers",
         },
         config: gatewayConfig('listModels'),
       },
-      (request, reply) =>
-        hasProviderHeader(request)
-          ? handle({ endpointType: 'listModels', body: 'raw' }, request, reply)
-          : reply.send(localModelList(deps.pricing)),
+      async (request, reply) => {
+        if (hasProviderHeader(request)) return handle({ endpointType: 'listModels', body: 'raw' }, request, reply);
+        const principal = request.principal!;
+        const workspaceId = principal.workspaceId ?? (await deps.defaultWorkspaceId(principal.organisationId));
+        return reply.send(await reachableModels(deps, principal, workspaceId));
+      },
     );
     raw.all(
       '/v1/*',
@@ -157,13 +160,4 @@ export async function registerGatewayRoutes(
 
 function hasProviderHeader(request: FastifyRequest): boolean {
   return request.headers['x-service-provider'] !== undefined || request.headers['x-service-virtual-key'] !== undefined;
-}
-
-function localModelList(pricing: PricingService) {
-  return {
-    object: 'list',
-    data: pricing
-      .models()
-      .map(({ provider, model }) => ({ id: model, object: 'model', created: 0, owned_by: provider })),
-  };
 }

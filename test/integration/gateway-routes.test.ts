@@ -173,14 +173,18 @@ describe('gateway: OpenAI-compatible routes through the official client', () => 
     expect(embedLog.cost).toBeCloseTo((embeddings.usage.prompt_tokens * 0.02) / 1e6, 12);
   });
 
-  it('lists models from the provider with a provider header, and the priced models without one', async () => {
+  it("lists models from the provider with a provider header, and the key's stored providers' models without one", async () => {
     const g = await startGateway();
     const fromProvider = await g.openai().models.list();
     expect(fromProvider.data.length).toBeGreaterThan(0);
     expect(g.mock.requests.at(-1)!.url).toBe('/v1/models');
+    expect((await g.admin.get('/v1/models')).body).toEqual({ object: 'list', data: [] }); // nothing stored yet
+    await g.admin.post('/v1/integrations', { name: 'Main', slug: 'main', ai_provider_id: 'openai', key: 'sk-x' });
     const local = await g.admin.get('/v1/models');
     expect(local.status).toBe(200);
-    expect(local.body.data).toContainEqual({ id: 'gpt-4o', object: 'model', created: 0, owned_by: 'openai' });
+    expect(local.body.data).toContainEqual(
+      expect.objectContaining({ id: '@main/gpt-4o', object: 'model', owned_by: 'openai' }),
+    );
     expect(g.mock.requests).toHaveLength(1);
   });
 

@@ -7,7 +7,7 @@ import type { Db } from '../../storage/database.js';
 import { createProviderRepository } from '../../storage/repositories/providers.js';
 import { createVirtualKeyRepository, type VirtualKeyRow } from '../../storage/repositories/virtual-keys.js';
 import { assertWorkspaceReachable } from '../shared/workspace-access.js';
-import type { ResolvedCredential } from '../../gateway/credential-lookup.js';
+import type { ReachableProvider, ResolvedCredential } from '../../gateway/credential-lookup.js';
 import { openConfigurations } from './secrets.js';
 
 export type { ResolvedCredential };
@@ -142,6 +142,13 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
       );
       if (!found) throw notFound('Virtual key', nameOrMasked(slug), param);
       return found;
+    },
+
+    /** Active providers of the workspace; read each time (a list, not the hot path). */
+    async listProviders(principal: Principal, workspaceId: string): Promise<ReachableProvider[]> {
+      assertWorkspaceReachable(principal, workspaceId);
+      const rows = await providers.listActiveForGateway(principal.organisationId, workspaceId);
+      return rows.map((row) => ({ slug: row.slug, providerType: row.ai_provider_id, createdAt: row.created_at }));
     },
 
     /** Forget every resolved credential, after any change to integrations, providers or virtual keys. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { effectiveWorkspaceRole } from '../../admin/shared/workspace-access.js';
 import type { ApiKeyVerifier } from '../../auth/api-key-service.js';
+import { serviceKeyInAuthorization } from '../../auth/bearer-key.js';
 import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
 import { featureDisabledError, type Feature, type FeatureFlags } from '../../features/flags.js';
 import { AppError } from '../../lib/errors.js';
@@ -94,9 +95,14 @@ export function registerAuth(
       return;
     }
 
-    const raw = request.headers[API_KEY_HEADER];
+    // Tools that take only a base URL and a key send it as a bearer token; an svcgw key is
+    // recognised by its prefix, so a provider key in Authorization is left to the gateway.
+    const raw = request.headers[API_KEY_HEADER] ?? serviceKeyInAuthorization(request.headers);
     if (typeof raw !== 'string' || raw.length === 0) {
-      throw new AppError('UNAUTHENTICATED', `Missing API key: send it in the ${API_KEY_HEADER} header.`);
+      throw new AppError(
+        'UNAUTHENTICATED',
+        `Missing API key: send it in the ${API_KEY_HEADER} header (or as Authorization: Bearer svc-…).`,
+      );
     }
     const result = await deps.keys.verify(raw);
     if (!result.ok)

@@ -90,6 +90,19 @@ export function createProviderRepository(db: Db) {
         .where('p.slug', '=', slug)
         .where('p.status', '=', 'active')
         .executeTakeFirst(),
+
+    /** Every active provider of a workspace whose integration is active: what `GET /v1/models` lists. */
+    listActiveForGateway: (organisationId: string, workspaceId: string) =>
+      db
+        .selectFrom('providers as p')
+        .innerJoin('integrations as i', 'i.id', 'p.integration_id')
+        .select(['p.slug', 'p.created_at', 'i.ai_provider_id'])
+        .where('p.organisation_id', '=', organisationId)
+        .where('p.workspace_id', '=', workspaceId)
+        .where('p.status', '=', 'active')
+        .where('i.status', '=', 'active')
+        .orderBy('p.slug')
+        .execute(),
   };
 }
 

@@ -12,6 +12,6 @@ export const ANTHROPIC_PROVIDER: ProviderDefinition = Object.freeze({
   baseUrl: 'https://api.anthropic.com/v1',
   auth: { kind: 'adapter', description: 'x-api-key header' },
   wireFormat: 'anthropic',
-  endpoints: new Set<EndpointType>(['chatComplete', 'complete', 'proxy']),
+  endpoints: new Set<EndpointType>(['chatComplete', 'complete', 'listModels', 'proxy']),
   docsUrl: 'https://docs.claude.com/en/api/messages',
 } as const);
