@@ -42,7 +42,7 @@ async function refusal(
 const user = (content: unknown) => ({ role: 'user', content });
 
 describe('anthropic provider definition', () => {
-  it('is registered with its adapter, versioned base and chat + completions', () => {
+  it('is registered with its adapter, versioned base, chat + completions and its native models list', () => {
     expect(anthropic.providers).toEqual([ANTHROPIC_PROVIDER]);
     expect(ANTHROPIC_PROVIDER).toMatchObject({
       name: 'anthropic',
@@ -50,7 +50,7 @@ describe('anthropic provider definition', () => {
       baseUrl: 'https://api.anthropic.com/v1',
       auth: { kind: 'adapter', description: 'x-api-key header' },
     });
-    expect([...ANTHROPIC_PROVIDER.endpoints].sort()).toEqual(['chatComplete', 'complete', 'proxy']);
+    expect([...ANTHROPIC_PROVIDER.endpoints].sort()).toEqual(['chatComplete', 'complete', 'listModels', 'proxy']);
     expect([...anthropicAdapter.endpoints].sort()).toEqual(['chatComplete', 'complete']);
     expect(adapterFor(ANTHROPIC_PROVIDER)).toBe(anthropicAdapter);
   });
