@@ -85,23 +85,17 @@ export async function bootstrap(
       .execute();
     await trx
       .insertInto('api_keys')
-      .values({
-        id: newId(),
-        organisation_id: organisationId,
-        workspace_id: null,
-        user_id: userId,
-        type: 'organisation-service',
-        name: 'Owner admin key (bootstrap)',
-        description: 'Created on the first start.',
-        key_hash: hashKey(rawKey),
-        key_hint: keyHint(rawKey),
-        scopes: JSON.stringify(ALL_SCOPES),
-        status: 'active',
-        expires_at: null,
-        creation_mode: 'auto',
-        created_by_key_id: null,
-        ...stamps,
-      })
+      .values(
+        ownerAdminKeyRow({
+          id: newId(),
+          organisationId,
+          userId,
+          rawKey,
+          name: 'Owner admin key (bootstrap)',
+          description: 'Created on the first start.',
+          now,
+        }),
+      )
       .execute();
 
     return {
@@ -112,4 +106,34 @@ export async function bootstrap(
       workspaceId,
     };
   });
+}
+
+/** The row of an owner's admin key with every scope, as the first start and `admin recover` issue it. */
+export function ownerAdminKeyRow(key: {
+  id: string;
+  organisationId: string;
+  userId: string;
+  rawKey: string;
+  name: string;
+  description: string;
+  now: string;
+}) {
+  return {
+    id: key.id,
+    organisation_id: key.organisationId,
+    workspace_id: null,
+    user_id: key.userId,
+    type: 'organisation-service' as const,
+    name: key.name,
+    description: key.description,
+    key_hash: hashKey(key.rawKey),
+    key_hint: keyHint(key.rawKey),
+    scopes: JSON.stringify(ALL_SCOPES),
+    status: 'active' as const,
+    expires_at: null,
+    creation_mode: 'auto' as const,
+    created_by_key_id: null,
+    created_at: key.now,
+    last_updated_at: key.now,
+  };
 }

@@ -1,5 +1,5 @@
-import { generateRawKey, hashKey, keyHint } from '../auth/api-key-service.js';
-import { ALL_SCOPES } from '../auth/scopes.js';
+import { generateRawKey } from '../auth/api-key-service.js';
+import { ownerAdminKeyRow } from './bootstrap.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import type { Db } from '../storage/database.js';
@@ -61,24 +61,17 @@ export async function recoverOwnerKey(db: Db, options: { clock: Clock; ownerEmai
     const apiKeyId = newId();
     await trx
       .insertInto('api_keys')
-      .values({
-        id: apiKeyId,
-        organisation_id: organisation.id,
-        workspace_id: null,
-        user_id: userId,
-        type: 'organisation-service',
-        name: 'Owner admin key (recovery)',
-        description: `Issued by svcgw admin recover at ${now}.`,
-        key_hash: hashKey(rawKey),
-        key_hint: keyHint(rawKey),
-        scopes: JSON.stringify(ALL_SCOPES),
-        status: 'active',
-        expires_at: null,
-        creation_mode: 'auto',
-        created_by_key_id: null,
-        created_at: now,
-        last_updated_at: now,
-      })
+      .values(
+        ownerAdminKeyRow({
+          id: apiKeyId,
+          organisationId: organisation.id,
+          userId,
+          rawKey,
+          name: 'Owner admin key (recovery)',
+          description: `Issued by svcgw admin recover at ${now}.`,
+          now,
+        }),
+      )
       .execute();
 
     await trx
