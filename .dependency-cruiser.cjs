@@ -5,7 +5,7 @@
  *   server     server/ (assembles fastify from the parts below)
  *   planes     gateway/, admin/ (admin may read gateway/config to validate configs; never the reverse)
  *   http       http/ (what routes declare: route config, the typed app)
- *   domain     auth/, cache/, limits/, pricing/, providers/, notifications/, workers/, bootstrap/, features/
+ *   domain     auth/, cache/, limits/, pricing/, providers/, notifications/, workers/, bootstrap/, features/, guardrails/
  *   telemetry  telemetry/
  *   storage    storage/
  *   leaves     config/, lib/
@@ -15,7 +15,21 @@ const LAYERS = [
   ['server', ['server']],
   ['planes', ['gateway', 'admin']],
   ['http', ['http']],
-  ['domain', ['auth', 'cache', 'limits', 'pricing', 'providers', 'notifications', 'workers', 'bootstrap', 'features']],
+  [
+    'domain',
+    [
+      'auth',
+      'cache',
+      'limits',
+      'pricing',
+      'providers',
+      'notifications',
+      'workers',
+      'bootstrap',
+      'features',
+      'guardrails',
+    ],
+  ],
   ['telemetry', ['telemetry']],
   ['storage', ['storage']],
   ['leaves', ['config', 'lib']],
