@@ -33,6 +33,9 @@ export class RequestLogDraft {
   parentSpanId: string | null = null;
   spanName: string | null = null;
   cacheStatus = 'DISABLED';
+  /** Guardrail hook results (JSON text) and the request's verdict, when a guardrail ran. */
+  hookResults: string | null = null;
+  guardrailVerdict: 'passed' | 'failed' | 'denied' | null = null;
 
   constructor(
     readonly principal: Principal,
@@ -91,6 +94,8 @@ export class RequestLogDraft {
       prompt_id: null,
       requested_model: this.requestedModel,
       audio_seconds: usage?.audioSeconds ?? null,
+      hook_results: this.hookResults,
+      guardrail_verdict: this.guardrailVerdict,
     };
   }
 }

@@ -80,6 +80,12 @@ export const ERROR_CODES = {
     summary:
       'A budget (usage limit) that covers the request is spent; raising its credit limit or its periodic reset lets requests through again.',
   },
+  HOOKS_DENIED: {
+    status: 446,
+    type: 'hooks_failed',
+    summary:
+      'A guardrail with `deny: true` failed; the body carries `hook_results` with every check. Input guardrails deny before any provider call.',
+  },
   RATE_LIMITED: {
     status: 429,
     type: 'rate_limit_error',

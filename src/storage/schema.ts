@@ -248,6 +248,10 @@ export interface RequestLogsTable {
   requested_model: string | null;
   /** Seconds of audio, for transcriptions billed by duration. */
   audio_seconds: number | null;
+  /** Every guardrail hook's results (JSON: before_request_hooks, after_request_hooks); null when none ran. */
+  hook_results: string | null;
+  /** passed, failed (let through, 246) or denied (446); null when no guardrail ran. */
+  guardrail_verdict: string | null;
 }
 
 export interface UsageLimitPoliciesTable {

@@ -12,6 +12,7 @@ export const DIMENSIONS = {
   workspace: 'workspace_id',
   provider: 'credential_source',
   prompt: 'prompt_id',
+  guardrail_verdict: 'guardrail_verdict',
 } as const satisfies Record<string, GroupColumn>;
 
 /** A group's value as the API shows it: rollups and queries use '' for NULL. */

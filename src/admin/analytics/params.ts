@@ -30,6 +30,10 @@ export const filterQuery = {
     .regex(/^\d{3}(,\d{3})*$/, 'status_code must be comma-separated HTTP status codes')
     .optional()
     .describe('Only these HTTP status codes, comma-separated.'),
+  guardrail_verdict: z
+    .enum(['passed', 'failed', 'denied'])
+    .optional()
+    .describe('Only requests whose guardrails passed, failed (let through with 246) or denied them (446).'),
   metadata: z
     .string()
     .max(4096)

@@ -23,6 +23,8 @@ export interface RowFilter {
   provider?: string | undefined;
   model?: string | undefined;
   statusCodes?: readonly number[] | undefined;
+  /** Only requests whose guardrails reached this verdict (passed, failed, denied). */
+  guardrailVerdict?: string | undefined;
   /** Pairs the request's metadata must hold; such queries read request_logs, not rollups. */
   metadata?: Readonly<Record<string, string>> | undefined;
 }
@@ -36,7 +38,8 @@ export type GroupColumn =
   | 'config_id'
   | 'workspace_id'
   | 'credential_source'
-  | 'prompt_id';
+  | 'prompt_id'
+  | 'guardrail_verdict';
 
 export type Grouping = { by: 'all' } | { by: 'column'; column: GroupColumn } | { by: 'time'; interval: 'hour' | 'day' };
 
@@ -130,6 +133,7 @@ export function createAnalyticsReader(db: Db) {
       filter.provider === undefined &&
       filter.model === undefined &&
       !(filter.statusCodes && filter.statusCodes.length > 0) &&
+      filter.guardrailVerdict === undefined &&
       (grouping.by !== 'column' || KEY_TABLE_COLUMNS.has(grouping.column));
     for (const part of plan.rollups) {
       collect(rollupQuery(filter, grouping, options.latencies, keyTable, part));
@@ -222,6 +226,7 @@ function dimensionConditions(filter: RowFilter, params: unknown[]): string[] {
   }
   equal('provider', filter.provider);
   equal('model', filter.model);
+  equal('guardrail_verdict', filter.guardrailVerdict);
   if (filter.statusCodes && filter.statusCodes.length > 0) {
     conditions.push('status_code IN (SELECT value FROM json_each(?))');
     params.push(JSON.stringify(filter.statusCodes));

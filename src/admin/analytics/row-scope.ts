@@ -45,6 +45,7 @@ export async function rowFilter(
     provider: query.provider,
     model: query.model,
     statusCodes: parseStatusCodes(query.status_code),
+    guardrailVerdict: query.guardrail_verdict,
     metadata,
   };
 }

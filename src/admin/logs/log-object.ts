@@ -36,6 +36,10 @@ export function toLogObject(row: RequestLogInsert, withBodies: boolean) {
     cache_status: row.cache_status,
     metadata: row.metadata ? (JSON.parse(row.metadata) as Record<string, string>) : null,
     config_id: row.config_id ?? null,
+    /** passed, failed (let through with 246) or denied (446); null when no guardrail ran. */
+    guardrail_verdict: row.guardrail_verdict ?? null,
+    /** Each guardrail hook's verdict with its checks and the time they took. */
+    hook_results: row.hook_results ? (JSON.parse(row.hook_results) as unknown) : null,
     /** Every upstream attempt when a config routed the request: {target, provider, status, latency_ms, error_code?}. */
     attempts: row.attempts ? (JSON.parse(row.attempts) as unknown[]) : null,
     retry_count: row.retry_count ?? 0,

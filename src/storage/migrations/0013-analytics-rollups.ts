@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 
-const MEASURES = `
+export const MEASURES = `
   requests INTEGER NOT NULL,
   successes INTEGER NOT NULL,
   cache_hits INTEGER NOT NULL,

@@ -63,6 +63,8 @@ const COLUMNS = [
   'prompt_id',
   'requested_model',
   'audio_seconds',
+  'hook_results',
+  'guardrail_verdict',
 ] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
 
 // ---------------------------------------------------------------------------------------------
@@ -286,7 +288,7 @@ function sumBatch(rows: readonly RequestLogInsert[]): [Map<string, RollupSums>, 
   for (const row of rows) {
     const hour = Math.floor(Date.parse(row.created_at) / HOUR_MS);
     const keyPart = `${row.organisation_id}\u0000${row.workspace_id}\u0000${row.api_key_id}`;
-    const fullPart = `${keyPart}\u0000${row.provider ?? ''}\u0000${row.credential_source ?? ''}\u0000${row.model ?? ''}\u0000${row.config_id ?? ''}\u0000${row.prompt_id ?? ''}\u0000${row.status_code}`;
+    const fullPart = `${keyPart}\u0000${row.provider ?? ''}\u0000${row.credential_source ?? ''}\u0000${row.model ?? ''}\u0000${row.config_id ?? ''}\u0000${row.prompt_id ?? ''}\u0000${row.status_code}\u0000${row.guardrail_verdict ?? ''}`;
     const bucket = latencyBucket(row.latency_ms);
     addToHour(fullHours, hour, fullPart, row, bucket, true);
     addToHour(keyHours, hour, keyPart, row, bucket, false);
@@ -306,7 +308,7 @@ function addToHour(
   let entry = hours.get(key);
   if (entry === undefined) {
     const dimensions = allDimensions
-      ? [...ROLLUP_TEXT_DIMENSIONS.map((d) => row[d] ?? ''), row.status_code]
+      ? [...ROLLUP_TEXT_DIMENSIONS.map((d) => row[d] ?? ''), row.status_code, row.guardrail_verdict ?? '']
       : [row.workspace_id, row.api_key_id];
     entry = {
       hour,
@@ -422,7 +424,9 @@ function preparedBatchInsert(sqlite: SQLite.Database): (rows: RequestLogInsert[]
   const insert = sqlite.prepare(
     `INSERT INTO request_logs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`,
   );
-  const upsertFull = sqlite.prepare(upsertSql('analytics_rollups', [...ROLLUP_TEXT_DIMENSIONS, 'status_code']));
+  const upsertFull = sqlite.prepare(
+    upsertSql('analytics_rollups', [...ROLLUP_TEXT_DIMENSIONS, 'status_code', 'guardrail_verdict']),
+  );
   const upsertKey = sqlite.prepare(upsertSql('analytics_key_rollups', ['workspace_id', 'api_key_id']));
   return sqlite.transaction((rows: RequestLogInsert[]) => {
     for (const row of rows) insert.run(COLUMNS.map((column) => row[column] ?? null));

@@ -1,0 +1,70 @@
+import { errorBody } from '../../lib/errors.js';
+
+export type HookPoint = 'beforeRequestHook' | 'afterRequestHook';
+
+/** One check's outcome inside a hook result (the established gateway's field names). */
+export interface CheckResultView {
+  id: string;
+  verdict: boolean;
+  /** Set when the check could not decide (timeout, unreachable webhook); its verdict then follows its fail-on-error setting. */
+  error: { message: string } | null;
+  data: unknown;
+  /** Milliseconds. */
+  execution_time: number;
+  created_at: string;
+}
+
+export interface HookFeedbackView {
+  value: number;
+  weight: number;
+  metadata: { successfulChecks: string; failedChecks: string; erroredChecks: string } | string;
+}
+
+/** One guardrail's result at one hook point, as the client and the log see it. */
+export interface HookResultView {
+  id: string;
+  type: 'guardrail';
+  verdict: boolean;
+  deny: boolean;
+  async: boolean;
+  /** True for an async guardrail: it ran off the request and only records (see the log). */
+  skipped: boolean;
+  checks: CheckResultView[];
+  feedback: HookFeedbackView | null;
+  error: { message: string } | null;
+  execution_time: number;
+  created_at: string;
+}
+
+export interface HookResultsView {
+  before_request_hooks: HookResultView[];
+  after_request_hooks: HookResultView[];
+}
+
+export type GuardrailVerdict = 'passed' | 'failed' | 'denied';
+
+/** The request's verdict: denied when a failed guardrail denies, failed when one failed, else passed. */
+export function verdictOf(results: HookResultsView): GuardrailVerdict | null {
+  const all = [...results.before_request_hooks, ...results.after_request_hooks].filter((r) => !r.skipped);
+  if (all.length === 0) return null;
+  if (all.some((r) => !r.verdict && r.deny)) return 'denied';
+  if (all.some((r) => !r.verdict)) return 'failed';
+  return 'passed';
+}
+
+/** Status of an answer whose guardrails failed without denying: the established gateway's 246. */
+export const HOOKS_FAILED_STATUS = 246;
+
+/** The 446 body: the one error body plus every hook's results. */
+export function deniedBody(results: HookResultsView) {
+  return {
+    ...errorBody(
+      'HOOKS_DENIED',
+      'The guardrail checks defined in the config failed; `hook_results` says which and why.',
+    ),
+    hook_results: results,
+  };
+}
+
+/** The extra event a stream carries with the verdict, before `data: [DONE]`. */
+export const verdictEvent = (results: HookResultsView) => `data: ${JSON.stringify({ hook_results: results })}\n\n`;
