@@ -70,7 +70,24 @@ const inlineGuardrail = z.record(z.string(), z.unknown()).superRefine((entry, ct
     });
 });
 
-export const guardrailListEntry = z.union([reference, inlineGuardrail]);
+/**
+ * An entry of `input_guardrails`: a reference or an inline guardrail. Dispatched by hand rather
+ * than with a union, so that an inline guardrail's problems keep their own paths and messages.
+ */
+export const guardrailListEntry = z.unknown().superRefine((entry, ctx) => {
+  const schema = typeof entry === 'string' ? reference : isPlainObject(entry) ? inlineGuardrail : undefined;
+  if (!schema) {
+    ctx.addIssue({ code: 'custom', message: 'an entry is a guardrail id or slug, or an inline guardrail object' });
+    return;
+  }
+  const parsed = schema.safeParse(entry);
+  if (!parsed.success)
+    for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+});
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 /** A hook object of `before_request_hooks` / `after_request_hooks`. */
 export const hookEntry = z
