@@ -86,6 +86,18 @@ export const ERROR_CODES = {
     summary:
       'A guardrail with `deny: true` failed; the body carries `hook_results` with every check. Input guardrails deny before any provider call.',
   },
+  GUARDRAIL_UNAVAILABLE: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary:
+      'A guardrail the config or the workspace defaults name is gone or belongs to another workspace; the request is refused rather than sent unguarded. `param` says where it is named.',
+  },
+  GUARDRAILS_UNSUPPORTED_ROUTE: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary:
+      'Guardrails apply to this request, but its route passes bodies through uninspected (multipart, native pass-through); it is refused rather than sent unguarded.',
+  },
   RATE_LIMITED: {
     status: 429,
     type: 'rate_limit_error',

@@ -6,6 +6,8 @@ export type HookPoint = 'beforeRequestHook' | 'afterRequestHook';
 export interface CheckResultView {
   id: string;
   verdict: boolean;
+  /** Why, in a sentence. */
+  explanation: string;
   /** Set when the check could not decide (timeout, unreachable webhook); its verdict then follows its fail-on-error setting. */
   error: { message: string } | null;
   data: unknown;
@@ -17,13 +19,16 @@ export interface CheckResultView {
 export interface HookFeedbackView {
   value: number;
   weight: number;
-  metadata: { successfulChecks: string; failedChecks: string; erroredChecks: string } | string;
+  /** successfulChecks, failedChecks, erroredChecks: check ids, comma-separated; note: the guardrail's own metadata. */
+  metadata: Record<string, string>;
 }
 
 /** One guardrail's result at one hook point, as the client and the log see it. */
 export interface HookResultView {
+  /** The guardrail's slug, else its inline id, else where it was named. */
   id: string;
   type: 'guardrail';
+  hook: HookPoint;
   verdict: boolean;
   deny: boolean;
   async: boolean;
@@ -34,6 +39,11 @@ export interface HookResultView {
   error: { message: string } | null;
   execution_time: number;
   created_at: string;
+  /** A stored guardrail's id and the version that ran. */
+  guardrail_id?: string;
+  guardrail_version_id?: string | null;
+  /** The guardrail's own message (`{onFail: "block", message}`), when it failed. */
+  message?: string;
 }
 
 export interface HookResultsView {
@@ -57,13 +67,12 @@ export const HOOKS_FAILED_STATUS = 246;
 
 /** The 446 body: the one error body plus every hook's results. */
 export function deniedBody(results: HookResultsView) {
-  return {
-    ...errorBody(
-      'HOOKS_DENIED',
-      'The guardrail checks defined in the config failed; `hook_results` says which and why.',
-    ),
-    hook_results: results,
-  };
+  const all = [...results.before_request_hooks, ...results.after_request_hooks];
+  const denying = all.find((r) => !r.verdict && r.deny);
+  const message =
+    denying?.message ??
+    `Guardrail ${denying?.id ?? ''} failed and denies the request; \`hook_results\` says which checks and why.`;
+  return { ...errorBody('HOOKS_DENIED', message), hook_results: results };
 }
 
 /** The extra event a stream carries with the verdict, before `data: [DONE]`. */
