@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { count, defineCheck, notFlag, verdictOf } from '../define-check.js';
+import { currentText } from '../text/context-text.js';
+import { GUARDRAIL_HOOKS, type CheckDefinition } from '../types.js';
+import type { BuiltInCheckId } from '../check-ids.js';
+
+/** A check that passes when a measure of the current text lies within [min, max]. */
+export function rangeCheck(
+  id: BuiltInCheckId,
+  unit: string,
+  names: { min: string; max: string },
+  defaults: { max: number },
+  measure: (text: string) => number,
+): CheckDefinition {
+  const shape = z.strictObject({
+    [names.min]: count(0),
+    [names.max]: count(defaults.max),
+    not: notFlag,
+  });
+  return defineCheck({
+    id,
+    hooks: GUARDRAIL_HOOKS,
+    parameters: shape,
+    refine: (p) => {
+      const min = p[names.min] as number;
+      const max = p[names.max] as number;
+      return min > max ? { message: `${names.max} must be at least ${names.min} (${min})`, param: names.max } : null;
+    },
+    run(context, p) {
+      const min = p[names.min] as number;
+      const max = p[names.max] as number;
+      const n = measure(currentText(context));
+      return verdictOf(
+        n >= min && n <= max,
+        p.not as boolean,
+        {
+          whenTrue: `The text has ${n} ${unit}, within ${min}–${max}.`,
+          whenFalse: `The text has ${n} ${unit}, outside ${min}–${max}.`,
+        },
+        { count: n, [names.min]: min, [names.max]: max },
+      );
+    },
+  });
+}

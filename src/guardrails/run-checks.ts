@@ -1,0 +1,222 @@
+/**
+ * Runs a guardrail's checks on one request at one hook. It never throws and never waits on a
+ * check past the check's own time limit: a check that throws, rejects or runs out of time
+ * gives an error result whose verdict follows the check's `failOnError` (on by default: a
+ * check that cannot judge fails; inlineImageUrls, webhook and thirdPartyDetection default
+ * to off, as the reference has it). Checks run one after the other, so that a check that
+ * rewrites the request (addPrefix, pii with redact, inlineImageUrls, webhook) hands the
+ * next check the rewritten body.
+ */
+import { systemClock, type Clock } from '../lib/clock.js';
+import { builtInCheckId } from './check-ids.js';
+import { CHECKS } from './checks/index.js';
+import type { CheckDefinition, CheckResult, GuardrailContext, PreparedCheck } from './types.js';
+
+/** One entry of a guardrail's `checks` (the reference's GuardrailCheck). */
+export interface CheckSpec {
+  id: string;
+  parameters?: unknown;
+  name?: string | undefined;
+  /** Default true. */
+  is_enabled?: boolean | undefined;
+}
+
+export interface CheckRunResult {
+  id: string;
+  name?: string;
+  verdict: boolean;
+  explanation: string;
+  data?: Record<string, unknown>;
+  error?: string;
+  /** True when the check did not judge: disabled, or not made for this hook. */
+  skipped: boolean;
+  timedOut: boolean;
+  /** True when this check changed the request or the answer. */
+  transformed: boolean;
+  /** Per the clock given in the options. */
+  durationMs: number;
+}
+
+export interface RunOutcome {
+  /** True when every check that ran passed. */
+  verdict: boolean;
+  results: CheckRunResult[];
+  /** True when any check changed the request or the answer. */
+  transformed: boolean;
+  /** The request body after every change (the same object when nothing changed). */
+  request: unknown;
+  /** The answer body after every change (afterRequestHook with a JSON answer). */
+  response?: unknown;
+}
+
+/** setTimeout and clearTimeout, injectable so that tests decide when time is up. */
+export interface Timers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const systemTimers: Timers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+export interface RunOptions {
+  clock?: Clock;
+  timers?: Timers;
+  /** An upper bound on every check's own time limit (e.g. what is left of the request's). */
+  maxTimeoutMs?: number;
+  /** The checks by id; tests give their own. */
+  catalogue?: Readonly<Record<string, CheckDefinition>>;
+}
+
+type Settled = { kind: 'done'; result: CheckResult } | { kind: 'error'; message: string } | { kind: 'timeout' };
+
+export async function runChecks(
+  checks: readonly CheckSpec[],
+  context: GuardrailContext,
+  options: RunOptions = {},
+): Promise<RunOutcome> {
+  const clock = options.clock ?? systemClock;
+  const timers = options.timers ?? systemTimers;
+  let current = context;
+  const results: CheckRunResult[] = [];
+  for (const spec of checks) {
+    const started = clock.now();
+    const base = { id: spec.id, ...(spec.name === undefined ? {} : { name: spec.name }) };
+    const finish = (rest: Omit<CheckRunResult, 'id' | 'name' | 'durationMs'>): CheckRunResult => ({
+      ...base,
+      ...rest,
+      durationMs: Math.max(0, clock.now() - started),
+    });
+    const definition = definitionOf(spec.id, options.catalogue);
+    if (spec.is_enabled === false) {
+      results.push(
+        finish({ verdict: true, explanation: 'Check disabled.', skipped: true, timedOut: false, transformed: false }),
+      );
+      continue;
+    }
+    if (!definition) {
+      results.push(finish(errorResult(`unknown check id '${spec.id}'`, true, false)));
+      continue;
+    }
+    if (!definition.hooks.includes(current.hook)) {
+      const explanation = `Check ${definition.id} does not run at ${current.hook}.`;
+      results.push(finish({ verdict: true, explanation, skipped: true, timedOut: false, transformed: false }));
+      continue;
+    }
+    const prepared = definition.prepare(spec.parameters);
+    if (!prepared.ok) {
+      const { message, param } = prepared.problem;
+      results.push(finish(errorResult(`invalid parameters${param ? ` (${param})` : ''}: ${message}`, true, false)));
+      continue;
+    }
+    const check = prepared.check;
+    const timeoutMs = Math.min(check.timeoutMs, options.maxTimeoutMs ?? Infinity);
+    const settled = await settle(check, current, timeoutMs, timers);
+    if (settled.kind === 'timeout') {
+      results.push(finish(errorResult(`timed out after ${timeoutMs} ms`, check.failOnError, true)));
+      continue;
+    }
+    if (settled.kind === 'error') {
+      results.push(finish(errorResult(settled.message, check.failOnError, false)));
+      continue;
+    }
+    const { result } = settled;
+    const next = applyTransform(current, result.transformed);
+    results.push(
+      finish({
+        verdict: result.error !== undefined && check.failOnError ? false : result.verdict,
+        explanation: result.explanation,
+        ...(result.data === undefined ? {} : { data: result.data }),
+        ...(result.error === undefined ? {} : { error: result.error }),
+        skipped: false,
+        timedOut: false,
+        transformed: next !== current,
+      }),
+    );
+    current = next;
+  }
+  const judged = results.filter((r) => !r.skipped);
+  return {
+    verdict: judged.every((r) => r.verdict),
+    results,
+    transformed: results.some((r) => r.transformed),
+    request: current.request.json,
+    ...(current.response?.json === undefined ? {} : { response: current.response.json }),
+  };
+}
+
+function definitionOf(id: string, catalogue?: Readonly<Record<string, CheckDefinition>>): CheckDefinition | undefined {
+  if (catalogue) return Object.hasOwn(catalogue, id) ? catalogue[id] : undefined;
+  const builtIn = builtInCheckId(id);
+  return builtIn === null ? undefined : CHECKS[builtIn];
+}
+
+function errorResult(message: string, failOnError: boolean, timedOut: boolean) {
+  return {
+    verdict: !failOnError,
+    explanation: failOnError
+      ? `The check could not judge (${message}); failOnError makes that a failure.`
+      : `The check could not judge (${message}); failOnError is off, so it passes.`,
+    error: message,
+    skipped: false,
+    timedOut,
+    transformed: false,
+  };
+}
+
+/** Runs one check against its time limit; the check's signal is aborted when either ends. */
+async function settle(
+  check: PreparedCheck,
+  context: GuardrailContext,
+  timeoutMs: number,
+  timers: Timers,
+): Promise<Settled> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(context.signal.reason);
+  if (context.signal.aborted) return { kind: 'error', message: 'the request was aborted' };
+  context.signal.addEventListener('abort', onAbort, { once: true });
+  let handle: unknown;
+  const timeout = new Promise<Settled>((resolve) => {
+    handle = timers.setTimeout(() => resolve({ kind: 'timeout' }), timeoutMs);
+  });
+  const aborted = new Promise<Settled>((resolve) => {
+    controller.signal.addEventListener('abort', () => resolve({ kind: 'error', message: 'the request was aborted' }), {
+      once: true,
+    });
+  });
+  const running = (async (): Promise<Settled> => {
+    try {
+      const result = await check.run({ ...context, signal: controller.signal });
+      return isResult(result) ? { kind: 'done', result } : { kind: 'error', message: 'the check gave no verdict' };
+    } catch (error) {
+      return { kind: 'error', message: error instanceof Error ? error.message : String(error) };
+    }
+  })();
+  try {
+    return await Promise.race([running, timeout, aborted]);
+  } finally {
+    timers.clearTimeout(handle);
+    context.signal.removeEventListener('abort', onAbort);
+    // Whatever is still in flight (a fetch past its time) is told to stop.
+    if (!controller.signal.aborted) controller.abort(new Error('check finished'));
+  }
+}
+
+const isResult = (value: unknown): value is CheckResult =>
+  typeof value === 'object' && value !== null && typeof (value as CheckResult).verdict === 'boolean';
+
+function applyTransform(context: GuardrailContext, transformed: CheckResult['transformed']): GuardrailContext {
+  if (!transformed) return context;
+  let next = context;
+  if (transformed.request !== undefined && typeof transformed.request === 'object' && transformed.request !== null)
+    next = { ...next, request: { ...next.request, json: transformed.request } };
+  if (
+    transformed.response !== undefined &&
+    typeof transformed.response === 'object' &&
+    transformed.response !== null &&
+    next.response?.json !== undefined
+  )
+    next = { ...next, response: { ...next.response, json: transformed.response } };
+  return next;
+}
