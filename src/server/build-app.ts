@@ -7,6 +7,8 @@ import { registerApiKeyRoutes } from '../admin/api-keys/routes.js';
 import { createApiKeyAdminService } from '../admin/api-keys/service.js';
 import { registerAuditLogRoutes } from '../admin/audit-logs/routes.js';
 import { registerConfigs } from '../admin/configs/index.js';
+import { registerGuardrails } from '../admin/guardrails/index.js';
+import { createGuardrailLookup, type GuardrailLookup } from '../guardrails/store/index.js';
 import { createCredentials, registerCredentialRoutes, type CredentialResolver } from '../admin/credentials/index.js';
 import { registerRateLimitPolicyRoutes } from '../admin/rate-limits-policies/routes.js';
 import { createRateLimitPolicyService } from '../admin/rate-limits-policies/service.js';
@@ -76,6 +78,8 @@ export interface App {
   limits: Limits;
   /** Background work of the observability routes (retention, exports); started by the server. */
   observability: Observability;
+  /** The guardrails a request runs (workspace defaults and config), cached; for the gateway. */
+  guardrails: GuardrailLookup;
 }
 
 function logOnlyAlerts(logger: Logger): AlertSink {
@@ -209,6 +213,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     async () => app.swagger(),
   );
 
+  const guardrails = createGuardrailLookup({
+    guardrails: repos.guardrails,
+    workspaces: repos.workspaces,
+    clock: deps.clock,
+  });
+  const checkGuardrails = registerGuardrails(zapp, {
+    repos,
+    clock: deps.clock,
+    features,
+    onChange: () => guardrails.invalidate(),
+  });
   const services = {
     apiKeys: createApiKeyAdminService({
       keys: repos.apiKeys,
@@ -224,6 +239,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       usage: repos.usageCounters,
       clock: deps.clock,
       verifier: keys,
+      checkGuardrails,
+      onDefaultsChange: () => guardrails.invalidate(),
     }),
     rateLimitPolicies: createRateLimitPolicyService({
       policies: repos.rateLimitPolicies,
@@ -240,7 +257,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerRateLimitPolicyRoutes(zapp, services.rateLimitPolicies);
   registerUsageLimitPolicies(zapp, { repos, clock: deps.clock, budgets: limits.service });
   const configSelector = createConfigSelector({ configs: repos.configs, clock: deps.clock });
-  registerConfigs(zapp, { repos, clock: deps.clock, onChange: () => configSelector.invalidate() });
+  registerConfigs(zapp, { repos, clock: deps.clock, onChange: () => configSelector.invalidate(), checkGuardrails });
   registerAuditLogRoutes(zapp, repos.auditLogs);
   registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
   const visibility = createLogVisibility({ db: deps.db, settings: securitySettings });
@@ -311,5 +328,5 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   await app.ready();
-  return { app, keys, routes, credentials, requestLogs, limits, observability };
+  return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails };
 }

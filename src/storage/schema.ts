@@ -26,6 +26,8 @@ export interface WorkspacesTable {
   rate_limits: string | null;
   /** JSON UsageLimits object, or null. */
   usage_limits: string | null;
+  /** JSON `{input_guardrails, output_guardrails}` run on every request of the workspace, or null. */
+  defaults?: string | null;
 }
 
 export type OrgRole = 'owner' | 'admin' | 'member';
@@ -143,6 +145,8 @@ export interface Database {
   security_settings: SecuritySettingsTable;
   configs: ConfigsTable;
   config_versions: ConfigVersionsTable;
+  guardrails: GuardrailsTable;
+  guardrail_versions: GuardrailVersionsTable;
 }
 
 export type CredentialStatus = 'active' | 'archived';
@@ -377,6 +381,35 @@ export interface ConfigVersionsTable {
   config_id: string;
   version: number;
   config: string;
+  created_at: string;
+  created_by_key_id: string | null;
+}
+
+/** A guardrail; `workspace_id` null means organisation-owned. Its checks live in `guardrail_versions`. */
+export interface GuardrailsTable {
+  id: string;
+  organisation_id: string;
+  workspace_id: string | null;
+  /** Unique among the organisation's active guardrails. */
+  slug: string;
+  name: string;
+  status: 'active' | 'archived';
+  latest_version_id: string;
+  /** The user who made it (or the key, when the key has no user). */
+  owner_id: string;
+  updated_by: string | null;
+  created_at: string;
+  last_updated_at: string;
+}
+
+/** One saved state of a guardrail: `checks` and `actions` are JSON text; never changed once written. */
+export interface GuardrailVersionsTable {
+  id: string;
+  guardrail_id: string;
+  version: number;
+  name: string;
+  checks: string;
+  actions: string;
   created_at: string;
   created_by_key_id: string | null;
 }

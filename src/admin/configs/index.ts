@@ -2,6 +2,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { ZodApp } from '../../http/zod-app.js';
 import type { ConfigRepository } from '../../storage/repositories/configs.js';
 import type { Repositories } from '../../storage/repositories/index.js';
+import type { GuardrailUseCheck } from '../guardrails/references.js';
 import { registerConfigRoutes } from './routes.js';
 import { createConfigService, type ConfigService } from './service.js';
 
@@ -13,10 +14,20 @@ export { createConfigService, validateConfig, type ConfigService } from './servi
  */
 export function registerConfigs(
   app: ZodApp,
-  deps: { repos: Pick<Repositories, 'configs' | 'workspaces'>; clock: Clock; onChange?: () => void },
+  deps: {
+    repos: Pick<Repositories, 'configs' | 'workspaces'>;
+    clock: Clock;
+    onChange?: () => void;
+    checkGuardrails?: GuardrailUseCheck;
+  },
 ): ConfigService {
   const configs = deps.onChange ? notifyingWrites(deps.repos.configs, deps.onChange) : deps.repos.configs;
-  const service = createConfigService({ configs, workspaces: deps.repos.workspaces, clock: deps.clock });
+  const service = createConfigService({
+    configs,
+    workspaces: deps.repos.workspaces,
+    clock: deps.clock,
+    ...(deps.checkGuardrails ? { checkGuardrails: deps.checkGuardrails } : {}),
+  });
   registerConfigRoutes(app, service);
   return service;
 }

@@ -1,5 +1,7 @@
 import type { Principal } from '../../auth/principal.js';
 import { parseGatewayConfig, type GatewayConfig } from '../../gateway/config/index.js';
+import { usesIn } from '../../guardrails/store/index.js';
+import type { GuardrailUseCheck } from '../guardrails/references.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid, newId, slugify } from '../../lib/ids.js';
@@ -60,7 +62,11 @@ export function createConfigService(deps: {
   configs: ConfigRepository;
   workspaces: WorkspaceRepository;
   clock: Clock;
+  /** Checks the guardrails a config uses against its workspace (they must exist and be reachable). */
+  checkGuardrails?: GuardrailUseCheck;
 }) {
+  const checkGuardrails = (config: GatewayConfig, organisationId: string, workspaceId: string) =>
+    deps.checkGuardrails?.({ organisationId, workspaceId, uses: usesIn(config), field: 'config' });
   const now = () => new Date(deps.clock.now()).toISOString();
 
   /** `:slug` takes the config's id or its slug (the active one first). */
@@ -104,6 +110,7 @@ export function createConfigService(deps: {
         (await resolveWorkspace(deps.workspaces, principal, body.workspace_id, { required: false })) ??
         (await deps.workspaces.findDefault(principal.organisationId));
       if (!workspace) throw new AppError('INVALID_REQUEST', 'workspace_id is required.', { param: 'workspace_id' });
+      await checkGuardrails(config, principal.organisationId, workspace.id);
       const slug = body.slug ?? slugify(body.name);
       await assertSlugFree(principal.organisationId, slug);
       const stamp = now();
@@ -153,6 +160,7 @@ export function createConfigService(deps: {
     ): Promise<{ row: ConfigRow; versionId: string }> {
       const row = await findConfig(principal, slugOrId);
       const config = body.config !== undefined ? validateConfig(body.config) : undefined;
+      if (config !== undefined) await checkGuardrails(config, row.organisation_id, row.workspace_id);
       const patch: Partial<ConfigRow> = { last_updated_at: now() };
       if (body.name !== undefined) patch.name = body.name;
       if (body.status !== undefined && body.status !== row.status) {

@@ -1,6 +1,15 @@
 import { z } from 'zod';
+import { workspaceDefaultsInput } from '../../guardrails/store/index.js';
 import { usageLimitsField } from '../../limits/schemas.js';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
+
+/** Guardrails every request of the workspace runs (docs/guardrails.md); null clears them. */
+const defaultsField = workspaceDefaultsInput
+  .nullable()
+  .optional()
+  .describe(
+    '`input_guardrails` / `output_guardrails`: guardrail ids or slugs, or inline guardrails, run on every request of the workspace.',
+  );
 
 export const createWorkspaceBody = z
   .object({
@@ -11,6 +20,7 @@ export const createWorkspaceBody = z
       .optional(),
     description: z.string().max(2048).nullable().optional(),
     usage_limits: usageLimitsField.optional(),
+    defaults: defaultsField,
   })
   .strict();
 
@@ -19,6 +29,7 @@ export const updateWorkspaceBody = z
     name: z.string().min(1).max(255).optional(),
     description: z.string().max(2048).nullable().optional(),
     usage_limits: usageLimitsField.optional(),
+    defaults: defaultsField,
     reset_usage: z
       .boolean()
       .optional()
@@ -48,6 +59,7 @@ export const workspaceObject = z.object({
   is_default: z.boolean(),
   organisation_id: z.uuid(),
   usage_limits: z.record(z.string(), z.unknown()).nullable(),
+  defaults: z.object({ input_guardrails: z.array(z.unknown()), output_guardrails: z.array(z.unknown()) }),
   last_reset_at: z.string().nullable(),
   created_at: z.string(),
   last_updated_at: z.string(),

@@ -10,13 +10,35 @@ import { assertWorkspaceReachable } from '../shared/workspace-access.js';
 import { updatedUsageLimits, withResetSchedule } from '../../limits/schemas.js';
 import type { UsageCounterRepository } from '../../storage/repositories/usage-counters.js';
 import type { CreateWorkspaceBody, UpdateWorkspaceBody, WorkspaceObject } from './schemas.js';
+import { guardrailUsesOf, type WorkspaceDefaults } from '../../guardrails/store/index.js';
+import type { GuardrailUseCheck } from '../guardrails/references.js';
 
 export function createWorkspaceService(deps: {
   workspaces: WorkspaceRepository;
   usage: UsageCounterRepository;
   clock: Clock;
   verifier: ApiKeyVerifier;
+  /** Checks the guardrails of `defaults` (they must exist and be usable in the workspace). */
+  checkGuardrails?: GuardrailUseCheck;
+  /** Runs after `defaults` change, so that the gateway's guardrail lookup sees it at once. */
+  onDefaultsChange?: () => void;
 }) {
+  /** The stored form of `defaults` (undefined: not sent; null: cleared). */
+  async function defaultsOf(
+    organisationId: string,
+    workspaceId: string,
+    defaults: WorkspaceDefaults | null | undefined,
+  ) {
+    if (defaults === undefined) return undefined;
+    if (defaults === null) return null;
+    const { before, after } = guardrailUsesOf(defaults);
+    await deps.checkGuardrails?.({ organisationId, workspaceId, uses: [...before, ...after], field: 'defaults' });
+    return JSON.stringify({
+      input_guardrails: defaults.input_guardrails ?? [],
+      output_guardrails: defaults.output_guardrails ?? [],
+    });
+  }
+
   async function find(principal: Principal, idOrSlug: string): Promise<WorkspaceRow> {
     const row = await deps.workspaces.findByIdOrSlug(principal.organisationId, idOrSlug);
     if (!row) throw notFound('Workspace', 'workspaceId');
@@ -45,8 +67,10 @@ export function createWorkspaceService(deps: {
         throw new AppError('CONFLICT', `A workspace with slug ${slug} already exists.`, { param: 'slug' });
       }
       const stamp = new Date(deps.clock.now()).toISOString();
+      const id = newId();
+      const defaults = await defaultsOf(principal.organisationId, id, body.defaults);
       const row: WorkspaceRow = {
-        id: newId(),
+        id,
         organisation_id: principal.organisationId,
         slug,
         name: body.name,
@@ -55,6 +79,7 @@ export function createWorkspaceService(deps: {
         is_default: 0,
         rate_limits: null,
         usage_limits: body.usage_limits ? JSON.stringify(withResetSchedule(body.usage_limits, deps.clock.now())) : null,
+        defaults: defaults ?? null,
         created_at: stamp,
         last_updated_at: stamp,
       };
@@ -110,7 +135,10 @@ export function createWorkspaceService(deps: {
       if (body.description !== undefined) patch.description = body.description;
       const usageLimits = updatedUsageLimits(row.usage_limits, body, now);
       if (usageLimits !== undefined) patch.usage_limits = usageLimits;
+      const defaults = await defaultsOf(row.organisation_id, row.id, body.defaults);
+      if (defaults !== undefined) patch.defaults = defaults;
       await deps.workspaces.update(row.id, patch);
+      if (defaults !== undefined) deps.onDefaultsChange?.();
       return { ...row, ...patch };
     },
 
@@ -147,9 +175,15 @@ export function toWorkspaceObject(row: WorkspaceRow): WorkspaceObject {
     is_default: row.is_default === 1,
     organisation_id: row.organisation_id,
     usage_limits: usageLimits,
+    defaults: publicDefaults(row.defaults ?? null),
     last_reset_at: typeof lastReset === 'string' ? lastReset : null,
     created_at: row.created_at,
     last_updated_at: row.last_updated_at,
     object: 'workspace',
   };
+}
+
+function publicDefaults(stored: string | null): WorkspaceObject['defaults'] {
+  const parsed = stored === null ? {} : (JSON.parse(stored) as Partial<WorkspaceObject['defaults']>);
+  return { input_guardrails: parsed.input_guardrails ?? [], output_guardrails: parsed.output_guardrails ?? [] };
 }

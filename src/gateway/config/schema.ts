@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { guardrailFieldSchemas } from '../../guardrails/store/index.js';
 
 /** Strategy modes: how a node of the config tree picks among its targets. */
 export const STRATEGY_MODES = ['single', 'fallback', 'loadbalance', 'conditional'] as const;
@@ -124,6 +125,8 @@ export const nodeSchema = z
     cache: cacheSchema.optional(),
     azure_entra_scope: z.string().min(1).max(1024).optional(),
     anthropic_beta: z.string().min(1).max(1024).optional(),
+    // Guardrails on any node, so that a fallback target can carry its own (docs/configs.md).
+    ...guardrailFieldSchemas,
   })
   .strict();
 

@@ -2,6 +2,7 @@ import type { Db } from '../database.js';
 import { createApiKeyRepository } from './api-keys.js';
 import { createAuditLogRepository } from './audit-logs.js';
 import { createConfigRepository } from './configs.js';
+import { createGuardrailRepository } from './guardrails.js';
 import { createIntegrationRepository } from './integrations.js';
 import { createProviderRepository } from './providers.js';
 import { createRateLimitPolicyRepository } from './rate-limit-policies.js';
@@ -19,6 +20,7 @@ export function createRepositories(db: Db) {
     apiKeys: createApiKeyRepository(db),
     auditLogs: createAuditLogRepository(db),
     configs: createConfigRepository(db),
+    guardrails: createGuardrailRepository(db),
     integrations: createIntegrationRepository(db),
     providers: createProviderRepository(db),
     rateLimitPolicies: createRateLimitPolicyRepository(db),

@@ -1,0 +1,189 @@
+import type { Clock } from '../../lib/clock.js';
+import { isUuid } from '../../lib/ids.js';
+import type { GuardrailRepository, GuardrailRow } from '../../storage/repositories/guardrails.js';
+import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
+import { builtInCheckId, type BuiltInCheckId } from '../registry.js';
+import { withOverrides, type GuardrailActions } from './actions.js';
+import type { GuardrailCheck } from './checks.js';
+import { guardrailUsesOf, type GuardrailFields, type GuardrailUse, type NodeGuardrails } from './config-entries.js';
+import { parseWorkspaceDefaults } from './workspace-defaults.js';
+
+/** A check ready to run: `check` is the built-in implementation its id (or alias) stands for. */
+export interface ResolvedCheck extends GuardrailCheck {
+  check: BuiltInCheckId;
+}
+
+/** One guardrail to run, stored or inline, with the actions that apply to it here. */
+export interface ResolvedGuardrail {
+  /** The stored guardrail's id and slug; null for inline guardrails. */
+  id: string | null;
+  slug: string | null;
+  version_id: string | null;
+  version: number | null;
+  /** The inline guardrail's own `id`, or the stored guardrail's name. */
+  name: string | null;
+  /** Enabled checks only, in their order. */
+  checks: ResolvedCheck[];
+  actions: GuardrailActions;
+  /** Where it was named: `workspace_defaults.input_guardrails[0]`, `targets[1].before_request_hooks[0]`, … */
+  source: string;
+}
+
+export interface RequestGuardrails {
+  before: ResolvedGuardrail[];
+  after: ResolvedGuardrail[];
+  /**
+   * References that name nothing the workspace can use (deleted since the config was saved,
+   * another workspace's, or a typo in an inline x-service-config): the caller decides (the
+   * gateway refuses the request rather than run it unguarded).
+   */
+  missing: Array<{ ref: string; source: string }>;
+}
+
+/** What the gateway asks of guardrails on the hot path. */
+export interface GuardrailLookup {
+  /**
+   * The guardrails of one request in a workspace: the workspace defaults first, then those of
+   * `node` (the config node the request runs, with whatever it inherits already merged in).
+   */
+  forRequest(input: {
+    organisationId: string;
+    workspaceId: string;
+    node?: GuardrailFields;
+  }): Promise<RequestGuardrails>;
+  /** Forgets everything cached; called after any change to guardrails or workspace defaults. */
+  invalidate(): void;
+}
+
+interface Stored {
+  row: GuardrailRow;
+  version: { id: string; version: number; checks: GuardrailCheck[]; actions: GuardrailActions };
+}
+
+/**
+ * The guardrail lookup with a cache: stored guardrails by reference and workspace defaults are
+ * kept for `ttlMs` (other instances' changes are seen within it) and dropped at once by
+ * `invalidate` (this instance's changes).
+ */
+export function createGuardrailLookup(deps: {
+  guardrails: GuardrailRepository;
+  workspaces: WorkspaceRepository;
+  clock: Clock;
+  ttlMs?: number;
+}): GuardrailLookup {
+  const ttl = deps.ttlMs ?? 30_000;
+  const stored = new Map<string, { at: number; value: Promise<Stored | null> }>();
+  const defaults = new Map<string, { at: number; value: Promise<NodeGuardrails> }>();
+
+  function cached<T>(
+    map: Map<string, { at: number; value: Promise<T> }>,
+    key: string,
+    load: () => Promise<T>,
+  ): Promise<T> {
+    const now = deps.clock.now();
+    const hit = map.get(key);
+    if (hit && now - hit.at < ttl) return hit.value;
+    const value = load();
+    map.set(key, { at: now, value });
+    // A failed load is not remembered.
+    value.catch(() => map.get(key)?.value === value && map.delete(key));
+    return value;
+  }
+
+  async function loadStored(
+    organisationId: string,
+    ref: string,
+    versionId: string | undefined,
+  ): Promise<Stored | null> {
+    const row = isUuid(ref)
+      ? await deps.guardrails.findById(organisationId, ref.toLowerCase())
+      : await deps.guardrails.findBySlug(organisationId, ref);
+    if (!row || row.status !== 'active') return null;
+    const version = await deps.guardrails.findVersion(row.id, versionId ?? row.latest_version_id);
+    if (!version) return null;
+    return {
+      row,
+      version: {
+        id: version.id,
+        version: version.version,
+        checks: JSON.parse(version.checks) as GuardrailCheck[],
+        actions: JSON.parse(version.actions) as GuardrailActions,
+      },
+    };
+  }
+
+  async function resolve(
+    organisationId: string,
+    workspaceId: string,
+    uses: GuardrailUse[],
+    prefix: string,
+    missing: RequestGuardrails['missing'],
+  ) {
+    const out: ResolvedGuardrail[] = [];
+    for (const use of uses) {
+      const source = prefix + use.path;
+      if (use.kind === 'inline') {
+        out.push({
+          id: null,
+          slug: null,
+          version_id: null,
+          version: null,
+          name: use.label ?? null,
+          checks: runnable(use.checks),
+          actions: use.actions,
+          source,
+        });
+        continue;
+      }
+      const key = `${organisationId}\u0000${use.ref}\u0000${use.versionId ?? ''}`;
+      const found = await cached(stored, key, () => loadStored(organisationId, use.ref, use.versionId));
+      // Another workspace's guardrail is answered like a missing one: names do not cross walls.
+      if (!found || (found.row.workspace_id !== null && found.row.workspace_id !== workspaceId)) {
+        missing.push({ ref: use.ref, source });
+        continue;
+      }
+      out.push({
+        id: found.row.id,
+        slug: found.row.slug,
+        version_id: found.version.id,
+        version: found.version.version,
+        name: found.row.name,
+        checks: runnable(found.version.checks),
+        actions: withOverrides(found.version.actions, use.overrides),
+        source,
+      });
+    }
+    return out;
+  }
+
+  return {
+    async forRequest({ organisationId, workspaceId, node }) {
+      const workspace = await cached(defaults, workspaceId, async () => {
+        const row = await deps.workspaces.findById(workspaceId);
+        return parseWorkspaceDefaults(row?.defaults ?? null);
+      });
+      const own = node ? guardrailUsesOf(node) : { before: [], after: [] };
+      const missing: RequestGuardrails['missing'] = [];
+      const before = [
+        ...(await resolve(organisationId, workspaceId, workspace.before, 'workspace_defaults.', missing)),
+        ...(await resolve(organisationId, workspaceId, own.before, '', missing)),
+      ];
+      const after = [
+        ...(await resolve(organisationId, workspaceId, workspace.after, 'workspace_defaults.', missing)),
+        ...(await resolve(organisationId, workspaceId, own.after, '', missing)),
+      ];
+      return { before, after, missing };
+    },
+    invalidate() {
+      stored.clear();
+      defaults.clear();
+    },
+  };
+}
+
+function runnable(checks: GuardrailCheck[]): ResolvedCheck[] {
+  return checks.flatMap((check) => {
+    const id = builtInCheckId(check.id);
+    return check.is_enabled && id !== null ? [{ ...check, check: id }] : [];
+  });
+}
