@@ -18,6 +18,7 @@ import { serveCommand } from './commands/serve.js';
 import { usersCommand } from './commands/users.js';
 import { virtualKeysCommand } from './commands/virtual-keys.js';
 import { configsCommand } from './commands/configs.js';
+import { guardrailsCommand } from './commands/guardrails.js';
 import { feedbackCommand } from './commands/feedback.js';
 import { workspacesCommand } from './commands/workspaces.js';
 import { FatalError } from './fatal-error.js';
@@ -53,6 +54,7 @@ export function buildProgram(): Command {
   program.addCommand(providersCommand());
   program.addCommand(virtualKeysCommand());
   program.addCommand(configsCommand());
+  program.addCommand(guardrailsCommand());
   program.addCommand(policiesCommand());
   program.addCommand(logsCommand());
   program.addCommand(feedbackCommand());

@@ -16,6 +16,11 @@ export interface GuardrailServerOptions {
   allowPrivateContentUrls: boolean;
   /** webhook, jwt (the JWKS) and thirdPartyDetection may reach private addresses. */
   allowPrivateCheckEndpoints: boolean;
+  /**
+   * Hosts (`name` or `name:port`, as in the URL) any check may reach even though they are
+   * private: the operator's own webhook or JWKS service, without opening all private space.
+   */
+  privateHostAllowlist?: readonly string[];
 }
 
 export const DEFAULT_SERVER_OPTIONS: GuardrailServerOptions = Object.freeze({

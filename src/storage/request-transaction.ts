@@ -33,6 +33,12 @@ export interface RequestTransaction {
 }
 
 const context = new AsyncLocalStorage<RequestTransaction>();
+/**
+ * Request transactions open in this process. On Node 20 an enabled AsyncLocalStorage installs
+ * promise hooks that slow every promise of the process (the gateway's too) by half; the context
+ * is only needed while a transaction is open, so it is disabled whenever none is.
+ */
+let openCount = 0;
 const roots = new WeakMap<Db, { root: Db; sqlite: SQLite.Database }>();
 /** The request transaction open on a connection, if any (at most one: it holds the connection). */
 const openOn = new WeakMap<SQLite.Database, RequestTransaction>();
@@ -95,6 +101,7 @@ export async function beginRequestTransaction(db: Db): Promise<RequestTransactio
               release: () => release(),
             };
             openOn.set(sqlite, tx);
+            openCount++;
             resolve(tx);
           }),
       )
@@ -216,7 +223,10 @@ function rollBackAll(tx: RequestTransaction): void {
 }
 
 function close(tx: RequestTransaction): void {
-  if (openOn.get(tx.sqlite) === tx) openOn.delete(tx.sqlite);
+  if (openOn.get(tx.sqlite) === tx) {
+    openOn.delete(tx.sqlite);
+    if (--openCount === 0) context.disable();
+  }
   tx.rawWrites.length = 0;
   tx.release();
 }

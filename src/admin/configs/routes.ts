@@ -16,7 +16,8 @@ import type { ConfigService } from './service.js';
 
 const TAG = ['Configs'];
 const auth = (verb: string) => ({ scope: `configs.${verb}`, keyTypes: BOTH_KEY_TYPES });
-const audit = (action: string) => ({ resourceType: 'config', action });
+// Guardrail webhooks in a config carry credentials in their headers, under any name.
+const audit = (action: string) => ({ resourceType: 'config', action, secretFields: ['headers'] });
 const INVALID_CONFIG =
   'An invalid config answers 400 AB01_INVALID_CONFIG: `param` is the JSON path of the first problem and the message lists every problem.';
 

@@ -18,7 +18,8 @@ const access = (verb: string) => ({
   auth: { scope: `guardrails.${verb}`, keyTypes: BOTH_KEY_TYPES },
   feature: 'guardrails' as const,
 });
-const audit = (action: string) => ({ resourceType: 'guardrail', action });
+// Webhook and detector headers carry credentials under any name.
+const audit = (action: string) => ({ resourceType: 'guardrail', action, secretFields: ['headers'] });
 const CHECKS =
   'Each check id must be one svcgw runs (400 naming the check and listing the built-in ones otherwise) and its parameters must suit it; `param` names the field. `actions` also takes the `{onFail: "block", message}` spelling (see docs/guardrails.md).';
 

@@ -1,3 +1,4 @@
+import { redactCheckParameters } from '../../guardrails/registry.js';
 import type { GuardrailCheck } from '../../guardrails/store/index.js';
 import { REDACTED, redactSecrets } from '../../lib/redact.js';
 
@@ -7,7 +8,11 @@ import { REDACTED, redactSecrets } from '../../lib/redact.js';
  * value, so that reading a guardrail, editing it and sending it back loses nothing.
  */
 export const maskChecks = (checks: GuardrailCheck[]): GuardrailCheck[] =>
-  checks.map((check) => ({ ...check, parameters: redactSecrets(check.parameters) as Record<string, unknown> }));
+  checks.map((check) => ({
+    ...check,
+    // The check's own secret fields (every webhook header, a detector's apiKey), then any secret-looking name.
+    parameters: redactSecrets(redactCheckParameters(check.id, check.parameters)) as Record<string, unknown>,
+  }));
 
 /** `next` with every `[REDACTED]` replaced by the value at the same place in the same check of `previous`. */
 export function keepRedacted(next: GuardrailCheck[], previous: GuardrailCheck[]): GuardrailCheck[] {

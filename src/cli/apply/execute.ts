@@ -5,6 +5,7 @@ import type { Client } from '../client/http-client.js';
 import { FatalError } from '../fatal-error.js';
 import { createProgress } from '../output.js';
 import type { ApplyFile } from './schema.js';
+import type { GuardrailRow } from './guardrails.js';
 import {
   findConfig,
   type ApiKeyRow,
@@ -62,6 +63,18 @@ async function fetchConfigs(client: Client, file: ApplyFile): Promise<ConfigRow[
   return rows.map((row) => full.get(row.id) ?? row);
 }
 
+/** The active guardrails, with checks and actions for those the file names. */
+async function fetchGuardrails(client: Client, file: ApplyFile): Promise<GuardrailRow[]> {
+  if (file.guardrails.length === 0) return [];
+  const rows = await fetchAll<GuardrailRow>(client, '/v1/guardrails', { status: 'active' });
+  const named = new Set(file.guardrails.map((g) => g.slug));
+  return mapFew(rows, (row) =>
+    named.has(row.slug)
+      ? client.get<GuardrailRow>(`/v1/guardrails/${encodeURIComponent(row.id)}`)
+      : Promise.resolve(row),
+  );
+}
+
 /** Reads what the file's sections need; an admin key can read all of it. */
 export async function fetchCurrentState(client: Client, file: ApplyFile): Promise<CurrentState> {
   const need = (n: number) => n > 0;
@@ -80,7 +93,16 @@ export async function fetchCurrentState(client: Client, file: ApplyFile): Promis
     need(file.api_keys.length) ? fetchAll<ApiKeyRow>(client, '/v1/api-keys') : [],
     fetchConfigs(client, file),
   ]);
-  return { workspaces, integrations, providers, rateLimits, usageLimits, apiKeys, configs };
+  return {
+    workspaces,
+    integrations,
+    providers,
+    rateLimits,
+    usageLimits,
+    apiKeys,
+    configs,
+    guardrails: await fetchGuardrails(client, file),
+  };
 }
 
 const INVALID_CONFIG = /^Invalid config \(\d+ problems?\): ([\s\S]+) \(HTTP 400 AB01_INVALID_CONFIG\)$/;

@@ -1,8 +1,16 @@
 import { changedFields, covers, maskSecret, pick, same, shownConfigurations } from './compare.js';
 import type { ApplyFile } from './schema.js';
+import { planGuardrails, type GuardrailRow } from './guardrails.js';
 
 export type Kind =
-  'workspace' | 'integration' | 'provider' | 'config' | 'rate_limits_policy' | 'usage_limits_policy' | 'api_key';
+  | 'workspace'
+  | 'integration'
+  | 'provider'
+  | 'guardrail'
+  | 'config'
+  | 'rate_limits_policy'
+  | 'usage_limits_policy'
+  | 'api_key';
 export type Action = 'create' | 'update' | 'unchanged';
 
 export interface Request {
@@ -86,6 +94,8 @@ export interface CurrentState {
    * latest version's object.
    */
   configs?: ConfigRow[];
+  /** Active guardrails with their checks and actions (those the file names). */
+  guardrails?: GuardrailRow[];
 }
 
 export class PlanError extends Error {}
@@ -129,7 +139,7 @@ export function findConfig(rows: readonly ConfigRow[], slug: string): ConfigRow 
 
 /**
  * Compares the file with the server and says, in dependency order (workspaces → integrations
- * → providers → configs → policies → keys), what would be created, updated or left alone.
+ * → providers → guardrails → configs → policies → keys), what would be created, updated or left alone.
  * Pure: the caller fetched `current` and runs the requests.
  */
 export function planApply(file: ApplyFile, current: CurrentState): Step[] {
@@ -234,6 +244,9 @@ export function planApply(file: ApplyFile, current: CurrentState): Step[] {
       ),
     );
   }
+
+  // Before configs, which may name them by slug.
+  steps.push(...planGuardrails(file.guardrails, current.guardrails ?? [], wsOf, needWs, problems));
 
   for (const c of file.configs) {
     const ws = needWs(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { guardrailEntry } from './guardrails.js';
 
 const condition = z.object({ key: z.string().min(1), value: z.string() }).strict();
 const groupBy = z.object({ key: z.string().min(1) }).strict();
@@ -110,6 +111,7 @@ export const applyFileSchema = z
     workspaces: z.array(workspace).default([]),
     integrations: z.array(integration).default([]),
     providers: z.array(provider).default([]),
+    guardrails: z.array(guardrailEntry).default([]),
     configs: z.array(gatewayConfig).default([]),
     policies: z
       .object({

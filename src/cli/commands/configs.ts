@@ -34,7 +34,7 @@ const COLUMNS: Column<ConfigSummary>[] = [
 ];
 
 /** The config object from a JSON or YAML file (`-` reads standard input). */
-async function readConfigFile(path: string): Promise<unknown> {
+export async function readConfigFile(path: string): Promise<unknown> {
   let text: string;
   try {
     text = path === '-' ? await readStdin() : await readFile(path, 'utf8');

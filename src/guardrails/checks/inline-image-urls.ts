@@ -58,6 +58,7 @@ function imageRefs(endpoint: GuardrailEndpoint, body: unknown): ImageRef[] {
 async function fetchImage(url: string, context: GuardrailContext, maxSizeBytes: number, timeoutMs: number) {
   const answer = await guardedFetch(url, {
     allowPrivate: context.server.allowPrivateContentUrls,
+    allowHosts: context.server.privateHostAllowlist,
     headers: { accept: 'image/*' },
     signal: AbortSignal.any([context.signal, AbortSignal.timeout(timeoutMs)]),
     maxRedirects: 3,

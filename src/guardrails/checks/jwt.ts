@@ -26,8 +26,13 @@ const MAX_JWKS_BYTES = 1024 * 1024;
 /** jose caches a JWKS per resolver: keep one resolver per (URI, max age, address policy). */
 const resolvers = new Map<string, JWTVerifyGetKey>();
 
-function resolverFor(uri: string, cacheMaxAgeMs: number, allowPrivate: boolean): JWTVerifyGetKey {
-  const key = JSON.stringify([uri, cacheMaxAgeMs, allowPrivate]);
+function resolverFor(
+  uri: string,
+  cacheMaxAgeMs: number,
+  allowPrivate: boolean,
+  allowHosts: readonly string[],
+): JWTVerifyGetKey {
+  const key = JSON.stringify([uri, cacheMaxAgeMs, allowPrivate, allowHosts]);
   const hit = resolvers.get(key);
   if (hit) return hit;
   const resolver = createRemoteJWKSet(new URL(uri), {
@@ -36,6 +41,7 @@ function resolverFor(uri: string, cacheMaxAgeMs: number, allowPrivate: boolean):
     [customFetch]: async (url, options) => {
       const answer = await guardedFetch(url, {
         allowPrivate,
+        allowHosts,
         headers: Object.fromEntries(options.headers.entries()),
         signal: options.signal,
         maxRedirects: 0,
@@ -84,7 +90,12 @@ export const jwt = defineCheck({
     const raw = context.request.headers[p.headerKey.toLowerCase()];
     if (!raw) return { verdict: false, explanation: `The ${p.headerKey} header is missing.` };
     const token = raw.replace(/^Bearer\s+/i, '').trim();
-    const keys = resolverFor(p.jwksUri, p.cacheMaxAge * 1000, context.server.allowPrivateCheckEndpoints);
+    const keys = resolverFor(
+      p.jwksUri,
+      p.cacheMaxAge * 1000,
+      context.server.allowPrivateCheckEndpoints,
+      context.server.privateHostAllowlist ?? [],
+    );
     try {
       const { payload } = await jwtVerify(token, keys, {
         algorithms: p.algorithms,

@@ -46,7 +46,12 @@ export const thirdPartyDetection = defineCheck({
           provider: context.provider ?? null,
           metadata: context.metadata,
         },
-        { headers, signal: context.signal, allowPrivate: context.server.allowPrivateCheckEndpoints },
+        {
+          headers,
+          signal: context.signal,
+          allowPrivate: context.server.allowPrivateCheckEndpoints,
+          allowHosts: context.server.privateHostAllowlist,
+        },
       );
     } catch (error) {
       throw new Error(`detection service: ${describeFetchError(error)}`, { cause: error });

@@ -22,6 +22,7 @@ async function reachable(raw: string, onlyDNS: boolean, context: GuardrailContex
     const answer = await guardedFetch(url, {
       method: 'HEAD',
       allowPrivate: context.server.allowPrivateContentUrls,
+      allowHosts: context.server.privateHostAllowlist,
       signal: AbortSignal.any([context.signal, AbortSignal.timeout(PER_URL_TIMEOUT_MS)]),
       maxRedirects: 3,
       maxBytes: 0,

@@ -65,6 +65,7 @@ export const webhook = defineCheck({
         headers: p.headers,
         signal: context.signal,
         allowPrivate: context.server.allowPrivateCheckEndpoints,
+        allowHosts: context.server.privateHostAllowlist,
       });
     } catch (error) {
       throw new Error(`webhook: ${describeFetchError(error)}`, { cause: error });

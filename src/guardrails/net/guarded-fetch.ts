@@ -23,6 +23,8 @@ export class TooLargeError extends Error {
 export interface GuardedRequest {
   /** Private, loopback, link-local and unique-local addresses are refused unless true. */
   allowPrivate: boolean;
+  /** Hosts (`name` or `name:port`) reached even though private: the operator's own services. */
+  allowHosts?: readonly string[] | undefined;
   method?: 'GET' | 'POST' | 'HEAD';
   headers?: Record<string, string>;
   body?: string;
@@ -62,8 +64,15 @@ function agentFor(allowPrivate: boolean): Dispatcher {
   return allowPrivate ? agents.open : agents.guarded;
 }
 
-/** Throws RefusedAddressError when the URL may not be fetched at all. */
-export function checkUrl(raw: string | URL, allowPrivate: boolean): URL {
+/**
+ * The URL, and whether it may reach private addresses; throws RefusedAddressError when it
+ * may not be fetched at all.
+ */
+export function checkUrl(
+  raw: string | URL,
+  allowPrivate: boolean,
+  allowHosts: readonly string[] = [],
+): { url: URL; open: boolean } {
   let url: URL;
   try {
     url = new URL(raw);
@@ -73,16 +82,17 @@ export function checkUrl(raw: string | URL, allowPrivate: boolean): URL {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new RefusedAddressError(`only http and https URLs are fetched, not ${url.protocol}`);
   if (url.username || url.password) throw new RefusedAddressError('URLs with credentials are not fetched');
+  const open = allowPrivate || allowHosts.includes(url.host) || allowHosts.includes(url.hostname);
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!allowPrivate && isIP(host) !== 0 && isPrivateAddress(host))
+  if (!open && isIP(host) !== 0 && isPrivateAddress(host))
     throw new RefusedAddressError(`${host} is a private address`);
-  return url;
+  return { url, open };
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 export async function guardedFetch(raw: string | URL, init: GuardedRequest): Promise<GuardedResponse> {
-  let url = checkUrl(raw, init.allowPrivate);
+  let { url, open } = checkUrl(raw, init.allowPrivate, init.allowHosts);
   let method = init.method ?? 'GET';
   let body = init.body;
   const maxRedirects = init.maxRedirects ?? 3;
@@ -92,14 +102,14 @@ export async function guardedFetch(raw: string | URL, init: GuardedRequest): Pro
       headers: init.headers ?? {},
       ...(body === undefined ? {} : { body }),
       signal: init.signal,
-      dispatcher: agentFor(init.allowPrivate),
+      dispatcher: agentFor(open),
     });
     const headers = flatHeaders(answer.headers);
     const location = headers.location;
     if (REDIRECTS.has(answer.statusCode) && location !== undefined && maxRedirects > 0) {
       await answer.body.dump();
       if (hop >= maxRedirects) throw new Error(`more than ${maxRedirects} redirects`);
-      url = checkUrl(new URL(location, url), init.allowPrivate);
+      ({ url, open } = checkUrl(new URL(location, url), init.allowPrivate, init.allowHosts));
       if (
         answer.statusCode === 303 ||
         ((answer.statusCode === 301 || answer.statusCode === 302) && method === 'POST')

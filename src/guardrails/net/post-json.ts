@@ -11,7 +11,12 @@ const MAX_ANSWER_BYTES = 10 * 1024 * 1024;
 export async function postJson(
   url: string,
   body: unknown,
-  init: { headers: Record<string, string>; signal: AbortSignal; allowPrivate: boolean },
+  init: {
+    headers: Record<string, string>;
+    signal: AbortSignal;
+    allowPrivate: boolean;
+    allowHosts?: readonly string[] | undefined;
+  },
 ): Promise<unknown> {
   const answer = await guardedFetch(url, {
     method: 'POST',
@@ -19,6 +24,7 @@ export async function postJson(
     body: JSON.stringify(body),
     signal: init.signal,
     allowPrivate: init.allowPrivate,
+    allowHosts: init.allowHosts,
     maxRedirects: 0,
     maxBytes: MAX_ANSWER_BYTES,
   });
