@@ -94,6 +94,12 @@ export const settingsSchema = z
       .optional()
       .describe('Price ("<input>/<output>" USD per 1,000,000 tokens) that cost budgets charge for models without a price; without it such requests are refused under a cost budget.'),
     guardrails_enabled: onOff(true).describe('Feature flag (GUARDRAILS_ENABLED): guardrails; OFF turns their routes and checks off.'),
+    guardrails_allow_private_content_urls: onOff(false).describe('Guardrails inlineImageUrls and validUrls may fetch URLs found in requests and answers that resolve to private, loopback or link-local addresses.'),
+    guardrails_allow_private_check_endpoints: onOff(false).describe('Guardrail webhooks, JWKS and detection services may be on private, loopback or link-local addresses.'),
+    guardrails_private_hosts: z
+      .string()
+      .default('')
+      .describe('Comma-separated hosts (`name` or `name:port`) every guardrail check may reach although they are private: your own webhook or JWKS service, without opening all private space.'),
     api_access_enabled: onOff(true).describe('Feature flag (API_ACCESS_ENABLED): the administration API for API keys; OFF leaves only the gateway and health.'),
     data_exports_enabled: onOff(true).describe('Feature flag (DATA_EXPORTS_ENABLED): log exports.'),
     usage_limits_enabled: onOff(true).describe('Feature flag (USAGE_LIMITS_ENABLED): usage limits (budgets); OFF turns their routes and checks off.'),

@@ -26,6 +26,12 @@ import { usageFromBody } from '../providers/usage.js';
 import { withModelSniffer } from './model-sniffer.js';
 import { modelMayRoute, modelRouteLeaf, parseModelRoute } from './model-route.js';
 import { withoutUrlCredentials } from '../lib/mask.js';
+import {
+  GuardrailDenial,
+  startGuardrails,
+  type GatewayGuardrails,
+  type RequestGuard,
+} from './guardrails/request-guard.js';
 
 export interface GatewayDeps {
   config: Config;
@@ -38,6 +44,8 @@ export interface GatewayDeps {
   pricing: PricingService;
   limits: LimitsService;
   defaultWorkspaceId: (organisationId: string) => Promise<string>;
+  /** Guardrails; null when GUARDRAILS_ENABLED is OFF. */
+  guardrails: GatewayGuardrails | null;
   /** Backoff between retries; tests may shorten it. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -74,15 +82,21 @@ export function createGatewayHandler(deps: GatewayDeps) {
     let closed = false;
     let served: UpstreamAnswer | null = null;
     let plainJson: Buffer | null = null;
+    let guard: RequestGuard | null = null;
+    const guardAbort = deps.guardrails ? new AbortController() : null;
     reply.raw.once('close', () => {
       closed = true;
       if (plainJson) readUsage(draft, plainJson);
       const finished = reply.raw.writableFinished;
-      if (!finished) controller?.abort();
+      if (!finished) {
+        controller?.abort();
+        guardAbort?.abort();
+      }
       const status = finished || reply.statusCode >= 400 ? reply.statusCode : 499;
       if (!finished && draft.errorCode === null) draft.errorCode = 'CLIENT_CLOSED_REQUEST';
       const endedPerf = performance.now();
       const completed = priced(draft, deps.pricing).then(async () => {
+        if (guard) await guard.record(draft);
         await deps.limits.settle(admission, actualUsage(draft, served));
         return draft.finish(status, endedPerf);
       });
@@ -101,7 +115,8 @@ export function createGatewayHandler(deps: GatewayDeps) {
       draft.metadata = metadata;
       reply.header('x-service-trace-id', headers.traceId);
 
-      const json = route.body === 'json' ? (request.body as Record<string, unknown>) : null;
+      let json = route.body === 'json' ? (request.body as Record<string, unknown>) : null;
+      let sent = request;
       if (json && typeof json.model === 'string') draft.model = draft.requestedModel = json.model;
       if (route.body === 'raw')
         request.body = withModelSniffer(
@@ -123,6 +138,29 @@ export function createGatewayHandler(deps: GatewayDeps) {
           ? await deps.configs.select(configHeader, principal, workspaceId)
           : null;
       if (selected) draft.configId = selected.id;
+      if (deps.guardrails && guardAbort) {
+        guard = await startGuardrails(deps.guardrails, {
+          route,
+          organisationId: principal.organisationId,
+          workspaceId,
+          apiKeyId: principal.keyId,
+          config: selected?.config ?? null,
+          request,
+          metadata: metadata ?? {},
+          model: draft.requestedModel ?? undefined,
+          traceId: headers.traceId,
+          signal: guardAbort.signal,
+        });
+        if (guard && json) {
+          const checked = await guard.checkRequest(json);
+          if (checked === null) return guard.deny(reply, draft);
+          if (checked !== json) {
+            json = checked;
+            sent = withJsonBody(request, json);
+            if (capture > 0) draft.requestBody = sent.rawBody!.subarray(0, capture).toString('utf8');
+          }
+        }
+      }
       const cache =
         selected?.config.cache && json
           ? await lookUpCache(deps.cache, selected, json, headers, principal.organisationId, workspaceId, path)
@@ -130,13 +168,22 @@ export function createGatewayHandler(deps: GatewayDeps) {
       if (cache) {
         draft.cacheStatus = cache.status;
         reply.headers(cacheResponseHeaders(cache));
-        if (cache.hit) return sendCached(reply, draft, cache);
+        if (cache.hit) {
+          guard?.guardAnswer(reply, draft, json, null, undefined);
+          return sendCached(reply, draft, cache);
+        }
       }
       // A streamed request body can be sent only once: raw routes get one attempt at one target.
       const config = selected && route.body === 'raw' ? withoutRetries(selected.config) : (selected?.config ?? null);
 
       const attempt = async (leaf: Leaf) => {
         const target = await resolveLeafTarget(leaf.node, headers, principal, workspaceId, deps.credentials);
+        let attemptJson = json;
+        let attemptRequest = sent;
+        if (guard && json && leaf.settings.guardrailNodes.length > 0) {
+          attemptJson = await guard.checkTarget(leaf, json, target.provider.name);
+          if (attemptJson !== json) attemptRequest = withJsonBody(sent, attemptJson);
+        }
         if (admission.reservation === null) {
           const model =
             typeof leaf.settings.overrideParams?.model === 'string' ? leaf.settings.overrideParams.model : draft.model;
@@ -149,7 +196,10 @@ export function createGatewayHandler(deps: GatewayDeps) {
               : [null, null];
             const bodyBytes = request.rawBody?.length ?? (Number(request.headers['content-length']) || 0);
             // The body as the provider gets it: a config's override_params (max_tokens, …) included.
-            const body = json && leaf.settings.overrideParams ? { ...json, ...leaf.settings.overrideParams } : json;
+            const body =
+              attemptJson && leaf.settings.overrideParams
+                ? { ...attemptJson, ...leaf.settings.overrideParams }
+                : attemptJson;
             return estimateRequest({
               endpointType: route.endpointType,
               method: request.method,
@@ -164,9 +214,9 @@ export function createGatewayHandler(deps: GatewayDeps) {
         controller = new AbortController();
         const outcome = await callTarget(callDeps, {
           route,
-          request,
+          request: attemptRequest,
           path,
-          json,
+          json: attemptJson,
           headers,
           target,
           settings: leaf.settings,
@@ -175,6 +225,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
         return { ...outcome, provider: target.provider.name };
       };
       let outcome: AttemptOutcome<UpstreamAnswer>;
+      let servedLeaf: string | null = null;
       if (config) {
         const routed = await routeRequest(
           config,
@@ -183,6 +234,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
         );
         recordRouting(reply, draft, routed);
         outcome = routed.outcome;
+        servedLeaf = routed.leaf.label;
       } else {
         // No config: one try at the target the model (`@slug/model`) or the headers name.
         outcome = await attempt(modelRoute ? modelRouteLeaf(modelRoute) : HEADERS_LEAF);
@@ -196,10 +248,12 @@ export function createGatewayHandler(deps: GatewayDeps) {
       if (answer.body && typeof answer.body.model === 'string') draft.model = answer.body.model;
       draft.markFirstByte(performance.now());
       reply.header('x-service-provider', answer.target.provider.name);
+      guard?.guardAnswer(reply, draft, answer.body ?? json, servedLeaf, answer.target.provider.name);
       const relayed = relayAnswer(reply, draft, answer, { capture, aborted: () => closed, cache });
       plainJson = relayed.plainJson;
       return relayed.sent;
     } catch (error) {
+      if (error instanceof GuardrailDenial && guard) return guard.deny(reply, draft);
       if (error instanceof RateLimitedError) reply.headers(error.headers);
       const failure = withoutCredentials(error instanceof AppError ? error : upstreamFailure(error));
       draft.errorCode = failure.code;
@@ -250,6 +304,14 @@ function sendCached(reply: GatewayReply, draft: RequestLogDraft, cache: CacheLoo
     .code(response.status)
     .headers(response.headers)
     .send(response.stream ? replaySse(response.body) : response.body);
+}
+
+/** The request with another JSON body, as the provider gets it (the bytes re-encoded). */
+function withJsonBody(request: GatewayRequest, json: Record<string, unknown>): GatewayRequest {
+  return Object.create(request, {
+    body: { value: json, writable: true },
+    rawBody: { value: Buffer.from(JSON.stringify(json)) },
+  }) as GatewayRequest;
 }
 
 /** Which target served and how many tries it took, in the log record and the response headers. */

@@ -9,6 +9,7 @@ import { registerAuditLogRoutes } from '../admin/audit-logs/routes.js';
 import { registerConfigs } from '../admin/configs/index.js';
 import { registerGuardrails } from '../admin/guardrails/index.js';
 import { createGuardrailLookup, type GuardrailLookup } from '../guardrails/store/index.js';
+import type { GatewayGuardrails } from '../gateway/guardrails/request-guard.js';
 import { createCredentials, registerCredentialRoutes, type CredentialResolver } from '../admin/credentials/index.js';
 import { registerRateLimitPolicyRoutes } from '../admin/rate-limits-policies/routes.js';
 import { createRateLimitPolicyService } from '../admin/rate-limits-policies/service.js';
@@ -41,7 +42,7 @@ import { registerRequestGate } from './request-gate.js';
 import { AppError } from '../lib/errors.js';
 import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
 import { registerAnalytics } from '../admin/analytics/index.js';
-import { registerObservability, type Observability } from '../admin/observability/index.js';
+import { createFeedbackStore, registerObservability, type Observability } from '../admin/observability/index.js';
 import { registerLogRoutes } from '../admin/logs/routes.js';
 import { registerLogStreamRoute } from '../admin/logs/stream-route.js';
 import { registerProviderCatalogRoute } from '../admin/provider-catalog/routes.js';
@@ -324,9 +325,48 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     logs: requestLogs,
     pricing,
     defaultWorkspaceId,
+    guardrails: features.enabled('guardrails') ? gatewayGuardrails(deps, guardrails) : null,
     controlPlane: [...routes],
   });
 
   await app.ready();
   return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails };
+}
+
+/**
+ * What the gateway needs to run guardrails: the lookup, the operator's network settings for
+ * checks, and feedback written on the trace off the hot path.
+ */
+function gatewayGuardrails(deps: AppDeps, lookup: GuardrailLookup): GatewayGuardrails {
+  const feedback = createFeedbackStore(deps.db);
+  const hosts = deps.config.guardrails_private_hosts
+    .split(',')
+    .map((host) => host.trim())
+    .filter(Boolean);
+  return {
+    lookup,
+    clock: deps.clock,
+    server: {
+      allowPrivateContentUrls: deps.config.guardrails_allow_private_content_urls,
+      allowPrivateCheckEndpoints: deps.config.guardrails_allow_private_check_endpoints,
+      privateHostAllowlist: hosts,
+    },
+    recordFeedback(entry) {
+      const now = new Date(deps.clock.now()).toISOString();
+      feedback
+        .create(
+          {
+            organisation_id: entry.organisationId,
+            workspace_id: entry.workspaceId,
+            api_key_id: entry.apiKeyId,
+            trace_id: entry.traceId,
+            value: Math.max(-10, Math.min(10, Math.round(entry.value))),
+            weight: Math.max(0, Math.min(1, entry.weight)),
+            metadata: JSON.stringify(entry.metadata),
+          },
+          now,
+        )
+        .catch((error: unknown) => deps.logger.warn({ err: error }, 'guardrail feedback could not be written'));
+    },
+  };
 }

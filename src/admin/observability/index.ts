@@ -11,7 +11,7 @@ import { createRetentionWorker, type RetentionWorker } from './retention/retenti
 import { registerTraceRoutes } from './traces/trace-routes.js';
 import './tables.js';
 
-export { feedbackForTraces } from './feedback/feedback-store.js';
+export { createFeedbackStore, feedbackForTraces } from './feedback/feedback-store.js';
 export { formatLog, LOG_FORMATS, type LogFormat } from './log-format.js';
 
 /** What registerObservability hands the server: the background work, and its parts for tests. */

@@ -171,7 +171,11 @@ export class GuardrailRun {
   /** The guardrail's `on_success` / `on_fail` feedback, on the trace and in its result. */
   private feedback(guardrail: ResolvedGuardrail, view: HookResultView): void {
     const { feedback } = view.verdict ? guardrail.actions.on_success : guardrail.actions.on_fail;
-    const ids = (pick: (c: CheckResultView) => boolean) => view.checks.filter(pick).map((c) => c.id).join(',');
+    const ids = (pick: (c: CheckResultView) => boolean) =>
+      view.checks
+        .filter(pick)
+        .map((c) => c.id)
+        .join(',');
     const metadata = {
       successfulChecks: ids((c) => c.verdict && c.error === null),
       failedChecks: ids((c) => !c.verdict),
@@ -180,7 +184,12 @@ export class GuardrailRun {
     };
     view.feedback = { value: feedback.value, weight: feedback.weight, metadata };
     if (feedback.weight > 0)
-      this.deps.recordFeedback({ traceId: this.facts.traceId, value: feedback.value, weight: feedback.weight, metadata });
+      this.deps.recordFeedback({
+        traceId: this.facts.traceId,
+        value: feedback.value,
+        weight: feedback.weight,
+        metadata,
+      });
   }
 }
 

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { GUARDRAIL_FIELDS } from '../../guardrails/store/index.js';
 import { AppError } from '../../lib/errors.js';
 import type { ConfigTarget, GatewayConfig } from '../config/schema.js';
 import { backoffDelay, MAX_RETRY_AFTER_MS } from './backoff.js';
@@ -11,6 +12,8 @@ export interface LeafSettings {
   requestTimeoutMs: number | null;
   anthropicBeta: string | undefined;
   azureEntraScope: string | undefined;
+  /** Nodes below the root on the way to the leaf that name guardrails: they run for this leaf only. */
+  guardrailNodes: readonly ConfigTarget[];
 }
 
 /** One provider target the router may call: a leaf of the config tree (or the request's own headers). */
@@ -62,6 +65,7 @@ const NO_SETTINGS: LeafSettings = Object.freeze({
   requestTimeoutMs: null,
   anthropicBeta: undefined,
   azureEntraScope: undefined,
+  guardrailNodes: [],
 });
 
 /** The target of a request without a config: the one its headers name, tried once. */
@@ -101,7 +105,7 @@ async function runNode<R>(
   const child = (i: number) => {
     const target = targets[i]!;
     const childLabel = target.name ?? `${label === 'root' ? '' : `${label}.`}targets[${i}]`;
-    return runNode(target, childLabel, inherit(settings, target), facts, hooks, attempts);
+    return runNode(target, childLabel, withGuardrailNode(inherit(settings, target), target), facts, hooks, attempts);
   };
   switch (node.strategy.mode) {
     case 'single':
@@ -162,6 +166,11 @@ async function runLeaf<R>(leaf: Leaf, hooks: RouteHooks<R>, attempts: AttemptRec
   }
 }
 
+function withGuardrailNode(settings: LeafSettings, node: ConfigTarget): LeafSettings {
+  if (!GUARDRAIL_FIELDS.some((field) => (node[field]?.length ?? 0) > 0)) return settings;
+  return { ...settings, guardrailNodes: [...settings.guardrailNodes, node] };
+}
+
 function inherit(parent: LeafSettings, node: ConfigTarget): LeafSettings {
   const overrides = node.override_params;
   if (
@@ -178,6 +187,7 @@ function inherit(parent: LeafSettings, node: ConfigTarget): LeafSettings {
     requestTimeoutMs: node.request_timeout ?? parent.requestTimeoutMs,
     anthropicBeta: node.anthropic_beta ?? parent.anthropicBeta,
     azureEntraScope: node.azure_entra_scope ?? parent.azureEntraScope,
+    guardrailNodes: parent.guardrailNodes,
   };
 }
 

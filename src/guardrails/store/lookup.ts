@@ -50,6 +50,8 @@ export interface GuardrailLookup {
     organisationId: string;
     workspaceId: string;
     node?: GuardrailFields;
+    /** False for a config target's own guardrails (the workspace defaults ran at the request's start). */
+    withWorkspaceDefaults?: boolean;
   }): Promise<RequestGuardrails>;
   /** Forgets everything cached; called after any change to guardrails or workspace defaults. */
   invalidate(): void;
@@ -157,11 +159,13 @@ export function createGuardrailLookup(deps: {
   }
 
   return {
-    async forRequest({ organisationId, workspaceId, node }) {
-      const workspace = await cached(defaults, workspaceId, async () => {
-        const row = await deps.workspaces.findById(workspaceId);
-        return parseWorkspaceDefaults(row?.defaults ?? null);
-      });
+    async forRequest({ organisationId, workspaceId, node, withWorkspaceDefaults = true }) {
+      const workspace = withWorkspaceDefaults
+        ? await cached(defaults, workspaceId, async () => {
+            const row = await deps.workspaces.findById(workspaceId);
+            return parseWorkspaceDefaults(row?.defaults ?? null);
+          })
+        : { before: [], after: [] };
       const own = node ? guardrailUsesOf(node) : { before: [], after: [] };
       const missing: RequestGuardrails['missing'] = [];
       const before = [

@@ -1,0 +1,293 @@
+import { Readable } from 'node:stream';
+import type { GuardrailLookup, ResolvedGuardrail } from '../../guardrails/store/index.js';
+import type { GuardrailServerOptions } from '../../guardrails/types.js';
+import type { Clock } from '../../lib/clock.js';
+import { AppError } from '../../lib/errors.js';
+import type { GatewayConfig } from '../config/schema.js';
+import type { GatewayReply, GatewayRequest, GatewayRoute } from '../exchange.js';
+import type { RequestLogDraft } from '../request-log-draft.js';
+import type { Leaf } from '../routing/router.js';
+import { deniedBody, HOOKS_FAILED_STATUS, verdictEvent } from './hook-results.js';
+import { GuardrailRun, headerRecord, unavailableGuardrails, type GuardrailFeedback } from './request-guardrails.js';
+import { createVerdictStream, holdStream } from './stream-guard.js';
+
+/** A feedback entry with the request it belongs to. */
+export interface FeedbackEntry extends GuardrailFeedback {
+  organisationId: string;
+  workspaceId: string;
+  apiKeyId: string;
+}
+
+/** What the gateway needs to run guardrails; absent when GUARDRAILS_ENABLED is OFF. */
+export interface GatewayGuardrails {
+  lookup: GuardrailLookup;
+  server: GuardrailServerOptions;
+  clock: Clock;
+  recordFeedback(entry: FeedbackEntry): void;
+}
+
+const BODILESS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
+
+/** The most of a stream an output guardrail with `deny` holds back before it judges. */
+const MAX_HELD_STREAM_BYTES = 16 * 1024 * 1024;
+
+/** A target's guardrails deny the request: it ends with 446, the router tries no other target. */
+export class GuardrailDenial extends Error {}
+
+/** Answers whose payloads the gateway's onSend hook passes through the request's output guardrails. */
+const answerGuards = new WeakMap<object, (payload: unknown, reply: GatewayReply) => Promise<unknown>>();
+
+/** The onSend step of JSON routes: the answer through the request's output guardrails, if any. */
+export function guardAnswer(reply: GatewayReply, payload: unknown): unknown {
+  const guard = answerGuards.get(reply.raw);
+  return guard ? guard(payload, reply) : payload;
+}
+
+interface StartInput {
+  route: GatewayRoute;
+  organisationId: string;
+  workspaceId: string;
+  apiKeyId: string;
+  config: GatewayConfig | null;
+  request: GatewayRequest;
+  metadata: Readonly<Record<string, string>>;
+  model: string | undefined;
+  traceId: string;
+  signal: AbortSignal;
+}
+
+/**
+ * The guardrails of one request: the workspace defaults and the config's own, then, per
+ * attempt, those of the target on the way (each target may carry its own). Null when none
+ * apply. A reference to a guardrail that is gone refuses the request; so does a route whose
+ * body cannot be inspected (it would otherwise pass unguarded).
+ */
+export async function startGuardrails(deps: GatewayGuardrails, input: StartInput): Promise<RequestGuard | null> {
+  const found = await deps.lookup.forRequest({
+    organisationId: input.organisationId,
+    workspaceId: input.workspaceId,
+    ...(input.config ? { node: input.config } : {}),
+  });
+  if (found.missing.length > 0) throw unavailableGuardrails(found.missing);
+  const targetsHaveTheirOwn = input.config ? hasNestedGuardrails(input.config) : false;
+  if (found.before.length === 0 && found.after.length === 0 && !targetsHaveTheirOwn) return null;
+  if (input.route.body !== 'json') {
+    // Nothing to inspect (a list, an upload): guardrails judge prompts and answers.
+    const type = String(input.request.headers['content-type'] ?? '');
+    if (BODILESS.has(input.request.method) || !type.includes('json')) return null;
+    throw new AppError(
+      'GUARDRAILS_UNSUPPORTED_ROUTE',
+      `Guardrails apply to this request, but ${input.request.method} ${input.request.url.split('?')[0]} passes its body through uninspected; use the OpenAI-format route (e.g. /v1/chat/completions).`,
+    );
+  }
+  const run = new GuardrailRun(
+    {
+      clock: deps.clock,
+      server: deps.server,
+      recordFeedback: (feedback) =>
+        deps.recordFeedback({
+          ...feedback,
+          organisationId: input.organisationId,
+          workspaceId: input.workspaceId,
+          apiKeyId: input.apiKeyId,
+        }),
+    },
+    {
+      endpoint: input.route.endpointType,
+      headers: headerRecord(input.request.headers),
+      metadata: input.metadata,
+      model: input.model,
+      traceId: input.traceId,
+      signal: input.signal,
+    },
+  );
+  return new RequestGuard(deps, input, run, found.before, found.after);
+}
+
+function hasNestedGuardrails(config: GatewayConfig): boolean {
+  const below = (node: GatewayConfig): boolean =>
+    (node.targets ?? []).some(
+      (target) =>
+        Boolean(
+          target.input_guardrails?.length ||
+          target.output_guardrails?.length ||
+          target.before_request_hooks?.length ||
+          target.after_request_hooks?.length,
+        ) || below(target),
+    );
+  return below(config);
+}
+
+export class RequestGuard {
+  /** Output guardrails per leaf label, learnt as targets are tried. */
+  private readonly afterByLeaf = new Map<string, ResolvedGuardrail[]>();
+
+  constructor(
+    private readonly deps: GatewayGuardrails,
+    private readonly input: StartInput,
+    readonly run: GuardrailRun,
+    private readonly before: ResolvedGuardrail[],
+    private readonly after: ResolvedGuardrail[],
+  ) {}
+
+  /** The request-level input guardrails. Returns the body to send on (changed or not), or null when denied. */
+  async checkRequest(json: Record<string, unknown>): Promise<Record<string, unknown> | null> {
+    if (this.before.length === 0) return json;
+    const pass = await this.run.run('beforeRequestHook', this.before, { request: json });
+    if (pass.denied) return null;
+    return pass.changed ? (pass.request as Record<string, unknown>) : json;
+  }
+
+  /**
+   * A target's own input guardrails, before that target is called; its output guardrails are
+   * kept for when it answers. Throws GuardrailDenial when one denies.
+   */
+  async checkTarget(leaf: Leaf, json: Record<string, unknown>, provider: string): Promise<Record<string, unknown>> {
+    const before: ResolvedGuardrail[] = [];
+    const after: ResolvedGuardrail[] = [...this.after];
+    for (const node of leaf.settings.guardrailNodes) {
+      const found = await this.deps.lookup.forRequest({
+        organisationId: this.input.organisationId,
+        workspaceId: this.input.workspaceId,
+        node,
+        withWorkspaceDefaults: false,
+      });
+      if (found.missing.length > 0) throw unavailableGuardrails(found.missing);
+      before.push(...found.before);
+      after.push(...found.after);
+    }
+    this.afterByLeaf.set(leaf.label, after);
+    if (before.length === 0) return json;
+    const pass = await this.run.run('beforeRequestHook', before, { request: json }, provider);
+    if (pass.denied) throw new GuardrailDenial();
+    return pass.changed ? (pass.request as Record<string, unknown>) : json;
+  }
+
+  /** Answers 446 with every result so far. */
+  deny(reply: GatewayReply, draft: RequestLogDraft): unknown {
+    const body = deniedBody(this.run.visible());
+    draft.errorCode = 'HOOKS_DENIED';
+    draft.errorMessage = body.error.message.slice(0, 2000);
+    return reply.code(446).type('application/json; charset=utf-8').send(body);
+  }
+
+  /**
+   * From here on the answer passes the output guardrails of the leaf that served it (or of the
+   * request, for a cached answer or no config), then carries every result: a JSON answer in
+   * `hook_results` (246 when a guardrail failed), a stream in one event before `[DONE]`.
+   */
+  guardAnswer(
+    reply: GatewayReply,
+    draft: RequestLogDraft,
+    requestJson: unknown,
+    leafLabel: string | null,
+    provider: string | undefined,
+  ) {
+    const after = (leafLabel !== null ? this.afterByLeaf.get(leafLabel) : undefined) ?? this.after;
+    answerGuards.set(reply.raw, async (payload, sending) => {
+      if (sending.statusCode >= 300) return payload;
+      if (payload instanceof Readable) return this.guardStream(payload, sending, draft, requestJson, after, provider);
+      return this.guardJson(payload, sending, draft, requestJson, after, provider);
+    });
+  }
+
+  private async guardJson(
+    payload: unknown,
+    reply: GatewayReply,
+    draft: RequestLogDraft,
+    requestJson: unknown,
+    after: ResolvedGuardrail[],
+    provider: string | undefined,
+  ): Promise<unknown> {
+    const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+    const parsed = text === null ? null : parseObject(text);
+    if (parsed === null) return payload; // not a JSON object (speech audio): nothing to judge or to carry results in
+    let body = parsed;
+    if (after.length > 0) {
+      const pass = await this.run.run(
+        'afterRequestHook',
+        after,
+        { request: requestJson, response: { json: parsed, status: reply.statusCode } },
+        provider,
+      );
+      if (pass.denied) return this.deniedPayload(reply, draft);
+      if (pass.changed && pass.response && typeof pass.response === 'object') {
+        body = pass.response as Record<string, unknown>;
+        if (draft.responseBody !== null) draft.responseBody = JSON.stringify(body).slice(0, draft.responseBody.length);
+      }
+    }
+    const results = this.run.visible();
+    if (results.before_request_hooks.length + results.after_request_hooks.length === 0 && body === parsed)
+      return payload;
+    if (this.run.anyFailed()) reply.code(HOOKS_FAILED_STATUS);
+    return JSON.stringify({ ...body, hook_results: results });
+  }
+
+  private async guardStream(
+    stream: Readable,
+    reply: GatewayReply,
+    draft: RequestLogDraft,
+    requestJson: unknown,
+    after: ResolvedGuardrail[],
+    provider: string | undefined,
+  ): Promise<unknown> {
+    const judge = async (text: string) => {
+      if (after.length === 0) return { denied: false };
+      return this.run.run(
+        'afterRequestHook',
+        after,
+        { request: requestJson, response: { streamText: text, status: reply.statusCode } },
+        provider,
+      );
+    };
+    const holds = after.some((g) => g.actions.deny && !g.actions.async);
+    if (!holds) {
+      if (this.run.anyFailed()) reply.code(HOOKS_FAILED_STATUS);
+      return stream.pipe(
+        createVerdictStream(async (text) => {
+          await judge(text);
+          return verdictEvent(this.run.visible());
+        }),
+      );
+    }
+    // A guardrail that may deny the answer: nothing is sent until it has judged the whole stream.
+    const held = await holdStream(stream, MAX_HELD_STREAM_BYTES);
+    if (held.overflowed) {
+      draft.errorCode = 'HOOKS_DENIED';
+      draft.errorMessage = `The stream went past ${MAX_HELD_STREAM_BYTES} bytes, the most an output guardrail with deny holds back.`;
+      return this.deniedPayload(reply, draft);
+    }
+    const pass = await judge(held.text);
+    if (pass.denied) return this.deniedPayload(reply, draft);
+    if (this.run.anyFailed()) reply.code(HOOKS_FAILED_STATUS);
+    return Readable.from([held.events]).pipe(createVerdictStream(async () => verdictEvent(this.run.visible())));
+  }
+
+  private deniedPayload(reply: GatewayReply, draft: RequestLogDraft): string {
+    const body = deniedBody(this.run.visible());
+    draft.errorCode = 'HOOKS_DENIED';
+    draft.errorMessage = body.error.message.slice(0, 2000);
+    reply.code(446);
+    reply.header('content-type', 'application/json; charset=utf-8');
+    return JSON.stringify(body);
+  }
+
+  /** Writes the results and the verdict into the log record, once async guardrails are done. */
+  async record(draft: RequestLogDraft): Promise<void> {
+    const { results, verdict } = await this.run.settled();
+    draft.hookResults = JSON.stringify(results);
+    draft.guardrailVerdict = verdict;
+  }
+}
+
+function parseObject(text: string): Record<string, unknown> | null {
+  if (!text.startsWith('{')) return null;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
