@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { usageLimitsField } from '../../limits/schemas.js';
+import { allowedModelsField } from '../shared/allowed-models.js';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
+
+/** What the workspace brings to its keys' gateway requests: the models they may use. */
+const workspaceDefaults = z.object({ allowed_models: allowedModelsField.optional() }).strict().nullable();
 
 export const createWorkspaceBody = z
   .object({
@@ -11,6 +15,7 @@ export const createWorkspaceBody = z
       .optional(),
     description: z.string().max(2048).nullable().optional(),
     usage_limits: usageLimitsField.optional(),
+    defaults: workspaceDefaults.optional(),
   })
   .strict();
 
@@ -19,6 +24,7 @@ export const updateWorkspaceBody = z
     name: z.string().min(1).max(255).optional(),
     description: z.string().max(2048).nullable().optional(),
     usage_limits: usageLimitsField.optional(),
+    defaults: workspaceDefaults.optional(),
     reset_usage: z
       .boolean()
       .optional()
@@ -49,6 +55,7 @@ export const workspaceObject = z.object({
   organisation_id: z.uuid(),
   usage_limits: z.record(z.string(), z.unknown()).nullable(),
   last_reset_at: z.string().nullable(),
+  defaults: z.object({ allowed_models: z.array(z.string()).nullable() }),
   created_at: z.string(),
   last_updated_at: z.string(),
   object: z.literal('workspace'),

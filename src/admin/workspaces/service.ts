@@ -55,6 +55,7 @@ export function createWorkspaceService(deps: {
         is_default: 0,
         rate_limits: null,
         usage_limits: body.usage_limits ? JSON.stringify(withResetSchedule(body.usage_limits, deps.clock.now())) : null,
+        allowed_models: storedAllowedModels(body.defaults),
         created_at: stamp,
         last_updated_at: stamp,
       };
@@ -110,7 +111,10 @@ export function createWorkspaceService(deps: {
       if (body.description !== undefined) patch.description = body.description;
       const usageLimits = updatedUsageLimits(row.usage_limits, body, now);
       if (usageLimits !== undefined) patch.usage_limits = usageLimits;
+      if (body.defaults !== undefined) patch.allowed_models = storedAllowedModels(body.defaults);
       await deps.workspaces.update(row.id, patch);
+      // Keys carry their workspace's model limits: they are read again on the next request.
+      if (body.defaults !== undefined) deps.verifier.invalidateAll();
       return { ...row, ...patch };
     },
 
@@ -135,6 +139,10 @@ export function createWorkspaceService(deps: {
 
 export type WorkspaceService = ReturnType<typeof createWorkspaceService>;
 
+/** `defaults.allowed_models` as stored: JSON text, or null for any model. */
+const storedAllowedModels = (defaults: { allowed_models?: string[] | null | undefined } | null | undefined) =>
+  defaults?.allowed_models ? JSON.stringify(defaults.allowed_models) : null;
+
 export function toWorkspaceObject(row: WorkspaceRow): WorkspaceObject {
   const usageLimits = row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as Record<string, unknown>);
   const lastReset = usageLimits?.last_reset_at;
@@ -148,6 +156,9 @@ export function toWorkspaceObject(row: WorkspaceRow): WorkspaceObject {
     organisation_id: row.organisation_id,
     usage_limits: usageLimits,
     last_reset_at: typeof lastReset === 'string' ? lastReset : null,
+    defaults: {
+      allowed_models: row.allowed_models ? (JSON.parse(row.allowed_models) as string[]) : null,
+    },
     created_at: row.created_at,
     last_updated_at: row.last_updated_at,
     object: 'workspace',

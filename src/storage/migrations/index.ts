@@ -13,6 +13,7 @@ import * as cache from './0011-cache.js';
 import * as observability from './0012-observability.js';
 import * as analyticsRollups from './0013-analytics-rollups.js';
 import * as requestLogModels from './0014-request-log-models.js';
+import * as modelCatalogue from './0015-model-catalogue.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0012-observability': observability,
   '0013-analytics-rollups': analyticsRollups,
   '0014-request-log-models': requestLogModels,
+  '0015-model-catalogue': modelCatalogue,
 };
 
 export const migrationProvider: MigrationProvider = {
