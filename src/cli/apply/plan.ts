@@ -1,8 +1,17 @@
 import { changedFields, covers, maskSecret, pick, same, shownConfigurations } from './compare.js';
+import { planCatalogue, type CatalogueState } from './plan-models.js';
 import type { ApplyFile } from './schema.js';
 
 export type Kind =
-  'workspace' | 'integration' | 'provider' | 'config' | 'rate_limits_policy' | 'usage_limits_policy' | 'api_key';
+  | 'workspace'
+  | 'integration'
+  | 'integration_models'
+  | 'provider'
+  | 'config'
+  | 'alias'
+  | 'rate_limits_policy'
+  | 'usage_limits_policy'
+  | 'api_key';
 export type Action = 'create' | 'update' | 'unchanged';
 
 export interface Request {
@@ -74,7 +83,7 @@ export interface ApiKeyRow extends Resource {
 }
 
 /** What exists on the server now (active resources, and archived workspaces). */
-export interface CurrentState {
+export interface CurrentState extends CatalogueState {
   workspaces: WorkspaceRow[];
   integrations: IntegrationRow[];
   providers: ProviderRow[];
@@ -279,6 +288,15 @@ export function planApply(file: ApplyFile, current: CurrentState): Step[] {
       planned.then = { method: 'PUT', path: `/v1/configs/${enc(c.slug)}`, body: { status: 'archived' } };
     steps.push(planned);
   }
+
+  const catalogue = planCatalogue(
+    file,
+    { ...current, workspaceSlugOf: (id) => (id ? (wsById.get(id) ?? id) : null) },
+    problems,
+  );
+  const firstProvider = steps.findIndex((s) => s.kind === 'provider');
+  steps.splice(firstProvider < 0 ? steps.length : firstProvider, 0, ...catalogue.modelSteps);
+  steps.push(...catalogue.aliasSteps);
 
   for (const r of file.policies.rate_limits) {
     const ws = needWs(`rate-limits policy ${r.name}`, r.workspace ?? defaultWs);
