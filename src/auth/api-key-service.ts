@@ -153,5 +153,8 @@ function toPrincipal(row: ApiKeyWithRoles): Principal {
     keyCreatedAt: row.created_at,
     keyName: row.name,
     defaults: row.defaults === null ? null : (JSON.parse(row.defaults) as Principal['defaults']),
+    workspaceAllowedModels: row.workspace_allowed_models
+      ? (JSON.parse(row.workspace_allowed_models) as readonly string[])
+      : null,
   });
 }

@@ -23,7 +23,11 @@ export interface Principal {
     metadata: Readonly<Record<string, string>>;
     config_id: string | null;
     allow_config_override: boolean;
+    /** Model patterns the key may use (docs/models.md); absent or null: any. */
+    allowed_models?: readonly string[] | null;
   } | null;
+  /** The key's workspace's `defaults.allowed_models`; absent or null: any. */
+  workspaceAllowedModels?: readonly string[] | null;
 }
 
 export type KeyKind = 'admin' | 'workspace';

@@ -55,6 +55,7 @@ describe('integrations: create, read, list', () => {
         created_at: expect.any(String),
         last_updated_at: expect.any(String),
         last_reset_at: null,
+        allow_all_models: true,
         object: 'integration',
       });
     }
@@ -81,6 +82,7 @@ describe('integrations: create, read, list', () => {
       customHost: 'https://proxy.example.com/v1',
       configurations: { openai_organization: 'org-123', custom_host: 'https://proxy.example.com/v1' },
       source: { kind: 'provider', id: provider.body.id, slug: 'openai-prod', integrationId: created.body.id },
+      models: { allowAll: true, entries: new Map() },
     });
   });
 

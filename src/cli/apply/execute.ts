@@ -4,6 +4,7 @@ import { AppError, codeToStatus } from '../../lib/errors.js';
 import type { Client } from '../client/http-client.js';
 import { FatalError } from '../fatal-error.js';
 import { createProgress } from '../output.js';
+import type { AliasRow, CatalogueState, IntegrationModelsRow } from './plan-models.js';
 import type { ApplyFile } from './schema.js';
 import type { GuardrailRow } from './guardrails.js';
 import {
@@ -49,7 +50,7 @@ async function mapFew<T, R>(items: readonly T[], fn: (item: T) => Promise<R>, wi
  * (the list shows summaries only).
  */
 async function fetchConfigs(client: Client, file: ApplyFile): Promise<ConfigRow[]> {
-  if (file.configs.length === 0) return [];
+  if (file.configs.length === 0 && !file.aliases.some((a) => a.config !== undefined)) return [];
   const rows = (
     await Promise.all(['active', 'archived'].map((status) => fetchAll<ConfigRow>(client, '/v1/configs', { status })))
   ).flat();
@@ -102,7 +103,25 @@ export async function fetchCurrentState(client: Client, file: ApplyFile): Promis
     apiKeys,
     configs,
     guardrails: await fetchGuardrails(client, file),
+    ...(await fetchCatalogue(client, file, integrations)),
   };
+}
+
+/** The model lists of the integrations the file gives models, and every alias. */
+async function fetchCatalogue(
+  client: Client,
+  file: ApplyFile,
+  integrations: readonly IntegrationRow[],
+): Promise<CatalogueState> {
+  const named = file.integrations.filter(
+    (i) =>
+      (i.models !== undefined || i.allow_all_models !== undefined) && integrations.some((row) => row.slug === i.slug),
+  );
+  const lists = await mapFew(named, (i) =>
+    client.get<IntegrationModelsRow>(`/v1/integrations/${encodeURIComponent(i.slug)}/models`),
+  );
+  const aliases = file.aliases.length > 0 ? await fetchAll<AliasRow>(client, '/v1/model-aliases') : [];
+  return { integrationModels: Object.fromEntries(named.map((i, n) => [i.slug, lists[n]!])), aliases };
 }
 
 const INVALID_CONFIG = /^Invalid config \(\d+ problems?\): ([\s\S]+) \(HTTP 400 AB01_INVALID_CONFIG\)$/;

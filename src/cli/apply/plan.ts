@@ -1,13 +1,16 @@
 import { changedFields, covers, maskSecret, pick, same, shownConfigurations } from './compare.js';
+import { planCatalogue, type CatalogueState } from './plan-models.js';
 import type { ApplyFile } from './schema.js';
 import { planGuardrails, type GuardrailRow } from './guardrails.js';
 
 export type Kind =
   | 'workspace'
   | 'integration'
+  | 'integration_models'
   | 'provider'
   | 'guardrail'
   | 'config'
+  | 'alias'
   | 'rate_limits_policy'
   | 'usage_limits_policy'
   | 'api_key';
@@ -82,7 +85,7 @@ export interface ApiKeyRow extends Resource {
 }
 
 /** What exists on the server now (active resources, and archived workspaces). */
-export interface CurrentState {
+export interface CurrentState extends CatalogueState {
   workspaces: WorkspaceRow[];
   integrations: IntegrationRow[];
   providers: ProviderRow[];
@@ -292,6 +295,15 @@ export function planApply(file: ApplyFile, current: CurrentState): Step[] {
       planned.then = { method: 'PUT', path: `/v1/configs/${enc(c.slug)}`, body: { status: 'archived' } };
     steps.push(planned);
   }
+
+  const catalogue = planCatalogue(
+    file,
+    { ...current, workspaceSlugOf: (id) => (id ? (wsById.get(id) ?? id) : null) },
+    problems,
+  );
+  const firstProvider = steps.findIndex((s) => s.kind === 'provider');
+  steps.splice(firstProvider < 0 ? steps.length : firstProvider, 0, ...catalogue.modelSteps);
+  steps.push(...catalogue.aliasSteps);
 
   for (const r of file.policies.rate_limits) {
     const ws = needWs(`rate-limits policy ${r.name}`, r.workspace ?? defaultWs);
