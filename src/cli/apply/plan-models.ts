@@ -1,5 +1,5 @@
 import { covers, same } from './compare.js';
-import type { ConfigRow, Resource, Step } from './plan.js';
+import type { ConfigRow, Resource, Step } from './plan-types.js';
 import type { ApplyFile } from './schema.js';
 
 /** An integration's list as `GET /v1/integrations/{slug}/models` shows it. */
