@@ -84,6 +84,8 @@ export const isWellFormedKey = (raw: string): boolean => RAW_KEY_RE.test(raw);
  */
 export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Clock; ttlMs: number }) {
   const byHash = new Map<string, CacheEntry>();
+  /** Keys that live in this process only (the startup file's, see server/startup-admin.ts). */
+  const inMemory = new Map<string, Principal>();
 
   async function load(hash: string): Promise<CacheEntry | undefined> {
     const cached = byHash.get(hash);
@@ -107,6 +109,8 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
    */
   async function verify(raw: string): Promise<VerifyResult> {
     if (!isWellFormedKey(raw)) return { ok: false, reason: 'malformed' };
+    const held = inMemory.get(hashKey(raw));
+    if (held) return { ok: true, principal: held };
     const entry = await load(hashKey(raw));
     if (!entry) return { ok: false, reason: 'unknown' };
     const { row } = entry;
@@ -127,6 +131,16 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
     /** Forget a key after it changed (revoked, updated, rotated). */
     invalidate(keyId: string): void {
       for (const [hash, entry] of byHash) if (entry.row.id === keyId) byHash.delete(hash);
+    },
+
+    /**
+     * Accepts `raw` as `principal` until the returned function is called: a key that is never
+     * stored, for work the server does itself as someone (applying the startup file as the owner).
+     */
+    holdInMemory(raw: string, principal: Principal): () => void {
+      const hash = hashKey(raw);
+      inMemory.set(hash, principal);
+      return () => void inMemory.delete(hash);
     },
 
     /** Forget every key, after a change that touches many (a user's role, a workspace). */
@@ -153,5 +167,8 @@ function toPrincipal(row: ApiKeyWithRoles): Principal {
     keyCreatedAt: row.created_at,
     keyName: row.name,
     defaults: row.defaults === null ? null : (JSON.parse(row.defaults) as Principal['defaults']),
+    workspaceAllowedModels: row.workspace_allowed_models
+      ? (JSON.parse(row.workspace_allowed_models) as readonly string[])
+      : null,
   });
 }

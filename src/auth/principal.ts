@@ -18,12 +18,21 @@ export interface Principal {
   usageLimits: (UsageLimits & { last_reset_at?: string | null }) | null;
   keyCreatedAt: string;
   keyName: string;
+  /**
+   * Set when the server itself acts for the key's user with a key it never stores (the startup
+   * file of `svcgw serve --apply`): audited as the system, on behalf of that user.
+   */
+  via?: string;
   /** The key's defaults for gateway requests: metadata, a config id, and whether requests may name another config. */
   defaults: {
     metadata: Readonly<Record<string, string>>;
     config_id: string | null;
     allow_config_override: boolean;
+    /** Model patterns the key may use (docs/models.md); absent or null: any. */
+    allowed_models?: readonly string[] | null;
   } | null;
+  /** The key's workspace's `defaults.allowed_models`; absent or null: any. */
+  workspaceAllowedModels?: readonly string[] | null;
 }
 
 export type KeyKind = 'admin' | 'workspace';

@@ -45,6 +45,7 @@ export const SCOPES: readonly ScopeInfo[] = [
   { name: 'virtual_keys.copy', description: 'Copy virtual keys between workspaces.', workspace: true },
   { name: 'virtual_keys.duplicate', description: 'Duplicate virtual keys.', workspace: true },
   ...crud('configs', 'gateway configs', true),
+  ...crud('model_aliases', 'model aliases (organisation-wide ones by organisation owners and admins)', true),
   ...crud('prompts', 'prompts', true),
   ...crud('guardrails', 'guardrails', true),
   { name: 'logs.list', description: 'List request logs.', workspace: true },

@@ -7,6 +7,7 @@ import { auditLogsCommand } from './commands/audit-logs.js';
 import { groupExamples } from './commands/common.js';
 import { initCommand } from './commands/init.js';
 import { integrationsCommand } from './commands/integrations.js';
+import { aliasesCommand } from './commands/models.js';
 import { invitesCommand } from './commands/invites.js';
 import { keysCommand } from './commands/keys.js';
 import { loginCommand, logoutCommand } from './commands/login.js';
@@ -55,6 +56,7 @@ export function buildProgram(): Command {
   program.addCommand(virtualKeysCommand());
   program.addCommand(configsCommand());
   program.addCommand(guardrailsCommand());
+  program.addCommand(aliasesCommand());
   program.addCommand(policiesCommand());
   program.addCommand(logsCommand());
   program.addCommand(feedbackCommand());

@@ -1,14 +1,39 @@
 import type { Principal } from '../auth/principal.js';
 
 /**
- * The gateway's port to stored credentials (`@provider` slugs, virtual keys). The control plane
- * owns them and implements this; the gateway depends only on the shape.
+ * The gateway's port to stored credentials (`@provider` slugs, virtual keys) and to the model
+ * catalogue (which models a provider allows, model aliases). The control plane owns them and
+ * implements this; the gateway depends only on the shape.
  */
 export interface CredentialLookup {
-  resolveProvider(principal: Principal, workspaceId: string, slug: string): Promise<ResolvedCredential>;
+  /** `param` names where the slug came from in a refusal (`x-service-provider` unless given). */
+  resolveProvider(principal: Principal, workspaceId: string, slug: string, param?: string): Promise<ResolvedCredential>;
   resolveVirtualKey(principal: Principal, workspaceId: string, slug: string): Promise<ResolvedCredential>;
   /** The workspace's active stored providers (no secrets): what `GET /v1/models` lists. */
   listProviders(principal: Principal, workspaceId: string): Promise<ReachableProvider[]>;
+  /** The alias a plain model name means for this workspace (its own first, then the organisation's), or null. */
+  resolveAlias(principal: Principal, workspaceId: string, name: string): Promise<ModelAlias | null>;
+  /** Every alias the workspace sees (its own, and the organisation's it does not shadow). */
+  listAliases(principal: Principal, workspaceId: string): Promise<ModelAlias[]>;
+}
+
+/**
+ * Which models a stored provider allows: its integration's catalogue. A listed model is allowed
+ * when enabled; a model not listed, when `allowAll`.
+ */
+export interface ModelPolicy {
+  allowAll: boolean;
+  /** Model slug → enabled, for each model the catalogue lists. */
+  entries: ReadonlyMap<string, boolean>;
+}
+
+/** `model: "<name>"` as an alias: to `@slug/model`, or to a stored config (by id). */
+export interface ModelAlias {
+  name: string;
+  model: string | null;
+  configId: string | null;
+  scope: 'workspace' | 'organisation';
+  createdAt: string;
 }
 
 /** A stored provider a key can reach, by slug and registry type. */
@@ -16,6 +41,7 @@ export interface ReachableProvider {
   slug: string;
   providerType: string;
   createdAt: string;
+  models: ModelPolicy;
 }
 
 /** What the gateway needs to call a provider with a stored credential. */
@@ -28,4 +54,6 @@ export interface ResolvedCredential {
   /** Every stored setting, secret fields decrypted (azure_resource_name, custom_headers, …). */
   configurations: Readonly<Record<string, unknown>>;
   source: { kind: 'provider' | 'virtual_key'; id: string; slug: string; integrationId: string | null };
+  /** The integration's model catalogue; null for a virtual key (it has none: every model). */
+  models: ModelPolicy | null;
 }

@@ -23,8 +23,10 @@ import {
 } from './routing/router.js';
 import { upstreamFailure, type UpstreamClient } from './upstream-client.js';
 import { usageFromBody } from '../providers/usage.js';
-import { withModelSniffer } from './model-sniffer.js';
-import { modelMayRoute, modelRouteLeaf, parseModelRoute } from './model-route.js';
+import { bodyKindOf, withModelSniffer } from './model-sniffer.js';
+import type { Principal } from '../auth/principal.js';
+import { chooseByModel, modelMayRoute, modelRouteLeaf } from './model-route.js';
+import { assertModelAllowed, hasModelLimits, limitAllows } from './model-access.js';
 import { withoutUrlCredentials } from '../lib/mask.js';
 import {
   GuardrailDenial,
@@ -125,18 +127,36 @@ export function createGatewayHandler(deps: GatewayDeps) {
           (model) => (draft.model = draft.requestedModel = model),
         );
       draft.isStream = json?.stream === true;
+      deps.logs.started({
+        id: draft.id,
+        organisation_id: principal.organisationId,
+        workspace_id: workspaceId,
+        api_key_id: principal.keyId,
+        endpoint_type: route.endpointType,
+        method: draft.method,
+        path: draft.path,
+        model: draft.model,
+        created_at: new Date(draft.startedAt).toISOString(),
+      });
       if (capture > 0 && request.rawBody) draft.requestBody = request.rawBody.subarray(0, capture).toString('utf8');
 
       const facts = await deps.limits.facts(principal, workspaceId, route.endpointType, metadata);
       Object.assign(admission, await deps.limits.admitRate(principal, facts));
       if (admission.headers) reply.headers(rateHeaders(admission.headers, deps.clock.now()));
 
-      const modelRoute = json && modelMayRoute(request.headers) ? parseModelRoute(json.model) : null;
+      const choice =
+        json && modelMayRoute(request.headers)
+          ? await chooseByModel(deps.credentials, principal, workspaceId, json.model)
+          : null;
+      const modelRoute = choice?.kind === 'route' ? choice.route : null;
+      const alias = choice?.alias ?? null;
       const configHeader = request.headers['x-service-config'];
       const selected =
-        modelRoute === null && (configHeader !== undefined || principal.defaults?.config_id)
-          ? await deps.configs.select(configHeader, principal, workspaceId)
-          : null;
+        choice?.kind === 'config'
+          ? await aliasConfig(deps.configs, choice.configId, choice.alias, principal, workspaceId)
+          : choice === null && (configHeader !== undefined || principal.defaults?.config_id)
+            ? await deps.configs.select(configHeader, principal, workspaceId)
+            : null;
       if (selected) draft.configId = selected.id;
       if (deps.guardrails && guardAbort) {
         guard = await startGuardrails(deps.guardrails, {
@@ -161,8 +181,15 @@ export function createGatewayHandler(deps: GatewayDeps) {
           }
         }
       }
+      const requestedModel = json && typeof json.model === 'string' ? json.model : null;
+      // A key limited to some models reads the cache only for a model it may ask for.
+      const cacheable =
+        !hasModelLimits(principal) ||
+        (requestedModel !== null &&
+          limitAllows(principal.defaults?.allowed_models, { model: requestedModel, providerSlug: null, alias }) &&
+          limitAllows(principal.workspaceAllowedModels, { model: requestedModel, providerSlug: null, alias }));
       const cache =
-        selected?.config.cache && json
+        selected?.config.cache && json && cacheable
           ? await lookUpCache(deps.cache, selected, json, headers, principal.organisationId, workspaceId, path)
           : null;
       if (cache) {
@@ -177,7 +204,21 @@ export function createGatewayHandler(deps: GatewayDeps) {
       const config = selected && route.body === 'raw' ? withoutRetries(selected.config) : (selected?.config ?? null);
 
       const attempt = async (leaf: Leaf) => {
-        const target = await resolveLeafTarget(leaf.node, headers, principal, workspaceId, deps.credentials);
+        const target = await resolveLeafTarget(
+          leaf.node,
+          headers,
+          principal,
+          workspaceId,
+          deps.credentials,
+          modelRoute ? 'model' : undefined,
+        );
+        const sentModel = modelOfAttempt(leaf, json, request, alias);
+        if (sentModel !== undefined)
+          assertModelAllowed(
+            principal,
+            { model: sentModel, providerSlug: target.stored?.slug ?? null, alias },
+            target.stored?.models ?? null,
+          );
         let attemptJson = json;
         let attemptRequest = sent;
         if (guard && json && leaf.settings.guardrailNodes.length > 0) {
@@ -261,6 +302,54 @@ export function createGatewayHandler(deps: GatewayDeps) {
       throw failure;
     }
   };
+}
+
+/**
+ * The model an attempt sends, as far as it is known before the call: the leaf's override, else the
+ * body's. Null when it cannot be read first (a JSON or multipart body that streams through, a JSON
+ * body without one); undefined when the request carries none (GET, a file's bytes).
+ * A config reached through an alias must name the model in each target: the alias is no model.
+ */
+function modelOfAttempt(
+  leaf: Leaf,
+  json: Record<string, unknown> | null,
+  request: GatewayRequest,
+  alias: string | null,
+): string | null | undefined {
+  const override = leaf.settings.overrideParams?.model;
+  if (typeof override === 'string') return override;
+  if (alias !== null && leaf.node !== null && json?.model === alias)
+    throw new AppError(
+      'INVALID_REQUEST',
+      `The alias ${alias} routes to a config whose target ${leaf.label} sets no override_params.model; set one on each target (or on the config).`,
+      { param: 'model' },
+    );
+  if (json) return typeof json.model === 'string' ? json.model : null;
+  const hasBody = request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'DELETE';
+  return hasBody && bodyKindOf(request.headers['content-type']) !== null ? null : undefined;
+}
+
+/** The config an alias names; one that is no longer active is reported against the model name. */
+async function aliasConfig(
+  configs: ConfigSelector,
+  configId: string,
+  alias: string,
+  principal: Principal,
+  workspaceId: string,
+): Promise<SelectedConfig | null> {
+  try {
+    return await configs.select(configId, principal, workspaceId);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'CONFIG_NOT_FOUND')
+      throw new AppError(
+        'CONFIG_NOT_FOUND',
+        `The alias ${alias} names a config that is no longer active for this key.`,
+        {
+          param: 'model',
+        },
+      );
+    throw error;
+  }
 }
 
 /**

@@ -1,3 +1,6 @@
+import type { Principal } from '../auth/principal.js';
+import { AppError } from '../lib/errors.js';
+import type { CredentialLookup } from './credential-lookup.js';
 import type { Leaf } from './routing/router.js';
 import { HEADERS_LEAF } from './routing/router.js';
 
@@ -38,3 +41,40 @@ export function modelRouteLeaf(route: ModelRoute): Leaf {
     settings: { ...HEADERS_LEAF.settings, overrideParams: { model: route.model } },
   };
 }
+
+/** What the model name chose: a stored provider (maybe through an alias), or an alias's config. */
+export type ModelChoice =
+  { kind: 'route'; route: ModelRoute; alias: string | null } | { kind: 'config'; configId: string; alias: string };
+
+/**
+ * Reads the target from the model name when nothing else names one: `@slug/model`, or an alias
+ * of the workspace or organisation (`default-chat`). Null for any other name, which goes to the
+ * key's default config or the headers as before. A key bound to its config (allow_config_override
+ * false) cannot be routed elsewhere by its model name.
+ */
+export async function chooseByModel(
+  credentials: Pick<CredentialLookup, 'resolveAlias'>,
+  principal: Principal,
+  workspaceId: string,
+  model: unknown,
+): Promise<ModelChoice | null> {
+  if (typeof model !== 'string') return null;
+  const direct = parseModelRoute(model);
+  let choice: ModelChoice | null = direct ? { kind: 'route', route: direct, alias: null } : null;
+  if (!choice && !model.startsWith('@') && model.length <= MAX_ALIAS_LENGTH) {
+    const alias = await credentials.resolveAlias(principal, workspaceId, model);
+    const route = alias?.model ? parseModelRoute(alias.model) : null;
+    if (alias && route) choice = { kind: 'route', route, alias: alias.name };
+    else if (alias?.configId) choice = { kind: 'config', configId: alias.configId, alias: alias.name };
+  }
+  if (choice && principal.defaults?.config_id && principal.defaults.allow_config_override === false)
+    throw new AppError(
+      'CONFIG_OVERRIDE_FORBIDDEN',
+      'This API key always uses its default config; a model name cannot route it elsewhere (send a plain model name).',
+      { param: 'model' },
+    );
+  return choice;
+}
+
+/** Alias names are at most this long; a longer model name is never looked up. */
+export const MAX_ALIAS_LENGTH = 128;

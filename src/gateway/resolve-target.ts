@@ -4,7 +4,7 @@ import { nameOrMasked } from '../lib/mask.js';
 import { getProvider } from '../providers/registry.js';
 import type { ProviderDefinition, TargetContext } from '../providers/types.js';
 import type { ConfigTarget } from './config/schema.js';
-import type { CredentialLookup, ResolvedCredential } from './credential-lookup.js';
+import type { CredentialLookup, ModelPolicy, ResolvedCredential } from './credential-lookup.js';
 import type { GatewayHeaders } from './gateway-headers.js';
 
 export type { CredentialLookup };
@@ -15,6 +15,8 @@ export interface ResolvedTarget {
   context: TargetContext;
   /** How the credential was chosen, for the log: `provider:<slug>`, `virtual_key:<slug>`, `direct`, `custom_host`. */
   source: string;
+  /** A stored provider or virtual key: its slug and model catalogue (what `model-access` checks). */
+  stored: { slug: string; models: ModelPolicy | null } | null;
 }
 
 const HOW_TO =
@@ -58,6 +60,7 @@ export async function resolveTarget(
     provider,
     context: { apiKey: headers.bearer, customHost: headers.customHost, azure: headers.azure },
     source: headers.customHost !== null ? 'custom_host' : 'direct',
+    stored: null,
   };
 }
 
@@ -65,6 +68,7 @@ export async function resolveTarget(
  * The target of a config leaf. A leaf without `provider` or `virtual_key` (a settings-only root)
  * uses the request's headers. A provider name takes the leaf's `api_key`, else the request's
  * own bearer key; its host is the leaf's `custom_host`, else the provider's default.
+ * `providerParam` names where an `@slug` came from when it is not found (`model` for `@slug/model`).
  */
 export async function resolveLeafTarget(
   node: ConfigTarget | null,
@@ -72,11 +76,12 @@ export async function resolveLeafTarget(
   principal: Principal,
   workspaceId: string,
   credentials: CredentialLookup,
+  providerParam?: string,
 ): Promise<ResolvedTarget> {
   if (!node || (node.provider === undefined && node.virtual_key === undefined))
     return resolveTarget(headers, principal, workspaceId, credentials);
   if (node.provider?.startsWith('@')) {
-    const stored = await credentials.resolveProvider(principal, workspaceId, node.provider.slice(1));
+    const stored = await credentials.resolveProvider(principal, workspaceId, node.provider.slice(1), providerParam);
     return fromStored(stored, `provider:${stored.source.slug}`, headers);
   }
   if (node.virtual_key !== undefined) {
@@ -97,6 +102,7 @@ export async function resolveLeafTarget(
     provider,
     context: { apiKey, customHost, azure: headers.azure },
     source: customHost !== null ? 'custom_host' : 'direct',
+    stored: null,
   };
 }
 
@@ -127,5 +133,6 @@ function fromStored(stored: ResolvedCredential, source: string, headers: Gateway
     provider,
     context: { apiKey: stored.apiKey, customHost: stored.customHost, azure, configurations: config },
     source,
+    stored: { slug: stored.source.slug, models: stored.models },
   };
 }

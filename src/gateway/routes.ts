@@ -6,6 +6,7 @@ import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
 import { ENDPOINT_PATHS, type EndpointType } from '../providers/endpoints.js';
 import { BOTH_KEY_TYPES, type RouteAccess } from '../http/route-config.js';
 import type { GatewayRoute } from './exchange.js';
+import { guardAnswer } from './guardrails/request-guard.js';
 import { createGatewayHandler, type GatewayDeps } from './handle-request.js';
 import { limitedBody } from './limited-body.js';
 import { reachableModels } from './model-list.js';
@@ -86,6 +87,8 @@ export async function registerGatewayRoutes(
         done(new AppError('INVALID_JSON', 'Request body is not valid JSON.'), undefined);
       }
     });
+    // Output guardrails judge the answer as it is sent (JSON whole, streams as they end): see guardrails/request-guard.ts.
+    json.addHook('onSend', async (_request, reply, payload) => guardAnswer(reply, payload));
     const zjson = json.withTypeProvider<ZodTypeProvider>();
     zjson.setValidatorCompiler(validatorCompiler);
     zjson.setSerializerCompiler(serializerCompiler);

@@ -57,6 +57,12 @@ export const ERROR_CODES = {
     type: 'permission_error',
     summary: 'The resource belongs to a workspace this key cannot reach.',
   },
+  MODEL_NOT_ALLOWED: {
+    status: 403,
+    type: 'permission_error',
+    summary:
+      "The model is not allowed here: by the provider's integration model list, the API key's or the workspace's defaults.allowed_models (`param` is model). Refused before any provider call.",
+  },
   NOT_FOUND: {
     status: 404,
     type: 'not_found_error',

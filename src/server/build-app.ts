@@ -38,6 +38,7 @@ import { registerOpenApi } from './plugins/openapi.js';
 import type { RouteAccess } from '../http/route-config.js';
 import { createUrlRewriter } from './normalize-path.js';
 import { registerReadiness } from './readiness.js';
+import { registerDryRun, registerDryRunRoute } from './dry-run.js';
 import { registerRequestGate } from './request-gate.js';
 import { AppError } from '../lib/errors.js';
 import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
@@ -172,6 +173,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     logs: requestLogs,
     defaultWorkspaceId,
   });
+  registerDryRun(app, { db: deps.db });
   registerAudit(app, { repo: repos.auditLogs, db: deps.db, clock: deps.clock, features });
   const limits = await createLimits({
     features,
@@ -205,6 +207,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     async () => ({ status: 'ok' as const, version: VERSION }),
   );
   registerReadiness(zapp, { db: deps.db, store: limits.store, config: deps.config });
+  registerDryRunRoute(zapp, { db: deps.db });
   zapp.get(
     '/v1/openapi.json',
     {

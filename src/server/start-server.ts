@@ -6,6 +6,7 @@ import { systemClock, type Clock } from '../lib/clock.js';
 import { migrateToLatest, openSqlite, type Db } from '../storage/database.js';
 import { createLogger, prettyFor, type Logger } from '../telemetry/logger.js';
 import { buildApp, type App } from './build-app.js';
+import { holdStartupAdmin, type StartupAdmin } from './startup-admin.js';
 import type { AlertSink } from '../limits/usage-recorder.js';
 import { startNotifications, type MailTransport, type Notifications } from '../notifications/index.js';
 import {
@@ -22,6 +23,8 @@ export interface RunningServer extends App {
   notifications: Notifications;
   /** API key expiry, scheduled rotations and their notices (every 30 s; tests call `runOnce`). */
   keyLifecycle: KeyLifecycleWorker;
+  /** A key for the server's own admin requests as the owner (the startup file); see startup-admin.ts. */
+  holdStartupAdmin(via: string): Promise<StartupAdmin>;
   /** Stops accepting, lets in-flight requests finish (up to the shutdown time-out), flushes, closes the database. */
   close(): Promise<void>;
 }
@@ -87,6 +90,7 @@ export async function startServer(options: {
     bootstrap: boot,
     notifications,
     keyLifecycle,
+    holdStartupAdmin: (via) => holdStartupAdmin(db, built.keys, via),
     close: () =>
       (closing ??= keyLifecycle.stop().then(() => shutdown(built.app, db, config.shutdown_timeout_ms, notifications))),
   };

@@ -109,6 +109,12 @@ export async function beginRequestTransaction(db: Db): Promise<RequestTransactio
   });
 }
 
+/** The request transaction open in this async context, if any (a dry run joins it). */
+export function currentRequestTransaction(): RequestTransaction | undefined {
+  const tx = context.getStore();
+  return tx?.open ? tx : undefined;
+}
+
 /** Runs `fn` (the rest of the request) inside the transaction's async context. */
 export const runInRequestTransaction = <T>(tx: RequestTransaction, fn: () => T): T => context.run(tx, fn);
 

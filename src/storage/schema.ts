@@ -28,6 +28,8 @@ export interface WorkspacesTable {
   usage_limits: string | null;
   /** JSON `{input_guardrails, output_guardrails}` run on every request of the workspace, or null. */
   defaults?: string | null;
+  /** JSON array of model patterns the workspace's keys may use (`defaults.allowed_models`); null: any. */
+  allowed_models: string | null;
 }
 
 export type OrgRole = 'owner' | 'admin' | 'member';
@@ -147,6 +149,8 @@ export interface Database {
   config_versions: ConfigVersionsTable;
   guardrails: GuardrailsTable;
   guardrail_versions: GuardrailVersionsTable;
+  integration_models: IntegrationModelsTable;
+  model_aliases: ModelAliasesTable;
 }
 
 export type CredentialStatus = 'active' | 'archived';
@@ -170,6 +174,42 @@ export interface IntegrationsTable {
   created_at: string;
   last_updated_at: string;
   last_reset_at: string | null;
+  /** 1: every model not disabled in `integration_models` is allowed; 0: only those enabled there. */
+  allow_all_models: number;
+}
+
+/** One model entry of an integration's catalogue (`/v1/integrations/{slug}/models`). */
+export interface IntegrationModelsTable {
+  id: string;
+  integration_id: string;
+  /** The model name as the provider knows it (`gpt-4o-mini`). */
+  slug: string;
+  name: string | null;
+  enabled: number;
+  is_custom: number;
+  is_finetune: number;
+  base_model_slug: string | null;
+  /** JSON pricing_config as given, or null. */
+  pricing_config: string | null;
+  created_at: string;
+  last_updated_at: string;
+}
+
+/** `model: "<name>"` resolved to `@slug/model` or to a config, per workspace or organisation-wide. */
+export interface ModelAliasesTable {
+  id: string;
+  organisation_id: string;
+  /** Null for an organisation-wide alias. */
+  workspace_id: string | null;
+  /** The workspace id, or the organisation id for an organisation-wide alias: names are unique per scope. */
+  scope_id: string;
+  name: string;
+  /** `@provider-slug/model`, or null when the alias names a config. */
+  target_model: string | null;
+  config_id: string | null;
+  description: string | null;
+  created_at: string;
+  last_updated_at: string;
 }
 
 /** A workspace's handle on an integration: what `x-service-provider: @slug` names. */

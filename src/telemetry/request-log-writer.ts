@@ -5,6 +5,21 @@ import type { Logger } from './logger.js';
 /** Called synchronously with each record as it is queued; it must return at once and never throw. */
 export type RequestLogListener = (record: RequestLogInsert) => void;
 
+/** A gateway request that has begun and has no record yet: what `logs tail` shows in flight. */
+export interface RequestStart {
+  id: string;
+  organisation_id: string;
+  workspace_id: string;
+  api_key_id: string;
+  endpoint_type: string;
+  method: string;
+  path: string;
+  model: string | null;
+  created_at: string;
+}
+
+export type RequestStartListener = (start: RequestStart) => void;
+
 /** Past this many unwritten records (a database that keeps failing) new ones are dropped, loudly. */
 const MAX_PENDING = 100_000;
 
@@ -29,6 +44,7 @@ export function createRequestLogWriter(deps: {
   const completing = new Set<Promise<void>>();
   /** Live followers (`GET /v1/logs/stream`); they see every record, before it reaches the database. */
   const listeners = new Set<RequestLogListener>();
+  const startListeners = new Set<RequestStartListener>();
 
   function notify(record: RequestLogInsert): void {
     for (const listener of listeners) {
@@ -100,6 +116,21 @@ export function createRequestLogWriter(deps: {
     onRecord(listener: RequestLogListener): () => void {
       listeners.add(listener);
       return () => void listeners.delete(listener);
+    },
+    /** Announces a request as it begins, to followers only (nothing is stored); its record follows with the same id. */
+    started(start: RequestStart): void {
+      for (const listener of startListeners) {
+        try {
+          listener(start);
+        } catch (error) {
+          deps.logger.warn({ err: error }, 'request start listener failed');
+        }
+      }
+    },
+    /** Follows requests as they begin; the same rules as `onRecord`. */
+    onStart(listener: RequestStartListener): () => void {
+      startListeners.add(listener);
+      return () => void startListeners.delete(listener);
     },
     get listenerCount(): number {
       return listeners.size;

@@ -34,13 +34,15 @@ export async function startTestServer(
     clock?: Clock;
     env?: Record<string, string>;
     dataDir?: string;
+    /** A fixed port, to start again where a closed server was (0, any, by default). */
+    port?: number;
     autoClose?: boolean;
     upstreamDispatcher?: Dispatcher;
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? makeTempDir();
   const config = loadConfig({
-    flags: { port: 0, host: '127.0.0.1', data_dir: dataDir },
+    flags: { port: options.port ?? 0, host: '127.0.0.1', data_dir: dataDir },
     env: { SVCGW_LOG_LEVEL: 'info', ...options.env },
   });
   const logLines: string[] = [];

@@ -273,12 +273,11 @@ describe('audit records of any body', () => {
   });
 });
 
-describe('secret-looking fields of free-form provider configuration', () => {
+describe('secret fields of provider configuration', () => {
+  // Known settings no Azure adapter reads: stored and shown like the ones it does.
   const secrets = {
-    subscription_key: 'plain-subscription-key-1234',
-    client_secret: 'plain-client-secret-5678',
-    x_token: 'plain-x-token-9012',
-    password: 'plain-password-3456',
+    aws_secret_access_key: 'plain-aws-secret-1234',
+    aws_session_token: 'plain-aws-session-5678',
   };
 
   it('are stored encrypted, never shown or audited, and still reach the provider', async () => {
@@ -318,10 +317,9 @@ describe('secret-looking fields of free-form provider configuration', () => {
     for (const plain of plaintexts) expect(shown).not.toContain(plain);
     const one = (await g.admin.get('/v1/integrations/azure-free')).body;
     expect(one.configurations).toMatchObject({
-      subscription_key: 'plai****1234',
-      client_secret: 'plai****5678',
-      x_token: 'plai****9012',
-      password: 'plai****3456',
+      aws_secret_access_key: 'plai****1234',
+      aws_session_token: 'plai****5678',
+      azure_client_secret: 'plai****2468',
       azure_deployment_name: 'dep',
     });
 
@@ -334,7 +332,7 @@ describe('secret-looking fields of free-form provider configuration', () => {
       .chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hi' }] });
     expect(entra.secrets).toEqual(['plain-entra-secret-2468']);
     expect(g.mock.requests.at(-1)!.headers.authorization).toBe('Bearer entra-token');
-    // Free-form fields no adapter reads reach the gateway's resolved credential in clear.
+    // Fields no adapter reads reach the gateway's resolved credential in clear.
     const principal = { organisationId: g.server.bootstrap.organisationId, workspaceId: null } as never;
     const ws = await g.server.db
       .selectFrom('workspaces')
@@ -371,12 +369,14 @@ describe('secret-looking fields of free-form provider configuration', () => {
     // As an older version wrote it: the field in clear.
     await t.server.db
       .updateTable('virtual_keys')
-      .set({ configurations: JSON.stringify({ subscription_key: 'legacy-clear-subscription-1', openai_project: 'p' }) })
+      .set({
+        configurations: JSON.stringify({ azure_client_secret: 'legacy-clear-subscription-1', openai_project: 'p' }),
+      })
       .where('slug', '=', 'old-vk')
       .execute();
     t.server.credentials.invalidateAll();
     const masked = (await admin.get('/v1/virtual-keys/old-vk')).body.configurations;
-    expect(masked).toEqual({ subscription_key: 'lega****on-1', openai_project: 'p' });
+    expect(masked).toEqual({ azure_client_secret: 'lega****on-1', openai_project: 'p' });
 
     // A PUT back of what was shown keeps the real value (now sealed).
     expect((await admin.put('/v1/virtual-keys/old-vk', { configurations: masked })).status).toBe(200);

@@ -216,7 +216,7 @@ describe('svcgw apply: configs', () => {
       cache: { mode: sometimes }
 `,
       );
-      // A dry run checks configs with the server's validator: it fails where the real run would.
+      // A dry run asks the server, which validates configs: it fails where the real run would.
       const dry = await fails(
         ['apply', '-f', bad, '--dry-run'],
         1,

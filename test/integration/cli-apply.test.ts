@@ -116,7 +116,7 @@ describe('svcgw apply', () => {
   });
 
   it('exits 2 on an invalid file and 1 when the server refuses or the plan cannot be applied', async () => {
-    const { cli, fails } = await cliAgainstServer();
+    const { fails } = await cliAgainstServer();
     const dir = makeTempDir();
     const write = (name: string, text: string) => {
       writeFileSync(join(dir, name), text);
@@ -138,9 +138,32 @@ describe('svcgw apply', () => {
     const scope = write('scope.yaml', 'api_keys: [{ name: k, workspace: default, scopes: [no.such.scope] }]');
     const refused = await fails(['apply', '-f', scope], 1, /create api key default\/k failed: Unknown scope/);
     expect(refused.stdout).toMatch(/Stopped/);
-    expect((await cli(['apply', '-f', scope, '--dry-run'])).code).toBe(0);
+    // The dry run asks the server, so it fails where the real run did.
+    const dry = await fails(['apply', '-f', scope, '--dry-run'], 1, /create api key default\/k failed: Unknown scope/);
+    expect(dry.stdout).toMatch(/Dry run: nothing was changed, and the real run would fail/);
   });
 
+  it(
+    '--dry-run checks the whole plan on the server as one sequence (a key in a workspace the file creates) and keeps nothing',
+    { timeout: 60_000 },
+    async () => {
+      const { cli, api } = await cliAgainstServer();
+      const dir = makeTempDir();
+      // Later steps build on earlier ones (a workspace, then a key in it): checked as one sequence.
+      const chain = join(dir, 'chain.yaml');
+      writeFileSync(
+        chain,
+        `workspaces: [{ slug: team-c, name: Team C }]
+api_keys: [{ name: c-ci, workspace: team-c, scopes: [completions.write] }]
+`,
+      );
+      const ok = await cli(['apply', '-f', chain, '--dry-run', '--json']);
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(JSON.parse(ok.stdout)).toMatchObject({ dry_run: true, changed: false, keys: [] });
+      expect((await api.get('/v1/workspaces')).body.total).toBe(1);
+      expect((await api.get('/v1/api-keys')).body.total).toBe(1);
+    },
+  );
   it('reports exactly what it did before a failure, and --json carries the error', { timeout: 60_000 }, async () => {
     const { cli, api } = await cliAgainstServer();
     const file = join(makeTempDir(), 'keys.yaml');

@@ -21,6 +21,7 @@ describe('svcgw keys', () => {
         config_id: configId,
         metadata: {},
         allow_config_override: true,
+        allowed_models: null,
       });
 
       await ok([
@@ -35,12 +36,14 @@ describe('svcgw keys', () => {
         config_id: configId,
         metadata: { team: 'search' },
         allow_config_override: false,
+        allowed_models: null,
       });
       await ok(['keys', 'update', created.id, '--no-config', '--unlock-config']);
       expect((await ok(['keys', 'get', created.id])).defaults).toEqual({
         config_id: null,
         metadata: { team: 'search' },
         allow_config_override: true,
+        allowed_models: null,
       });
       await fails(['keys', 'update', created.id, '--config', 'no-such-config'], 1, /NOT_FOUND|No active config/);
     },

@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { startGateway as startGatewayHarness, type GatewayHarness } from '../helpers/gateway.js';
 import { apiClient } from '../helpers/http.js';
-import { makeTempDir } from '../helpers/start-test-server.js';
+import { makeTempDir, startTestServer } from '../helpers/start-test-server.js';
+import { startMockOpenAI } from '../helpers/mock-openai-upstream.js';
+import OpenAI from 'openai';
 
 /** Listeners the server has of its own (the /metrics registry), before any tail follows. */
 const ownListeners = new WeakMap<GatewayHarness, number>();
@@ -168,16 +170,62 @@ describe('svcgw logs tail (JSON lines when stdout is not a terminal)', () => {
     expect(tail.stdout().trim().split('\n')).toHaveLength(1);
   });
 
-  it('ends with exit 1 and a message when the server goes away', async () => {
-    const gw = await startGateway();
+  it('says "reconnecting…" when the server goes away, and follows the restarted server', async () => {
+    const first = await startTestServer({ autoClose: false });
+    const port = Number(new URL(first.baseUrl).port);
+    const own = first.server.requestLogs.listenerCount;
+    const mock = await startMockOpenAI();
+    onTestFinished(() => mock.close());
     const tail = spawnCli(['logs', 'tail'], {
+      SVCGW_BASE_URL: first.baseUrl,
+      SVCGW_API_KEY: first.adminKey,
+      XDG_CONFIG_HOME: makeTempDir(),
+    });
+    for (let i = 0; i < 200 && first.server.requestLogs.listenerCount === own; i++) await sleep(25);
+    await first.close(); // open streams do not hold the shutdown
+    for (let i = 0; i < 200 && !/reconnecting…/.test(tail.stderr()); i++) await sleep(25);
+    expect(tail.stderr()).toMatch(/^svcgw: reconnecting… .*next try in \d\.\d s$/m);
+    expect(tail.child.exitCode).toBeNull(); // still running
+
+    const second = await startTestServer({ dataDir: first.dataDir, port });
+    const chat = new OpenAI({
+      baseURL: `${second.baseUrl}/v1`,
+      apiKey: 'provider-secret-key',
+      maxRetries: 0,
+      defaultHeaders: {
+        'x-service-api-key': first.adminKey,
+        'x-service-provider': 'openai',
+        'x-service-custom-host': mock.baseUrl,
+      },
+    });
+    for (let i = 0; i < 400 && second.server.requestLogs.listenerCount === own; i++) await sleep(25);
+    await chat.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    const record = JSON.parse(await tail.waitForLine(Boolean));
+    expect(record).toMatchObject({ status_code: 200, model: 'gpt-4o-mini' });
+    expect(tail.stderr()).toMatch(/^svcgw: reconnected$/m);
+    expect(await tail.stop('SIGINT')).toBe(0);
+  });
+
+  it('--in-flight: a line as a request begins, and its record with the same id when it ends', async () => {
+    const gw = await startGatewayHarness({ mock: { holdStream: true } });
+    const own = gw.server.requestLogs.listenerCount;
+    const tail = spawnCli(['logs', 'tail', '--in-flight'], {
       SVCGW_BASE_URL: gw.baseUrl,
       SVCGW_API_KEY: gw.adminKey,
       XDG_CONFIG_HOME: makeTempDir(),
     });
-    await following(gw, 1);
-    await gw.close(); // open streams do not hold the shutdown
-    expect(await tail.exited).toBe(1);
-    expect(tail.stderr()).toMatch(/ended the stream/);
+    for (let i = 0; i < 200 && gw.server.requestLogs.listenerCount === own; i++) await sleep(25);
+    const stream = await gw
+      .openai()
+      .chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'slow' }], stream: true });
+    const started = JSON.parse(await tail.waitForLine((line) => line.includes('log.start')));
+    expect(started).toMatchObject({ object: 'log.start', model: 'gpt-4o', endpoint_type: 'chatComplete' });
+    expect(started).not.toHaveProperty('status_code');
+    await sleep(100);
+    expect(tail.stdout().trim().split('\n')).toHaveLength(1); // held by the provider: still in flight
+    gw.mock.releaseStreams();
+    for await (const _chunk of stream) void _chunk;
+    const record = JSON.parse(await tail.waitForLine((line) => line.includes('"status_code"')));
+    expect(record).toMatchObject({ id: started.id, status_code: 200 });
   });
 });

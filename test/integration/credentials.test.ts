@@ -55,6 +55,7 @@ describe('integrations: create, read, list', () => {
         created_at: expect.any(String),
         last_updated_at: expect.any(String),
         last_reset_at: null,
+        allow_all_models: true,
         object: 'integration',
       });
     }
@@ -81,6 +82,7 @@ describe('integrations: create, read, list', () => {
       customHost: 'https://proxy.example.com/v1',
       configurations: { openai_organization: 'org-123', custom_host: 'https://proxy.example.com/v1' },
       source: { kind: 'provider', id: provider.body.id, slug: 'openai-prod', integrationId: created.body.id },
+      models: { allowAll: true, entries: new Map() },
     });
   });
 
@@ -245,6 +247,30 @@ describe('integrations: update and delete', () => {
 });
 
 describe('integrations: validation and access', () => {
+  it('refuses an unknown configurations field (a typo) on create and update, naming it and listing the known ones', async () => {
+    const t = await startTestServer();
+    const admin = apiClient(t.baseUrl, t.adminKey);
+    const typo = await admin.post('/v1/integrations', openai({ configurations: { custom_hots: 'https://x.example' } }));
+    expect(typo.status).toBe(400);
+    expect(typo.body.error).toMatchObject({ code: 'INVALID_REQUEST', param: 'configurations.custom_hots' });
+    expect(typo.body.error.message).toMatch(/unknown provider setting custom_hots; known settings: .*custom_host/);
+    expect((await admin.get('/v1/integrations')).body.total).toBe(0);
+
+    expect((await admin.post('/v1/integrations', openai())).status).toBe(200);
+    const update = await admin.put('/v1/integrations/openai-prod', { configurations: { aws_regoin: 'us-east-1' } });
+    expect(update.status).toBe(400);
+    expect(update.body.error.param).toBe('configurations.aws_regoin');
+    expect(update.body.error.message).toContain('aws_region');
+    const vk = await admin.post('/v1/virtual-keys', {
+      name: 'vk',
+      provider: 'openai',
+      key: KEY,
+      configurations: { openai_org: 'x' },
+    });
+    expect(vk.status).toBe(400);
+    expect(vk.body.error.param).toBe('configurations.openai_org');
+  });
+
   it('rejects every invalid body with 400 naming the parameter, and stores nothing', async () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
@@ -265,7 +291,7 @@ describe('integrations: validation and access', () => {
       [{ configurations: { custom_host: 'https://example.com/v1?x=1' } }, 'configurations.custom_host'],
       [{ configurations: { azure_resource_name: 'evil.com/x' } }, 'configurations.azure_resource_name'],
       [{ configurations: { 'Bad-Name': 'x' } }, 'configurations.Bad-Name'],
-      [{ configurations: { extra: { nested: true } } }, 'configurations.extra'],
+      [{ configurations: { extra: 'x' } }, 'configurations.extra'],
       [{ configurations: 'x' }, 'configurations'],
       [{ tags: { env: 1 } }, 'tags.env'],
       [{ tags: { 'a:b': 'x' } }, 'tags.a:b'],

@@ -392,6 +392,7 @@ describe('choosing a config', () => {
       config_id: cfgA.body.id,
       metadata: { team: 'search' },
       allow_config_override: true,
+      allowed_models: null,
     });
 
     const call = (headers: Record<string, string> = {}) =>

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_TRANSITION_MS, MIN_TRANSITION_MS, ROTATION_PERIOD_MS } from '../../auth/api-key-service.js';
 import { rateLimitsField, usageLimitsField } from '../../limits/schemas.js';
+import { allowedModelsField } from '../shared/allowed-models.js';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
 
 const keyName = z.string().min(1).max(255);
@@ -75,6 +76,7 @@ export const keyDefaultsField = z
       .boolean()
       .optional()
       .describe('Whether requests may name another config with x-service-config (default true).'),
+    allowed_models: allowedModelsField.optional(),
   })
   .strict()
   .nullable();
@@ -86,6 +88,7 @@ export const keyDefaultsObject = z
     metadata: z.record(z.string(), z.string()),
     config_id: z.string().nullable(),
     allow_config_override: z.boolean(),
+    allowed_models: z.array(z.string()).nullable(),
   })
   .nullable();
 

@@ -120,6 +120,7 @@ export function createApiKeyAdminService(deps: {
       metadata: input.metadata ?? {},
       config_id: configId,
       allow_config_override: input.allow_config_override ?? true,
+      allowed_models: input.allowed_models ?? null,
     });
   }
 
@@ -417,7 +418,10 @@ function toObject(row: ApiKeyRow, now: number): ApiKeyObject {
             next_rotation_at: row.next_rotation_at,
             key_transition_period_ms: policy.key_transition_period_ms,
           },
-    defaults: row.defaults === null ? null : (JSON.parse(row.defaults) as ApiKeyObject['defaults']),
+    defaults:
+      row.defaults === null
+        ? null
+        : withAllowedModels(JSON.parse(row.defaults) as NonNullable<ApiKeyObject['defaults']>),
     key_transition_expires_at: inTransition ? row.previous_key_expires_at : null,
     new_key_pending_since: row.new_key_pending_since,
     created_at: row.created_at,
@@ -425,3 +429,9 @@ function toObject(row: ApiKeyRow, now: number): ApiKeyObject {
     object: 'api-key',
   };
 }
+
+/** Keys stored before model limits existed have no `allowed_models`: null, any model. */
+const withAllowedModels = (defaults: NonNullable<ApiKeyObject['defaults']>) => ({
+  ...defaults,
+  allowed_models: defaults.allowed_models ?? null,
+});

@@ -5,7 +5,11 @@ import type { Db } from '../../storage/database.js';
 import type { Repositories } from '../../storage/repositories/index.js';
 import type { ZodApp } from '../../http/zod-app.js';
 import type { Logger } from '../../telemetry/logger.js';
+import { registerIntegrationModelRoutes } from '../integrations/model-routes.js';
+import { createIntegrationModelService } from '../integrations/model-service.js';
 import { registerIntegrationRoutes } from '../integrations/routes.js';
+import { registerModelAliasRoutes } from '../model-aliases/routes.js';
+import { createModelAliasService } from '../model-aliases/service.js';
 import { createIntegrationService } from '../integrations/service.js';
 import { registerProviderRoutes } from '../providers/routes.js';
 import { createProviderService } from '../providers/service.js';
@@ -41,11 +45,14 @@ export function createCredentials(deps: { config: Config; db: Db; clock: Clock; 
   return { secretBox, resolver };
 }
 
-/** Integrations, providers and virtual keys: the admin routes of provider credentials. */
+/** Integrations (and their models), providers, virtual keys and model aliases: what the gateway resolves. */
 export function registerCredentialRoutes(
   app: ZodApp,
   deps: {
-    repos: Pick<Repositories, 'integrations' | 'providers' | 'virtualKeys' | 'workspaces'>;
+    repos: Pick<
+      Repositories,
+      'integrations' | 'providers' | 'virtualKeys' | 'workspaces' | 'integrationModels' | 'modelAliases' | 'configs'
+    >;
     secretBox: SecretBox;
     credentials: CredentialResolver;
     clock: Clock;
@@ -65,6 +72,26 @@ export function registerCredentialRoutes(
       providers: repos.providers,
       workspaces: repos.workspaces,
       secretBox,
+      clock,
+      onChange,
+    }),
+  );
+  registerIntegrationModelRoutes(
+    app,
+    createIntegrationModelService({
+      integrations: repos.integrations,
+      models: repos.integrationModels,
+      clock,
+      onChange,
+    }),
+  );
+  registerModelAliasRoutes(
+    app,
+    createModelAliasService({
+      aliases: repos.modelAliases,
+      workspaces: repos.workspaces,
+      configs: repos.configs,
+      providers: repos.providers,
       clock,
       onChange,
     }),

@@ -4,10 +4,13 @@ import { AppError } from '../../lib/errors.js';
 import { nameOrMasked } from '../../lib/mask.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { Db } from '../../storage/database.js';
+import { createIntegrationModelRepository } from '../../storage/repositories/integration-models.js';
+import { createModelAliasRepository } from '../../storage/repositories/model-aliases.js';
 import { createProviderRepository } from '../../storage/repositories/providers.js';
 import { createVirtualKeyRepository, type VirtualKeyRow } from '../../storage/repositories/virtual-keys.js';
 import { assertWorkspaceReachable } from '../shared/workspace-access.js';
-import type { ReachableProvider, ResolvedCredential } from '../../gateway/credential-lookup.js';
+import type { ModelPolicy, ReachableProvider, ResolvedCredential } from '../../gateway/credential-lookup.js';
+import { createAliasCache, modelPolicies, modelPolicy } from './catalogue.js';
 import { openConfigurations } from './secrets.js';
 
 export type { ResolvedCredential };
@@ -33,7 +36,9 @@ interface Entry {
 export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; clock: Clock; ttlMs?: number }) {
   const providers = createProviderRepository(deps.db);
   const virtualKeys = createVirtualKeyRepository(deps.db);
+  const integrationModels = createIntegrationModelRepository(deps.db);
   const ttlMs = deps.ttlMs ?? DEFAULT_CREDENTIAL_TTL_MS;
+  const aliases = createAliasCache({ aliases: createModelAliasRepository(deps.db), clock: deps.clock, ttlMs });
   const cache = new Map<string, Entry>();
   const inFlight = new Map<string, Promise<ResolvedCredential | null>>();
   // Bumped by invalidateAll, so that a load that started before a change cannot cache its stale result.
@@ -67,12 +72,14 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
   ): Promise<ResolvedCredential | null> {
     const row = await providers.findActiveForGateway(organisationId, workspaceId, slug);
     if (!row || row.integration_status !== 'active') return null;
-    return build(row.ai_provider_id, row.encrypted_key, row.configurations, {
-      kind: 'provider',
-      id: row.id,
-      slug: row.slug,
-      integrationId: row.integration_id,
-    });
+    const models = modelPolicy(row.allow_all_models, await integrationModels.list(row.integration_id));
+    return build(
+      row.ai_provider_id,
+      row.encrypted_key,
+      row.configurations,
+      { kind: 'provider', id: row.id, slug: row.slug, integrationId: row.integration_id },
+      models,
+    );
   }
 
   async function loadVirtualKey(
@@ -82,12 +89,13 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
   ): Promise<ResolvedCredential | null> {
     const row: VirtualKeyRow | undefined = await virtualKeys.findActiveBySlug(organisationId, slug);
     if (!row || row.workspace_id !== workspaceId) return null;
-    return build(row.provider, row.encrypted_key, row.configurations, {
-      kind: 'virtual_key',
-      id: row.id,
-      slug: row.slug,
-      integrationId: null,
-    });
+    return build(
+      row.provider,
+      row.encrypted_key,
+      row.configurations,
+      { kind: 'virtual_key', id: row.id, slug: row.slug, integrationId: null },
+      null,
+    );
   }
 
   function build(
@@ -95,6 +103,7 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
     encryptedKey: string | null,
     storedConfig: string,
     source: ResolvedCredential['source'],
+    models: ModelPolicy | null,
   ): ResolvedCredential {
     const configurations = Object.freeze(openConfigurations(deps.secretBox, storedConfig));
     return Object.freeze({
@@ -103,6 +112,7 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
       customHost: typeof configurations.custom_host === 'string' ? configurations.custom_host : null,
       configurations,
       source: Object.freeze(source),
+      models,
     });
   }
 
@@ -118,9 +128,13 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
   }
 
   return {
-    /** `x-service-provider: @slug` (the `@` already stripped). */
-    async resolveProvider(principal: Principal, workspaceId: string, slug: string): Promise<ResolvedCredential> {
-      const param = 'x-service-provider';
+    /** `x-service-provider: @slug` (the `@` already stripped), or the `@slug` of `model: "@slug/model"` (param `model`). */
+    async resolveProvider(
+      principal: Principal,
+      workspaceId: string,
+      slug: string,
+      param = 'x-service-provider',
+    ): Promise<ResolvedCredential> {
       checkAccess(principal, workspaceId, slug, param, 'Provider');
       const org = principal.organisationId;
       const found = await cached(
@@ -148,14 +162,35 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
     async listProviders(principal: Principal, workspaceId: string): Promise<ReachableProvider[]> {
       assertWorkspaceReachable(principal, workspaceId);
       const rows = await providers.listActiveForGateway(principal.organisationId, workspaceId);
-      return rows.map((row) => ({ slug: row.slug, providerType: row.ai_provider_id, createdAt: row.created_at }));
+      const policies = await modelPolicies(
+        integrationModels,
+        rows.map((row) => ({ id: row.integration_id, allowAllModels: row.allow_all_models })),
+      );
+      return rows.map((row) => ({
+        slug: row.slug,
+        providerType: row.ai_provider_id,
+        createdAt: row.created_at,
+        models: policies.get(row.integration_id)!,
+      }));
     },
 
-    /** Forget every resolved credential, after any change to integrations, providers or virtual keys. */
+    /** A plain model name as an alias of the workspace or the organisation. */
+    async resolveAlias(principal: Principal, workspaceId: string, name: string) {
+      assertWorkspaceReachable(principal, workspaceId);
+      return aliases.resolve(principal, workspaceId, name);
+    },
+
+    async listAliases(principal: Principal, workspaceId: string) {
+      assertWorkspaceReachable(principal, workspaceId);
+      return aliases.list(principal, workspaceId);
+    },
+
+    /** Forget every resolved credential and alias, after any change to integrations, their models, providers, virtual keys or aliases. */
     invalidateAll(): void {
       generation += 1;
       cache.clear();
       inFlight.clear();
+      aliases.invalidateAll();
     },
   };
 }

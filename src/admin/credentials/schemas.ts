@@ -87,73 +87,85 @@ const headerValue = z
   .string()
   .max(8192)
   .refine((value) => !/[\0\r\n]/.test(value), { message: 'header values must not contain NUL, CR or LF' });
-const OTHER_FIELD = /^[a-z][a-z0-9_]{0,63}$/;
 
 /**
- * Provider settings stored with a credential. The fields the gateway's adapters read are
- * validated here (names as users of the established gateway know them); other snake_case
- * fields with scalar values are kept as given, for provider options added later. Fields whose
- * names say they are secret are encrypted at rest like the key (see secrets.ts).
+ * Provider settings stored with a credential: the fields the gateway's adapters read, with the
+ * names users of the established gateway know. Any other field is refused (a typo such as
+ * `custom_hots` would otherwise be stored and traffic would go to the provider's default host);
+ * the refusal names the field and lists the known ones. Fields whose names say they are secret
+ * are encrypted at rest like the key (see secrets.ts).
  */
+const configurationFields = {
+  custom_host: httpUrl.optional(),
+  custom_headers: z
+    .record(headerName, headerValue)
+    .refine((h) => Object.keys(h).length <= 50, { message: 'at most 50 headers' })
+    .optional(),
+  openai_organization: shortText.optional(),
+  openai_project: shortText.optional(),
+  azure_resource_name: azureName.optional(),
+  azure_deployment_name: azureDeployment.optional(),
+  azure_api_version: azureApiVersion.optional(),
+  azure_auth_mode: z.enum(['default', 'entra', 'managed']).optional(),
+  azure_foundry_url: httpUrl.optional(),
+  azure_deployment_config: z
+    .array(
+      z
+        .object({
+          azure_deployment_name: azureDeployment,
+          azure_api_version: azureApiVersion,
+          alias: shortText.optional(),
+          is_default: z.boolean().optional(),
+          azure_model_slug: shortText.optional(),
+        })
+        .strict(),
+    )
+    .max(50)
+    .optional(),
+  aws_auth_type: z.enum(['accessKey', 'assumedRole']).optional(),
+  aws_region: z
+    .string()
+    .regex(/^[a-z0-9-]{1,32}$/, 'an AWS region such as us-east-1')
+    .optional(),
+  aws_access_key_id: shortText.optional(),
+  aws_secret_access_key: shortText.optional(),
+  aws_session_token: z.string().min(1).max(4096).optional(),
+  aws_role_arn: shortText.optional(),
+  aws_external_id: shortText.optional(),
+  vertex_auth_type: z.enum(['basic', 'serviceAccount']).optional(),
+  vertex_region: shortText.optional(),
+  vertex_project_id: shortText.optional(),
+  vertex_service_account_json: z.union([z.string().min(1).max(16_384), z.record(z.string(), z.unknown())]).optional(),
+  workers_ai_account_id: shortText.optional(),
+  huggingface_base_url: httpUrl.optional(),
+  anthropic_version: shortText.optional(),
+  anthropic_beta: shortText.optional(),
+  // Microsoft Entra ID for Azure OpenAI (providers/azure-entra.ts).
+  azure_tenant_id: shortText.optional(),
+  azure_client_id: shortText.optional(),
+  azure_client_secret: z.string().min(1).max(4096).optional(),
+  azure_authority_host: httpUrl.optional(),
+  /** The older name of azure_deployment_name, still read by the gateway. */
+  azure_deployment_id: azureDeployment.optional(),
+};
+const KNOWN: ReadonlySet<string> = new Set(Object.keys(configurationFields));
+
 export const configurationsSchema = z
-  .object({
-    custom_host: httpUrl.optional(),
-    custom_headers: z
-      .record(headerName, headerValue)
-      .refine((h) => Object.keys(h).length <= 50, { message: 'at most 50 headers' })
-      .optional(),
-    openai_organization: shortText.optional(),
-    openai_project: shortText.optional(),
-    azure_resource_name: azureName.optional(),
-    azure_deployment_name: azureDeployment.optional(),
-    azure_api_version: azureApiVersion.optional(),
-    azure_auth_mode: z.enum(['default', 'entra', 'managed']).optional(),
-    azure_foundry_url: httpUrl.optional(),
-    azure_deployment_config: z
-      .array(
-        z
-          .object({
-            azure_deployment_name: azureDeployment,
-            azure_api_version: azureApiVersion,
-            alias: shortText.optional(),
-            is_default: z.boolean().optional(),
-            azure_model_slug: shortText.optional(),
-          })
-          .strict(),
-      )
-      .max(50)
-      .optional(),
-    aws_auth_type: z.enum(['accessKey', 'assumedRole']).optional(),
-    aws_region: z
-      .string()
-      .regex(/^[a-z0-9-]{1,32}$/, 'an AWS region such as us-east-1')
-      .optional(),
-    aws_access_key_id: shortText.optional(),
-    aws_secret_access_key: shortText.optional(),
-    aws_session_token: z.string().min(1).max(4096).optional(),
-    aws_role_arn: shortText.optional(),
-    aws_external_id: shortText.optional(),
-    vertex_auth_type: z.enum(['basic', 'serviceAccount']).optional(),
-    vertex_region: shortText.optional(),
-    vertex_project_id: shortText.optional(),
-    vertex_service_account_json: z.union([z.string().min(1).max(16_384), z.record(z.string(), z.unknown())]).optional(),
-    workers_ai_account_id: shortText.optional(),
-    huggingface_base_url: httpUrl.optional(),
-    anthropic_version: shortText.optional(),
-    anthropic_beta: shortText.optional(),
-  })
-  .catchall(z.union([z.string().max(4096), z.number().finite(), z.boolean(), z.null()]))
+  .object(configurationFields)
+  // Unknown fields pass the object and are refused one by one below, so that `param` names each.
+  .catchall(z.unknown())
   .superRefine((config, ctx) => {
-    const names = Object.keys(config);
-    if (names.length > 64) ctx.addIssue({ code: 'custom', message: 'at most 64 configuration fields' });
-    for (const name of names) {
-      if (!OTHER_FIELD.test(name))
+    for (const name of Object.keys(config)) {
+      if (!KNOWN.has(name))
         ctx.addIssue({
           code: 'custom',
           path: [name],
-          message: 'configuration field names are snake_case (a-z, 0-9, _)',
+          message: `unknown provider setting ${name}; known settings: ${[...KNOWN].sort().join(', ')}`,
         });
     }
   });
 
 export type Configurations = z.infer<typeof configurationsSchema>;
+
+/** The settings `configurations` takes, sorted; the CLI refuses others before sending. */
+export const KNOWN_CONFIGURATION_FIELDS: readonly string[] = [...KNOWN].sort();

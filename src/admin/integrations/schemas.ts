@@ -66,6 +66,11 @@ export const integrationObject = z.object({
   created_at: z.string(),
   last_updated_at: z.string(),
   last_reset_at: z.string().nullable(),
+  allow_all_models: z
+    .boolean()
+    .describe(
+      'Whether models not disabled in GET /v1/integrations/{slug}/models are allowed (true), or only those enabled there.',
+    ),
   object: z.literal('integration'),
 });
 

@@ -91,6 +91,7 @@ export function createIntegrationService(deps: IntegrationServiceDeps) {
         created_at: stamp,
         last_updated_at: stamp,
         last_reset_at: null,
+        allow_all_models: 1,
       };
 
       let provider: ProviderRow | null = null;
@@ -199,6 +200,7 @@ export function toIntegrationObject(row: IntegrationRow): IntegrationObject {
     created_at: row.created_at,
     last_updated_at: row.last_updated_at,
     last_reset_at: row.last_reset_at,
+    allow_all_models: row.allow_all_models === 1,
     object: 'integration',
   };
 }

@@ -15,6 +15,10 @@ const streamLogsQuery = z
     status_code: z.coerce.number().int().min(100).max(599).optional(),
     provider: z.string().max(128).optional(),
     model: z.string().max(256).optional(),
+    in_flight: z
+      .enum(['true', 'false'])
+      .optional()
+      .describe('also send `event: start` with each request as it begins (`object: "log.start"`, no status yet)'),
   })
   .strict();
 
@@ -74,7 +78,7 @@ export function registerLogStreamRoute(
         summary: 'Follow request logs as they are recorded (server-sent events)',
         description:
           'Answers `text/event-stream`: one `data:` line with a log record (as `GET /v1/logs` lists it) per gateway request, ' +
-          'and a comment line every 15 s. It follows the requests of the instance it is connected to. Workspace keys see their own workspace only.',
+          'and a comment line every 15 s. With `in_flight=true`, also an `event: start` line as each request begins (its record follows with the same `id`; not sent with the `status_code` or `provider` filters, which a request in flight cannot match yet). It follows the requests of the instance it is connected to. Workspace keys see their own workspace only.',
         querystring: streamLogsQuery,
       },
       config: { auth: { scope: 'logs.list', keyTypes: BOTH_KEY_TYPES } },
@@ -117,6 +121,19 @@ export function registerLogStreamRoute(
           res.write(`data: ${JSON.stringify(toLogObject(row, false))}\n\n`);
         });
       });
+      // A request in flight has no status yet: with a status filter only finished ones are sent.
+      const stopStarts =
+        q.in_flight === 'true' && q.status_code === undefined && q.provider === undefined
+          ? deps.writer.onStart((start) => {
+              if (start.organisation_id !== principal.organisationId) return;
+              if (workspaceId && start.workspace_id !== workspaceId) return;
+              if (q.model !== undefined && start.model !== q.model) return;
+              visible(start.api_key_id, () => {
+                if (res.writableEnded || res.writableLength > MAX_UNSENT_BYTES) return;
+                res.write(`event: start\ndata: ${JSON.stringify({ object: 'log.start', ...start })}\n\n`);
+              });
+            })
+          : () => undefined;
       const heartbeat = setInterval(
         () => res.write(dropped > 0 ? `: heartbeat, ${dropped} records dropped\n\n` : ': heartbeat\n\n'),
         deps.heartbeatMs ?? HEARTBEAT_MS,
@@ -126,6 +143,7 @@ export function registerLogStreamRoute(
       const end = () => {
         if (!open.delete(end)) return;
         unsubscribe();
+        stopStarts();
         clearInterval(heartbeat);
         if (!res.writableEnded) res.end();
       };

@@ -1,14 +1,20 @@
 import { z } from 'zod';
 import { workspaceDefaultsInput } from '../../guardrails/store/index.js';
 import { usageLimitsField } from '../../limits/schemas.js';
+import { allowedModelsField } from '../shared/allowed-models.js';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
 
-/** Guardrails every request of the workspace runs (docs/guardrails.md); null clears them. */
+/**
+ * What the workspace brings to its keys' gateway requests: the guardrails every request runs
+ * (docs/guardrails.md) and the models they may use (docs/models.md). A field not sent is kept;
+ * null clears them all.
+ */
 const defaultsField = workspaceDefaultsInput
+  .extend({ allowed_models: allowedModelsField.optional() })
   .nullable()
   .optional()
   .describe(
-    '`input_guardrails` / `output_guardrails`: guardrail ids or slugs, or inline guardrails, run on every request of the workspace.',
+    '`input_guardrails` / `output_guardrails`: guardrail ids or slugs, or inline guardrails, run on every request of the workspace; `allowed_models`: the models its keys may use.',
   );
 
 export const createWorkspaceBody = z
@@ -59,8 +65,12 @@ export const workspaceObject = z.object({
   is_default: z.boolean(),
   organisation_id: z.uuid(),
   usage_limits: z.record(z.string(), z.unknown()).nullable(),
-  defaults: z.object({ input_guardrails: z.array(z.unknown()), output_guardrails: z.array(z.unknown()) }),
   last_reset_at: z.string().nullable(),
+  defaults: z.object({
+    input_guardrails: z.array(z.unknown()),
+    output_guardrails: z.array(z.unknown()),
+    allowed_models: z.array(z.string()).nullable(),
+  }),
   created_at: z.string(),
   last_updated_at: z.string(),
   object: z.literal('workspace'),

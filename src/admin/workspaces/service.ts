@@ -31,6 +31,8 @@ export function createWorkspaceService(deps: {
   ) {
     if (defaults === undefined) return undefined;
     if (defaults === null) return null;
+    // `defaults: {allowed_models}` alone leaves the guardrails as they are.
+    if (defaults.input_guardrails === undefined && defaults.output_guardrails === undefined) return undefined;
     const { before, after } = guardrailUsesOf(defaults);
     await deps.checkGuardrails?.({ organisationId, workspaceId, uses: [...before, ...after], field: 'defaults' });
     return JSON.stringify({
@@ -80,6 +82,7 @@ export function createWorkspaceService(deps: {
         rate_limits: null,
         usage_limits: body.usage_limits ? JSON.stringify(withResetSchedule(body.usage_limits, deps.clock.now())) : null,
         defaults: defaults ?? null,
+        allowed_models: storedAllowedModels(body.defaults),
         created_at: stamp,
         last_updated_at: stamp,
       };
@@ -137,8 +140,12 @@ export function createWorkspaceService(deps: {
       if (usageLimits !== undefined) patch.usage_limits = usageLimits;
       const defaults = await defaultsOf(row.organisation_id, row.id, body.defaults);
       if (defaults !== undefined) patch.defaults = defaults;
+      const modelsChange = body.defaults === null || body.defaults?.allowed_models !== undefined;
+      if (modelsChange) patch.allowed_models = storedAllowedModels(body.defaults);
       await deps.workspaces.update(row.id, patch);
       if (defaults !== undefined) deps.onDefaultsChange?.();
+      // Keys carry their workspace's model limits: they are read again on the next request.
+      if (modelsChange) deps.verifier.invalidateAll();
       return { ...row, ...patch };
     },
 
@@ -163,6 +170,10 @@ export function createWorkspaceService(deps: {
 
 export type WorkspaceService = ReturnType<typeof createWorkspaceService>;
 
+/** `defaults.allowed_models` as stored: JSON text, or null for any model. */
+const storedAllowedModels = (defaults: { allowed_models?: string[] | null | undefined } | null | undefined) =>
+  defaults?.allowed_models ? JSON.stringify(defaults.allowed_models) : null;
+
 export function toWorkspaceObject(row: WorkspaceRow): WorkspaceObject {
   const usageLimits = row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as Record<string, unknown>);
   const lastReset = usageLimits?.last_reset_at;
@@ -175,15 +186,18 @@ export function toWorkspaceObject(row: WorkspaceRow): WorkspaceObject {
     is_default: row.is_default === 1,
     organisation_id: row.organisation_id,
     usage_limits: usageLimits,
-    defaults: publicDefaults(row.defaults ?? null),
     last_reset_at: typeof lastReset === 'string' ? lastReset : null,
+    defaults: {
+      ...publicDefaults(row.defaults ?? null),
+      allowed_models: row.allowed_models ? (JSON.parse(row.allowed_models) as string[]) : null,
+    },
     created_at: row.created_at,
     last_updated_at: row.last_updated_at,
     object: 'workspace',
   };
 }
 
-function publicDefaults(stored: string | null): WorkspaceObject['defaults'] {
+function publicDefaults(stored: string | null): Omit<WorkspaceObject['defaults'], 'allowed_models'> {
   const parsed = stored === null ? {} : (JSON.parse(stored) as Partial<WorkspaceObject['defaults']>);
   return { input_guardrails: parsed.input_guardrails ?? [], output_guardrails: parsed.output_guardrails ?? [] };
 }

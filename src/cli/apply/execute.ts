@@ -1,9 +1,8 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
-import { validateConfig } from '../../admin/configs/service.js';
-import { AppError, codeToStatus } from '../../lib/errors.js';
 import type { Client } from '../client/http-client.js';
 import { FatalError } from '../fatal-error.js';
 import { createProgress } from '../output.js';
+import type { AliasRow, CatalogueState, IntegrationModelsRow } from './plan-models.js';
 import type { ApplyFile } from './schema.js';
 import type { GuardrailRow } from './guardrails.js';
 import {
@@ -49,7 +48,7 @@ async function mapFew<T, R>(items: readonly T[], fn: (item: T) => Promise<R>, wi
  * (the list shows summaries only).
  */
 async function fetchConfigs(client: Client, file: ApplyFile): Promise<ConfigRow[]> {
-  if (file.configs.length === 0) return [];
+  if (file.configs.length === 0 && !file.aliases.some((a) => a.config !== undefined)) return [];
   const rows = (
     await Promise.all(['active', 'archived'].map((status) => fetchAll<ConfigRow>(client, '/v1/configs', { status })))
   ).flat();
@@ -102,7 +101,25 @@ export async function fetchCurrentState(client: Client, file: ApplyFile): Promis
     apiKeys,
     configs,
     guardrails: await fetchGuardrails(client, file),
+    ...(await fetchCatalogue(client, file, integrations)),
   };
+}
+
+/** The model lists of the integrations the file gives models, and every alias. */
+async function fetchCatalogue(
+  client: Client,
+  file: ApplyFile,
+  integrations: readonly IntegrationRow[],
+): Promise<CatalogueState> {
+  const named = file.integrations.filter(
+    (i) =>
+      (i.models !== undefined || i.allow_all_models !== undefined) && integrations.some((row) => row.slug === i.slug),
+  );
+  const lists = await mapFew(named, (i) =>
+    client.get<IntegrationModelsRow>(`/v1/integrations/${encodeURIComponent(i.slug)}/models`),
+  );
+  const aliases = file.aliases.length > 0 ? await fetchAll<AliasRow>(client, '/v1/model-aliases') : [];
+  return { integrationModels: Object.fromEntries(named.map((i, n) => [i.slug, lists[n]!])), aliases };
 }
 
 const INVALID_CONFIG = /^Invalid config \(\d+ problems?\): ([\s\S]+) \(HTTP 400 AB01_INVALID_CONFIG\)$/;
@@ -143,21 +160,32 @@ function stepFailed(s: Step, error: unknown, done: number | null): StepFailed {
   );
 }
 
+interface DryRunAnswer {
+  ok: boolean;
+  results: { status: number; error: { message: string; code: string | null } | null }[];
+}
+
 /**
- * What a dry run can check without changing anything. The admin API has no validate-only
- * requests, so configs are checked here by the server's own validator (the same code, hence the
- * same verdict); other refusals (an unknown scope, say) only show in a real run.
+ * A dry run: the server runs the plan's requests as this key would, in order and in one
+ * transaction that it rolls back (POST /v1/dry-run), so the dry run fails where the real run
+ * would (a taken slug, a workspace the key cannot reach, an invalid config) and changes nothing.
  */
-export function checkPlanLocally(steps: readonly Step[]): void {
+export async function checkPlanOnServer(client: Client, steps: readonly Step[]): Promise<void> {
+  const sent: { step: Step; request: NonNullable<Step['request']> }[] = [];
   for (const s of steps) {
-    if (s.kind !== 'config' || !s.request || !('config' in s.request.body)) continue;
-    try {
-      validateConfig(s.request.body.config);
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      throw stepFailed(s, new FatalError(`${error.message} (HTTP ${codeToStatus(error.code)} ${error.code})`), null);
-    }
+    if (s.request) sent.push({ step: s, request: s.request });
+    if (s.then) sent.push({ step: s, request: s.then });
   }
+  if (sent.length === 0) return;
+  const answer = await client.post<DryRunAnswer>('/v1/dry-run', { requests: sent.map((x) => x.request) });
+  const index = answer.results.findIndex((r) => r.error !== null);
+  if (answer.ok || index < 0) return;
+  const { status, error } = answer.results[index]!;
+  throw stepFailed(
+    sent[index]!.step,
+    new FatalError(`${error!.message} (HTTP ${status}${error!.code ? ` ${error!.code}` : ''})`),
+    null,
+  );
 }
 
 export interface CreatedKey {

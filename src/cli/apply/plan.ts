@@ -1,88 +1,35 @@
 import { changedFields, covers, maskSecret, pick, same, shownConfigurations } from './compare.js';
+import { planCatalogue, type CatalogueState } from './plan-models.js';
 import type { ApplyFile } from './schema.js';
 import { planGuardrails, type GuardrailRow } from './guardrails.js';
+import type {
+  Action,
+  ApiKeyRow,
+  ConfigRow,
+  IntegrationRow,
+  Kind,
+  PolicyRow,
+  ProviderRow,
+  Resource,
+  Step,
+  WorkspaceRow,
+} from './plan-types.js';
 
-export type Kind =
-  | 'workspace'
-  | 'integration'
-  | 'provider'
-  | 'guardrail'
-  | 'config'
-  | 'rate_limits_policy'
-  | 'usage_limits_policy'
-  | 'api_key';
-export type Action = 'create' | 'update' | 'unchanged';
+export type {
+  Action,
+  ApiKeyRow,
+  ConfigRow,
+  IntegrationRow,
+  Kind,
+  PolicyRow,
+  ProviderRow,
+  Request,
+  Resource,
+  Step,
+  WorkspaceRow,
+} from './plan-types.js';
 
-export interface Request {
-  method: 'POST' | 'PUT';
-  path: string;
-  body: Record<string, unknown>;
-}
-
-export interface Step {
-  kind: Kind;
-  /** How the file names it: a slug, or `workspace/name`. */
-  name: string;
-  action: Action;
-  /** Fields that differ (update), or those given (create). */
-  changes: string[];
-  request?: Request;
-  /** A second request, sent once `request` succeeded (a config declared archived is created, then archived). */
-  then?: Request;
-}
-
-/**
- * A resource as the admin API lists it: the fields the plan reads by name, and the others, which
- * it only compares with the file's (`changedFields`).
- */
-export interface Resource {
-  id: string;
-  [field: string]: unknown;
-}
-
-export interface WorkspaceRow extends Resource {
-  slug: string;
-  status?: string;
-  is_default?: boolean;
-}
-
-export interface IntegrationRow extends Resource {
-  slug: string;
-  ai_provider_id: string;
-  masked_key?: string | null;
-}
-
-export interface ProviderRow extends Resource {
-  slug: string;
-  workspace_id: string | null;
-  integration_id: string;
-}
-
-export interface ConfigRow extends Resource {
-  slug: string;
-  name: string;
-  status: string;
-  workspace_id: string | null;
-  last_updated_at?: string;
-  /** The latest version's object: only on configs fetched one by one. */
-  config?: unknown;
-}
-
-export interface PolicyRow extends Resource {
-  name: string | null;
-  workspace_id: string | null;
-  type: string;
-}
-
-export interface ApiKeyRow extends Resource {
-  name: string;
-  type: string;
-  status: string;
-  workspace_id: string | null;
-}
-
-/** What exists on the server now (active resources, and archived workspaces). */
-export interface CurrentState {
+export interface CurrentState extends CatalogueState {
   workspaces: WorkspaceRow[];
   integrations: IntegrationRow[];
   providers: ProviderRow[];
@@ -292,6 +239,15 @@ export function planApply(file: ApplyFile, current: CurrentState): Step[] {
       planned.then = { method: 'PUT', path: `/v1/configs/${enc(c.slug)}`, body: { status: 'archived' } };
     steps.push(planned);
   }
+
+  const catalogue = planCatalogue(
+    file,
+    { ...current, workspaceSlugOf: (id) => (id ? (wsById.get(id) ?? id) : null) },
+    problems,
+  );
+  const firstProvider = steps.findIndex((s) => s.kind === 'provider');
+  steps.splice(firstProvider < 0 ? steps.length : firstProvider, 0, ...catalogue.modelSteps);
+  steps.push(...catalogue.aliasSteps);
 
   for (const r of file.policies.rate_limits) {
     const ws = needWs(`rate-limits policy ${r.name}`, r.workspace ?? defaultWs);

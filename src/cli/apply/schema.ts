@@ -16,6 +16,41 @@ const workspace = z
   })
   .strict();
 
+/** An integration's model list (docs/models.md): models not in the file are left as they are. */
+const integrationCatalogue = {
+  allow_all_models: z.boolean().optional(),
+  models: z
+    .array(
+      z
+        .object({
+          slug: z.string().min(1).max(255),
+          enabled: z.boolean().default(true),
+          name: z.string().min(1).max(255).optional(),
+          is_custom: z.boolean().optional(),
+          is_finetune: z.boolean().optional(),
+          base_model_slug: z.string().nullable().optional(),
+          pricing_config: looseObject.nullable().optional(),
+        })
+        .strict(),
+    )
+    .optional(),
+};
+
+/** A model alias; without `workspace` it is organisation-wide. */
+const alias = z
+  .object({
+    name: z.string().min(1).max(128),
+    workspace: slug.optional().describe('slug of its workspace; organisation-wide when left out'),
+    model: z.string().optional().describe('@<provider slug>/<model>'),
+    config: slug.optional().describe("slug of a config of the alias's workspace"),
+    description: z.string().nullable().optional(),
+  })
+  .strict()
+  .refine((a) => (a.model === undefined) !== (a.config === undefined), {
+    message: 'an alias names exactly one of model and config',
+    path: ['model'],
+  });
+
 const integration = z
   .object({
     slug,
@@ -25,6 +60,7 @@ const integration = z
     description: z.string().nullable().optional(),
     configurations: looseObject.optional(),
     tags: z.record(z.string(), z.string()).optional(),
+    ...integrationCatalogue,
   })
   .strict();
 
@@ -103,7 +139,8 @@ const apiKey = z
 
 /**
  * The `svcgw apply` file: what should exist. Workspaces, integrations, providers and configs are
- * known by slug; policies and keys by name within their workspace. Nothing absent from the file is
+ * known by slug; policies, keys and aliases by name within their workspace (aliases without one are
+ * organisation-wide); an integration's models by slug within it. Nothing absent from the file is
  * removed.
  */
 export const applyFileSchema = z
@@ -121,6 +158,7 @@ export const applyFileSchema = z
       .strict()
       .default({ rate_limits: [], usage_limits: [] }),
     api_keys: z.array(apiKey).default([]),
+    aliases: z.array(alias).default([]),
   })
   .strict();
 
@@ -132,3 +170,4 @@ export type DesiredConfig = ApplyFile['configs'][number];
 export type DesiredRateLimitsPolicy = ApplyFile['policies']['rate_limits'][number];
 export type DesiredUsageLimitsPolicy = ApplyFile['policies']['usage_limits'][number];
 export type DesiredApiKey = ApplyFile['api_keys'][number];
+export type DesiredAlias = ApplyFile['aliases'][number];

@@ -73,10 +73,14 @@ export function serverError(baseUrl: string, status: number, body: unknown): Fat
   const message = typeof err?.message === 'string' ? err.message : `HTTP ${status}`;
   const code = typeof err?.code === 'string' ? err.code : null;
   if (status === 401)
-    return new FatalError(
-      `the API key was refused by ${baseUrl}: ${message} Check --api-key, SVCGW_API_KEY or the profile of svcgw login.`,
+    return Object.assign(
+      new FatalError(
+        `the API key was refused by ${baseUrl}: ${message} Check --api-key, SVCGW_API_KEY or the profile of svcgw login.`,
+      ),
+      { status },
     );
-  return new FatalError(`${message} (HTTP ${status}${code ? ` ${code}` : ''})`);
+  // The status stays on the error for callers that retry what a restart explains (5xx) only.
+  return Object.assign(new FatalError(`${message} (HTTP ${status}${code ? ` ${code}` : ''})`), { status });
 }
 
 export function buildUrl(baseUrl: string, path: string, query: Query = {}): string {

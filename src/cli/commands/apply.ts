@@ -79,7 +79,7 @@ export function applyCommand(): Command {
       .requiredOption('-f, --file <file>', 'the file (- for standard input)')
       .option(
         '--dry-run',
-        "print the plan (create / update / unchanged) and change nothing; configs are checked by the server's validator, so that a dry run fails where the real run would",
+        "print the plan (create / update / unchanged) and change nothing; the server runs the plan's requests as this key would and rolls them back (POST /v1/dry-run), so that a dry run fails where the real run would",
       )
       .option(
         '--keys-out <file>',
@@ -90,7 +90,7 @@ export function applyCommand(): Command {
           const o = ctx.opts;
           // Loaded here: zod and yaml would slow the start of every other command.
           const [
-            { checkPlanLocally, executePlan, fetchCurrentState, StepFailed, writeKeysFile },
+            { checkPlanOnServer, executePlan, fetchCurrentState, StepFailed, writeKeysFile },
             { readApplyFile },
             { PlanError, planApply, summarise },
           ] = await Promise.all([
@@ -113,7 +113,7 @@ export function applyCommand(): Command {
           // Boxed, so that whatever executePlan threw is rethrown as it was, after the report.
           let failure: { error: unknown } | null = null;
           try {
-            if (o.dryRun) checkPlanLocally(steps);
+            if (o.dryRun) await checkPlanOnServer(ctx.client, steps);
             else if (changed)
               await executePlan(
                 ctx.client,

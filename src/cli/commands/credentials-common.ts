@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { configurationsSchema } from '../../admin/credentials/schemas.js';
+import { KNOWN_CONFIGURATION_FIELDS } from '../../admin/credentials/schemas.js';
 import { FatalError } from '../fatal-error.js';
 import { pairs } from './common.js';
 
@@ -21,7 +21,7 @@ export interface ConfigOptions {
 }
 
 /** The provider settings the gateway's adapters read, as the server's schema names them. */
-export const KNOWN_CONFIG_FIELDS: readonly string[] = Object.keys(configurationsSchema.shape).sort();
+export const KNOWN_CONFIG_FIELDS = KNOWN_CONFIGURATION_FIELDS;
 
 /** `--key` or `--key-stdin`: the provider key, preferably not on the command line where `ps` shows it. */
 export function keyOptions(command: Command): Command {
@@ -66,17 +66,15 @@ export function configOptions(command: Command): Command {
 
 /**
  * The `configurations` body field from `--custom-host` and `--config`, or undefined when neither
- * was given. The server keeps unknown snake_case fields for options added later, so a typo
- * (`custom_hots`) would be stored silently and traffic would go to the provider's default host:
- * the CLI refuses fields it does not know (`--data` still sends anything).
+ * was given. Unknown fields are refused here, before anything is sent, as the server would
+ * refuse them.
  */
 export function providerConfigurations(opts: ConfigOptions): Record<string, string> | undefined {
   const config = { ...opts.config };
   const unknown = Object.keys(config).filter((field) => !KNOWN_CONFIG_FIELDS.includes(field));
   if (unknown.length > 0)
     throw new FatalError(
-      `--config: unknown provider setting ${unknown.join(', ')}; known settings: ${KNOWN_CONFIG_FIELDS.join(', ')} ` +
-        `(to send another field anyway, use --data '{"configurations":{…}}')`,
+      `--config: unknown provider setting ${unknown.join(', ')}; known settings: ${KNOWN_CONFIG_FIELDS.join(', ')}`,
       2,
     );
   if (opts.customHost !== undefined) {

@@ -25,6 +25,7 @@ import {
   type TagOptions,
 } from './credentials-common.js';
 import { confirmFirst, YES_HELP } from '../confirm.js';
+import { integrationModelsCommand } from './models.js';
 
 interface Integration {
   id: string;
@@ -49,7 +50,7 @@ const COLUMNS: Column<Integration>[] = [
 
 export function integrationsCommand(): Command {
   const group = new Command('integrations').description(
-    'organisation-wide provider credentials: create, list, get, update, delete',
+    'organisation-wide provider credentials: create, list, get, update, delete, models',
   );
 
   group.addCommand(
@@ -188,5 +189,6 @@ export function integrationsCommand(): Command {
       ['svcgw integrations delete openai-main'],
     ),
   );
+  group.addCommand(integrationModelsCommand());
   return group;
 }

@@ -125,13 +125,21 @@ export function keysCommand(): Command {
         .option('--expires-at <time>', 'expiry: ISO 8601, or a duration from now (30d)', futureTime)
         .option('--config <slug|id>', "default gateway config of the key's requests (docs/configs.md)")
         .option('--lock-config', 'with --config: requests of this key cannot name another config')
+        .option('--models <patterns>', 'models the key may use: names, prefixes ending in *, @slug/*, aliases', list)
         .option('--data <json>', 'further body fields as JSON (rate_limits, usage_limits, defaults, …)', jsonValue)
         .action(
-          run(async (ctx: Context<CreateOptions>) => {
+          run(async (ctx: Context<CreateOptions & { models?: string[] }>) => {
             const o = ctx.opts;
-            const defaults = o.config
-              ? { defaults: { config_id: o.config, allow_config_override: !o.lockConfig } }
-              : {};
+            const defaults =
+              o.config || o.models
+                ? {
+                    defaults: defined({
+                      config_id: o.config,
+                      allow_config_override: o.config ? !o.lockConfig : undefined,
+                      allowed_models: o.models,
+                    }),
+                  }
+                : {};
             const body = {
               ...(o.data as object),
               ...defaults,
@@ -196,6 +204,12 @@ export function keysCommand(): Command {
         .option('--no-config', 'remove the default config')
         .option('--lock-config', 'requests of this key cannot name another config')
         .option('--unlock-config', 'requests of this key may name another config again')
+        .option(
+          '--models <patterns>',
+          'the models the key may use (names, prefixes ending in *, @slug/*, aliases)',
+          list,
+        )
+        .option('--all-models', 'lift the model limit: any model')
         .addOption(
           new Option('--rotation-period <period>', 'rotate the key by itself every week or month').choices([
             'weekly',
@@ -215,19 +229,29 @@ export function keysCommand(): Command {
         .option('--no-rotation', 'remove the rotation policy')
         .option('--data <json>', 'further body fields as JSON', jsonValue)
         .action(
-          run(async (ctx: Context<UpdateOptions>, ref: string) => {
+          run(async (ctx: Context<UpdateOptions & { models?: string[]; allModels?: boolean }>, ref: string) => {
             const o = ctx.opts;
             const rotation = rotationPolicy(o);
             const id = await idByName(ctx, '/v1/api-keys', ref, 'API key');
             const changesDefaults =
-              typeof o.config === 'string' || o.config === false || o.lockConfig || o.unlockConfig;
+              typeof o.config === 'string' ||
+              o.config === false ||
+              o.lockConfig ||
+              o.unlockConfig ||
+              o.models !== undefined ||
+              o.allModels;
             let defaults = {};
             if (changesDefaults) {
               // The API replaces `defaults` whole: start from the key's current ones.
               const current =
                 (
                   await ctx.client.get<{
-                    defaults: { metadata?: object; config_id?: string | null; allow_config_override?: boolean } | null;
+                    defaults: {
+                      metadata?: object;
+                      config_id?: string | null;
+                      allow_config_override?: boolean;
+                      allowed_models?: string[] | null;
+                    } | null;
                   }>(`/v1/api-keys/${enc(id)}`)
                 ).defaults ?? {};
               const next = { ...current };
@@ -235,6 +259,8 @@ export function keysCommand(): Command {
               if (o.config === false) next.config_id = null;
               if (o.lockConfig) next.allow_config_override = false;
               if (o.unlockConfig) next.allow_config_override = true;
+              if (o.models !== undefined) next.allowed_models = o.models;
+              if (o.allModels) next.allowed_models = null;
               defaults = { defaults: next };
             }
             const body = {
@@ -256,6 +282,7 @@ export function keysCommand(): Command {
         'svcgw keys update 7f9c… --scopes completions.write,logs.list',
         'svcgw keys update 7f9c… --no-expiry',
         'svcgw keys update 7f9c… --config prod-fallback --lock-config',
+        'svcgw keys update chat-app --models "gpt-4o*"',
         'svcgw keys update ci-deploy --rotation-period weekly --transition 1h',
       ],
     ),

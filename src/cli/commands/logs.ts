@@ -2,18 +2,11 @@ import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command, Option } from 'commander';
-import { readSseData } from '../client/sse.js';
+import { tail } from './logs-tail.js';
 import { pastTime } from '../durations.js';
 import { FatalError } from '../fatal-error.js';
-import {
-  describeStatus,
-  serverStatusCode,
-  statusFilter,
-  statusList,
-  statusMatches,
-  type StatusFilter,
-} from '../status-filter.js';
-import { createProgress, isTerminal, type Column } from '../output.js';
+import { describeStatus, serverStatusCode, statusFilter, statusList, type StatusFilter } from '../status-filter.js';
+import { createProgress, type Column } from '../output.js';
 import { formatCost, formatLatency, formatTokens, statusColour, type LogRecord } from '../tui/format.js';
 import {
   clientCommand,
@@ -55,112 +48,6 @@ function filterOptions(command: Command): Command {
     .option('--status <code|class>', 'only this HTTP status (429) or class (4xx, 5xx)', statusFilter)
     .option('--provider <name>', 'only this provider (openai, anthropic, …)')
     .option('--model <model>', 'only this model');
-}
-
-function describeFilters(opts: FilterOptions): string {
-  const values = {
-    workspace: opts.workspace,
-    status: opts.status && describeStatus(opts.status),
-    provider: opts.provider,
-    model: opts.model,
-  };
-  const parts = Object.entries(values)
-    .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => `${k}=${v}`);
-  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
-}
-
-/**
- * Follows `GET /v1/logs/stream`: a live screen on a terminal, JSON lines otherwise. Ctrl+C ends
- * it with exit 0; the server going away ends it with exit 1.
- */
-async function tail(ctx: Context<FilterOptions>): Promise<void> {
-  const o = ctx.opts;
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  // `on`, not `once`: ink's exit handler re-raises a signal that no other listener handles.
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-  process.stdout.on('error', stop); // a closed pipe (| head) ends the tail quietly
-  try {
-    const res = await ctx.client.stream(
-      '/v1/logs/stream',
-      { workspace_id: o.workspace, status_code: serverStatusCode(o.status), provider: o.provider, model: o.model },
-      controller.signal,
-    );
-    const events = onlyStatus(readSseData(res.body as unknown as AsyncIterable<Uint8Array>), o.status);
-    const ended =
-      isTerminal() && !ctx.out.json
-        ? await followOnScreen(ctx, events, controller.signal)
-        : await followAsLines(events);
-    if (!controller.signal.aborted)
-      throw new FatalError(`the server at ${ctx.client.baseUrl} ended the stream${ended ? ` (${ended})` : ''}`);
-  } catch (error) {
-    if (controller.signal.aborted && !(error instanceof FatalError && error.exitCode === 2)) return;
-    throw error;
-  } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
-  }
-}
-
-/** The stream filters one code on the server; a class (5xx) is filtered here. */
-async function* onlyStatus(events: AsyncIterable<string>, filter: StatusFilter | undefined): AsyncIterable<string> {
-  for await (const data of events) {
-    if (filter === undefined || statusMatches(filter, (JSON.parse(data) as LogRecord).status_code)) yield data;
-  }
-}
-
-async function followAsLines(events: AsyncIterable<string>): Promise<string | null> {
-  for await (const data of events) process.stdout.write(`${JSON.stringify(JSON.parse(data))}\n`);
-  return null;
-}
-
-async function followOnScreen(
-  ctx: Context<FilterOptions>,
-  events: AsyncIterable<string>,
-  signal: AbortSignal,
-): Promise<string | null> {
-  const [{ render }, { createElement }, { LogTailApp }] = await Promise.all([
-    import('ink'),
-    import('react'),
-    import('../tui/LogTail.js'),
-  ]);
-  let push: ((record: LogRecord) => void) | null = null;
-  let end: ((reason: string) => void) | null = null;
-  const backlog: LogRecord[] = [];
-  const source = (onRecord: (record: LogRecord) => void, onEnd: (reason: string) => void) => {
-    push = onRecord;
-    end = onEnd;
-    backlog.splice(0).forEach(onRecord);
-    return () => {
-      push = null;
-    };
-  };
-  const rows = Math.max(5, (process.stdout.rows ?? 24) - 6);
-  const title = `svcgw logs tail · ${ctx.client.baseUrl}${describeFilters(ctx.opts)}`;
-  const app = render(createElement(LogTailApp, { title, source, maxRows: rows, width: process.stdout.columns ?? 80 }), {
-    exitOnCtrlC: false,
-    patchConsole: false,
-  });
-  let reason: string | null = null;
-  try {
-    for await (const data of events) {
-      const record = JSON.parse(data) as LogRecord;
-      if (push) (push as (r: LogRecord) => void)(record);
-      else backlog.push(record);
-    }
-    reason = 'the server closed the stream';
-  } catch (error) {
-    if (!signal.aborted) reason = (error as Error).message;
-    throw error;
-  } finally {
-    if (end) (end as (r: string) => void)(signal.aborted ? 'stopped' : (reason ?? 'ended'));
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    app.unmount();
-    await app.waitUntilExit().catch(() => undefined);
-  }
-  return reason;
 }
 
 interface ExportItem {
@@ -451,10 +338,11 @@ export function logsCommand(): Command {
       filterOptions(
         clientCommand(
           'tail',
-          'follow requests as they happen: a live screen on a terminal (time, status, provider, model, tokens, cost, latency, running totals); one JSON line per request when stdout is not a terminal or with --json. It follows the server instance it is connected to: behind a load balancer, tail each instance.',
+          'follow requests as they happen: a live screen on a terminal (time, status, provider, model, tokens, cost, latency, error, running totals, and requests in flight); one JSON line per request when stdout is not a terminal or with --json. When the server restarts it says "reconnecting…" and connects again (backoff up to 5 s). It follows the server instance it is connected to: behind a load balancer, tail each instance.',
         ),
       )
         .summary('follow requests as they happen')
+        .option('--in-flight', 'with JSON lines, also a line ({"object": "log.start", …}) as each request begins')
         .action(run(tail)),
       [
         'svcgw logs tail',

@@ -1,3 +1,4 @@
+import { userId as userIdOf } from './users.js';
 import { Command, Option } from 'commander';
 import type { Column } from '../output.js';
 import { clientCommand, done, enc, examples, pagingOptions, printList, printOne, run, type Context } from './common.js';
@@ -59,11 +60,11 @@ export function membersCommand(): Command {
   group.addCommand(
     examples(
       clientCommand('get', 'show one member')
-        .argument('<user-id>', 'the user')
+        .argument('<user>', 'the user: id or email')
         .addOption(workspace())
         .action(
           run(async (ctx: Context<WorkspaceOption>, userId: string) =>
-            printOne(ctx, `${membersPath(ctx.opts.workspace)}/${enc(userId)}`),
+            printOne(ctx, `${membersPath(ctx.opts.workspace)}/${enc(await userIdOf(ctx, userId))}`),
           ),
         ),
       ['svcgw members get 3b1e… --workspace team-a'],
@@ -74,14 +75,14 @@ export function membersCommand(): Command {
     examples(
       clientCommand('add', 'add a user of the organisation to a workspace')
         .addOption(workspace())
-        .requiredOption('--user-id <uuid>', 'the user')
+        .requiredOption('--user-id <id|email>', 'the user: id or email')
         .addOption(role('member'))
         .action(
           run(async (ctx: Context<WorkspaceOption & { userId: string; role: Role }>) =>
             done(
               ctx,
               await ctx.client.post(membersPath(ctx.opts.workspace), {
-                users: [{ id: ctx.opts.userId, role: ctx.opts.role }],
+                users: [{ id: await userIdOf(ctx, ctx.opts.userId), role: ctx.opts.role }],
               }),
               `Added user ${ctx.opts.userId} to ${ctx.opts.workspace} as ${ctx.opts.role}.`,
             ),
@@ -94,14 +95,16 @@ export function membersCommand(): Command {
   group.addCommand(
     examples(
       clientCommand('update', "change a member's role")
-        .argument('<user-id>', 'the user')
+        .argument('<user>', 'the user: id or email')
         .addOption(workspace())
         .addOption(role())
         .action(
           run(async (ctx: Context<WorkspaceOption & { role: Role }>, userId: string) =>
             done(
               ctx,
-              await ctx.client.put(`${membersPath(ctx.opts.workspace)}/${enc(userId)}`, { role: ctx.opts.role }),
+              await ctx.client.put(`${membersPath(ctx.opts.workspace)}/${enc(await userIdOf(ctx, userId))}`, {
+                role: ctx.opts.role,
+              }),
               `User ${userId} is now ${ctx.opts.role} of ${ctx.opts.workspace}.`,
             ),
           ),
@@ -115,13 +118,13 @@ export function membersCommand(): Command {
       clientCommand('remove', 'remove a member from a workspace')
         .option('--yes', YES_HELP)
         .hook('preAction', confirmFirst('remove from the workspace the user'))
-        .argument('<user-id>', 'the user')
+        .argument('<user>', 'the user: id or email')
         .addOption(workspace())
         .action(
           run(async (ctx: Context<WorkspaceOption>, userId: string) =>
             done(
               ctx,
-              await ctx.client.delete(`${membersPath(ctx.opts.workspace)}/${enc(userId)}`),
+              await ctx.client.delete(`${membersPath(ctx.opts.workspace)}/${enc(await userIdOf(ctx, userId))}`),
               `Removed user ${userId} from ${ctx.opts.workspace}.`,
             ),
           ),

@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { futureTime } from '../durations.js';
 import { FatalError } from '../fatal-error.js';
 import type { Column } from '../output.js';
+import { idByName } from './by-name.js';
 import {
   clientCommand,
   decimal,
@@ -79,15 +80,29 @@ function withMatching(command: Command, required: boolean): Command {
   return command.addOption(required ? c.makeOptionMandatory() : c).addOption(required ? g.makeOptionMandatory() : g);
 }
 
+/** A policy id, or the id of the one active policy with this name (else the one archived). */
+async function policyId(ctx: Context, path: string, ref: string, what: string): Promise<string> {
+  try {
+    return await idByName(ctx, path, ref, what, { query: { status: 'active' } });
+  } catch (error) {
+    if (!(error instanceof FatalError) || !error.message.startsWith('no ')) throw error;
+    return idByName(ctx, path, ref, what, { query: { status: 'archived' } });
+  }
+}
+
 function archiveAndGet(group: Command, path: string, what: string): void {
   group.addCommand(
     examples(
       clientCommand('get', `show a ${what}`)
-        .argument('<id>', 'policy id')
+        .argument('<id|name>', 'policy id or name')
         .option('--include-usage', 'add the usage of every bucket (usage limits)')
         .action(
-          run(async (ctx: Context<{ includeUsage?: boolean }>, id: string) =>
-            printOne(ctx, `${path}/${enc(id)}`, ctx.opts.includeUsage ? { include_usage: true } : undefined),
+          run(async (ctx: Context<{ includeUsage?: boolean }>, ref: string) =>
+            printOne(
+              ctx,
+              `${path}/${enc(await policyId(ctx, path, ref, what))}`,
+              ctx.opts.includeUsage ? { include_usage: true } : undefined,
+            ),
           ),
         ),
       [`svcgw policies ${group.name()} get 2c4f…`],
@@ -98,10 +113,14 @@ function archiveAndGet(group: Command, path: string, what: string): void {
       clientCommand('archive', `archive a ${what} (update --status active restores it)`)
         .option('--yes', YES_HELP)
         .hook('preAction', confirmFirst(`archive ${what}`))
-        .argument('<id>', 'policy id')
+        .argument('<id|name>', 'policy id or name')
         .action(
-          run(async (ctx, id: string) =>
-            done(ctx, await ctx.client.delete(`${path}/${enc(id)}`), `Archived ${what} ${id}.`),
+          run(async (ctx, ref: string) =>
+            done(
+              ctx,
+              await ctx.client.delete(`${path}/${enc(await policyId(ctx, path, ref, what))}`),
+              `Archived ${what} ${ref}.`,
+            ),
           ),
         ),
       [`svcgw policies ${group.name()} archive 2c4f…`],
@@ -188,7 +207,7 @@ function rateLimits(): Command {
         clientCommand(
           'update',
           'change a rate-limits policy; --condition and --group-by replace the stored lists',
-        ).argument('<id>', 'policy id'),
+        ).argument('<id|name>', 'policy id or name'),
         false,
       )
         .addOption(type())
@@ -204,7 +223,7 @@ function rateLimits(): Command {
             done(
               ctx,
               await ctx.client.put(
-                `${path}/${enc(id)}`,
+                `${path}/${enc(await policyId(ctx, path, id, 'rate-limits policy'))}`,
                 defined({
                   conditions: o.condition,
                   group_by: o.groupBy,
@@ -329,7 +348,7 @@ function usageLimits(): Command {
           clientCommand(
             'update',
             'change a usage-limits policy; --condition and --group-by replace the stored lists',
-          ).argument('<id>', 'policy id'),
+          ).argument('<id|name>', 'policy id or name'),
           false,
         ),
       )
@@ -355,7 +374,8 @@ function usageLimits(): Command {
                 ...(o.schedule === false ? { periodic_reset: null, periodic_reset_days: null } : {}),
                 ...defined({ status: o.status, reset_usage_for_value: o.resetUsageFor }),
               };
-              done(ctx, await ctx.client.put(`${path}/${enc(id)}`, patch), `Updated usage-limits policy ${id}.`);
+              const policy = await policyId(ctx, path, id, 'usage-limits policy');
+              done(ctx, await ctx.client.put(`${path}/${enc(policy)}`, patch), `Updated usage-limits policy ${id}.`);
             },
           ),
         ),

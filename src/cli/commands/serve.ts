@@ -1,4 +1,5 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
+import { FatalError } from '../fatal-error.js';
 import { addSettingsFlags, configFromFlags } from './settings-flags.js';
 import { printBootstrapBanner } from './init.js';
 
@@ -7,21 +8,27 @@ export function serveCommand(): Command {
     .description('start the gateway and the administration API on one port')
     .addHelpText(
       'after',
-      '\nExamples:\n  svcgw serve\n  svcgw serve --port 9000 --data-dir /var/lib/svcgw\n  SVCGW_CONFIG=config/svcgw.json svcgw serve',
+      '\nExamples:\n  svcgw serve\n  svcgw serve --port 9000 --data-dir /var/lib/svcgw\n  SVCGW_CONFIG=config/svcgw.json svcgw serve\n  OPENAI_API_KEY=sk-… svcgw serve --apply svcgw.yaml',
+    )
+    .addOption(
+      new Option(
+        '--apply <file>',
+        'once started, make the server match this apply file (the format of svcgw apply; ${VAR} takes an environment variable), as the owner; on every start, so a restart with the same file changes nothing. A file that is invalid or refused stops the start (exit 2 or 1)',
+      ).env('SVCGW_APPLY'),
     )
     .action(async (flags: Record<string, unknown>) => {
       const config = await configFromFlags(flags);
+      const applyPath = typeof flags.apply === 'string' ? flags.apply : undefined;
+      // Read and checked before anything starts: a broken file stops the start at once (exit 2).
+      const startupFile = applyPath ? (await import('../apply/load.js')).readApplyFile(applyPath) : undefined;
       // Loaded here, so that the admin commands start without the server's modules.
       const { startServer } = await import('../../server/start-server.js');
       const server = await startServer({ config });
       // The key is for the person starting the server, never for the log stream: on a terminal it
       // is shown there; when stdout is piped (JSON lines to a collector), it goes to stderr.
+      const terminal = process.stdout.isTTY ? process.stdout : process.stderr;
       if (server.bootstrap.created)
-        printBootstrapBanner(
-          server.bootstrap.adminApiKey,
-          server.bootstrap.keyFromSettings,
-          process.stdout.isTTY ? process.stdout : process.stderr,
-        );
+        printBootstrapBanner(server.bootstrap.adminApiKey, server.bootstrap.keyFromSettings, terminal);
 
       // Lines are written asynchronously (a worker thread when pretty): exit once they are out.
       const exitAfterFlush = (code: number) => {
@@ -29,6 +36,30 @@ export function serveCommand(): Command {
         setTimeout(exit, 2000).unref();
         server.logger.flush(exit);
       };
+      if (applyPath && startupFile) {
+        const { applyStartupFile } = await import('../apply/startup.js');
+        try {
+          const { summary, keys } = await applyStartupFile(server, applyPath, startupFile);
+          const changed = summary.create + summary.update > 0;
+          server.logger.info(
+            { file: applyPath, ...summary },
+            changed
+              ? `startup file ${applyPath} applied: ${summary.create} created, ${summary.update} updated, ${summary.unchanged} unchanged`
+              : `startup file ${applyPath}: no changes, the server already matches it (${summary.unchanged} unchanged)`,
+          );
+          if (keys.length > 0)
+            terminal.write(
+              `\nsvcgw: new API keys from ${applyPath} (shown once, store them now):\n\n${keys.map((k) => `    ${k.name}  ${k.key}`).join('\n')}\n\n`,
+            );
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          server.logger.error({ file: applyPath }, `startup file ${applyPath} failed; stopping`);
+          await server.close().catch(() => undefined);
+          await new Promise<void>((resolve) => server.logger.flush(() => resolve()));
+          throw new FatalError(`--apply ${applyPath}: ${message}`, error instanceof FatalError ? error.exitCode : 1);
+        }
+      }
+
       let stopping = false;
       const stop = (reason: string) => {
         if (stopping) return;

@@ -1,3 +1,4 @@
+import { idByName } from './by-name.js';
 import { Command, Option } from 'commander';
 import type { Column } from '../output.js';
 import { clientCommand, done, enc, examples, pagingOptions, printList, printOne, run, type Context } from './common.js';
@@ -41,22 +42,22 @@ export function usersCommand(): Command {
   group.addCommand(
     examples(
       clientCommand('get', 'show a user')
-        .argument('<id>', 'user id')
-        .action(run(async (ctx, id: string) => printOne(ctx, `/v1/users/${enc(id)}`))),
-      ['svcgw users get 3b1e…'],
+        .argument('<id|email>', 'user id or email')
+        .action(run(async (ctx, ref: string) => printOne(ctx, `/v1/users/${enc(await userId(ctx, ref))}`))),
+      ['svcgw users get ana@example.com'],
     ),
   );
   group.addCommand(
     examples(
       clientCommand('update', "change a user's organisation role")
-        .argument('<id>', 'user id')
+        .argument('<id|email>', 'user id or email')
         .addOption(new Option('--role <role>', 'organisation role').choices(['admin', 'member']).makeOptionMandatory())
         .action(
-          run(async (ctx: Context<{ role: 'admin' | 'member' }>, id: string) =>
+          run(async (ctx: Context<{ role: 'admin' | 'member' }>, ref: string) =>
             done(
               ctx,
-              await ctx.client.put(`/v1/users/${enc(id)}`, { role: ctx.opts.role }),
-              `User ${id} is now ${ctx.opts.role}.`,
+              await ctx.client.put(`/v1/users/${enc(await userId(ctx, ref))}`, { role: ctx.opts.role }),
+              `User ${ref} is now ${ctx.opts.role}.`,
             ),
           ),
         ),
@@ -68,10 +69,10 @@ export function usersCommand(): Command {
       clientCommand('delete', 'remove a user from the organisation')
         .option('--yes', YES_HELP)
         .hook('preAction', confirmFirst('remove from the organisation the user'))
-        .argument('<id>', 'user id')
+        .argument('<id|email>', 'user id or email')
         .action(
-          run(async (ctx, id: string) =>
-            done(ctx, await ctx.client.delete(`/v1/users/${enc(id)}`), `Deleted user ${id}.`),
+          run(async (ctx, ref: string) =>
+            done(ctx, await ctx.client.delete(`/v1/users/${enc(await userId(ctx, ref))}`), `Deleted user ${ref}.`),
           ),
         ),
       ['svcgw users delete 3b1e…'],
@@ -79,3 +80,7 @@ export function usersCommand(): Command {
   );
   return group;
 }
+
+/** A user id, or the id of the one user with this email. */
+export const userId = (ctx: Context, ref: string): Promise<string> =>
+  idByName(ctx, '/v1/users', ref, 'user', { field: 'email' });

@@ -7,6 +7,7 @@ import {
   enc,
   examples,
   jsonValue,
+  list,
   pagingOptions,
   printList,
   printOne,
@@ -88,17 +89,32 @@ export function workspacesCommand(): Command {
         .option('--name <name>', 'new name')
         .option('--description <text>', 'new description')
         .option('--reset-usage', 'start a new usage period now')
+        .option(
+          '--models <patterns>',
+          "the models the workspace's keys may use (names, prefixes ending in *, @slug/*)",
+          list,
+        )
+        .option('--all-models', 'lift the model limit: any model')
         .option('--data <json>', 'further body fields as JSON (usage_limits)', jsonValue)
         .action(
           run(
             async (
-              ctx: Context<{ name?: string; description?: string; resetUsage?: boolean; data?: unknown }>,
+              ctx: Context<{
+                name?: string;
+                description?: string;
+                resetUsage?: boolean;
+                models?: string[];
+                allModels?: boolean;
+                data?: unknown;
+              }>,
               id: string,
             ) => {
               const o = ctx.opts;
+              const models = o.allModels ? null : o.models;
               const body = {
                 ...(o.data as object),
                 ...defined({ name: o.name, description: o.description, reset_usage: o.resetUsage }),
+                ...(models !== undefined ? { defaults: { allowed_models: models } } : {}),
               };
               done(ctx, await ctx.client.put(`/v1/workspaces/${enc(id)}`, body), `Updated workspace ${id}.`);
             },
@@ -106,6 +122,7 @@ export function workspacesCommand(): Command {
         ),
       [
         'svcgw workspaces update team-a --name "Team A (EU)"',
+        'svcgw workspaces update team-a --models "@openai-main/*,default-chat"',
         'svcgw workspaces update team-a --data \'{"usage_limits": {"credit_limit": 100, "periodic_reset": "monthly"}}\'',
       ],
     ),

@@ -9,6 +9,7 @@ import {
   formatTokens,
   formatTotals,
   statusColour,
+  type InFlight,
   type LogRecord,
   type Totals,
 } from './format.js';
@@ -81,12 +82,20 @@ function Row({ record, width }: { record: LogRecord; width: number }) {
   );
 }
 
+/** A request still running: no status, tokens or cost yet. */
+function PendingRow({ start, width }: { start: InFlight; width: number }) {
+  const values = [formatTime(start.created_at), '…', '-', start.model ?? '-', '', '', 'running', ''];
+  return <Cells values={values} width={width} colour={() => 'gray'} />;
+}
+
 export interface LogTailProps {
   /** What is followed, for the title line: the server and the filters. */
   title: string;
   records: readonly LogRecord[];
+  /** Requests begun and not finished, oldest first. */
+  inFlight?: readonly InFlight[];
   totals: Totals;
-  /** Set when the stream has ended (the reason). */
+  /** A line about the connection (reconnecting…, stopped) in place of the hint. */
   ended?: string | null;
   /** Record rows to show; older ones scroll off. */
   maxRows?: number;
@@ -95,29 +104,56 @@ export interface LogTailProps {
 }
 
 /** The `svcgw logs tail` screen: newest requests at the bottom, running totals in the footer. */
-export function LogTail({ title, records, totals, ended = null, maxRows = 20, width = 80 }: LogTailProps) {
-  const shown = records.slice(-maxRows);
+export function LogTail({
+  title,
+  records,
+  inFlight = [],
+  totals,
+  ended = null,
+  maxRows = 20,
+  width = 80,
+}: LogTailProps) {
+  const pending = inFlight.slice(-Math.max(1, Math.floor(maxRows / 2)));
+  const shown = records.slice(-(maxRows - pending.length));
   return (
     <Box flexDirection="column" width={width}>
       <Text bold wrap="truncate">
         {title}
       </Text>
       <Cells values={columnsFor(width).map((c) => c.title)} width={width} colour={() => 'gray'} />
-      {shown.length === 0 ? (
+      {shown.length === 0 && pending.length === 0 ? (
         <Text dimColor>waiting for requests…</Text>
       ) : (
         shown.map((record) => <Row key={record.id} record={record} width={width} />)
       )}
+      {pending.map((start) => (
+        <PendingRow key={start.id} start={start} width={width} />
+      ))}
       <Box marginTop={1} flexDirection="column">
-        <Text>{formatTotals(totals)}</Text>
-        <Text dimColor>{ended ?? 'Ctrl+C to stop'}</Text>
+        <Text wrap="truncate">
+          {formatTotals(totals)}
+          {inFlight.length > 0 ? ` · ${inFlight.length} in flight` : ''}
+        </Text>
+        <Text dimColor wrap="truncate">
+          {ended ?? 'Ctrl+C to stop'}
+        </Text>
       </Box>
     </Box>
   );
 }
 
-/** Where the live screen gets records from; returns the function that stops them. */
-export type LogSource = (onRecord: (record: LogRecord) => void, onEnd: (reason: string) => void) => () => void;
+/**
+ * Where the live screen gets records from: finished requests, news of the connection (null
+ * clears it) and requests as they begin. Returns the function that stops them.
+ */
+export type LogSource = (
+  onRecord: (record: LogRecord) => void,
+  onEnd: (reason: string | null) => void,
+  onStart?: (start: InFlight) => void,
+) => () => void;
+
+/** Requests in flight kept at most; the oldest are forgotten (their record may never come). */
+const MAX_IN_FLIGHT = 200;
 
 /** Keeps the last records and the totals of everything seen since it started. */
 export function LogTailApp({
@@ -131,8 +167,14 @@ export function LogTailApp({
   maxRows?: number;
   width?: number;
 }) {
-  const [state, setState] = useState<{ records: LogRecord[]; totals: Totals; ended: string | null }>({
+  const [state, setState] = useState<{
+    records: LogRecord[];
+    inFlight: InFlight[];
+    totals: Totals;
+    ended: string | null;
+  }>({
     records: [],
+    inFlight: [],
     totals: EMPTY_TOTALS,
     ended: null,
   });
@@ -143,9 +185,13 @@ export function LogTailApp({
           setState((s) => ({
             ...s,
             records: [...s.records.slice(Math.max(0, s.records.length - maxRows + 1)), record],
+            inFlight: s.inFlight.filter((start) => start.id !== record.id),
             totals: addToTotals(s.totals, record),
           })),
-        (reason) => setState((s) => ({ ...s, ended: reason })),
+        // A new connection cannot say what finished meanwhile: what was in flight is forgotten.
+        (reason) =>
+          setState((s) => ({ ...s, ended: reason, inFlight: reason?.startsWith('reconnecting') ? [] : s.inFlight })),
+        (start) => setState((s) => ({ ...s, inFlight: [...s.inFlight.slice(-(MAX_IN_FLIGHT - 1)), start] })),
       ),
     [source, maxRows],
   );
@@ -153,6 +199,7 @@ export function LogTailApp({
     <LogTail
       title={title}
       records={state.records}
+      inFlight={state.inFlight}
       totals={state.totals}
       ended={state.ended}
       maxRows={maxRows}

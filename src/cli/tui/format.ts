@@ -17,6 +17,14 @@ export interface LogRecord {
   error_code?: string | null;
 }
 
+/** A request that has begun and has no record yet (`event: start` of the stream). */
+export interface InFlight {
+  id: string;
+  created_at: string;
+  model: string | null;
+  endpoint_type?: string;
+}
+
 export interface Totals {
   requests: number;
   errors: number;

@@ -26,7 +26,8 @@ const transactions = new WeakMap<FastifyRequest, RequestTransaction>();
  * record is written in that transaction, and only then is it committed. A refused request's
  * writes are undone and its record committed alone. Should the record fail to be written, the
  * mutation is undone too and the client gets a 500 instead of the handler's answer.
- * With AUDIT_LOGS_ENABLED=OFF nothing is recorded and no transaction is opened.
+ * With AUDIT_LOGS_ENABLED=OFF nothing is recorded and no transaction is opened. Dry runs
+ * (`x-service-dry-run: true`) are not recorded: they change nothing.
  */
 export function registerAudit(
   app: FastifyInstance,
@@ -36,7 +37,7 @@ export function registerAudit(
 
   // Callback-style, so that the handler runs inside the transaction's async context.
   app.addHook('preHandler', (request, _reply, done) => {
-    if (!request.routeOptions.config.audit || !request.principal) return done();
+    if (!request.routeOptions.config.audit || !request.principal || request.dryRun) return done();
     beginRequestTransaction(deps.db).then(
       (tx) => {
         transactions.set(request, tx);
@@ -49,7 +50,8 @@ export function registerAudit(
   app.addHook('onSend', async (request, reply, payload) => {
     const audit = request.routeOptions.config.audit;
     const principal = request.principal;
-    if (!audit || !principal) return payload;
+    // A dry run leaves no trace, no record included (server/dry-run.ts undoes it).
+    if (!audit || !principal || request.dryRun) return payload;
     const tx = transactions.get(request);
     transactions.delete(request);
     let record: AuditRecord;
@@ -119,8 +121,8 @@ function auditRecord(request: FastifyRequest, reply: FastifyReply, clock: Clock)
     organisation_id: principal.organisationId,
     workspace_id: request.auditWorkspaceId ?? principal.workspaceId,
     timestamp: new Date(clock.now()).toISOString(),
-    actor_type: 'api_key',
-    actor_key_id: principal.keyId,
+    actor_type: principal.via ? 'system' : 'api_key',
+    actor_key_id: principal.via ? null : principal.keyId,
     actor_user_id: principal.userId,
     action: audit.action,
     resource_type: audit.resourceType,

@@ -13,6 +13,7 @@ import * as cache from './0011-cache.js';
 import * as observability from './0012-observability.js';
 import * as analyticsRollups from './0013-analytics-rollups.js';
 import * as requestLogModels from './0014-request-log-models.js';
+import * as modelCatalogue from './0015-model-catalogue.js';
 import * as guardrails from './0016-guardrails.js';
 import * as guardrailVerdicts from './0017-guardrail-verdicts.js';
 
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0012-observability': observability,
   '0013-analytics-rollups': analyticsRollups,
   '0014-request-log-models': requestLogModels,
+  '0015-model-catalogue': modelCatalogue,
   '0016-guardrails': guardrails,
   '0017-guardrail-verdicts': guardrailVerdicts,
 };

@@ -8,6 +8,8 @@ export interface ApiKeyWithRoles extends ApiKeyRow {
   workspace_role: WorkspaceRole | null;
   /** Status of the key's workspace (null for admin keys). */
   workspace_status: WorkspaceStatus | null;
+  /** The workspace's model limits (JSON array), when it has any. */
+  workspace_allowed_models?: string | null;
 }
 
 export function createApiKeyRepository(db: Db) {
@@ -54,7 +56,12 @@ export function createApiKeyRepository(db: Db) {
         )
         .leftJoin('workspaces as w', 'w.id', 'k.workspace_id')
         .selectAll('k')
-        .select(['u.role as org_role', 'm.role as workspace_role', 'w.status as workspace_status'])
+        .select([
+          'u.role as org_role',
+          'm.role as workspace_role',
+          'w.status as workspace_status',
+          'w.allowed_models as workspace_allowed_models',
+        ])
         .where((eb) => eb.or([eb('k.key_hash', '=', keyHash), eb('k.previous_key_hash', '=', keyHash)]))
         .executeTakeFirst(),
 

@@ -14,6 +14,8 @@ import { createWorkspaceRepository } from './workspaces.js';
 import { createInviteRepository } from './invites.js';
 import { createMemberRepository } from './members.js';
 import { createUserRepository } from './users.js';
+import { createIntegrationModelRepository } from './integration-models.js';
+import { createModelAliasRepository } from './model-aliases.js';
 
 export function createRepositories(db: Db) {
   return {
@@ -32,6 +34,8 @@ export function createRepositories(db: Db) {
     users: createUserRepository(db),
     invites: createInviteRepository(db),
     members: createMemberRepository(db),
+    integrationModels: createIntegrationModelRepository(db),
+    modelAliases: createModelAliasRepository(db),
   };
 }
 

@@ -34,6 +34,16 @@ export function createProviderRepository(db: Db) {
       return query.orderBy(activeFirst('p.status')).orderBy('p.created_at', 'desc').executeTakeFirst();
     },
 
+    /** Whether some workspace of the organisation has an active provider with this slug. */
+    activeSlugInOrganisation: async (organisationId: string, slug: string) =>
+      (await db
+        .selectFrom('providers')
+        .select('id')
+        .where('organisation_id', '=', organisationId)
+        .where('slug', '=', slug)
+        .where('status', '=', 'active')
+        .executeTakeFirst()) !== undefined,
+
     slugTaken: async (workspaceId: string, slug: string) =>
       (await db
         .selectFrom('providers')
@@ -84,6 +94,7 @@ export function createProviderRepository(db: Db) {
           'i.encrypted_key',
           'i.configurations',
           'i.status as integration_status',
+          'i.allow_all_models',
         ])
         .where('p.organisation_id', '=', organisationId)
         .where('p.workspace_id', '=', workspaceId)
@@ -96,7 +107,7 @@ export function createProviderRepository(db: Db) {
       db
         .selectFrom('providers as p')
         .innerJoin('integrations as i', 'i.id', 'p.integration_id')
-        .select(['p.slug', 'p.created_at', 'i.ai_provider_id'])
+        .select(['p.slug', 'p.created_at', 'p.integration_id', 'i.ai_provider_id', 'i.allow_all_models'])
         .where('p.organisation_id', '=', organisationId)
         .where('p.workspace_id', '=', workspaceId)
         .where('p.status', '=', 'active')

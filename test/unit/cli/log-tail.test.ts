@@ -1,7 +1,14 @@
 import { render } from 'ink-testing-library';
 import { createElement } from 'react';
 import { describe, expect, it } from 'vitest';
-import { addToTotals, EMPTY_TOTALS, formatCost, formatTokens, type LogRecord } from '../../../src/cli/tui/format.js';
+import {
+  addToTotals,
+  EMPTY_TOTALS,
+  formatCost,
+  formatTokens,
+  type InFlight,
+  type LogRecord,
+} from '../../../src/cli/tui/format.js';
 import { LogTail, LogTailApp, type LogSource } from '../../../src/cli/tui/LogTail.js';
 
 let n = 0;
@@ -89,6 +96,35 @@ describe('LogTail', () => {
 });
 
 describe('LogTailApp', () => {
+  it('shows requests in flight until their record comes, and the reconnecting line, within 80 columns', async () => {
+    let push: { record: (r: LogRecord) => void; status: (s: string | null) => void; start: (s: InFlight) => void };
+    const source: LogSource = (record, status, start) => {
+      push = { record, status, start: start! };
+      return () => undefined;
+    };
+    const { lastFrame, unmount } = render(createElement(LogTailApp, { title: 'following', source, width: 80 }));
+    await tick();
+    push!.start({ id: 'slow-1', created_at: '2026-01-31T12:00:01Z', model: 'gpt-4o-slow' });
+    await tick();
+    let frame = lastFrame()!;
+    expect(frame).toMatch(/ … +- +gpt-4o-slow +running/);
+    expect(frame).toContain('1 in flight');
+    push!.record(record({ id: 'slow-1', model: 'gpt-4o-slow' }));
+    await tick();
+    frame = lastFrame()!;
+    expect(frame).not.toContain('running');
+    expect(frame).toMatch(/ 200 +openai +gpt-4o-slow/);
+    push!.status('reconnecting… cannot reach the server at http://127.0.0.1:8787 (ECONNREFUSED); next try in 1.0 s');
+    await tick();
+    frame = lastFrame()!;
+    expect(frame).toContain('reconnecting…');
+    for (const line of frame.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+    push!.status(null);
+    await tick();
+    expect(lastFrame()).toContain('Ctrl+C to stop');
+    unmount();
+  });
+
   it('follows records from its source as they arrive, totals everything seen, and shows why it ended', async () => {
     let push: (r: LogRecord) => void = () => undefined;
     let end: (reason: string) => void = () => undefined;
