@@ -169,6 +169,7 @@ describe('workspace defaults', () => {
     expect((await admin.get('/v1/workspaces/team-a')).body.defaults).toEqual({
       input_guardrails: [],
       output_guardrails: [],
+      allowed_models: null,
     });
     const set = await put({
       input_guardrails: ['org-guard', 'a-guard'],
@@ -178,6 +179,15 @@ describe('workspace defaults', () => {
     expect((await a.client.get('/v1/workspaces/team-a')).body.defaults).toEqual({
       input_guardrails: ['org-guard', 'a-guard'],
       output_guardrails: [{ 'default.wordCount': { minWords: 1, maxWords: 9 } }],
+      allowed_models: null,
+    });
+    // Model limits set alone leave the guardrails as they are, and the other way round.
+    expect((await put({ allowed_models: ['gpt-4o*'] })).status).toBe(200);
+    expect((await put({ output_guardrails: [] })).status).toBe(200);
+    expect((await admin.get('/v1/workspaces/team-a')).body.defaults).toEqual({
+      input_guardrails: ['org-guard', 'a-guard'],
+      output_guardrails: [],
+      allowed_models: ['gpt-4o*'],
     });
     refused(await put({ input_guardrails: ['b-guard'] }), 403, 'WORKSPACE_FORBIDDEN', 'defaults.input_guardrails[0]');
     refused(await put({ output_guardrails: ['missing'] }), 404, 'NOT_FOUND', 'defaults.output_guardrails[0]');
@@ -205,6 +215,7 @@ describe('workspace defaults', () => {
     expect((await admin.get('/v1/workspaces/team-a')).body.defaults).toEqual({
       input_guardrails: [],
       output_guardrails: [],
+      allowed_models: null,
     });
   });
 });

@@ -28,6 +28,7 @@ export function createWorkspaceService(deps: {
     organisationId: string,
     workspaceId: string,
     defaults: WorkspaceDefaults | null | undefined,
+    stored: string | null = null,
   ) {
     if (defaults === undefined) return undefined;
     if (defaults === null) return null;
@@ -35,9 +36,11 @@ export function createWorkspaceService(deps: {
     if (defaults.input_guardrails === undefined && defaults.output_guardrails === undefined) return undefined;
     const { before, after } = guardrailUsesOf(defaults);
     await deps.checkGuardrails?.({ organisationId, workspaceId, uses: [...before, ...after], field: 'defaults' });
+    // A list not sent keeps what is stored.
+    const kept = publicDefaults(stored);
     return JSON.stringify({
-      input_guardrails: defaults.input_guardrails ?? [],
-      output_guardrails: defaults.output_guardrails ?? [],
+      input_guardrails: defaults.input_guardrails ?? kept.input_guardrails,
+      output_guardrails: defaults.output_guardrails ?? kept.output_guardrails,
     });
   }
 
@@ -138,7 +141,7 @@ export function createWorkspaceService(deps: {
       if (body.description !== undefined) patch.description = body.description;
       const usageLimits = updatedUsageLimits(row.usage_limits, body, now);
       if (usageLimits !== undefined) patch.usage_limits = usageLimits;
-      const defaults = await defaultsOf(row.organisation_id, row.id, body.defaults);
+      const defaults = await defaultsOf(row.organisation_id, row.id, body.defaults, row.defaults ?? null);
       if (defaults !== undefined) patch.defaults = defaults;
       const modelsChange = body.defaults === null || body.defaults?.allowed_models !== undefined;
       if (modelsChange) patch.allowed_models = storedAllowedModels(body.defaults);
