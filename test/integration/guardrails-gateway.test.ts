@@ -67,7 +67,9 @@ describe('guardrails on gateway requests', () => {
 
   it('denies an answer whose output guardrail fails, and carries the verdict on a stream before [DONE]', async () => {
     const g = await startGateway();
-    const deny = { output_guardrails: [{ 'default.contains': { operator: 'any', words: ['never-said'] }, deny: true }] };
+    const deny = {
+      output_guardrails: [{ 'default.contains': { operator: 'any', words: ['never-said'] }, deny: true }],
+    };
     const res = await send(g, deny, chat('hello'));
     expect(res.status, res.text).toBe(446);
     expect(JSON.parse(res.text).hook_results.after_request_hooks[0].verdict).toBe(false);
