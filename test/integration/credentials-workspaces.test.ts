@@ -250,6 +250,8 @@ describe('virtual keys', () => {
       customHost: 'http://127.0.0.1:9/v1',
       configurations: { custom_host: 'http://127.0.0.1:9/v1' },
       source: { kind: 'virtual_key', id: created.body.id, slug: 'legacy', integrationId: null },
+      // Virtual keys carry no model list: any model.
+      models: null,
     });
     // Providers are the newer name for virtual keys: `@legacy` finds it too.
     expect((await t.server.credentials.resolveProvider(principal, teamA.id, 'legacy')).source.kind).toBe('virtual_key');

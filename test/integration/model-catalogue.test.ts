@@ -216,7 +216,11 @@ describe('models a key or a workspace may use', () => {
     // The workspace's limit applies to every key of it, on top of the key's own.
     const ws = await g.admin.put(`/v1/workspaces/${a.slug}`, { defaults: { allowed_models: ['gpt-4o-mini'] } });
     expect(ws.status, JSON.stringify(ws.body)).toBe(200);
-    expect((await g.admin.get(`/v1/workspaces/${a.slug}`)).body.defaults).toEqual({ allowed_models: ['gpt-4o-mini'] });
+    expect((await g.admin.get(`/v1/workspaces/${a.slug}`)).body.defaults).toEqual({
+      input_guardrails: [],
+      output_guardrails: [],
+      allowed_models: ['gpt-4o-mini'],
+    });
     expect(await ids(a.key)).toEqual(['@main/gpt-4o-mini']);
     expect(await ids(limited.body.key)).toEqual(['@main/gpt-4o-mini']);
     const refusedByWorkspace = await refusal(dropIn(g, a.key).chat.completions.create(ask('@main/gpt-4.1')));
