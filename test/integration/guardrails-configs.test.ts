@@ -97,6 +97,14 @@ describe('configs name guardrails', () => {
       'WORKSPACE_FORBIDDEN',
       'config.input_guardrails[0]',
     );
+    // Secrets of inline checks are not stored in configs (they would be shown back): guardrails keep them write-only.
+    const webhook = { webhookURL: 'https://hooks.example.test/check', headers: { 'x-hook-token': 'hook-secret' } };
+    refused(
+      await save(a.client, { output_guardrails: [{ 'default.webhook': webhook }] }),
+      400,
+      'AB01_INVALID_CONFIG',
+      'config.output_guardrails[0]',
+    );
     const saved = await save(a.client, { input_guardrails: ['a-guard'] });
     refused(
       await a.client.put(`/v1/configs/${saved.body.slug}`, { config: { input_guardrails: ['b-guard'] } }),

@@ -1,5 +1,6 @@
 import type { Principal } from '../../auth/principal.js';
 import { parseGatewayConfig, type GatewayConfig } from '../../gateway/config/index.js';
+import { redactCheckParameters } from '../../guardrails/registry.js';
 import { usesIn } from '../../guardrails/store/index.js';
 import type { GuardrailUseCheck } from '../guardrails/references.js';
 import type { Clock } from '../../lib/clock.js';
@@ -28,11 +29,18 @@ export function validateConfig(value: unknown): GatewayConfig {
   const result = parseGatewayConfig(value);
   // Stored configs hold no provider keys: keys are kept encrypted in integrations and providers.
   const issues = result.ok
-    ? inlineKeys(result.config, '').map((path) => ({
-        path,
-        message:
-          'a stored config cannot hold a provider key; store it as a provider (or integration) and name it with provider: "@slug"',
-      }))
+    ? [
+        ...inlineKeys(result.config, '').map((path) => ({
+          path,
+          message:
+            'a stored config cannot hold a provider key; store it as a provider (or integration) and name it with provider: "@slug"',
+        })),
+        ...inlineCheckSecrets(result.config).map((path) => ({
+          path,
+          message:
+            'a stored config cannot hold a guardrail secret (webhook headers, an apiKey); save the guardrail (POST /v1/guardrails), where secrets are write-only, and name it by slug',
+        })),
+      ]
     : result.issues;
   if (result.ok && issues.length === 0) return result.config;
   const paramOf = (path: string) =>
@@ -44,6 +52,20 @@ export function validateConfig(value: unknown): GatewayConfig {
     {
       param: paramOf(issues[0]?.path ?? ''),
     },
+  );
+}
+
+/** Paths of inline guardrail checks whose parameters hold a secret (what a check masks when shown). */
+function inlineCheckSecrets(config: GatewayConfig): string[] {
+  return usesIn(config).flatMap((use) =>
+    use.kind === 'inline'
+      ? use.checks
+          .filter(
+            (check) =>
+              JSON.stringify(redactCheckParameters(check.id, check.parameters)) !== JSON.stringify(check.parameters),
+          )
+          .map(() => use.path)
+      : [],
   );
 }
 
