@@ -37,9 +37,11 @@ import {
  * using more than a fifth of a core: a shared machine running builds skews every figure.
  * `--cpu-prof DIR` runs the gateway under `node --cpu-prof` and prints its hottest functions;
  * `--node-flags "…"` starts the gateway's node with those flags (to try V8 or GC settings).
+ * Each scenario also runs `guarded`: through the gateway with a config of five built-in input
+ * checks (GUARDED_CONFIG), to show what guardrails cost; `--no-guardrails` leaves it out.
  */
 const USAGE =
-  'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR] [--wait-quiet SECONDS] [--no-limits] [--node-flags "--max-semi-space-size=4 ..."]';
+  'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR] [--wait-quiet SECONDS] [--no-limits] [--no-guardrails] [--node-flags "--max-semi-space-size=4 ..."]';
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
@@ -49,6 +51,7 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     'wait-quiet': { type: 'string', default: '30' },
     'no-limits': { type: 'boolean', default: false },
+    'no-guardrails': { type: 'boolean', default: false },
     'node-flags': { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
   },
@@ -68,6 +71,23 @@ const gatewayNodeFlags = values['node-flags'].split(/\s+/).filter(Boolean);
 const MESSAGES = [{ role: 'user', content: 'hello' }];
 const BIN = join(PACKAGE_ROOT, 'bin', 'svcgw');
 const MOCK = fileURLToPath(new URL('./mock-provider.js', import.meta.url));
+
+/**
+ * Five built-in checks on every request, none with network: what a typical "keep prompts sane"
+ * guardrail looks like. All pass on the bench's prompt, so the answer is a 200 with hook_results.
+ */
+const GUARDED_CONFIG = {
+  input_guardrails: [
+    {
+      'default.contains': { operator: 'none', words: ['password', 'secret'] },
+      'default.wordCount': { minWords: 1, maxWords: 2000 },
+      'default.regexMatch': { rule: 'sk-[A-Za-z0-9]{20,}', not: true },
+      'default.characterCount': { minCharacters: 1, maxCharacters: 20000 },
+      'default.pii': { categories: ['EMAIL_ADDRESS', 'PHONE_NUMBER', 'CREDIT_CARD'] },
+      deny: true,
+    },
+  ],
+};
 
 const QUIET_CORES = 0.2;
 const children: BenchChild[] = [];
@@ -132,6 +152,23 @@ async function main(): Promise<void> {
   const targets = (kind: Kind): Record<Via, LoadTarget> => {
     const stream = kind === 'stream';
     const json = { 'content-type': 'application/json' };
+    const viaGateway = {
+      origin: gateway.url,
+      path: '/v1/chat/completions',
+      headers: {
+        ...json,
+        'x-service-api-key': adminKey,
+        'x-service-provider': 'openai',
+        authorization: 'Bearer test',
+        'x-service-custom-host': `${mock.url}/v1`,
+      },
+      body: JSON.stringify({ model: 'gpt-4o', messages: MESSAGES, ...(stream ? { stream: true } : {}) }),
+      stream,
+      // The usage-only chunk the gateway asked for is not passed on to a client that did not ask.
+      check: stream
+        ? (text: string) => text.endsWith('data: [DONE]\n\n') && !text.includes('"choices":[]')
+        : (text: string) => text.includes('"chat.completion"'),
+    };
     return {
       direct: {
         origin: mock.url,
@@ -148,22 +185,12 @@ async function main(): Promise<void> {
           ? (text) => text.endsWith('data: [DONE]\n\n') && text.includes('"usage":{')
           : (text) => text.includes('"chat.completion"'),
       },
-      gateway: {
-        origin: gateway.url,
-        path: '/v1/chat/completions',
-        headers: {
-          ...json,
-          'x-service-api-key': adminKey,
-          'x-service-provider': 'openai',
-          authorization: 'Bearer test',
-          'x-service-custom-host': `${mock.url}/v1`,
-        },
-        body: JSON.stringify({ model: 'gpt-4o', messages: MESSAGES, ...(stream ? { stream: true } : {}) }),
-        stream,
-        // The usage-only chunk the gateway asked for is not passed on to a client that did not ask.
-        check: stream
-          ? (text) => text.endsWith('data: [DONE]\n\n') && !text.includes('"choices":[]')
-          : (text) => text.includes('"chat.completion"'),
+      gateway: viaGateway,
+      guarded: {
+        ...viaGateway,
+        headers: { ...viaGateway.headers, 'x-service-config': JSON.stringify({ ...GUARDED_CONFIG }) },
+        // Every check passed: the answer carries the results (a stream, in its verdict event).
+        check: (text: string) => viaGateway.check(text) && text.includes('"before_request_hooks":[{'),
       },
     };
   };
@@ -171,12 +198,15 @@ async function main(): Promise<void> {
   // Run once with --no-limits and once without to see what the limit checks cost per request.
   if (!values['no-limits']) await enableLimits(gateway.url, adminKey);
   await preflight(gateway.url, targets('chat').gateway);
+  if (!values['no-guardrails']) await preflight(gateway.url, targets('chat').guarded);
   const memoryBefore = memory(gateway.pid);
 
   const runs: RunFigures[] = [];
   let aborted: string | null = null;
   scenarios: for (const { kind, connections } of SCENARIOS) {
-    for (const via of ['direct', 'gateway'] as const) {
+    for (const via of values['no-guardrails']
+      ? (['direct', 'gateway'] as const)
+      : (['direct', 'gateway', 'guarded'] as const)) {
       const background = await waitForQuiet({
         pids: [mock.pid, gateway.pid],
         quietCores: QUIET_CORES,
@@ -267,7 +297,7 @@ async function measure(
     firstChunkP50Ms: result.firstChunk ? quantile(result.firstChunk, 0.5) : null,
     firstChunkP99Ms: result.firstChunk ? quantile(result.firstChunk, 0.99) : null,
     gatewayCpuMsPerRequest:
-      via === 'gateway' && result.requests > 0 ? (end.gateway - start.gateway) / result.requests : null,
+      via !== 'direct' && result.requests > 0 ? (end.gateway - start.gateway) / result.requests : null,
     cores: {
       gateway: cores('gateway'),
       mock: cores('mock'),

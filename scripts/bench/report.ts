@@ -1,6 +1,7 @@
 import type { Machine } from './proc.js';
 
-export type Via = 'direct' | 'gateway';
+/** `guarded`: through svcgw with a config of five built-in input checks (`GUARDED_CONFIG` in bench.ts). */
+export type Via = 'direct' | 'gateway' | 'guarded';
 export type Kind = 'chat' | 'stream';
 
 /** One measured run: one kind of request, one path (direct or through svcgw), one concurrency. */
@@ -16,7 +17,7 @@ export interface RunFigures {
   /** Streams only: time to the first body chunk. */
   firstChunkP50Ms: number | null;
   firstChunkP99Ms: number | null;
-  /** The gateway's CPU in the window divided by the good responses in it (gateway runs only). */
+  /** The gateway's CPU in the window divided by the good responses in it (gateway and guarded runs). */
   gatewayCpuMsPerRequest: number | null;
   /** CPU used in the window, in cores (1.0 = one core busy all the time). */
   cores: { gateway: number; mock: number; loadgen: number; other: number };
@@ -36,6 +37,10 @@ export interface Derived {
   rssAfterLoadMb: number;
   rssBeforeLoadMb: number;
   peakRssMb: number;
+  /** What five built-in guardrail checks add, guarded minus gateway (NaN when not run). */
+  guardrailAddedP50Ms1: number;
+  guardrailAddedCpuMsPerRequest32: number;
+  guardrailThroughputRatio32: number;
 }
 
 export interface TargetCheck {
@@ -68,6 +73,11 @@ export function derive(runs: RunFigures[], memory: { before: number; after: numb
     rssAfterLoadMb: memory.after,
     rssBeforeLoadMb: memory.before,
     peakRssMb: memory.peak,
+    guardrailAddedP50Ms1: (get('chat', 'guarded', 1)?.p50Ms ?? NaN) - (get('chat', 'gateway', 1)?.p50Ms ?? NaN),
+    guardrailAddedCpuMsPerRequest32:
+      (get('chat', 'guarded', 32)?.gatewayCpuMsPerRequest ?? NaN) -
+      (get('chat', 'gateway', 32)?.gatewayCpuMsPerRequest ?? NaN),
+    guardrailThroughputRatio32: (get('chat', 'guarded', 32)?.rps ?? NaN) / (get('chat', 'gateway', 32)?.rps ?? NaN),
   };
 }
 
@@ -153,6 +163,7 @@ export function derivedLines(d: Derived): string {
     `throughput ratio, streaming, 32 connections: ${pct(d.streamThroughputRatio32)}`,
     `gateway CPU per request, worst scenario: ${ms(d.gatewayCpuMsPerRequestWorst)} ms`,
     `gateway RSS: ${d.rssBeforeLoadMb.toFixed(1)} MB before load, ${d.rssAfterLoadMb.toFixed(1)} MB after, peak ${d.peakRssMb.toFixed(1)} MB`,
+    `five guardrail checks (guarded vs gateway, chat): added p50 at 1 connection ${ms(d.guardrailAddedP50Ms1)} ms, added gateway CPU per request at 32 connections ${ms(d.guardrailAddedCpuMsPerRequest32)} ms, throughput at 32 connections ${pct(d.guardrailThroughputRatio32)} of the unguarded`,
   ].join('\n');
 }
 

@@ -170,6 +170,8 @@ export function createGatewayHandler(deps: GatewayDeps) {
           model: draft.requestedModel ?? undefined,
           traceId: headers.traceId,
           signal: guardAbort.signal,
+          draft,
+          capture,
         });
         if (guard && json) {
           const checked = await guard.checkRequest(json);
@@ -177,7 +179,6 @@ export function createGatewayHandler(deps: GatewayDeps) {
           if (checked !== json) {
             json = checked;
             sent = withJsonBody(request, json);
-            if (capture > 0) draft.requestBody = sent.rawBody!.subarray(0, capture).toString('utf8');
           }
         }
       }
@@ -221,7 +222,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
           );
         let attemptJson = json;
         let attemptRequest = sent;
-        if (guard && json && leaf.settings.guardrailNodes.length > 0) {
+        if (guard && json) {
           attemptJson = await guard.checkTarget(leaf, json, target.provider.name);
           if (attemptJson !== json) attemptRequest = withJsonBody(sent, attemptJson);
         }

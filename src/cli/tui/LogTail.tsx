@@ -8,6 +8,7 @@ import {
   formatTime,
   formatTokens,
   formatTotals,
+  guardrailMark,
   statusColour,
   type InFlight,
   type LogRecord,
@@ -67,6 +68,9 @@ function Cells({
 }
 
 function Row({ record, width }: { record: LogRecord; width: number }) {
+  const mark = guardrailMark(record);
+  const errorWidth = columnsFor(width).at(-1)!.width;
+  const error = mark ? (mark.long.length <= errorWidth ? mark.long : mark.short) : (record.error_code ?? '');
   const values = [
     formatTime(record.created_at),
     String(record.status_code),
@@ -75,10 +79,15 @@ function Row({ record, width }: { record: LogRecord; width: number }) {
     formatTokens(record),
     formatCost(record.cost),
     formatLatency(record.latency_ms),
-    record.error_code ?? '',
+    error,
   ];
+  const last = values.length - 1;
   return (
-    <Cells values={values} width={width} colour={(i) => (i === 1 ? statusColour(record.status_code) : undefined)} />
+    <Cells
+      values={values}
+      width={width}
+      colour={(i) => (i === 1 ? statusColour(record.status_code) : i === last && mark ? mark.colour : undefined)}
+    />
   );
 }
 

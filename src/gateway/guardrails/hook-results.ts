@@ -32,7 +32,7 @@ export interface HookResultView {
   verdict: boolean;
   deny: boolean;
   async: boolean;
-  /** True for an async guardrail: it ran off the request and only records (see the log). */
+  /** The established gateway's field for a hook that did not run; every result here ran (false). */
   skipped: boolean;
   checks: CheckResultView[];
   feedback: HookFeedbackView | null;
@@ -53,11 +53,14 @@ export interface HookResultsView {
 
 export type GuardrailVerdict = 'passed' | 'failed' | 'denied';
 
-/** The request's verdict: denied when a failed guardrail denies, failed when one failed, else passed. */
+/**
+ * The request's verdict: denied when a failed guardrail denied it, failed when one failed, else
+ * passed. An async guardrail never denies (it judged beside the request), so at most it fails.
+ */
 export function verdictOf(results: HookResultsView): GuardrailVerdict | null {
   const all = [...results.before_request_hooks, ...results.after_request_hooks].filter((r) => !r.skipped);
   if (all.length === 0) return null;
-  if (all.some((r) => !r.verdict && r.deny)) return 'denied';
+  if (all.some((r) => !r.verdict && r.deny && !r.async)) return 'denied';
   if (all.some((r) => !r.verdict)) return 'failed';
   return 'passed';
 }

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import type { GuardrailLookup, ResolvedGuardrail } from '../../guardrails/store/index.js';
 import type { GuardrailServerOptions } from '../../guardrails/types.js';
@@ -32,7 +33,11 @@ const BODILESS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS
 const MAX_HELD_STREAM_BYTES = 16 * 1024 * 1024;
 
 /** A target's guardrails deny the request: it ends with 446, the router tries no other target. */
-export class GuardrailDenial extends Error {}
+export class GuardrailDenial extends Error {
+  constructor() {
+    super('A guardrail denied the request.');
+  }
+}
 
 /** Answers whose payloads the gateway's onSend hook passes through the request's output guardrails. */
 const answerGuards = new WeakMap<object, (payload: unknown, reply: GatewayReply) => Promise<unknown>>();
@@ -54,6 +59,10 @@ interface StartInput {
   model: string | undefined;
   traceId: string;
   signal: AbortSignal;
+  /** The log record, which keeps the bodies as changed by checks (redaction visible in the log). */
+  draft: RequestLogDraft;
+  /** Bytes of each body the log keeps (0: none). */
+  capture: number;
 }
 
 /**
@@ -121,6 +130,10 @@ function hasNestedGuardrails(config: GatewayConfig): boolean {
 export class RequestGuard {
   /** Output guardrails per leaf label, learnt as targets are tried. */
   private readonly afterByLeaf = new Map<string, ResolvedGuardrail[]>();
+  /** The request body after the request-level input guardrails (what every target starts from). */
+  private requestBody: Record<string, unknown> | null = null;
+  /** Whether the logged request body is one a target's own guardrails changed. */
+  private loggedTargetBody = false;
 
   constructor(
     private readonly deps: GatewayGuardrails,
@@ -130,12 +143,19 @@ export class RequestGuard {
     private readonly after: ResolvedGuardrail[],
   ) {}
 
-  /** The request-level input guardrails. Returns the body to send on (changed or not), or null when denied. */
+  /**
+   * The request-level input guardrails. Returns the body to send on (changed or not), or null
+   * when denied. A changed body replaces the client's in the log, denied or not: what a check
+   * redacted is not kept.
+   */
   async checkRequest(json: Record<string, unknown>): Promise<Record<string, unknown> | null> {
+    this.requestBody = json;
     if (this.before.length === 0) return json;
     const pass = await this.run.run('beforeRequestHook', this.before, { request: json });
+    if (pass.changed) this.logRequest(pass.request);
     if (pass.denied) return null;
-    return pass.changed ? (pass.request as Record<string, unknown>) : json;
+    if (pass.changed) this.requestBody = pass.request as Record<string, unknown>;
+    return this.requestBody;
   }
 
   /**
@@ -157,10 +177,22 @@ export class RequestGuard {
       after.push(...found.after);
     }
     this.afterByLeaf.set(leaf.label, after);
-    if (before.length === 0) return json;
+    if (before.length === 0) {
+      // An earlier target's guardrails changed the logged body; this target gets the request's.
+      if (this.loggedTargetBody) this.logRequest(this.requestBody ?? json);
+      this.loggedTargetBody = false;
+      return json;
+    }
     const pass = await this.run.run('beforeRequestHook', before, { request: json }, provider);
+    if (pass.changed || this.loggedTargetBody) this.logRequest(pass.request);
+    this.loggedTargetBody = pass.changed;
     if (pass.denied) throw new GuardrailDenial();
     return pass.changed ? (pass.request as Record<string, unknown>) : json;
+  }
+
+  private logRequest(body: unknown): void {
+    if (this.input.capture <= 0) return;
+    this.input.draft.requestBody = Buffer.from(JSON.stringify(body)).subarray(0, this.input.capture).toString('utf8');
   }
 
   /** Answers 446 with every result so far. */
@@ -213,7 +245,9 @@ export class RequestGuard {
       if (pass.denied) return this.deniedPayload(reply, draft);
       if (pass.changed && pass.response && typeof pass.response === 'object') {
         body = pass.response as Record<string, unknown>;
-        if (draft.responseBody !== null) draft.responseBody = JSON.stringify(body).slice(0, draft.responseBody.length);
+        // The log keeps the answer as the client got it (redacted), not the provider's.
+        if (this.input.capture > 0)
+          draft.responseBody = Buffer.from(JSON.stringify(body)).subarray(0, this.input.capture).toString('utf8');
       }
     }
     const results = this.run.visible();
@@ -258,6 +292,9 @@ export class RequestGuard {
       return this.deniedPayload(reply, draft);
     }
     const pass = await judge(held.text);
+    // The client's first byte comes only now: the log's time to first byte says so.
+    draft.ttfbMs = null;
+    draft.markFirstByte(performance.now());
     if (pass.denied) return this.deniedPayload(reply, draft);
     if (this.run.anyFailed()) reply.code(HOOKS_FAILED_STATUS);
     return Readable.from([held.events]).pipe(createVerdictStream(async () => verdictEvent(this.run.visible())));

@@ -6,6 +6,8 @@ import {
   EMPTY_TOTALS,
   formatCost,
   formatTokens,
+  guardrailMark,
+  statusColour,
   type InFlight,
   type LogRecord,
 } from '../../../src/cli/tui/format.js';
@@ -78,6 +80,40 @@ describe('LogTail', () => {
     expect(frame).toMatch(/502\s+anthropic\s+claude-3-5-haiku\s+-\s+-\s+12\.5s/);
     expect(frame).toContain('2 requests · 1 errors · 42 tokens · $0.00021 · avg 6406ms');
     expect(frame).toContain('Ctrl+C to stop');
+  });
+
+  it('marks guardrail denials (446) and warnings (246) in words at 80 columns, and counts them', () => {
+    const records = [
+      record({ status_code: 446, guardrail_verdict: 'denied', error_code: 'HOOKS_DENIED', total_tokens: null }),
+      record({ status_code: 246, guardrail_verdict: 'failed' }),
+      record({ status_code: 200, guardrail_verdict: 'passed' }),
+      // An older server sends no verdict: the status alone says it.
+      record({ status_code: 446, error_code: 'HOOKS_DENIED' }),
+    ];
+    const totals = records.reduce(addToTotals, EMPTY_TOTALS);
+    const frame = render(createElement(LogTail, { title: 't', records, totals, width: 80 })).lastFrame()!;
+    for (const line of frame.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+    const rows = frame.split('\n').filter((line) => /^\d\d:\d\d:\d\d /.test(line));
+    expect(rows[0]).toMatch(/ 446 .* DENIED$/);
+    expect(rows[1]).toMatch(/ 246 .* GUARD WARN$/);
+    expect(rows[2]).toMatch(/ 200 .*ms$/); // a guardrail that passed is no news
+    expect(rows[3]).toMatch(/ 446 .* DENIED$/);
+    expect(frame).not.toContain('HOOKS_DENIED');
+    expect(frame).toContain('4 requests · 2 errors · 2 denied · 1 warned ·');
+    // A wider terminal says whose decision it was.
+    const wide = render(createElement(LogTail, { title: 't', records, totals, width: 100 })).lastFrame()!;
+    expect(wide).toContain('DENIED by guardrail');
+    expect(wide).toContain('guardrail warning');
+  });
+
+  it('colours a denial red and a warning yellow', () => {
+    expect(statusColour(446)).toBe('red');
+    expect(statusColour(246)).toBe('yellow');
+    expect(statusColour(200)).toBe('green');
+    expect(statusColour(404)).toBe('yellow');
+    expect(guardrailMark({ status_code: 200, guardrail_verdict: 'passed' })).toBeNull();
+    // A guardrail that failed on a request that then failed elsewhere (502) is that failure, not a warning.
+    expect(guardrailMark({ status_code: 502, guardrail_verdict: 'failed' })).toBeNull();
   });
 
   it('waits visibly before the first request, and keeps only the newest rows that fit', () => {
