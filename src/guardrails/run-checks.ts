@@ -104,7 +104,7 @@ export async function runChecks(
       results.push(finish({ verdict: true, explanation, skipped: true, timedOut: false, transformed: false }));
       continue;
     }
-    const prepared = definition.prepare(spec.parameters);
+    const prepared = prepareOnce(definition, spec.parameters);
     if (!prepared.ok) {
       const { message, param } = prepared.problem;
       results.push(finish(errorResult(`invalid parameters${param ? ` (${param})` : ''}: ${message}`, true, false)));
@@ -144,6 +144,21 @@ export async function runChecks(
     request: current.request.json,
     ...(current.response?.json === undefined ? {} : { response: current.response.json }),
   };
+}
+
+/**
+ * Parameters are validated once per parameters object: stored guardrails keep theirs in the
+ * lookup's cache, so a request does not parse them with zod again.
+ */
+const preparedChecks = new WeakMap<object, Map<string, ReturnType<CheckDefinition['prepare']>>>();
+
+function prepareOnce(definition: CheckDefinition, parameters: unknown): ReturnType<CheckDefinition['prepare']> {
+  if (typeof parameters !== 'object' || parameters === null) return definition.prepare(parameters);
+  let byCheck = preparedChecks.get(parameters);
+  if (!byCheck) preparedChecks.set(parameters, (byCheck = new Map()));
+  let prepared = byCheck.get(definition.id);
+  if (!prepared) byCheck.set(definition.id, (prepared = definition.prepare(parameters)));
+  return prepared;
 }
 
 function definitionOf(id: string, catalogue?: Readonly<Record<string, CheckDefinition>>): CheckDefinition | undefined {

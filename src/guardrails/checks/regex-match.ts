@@ -13,8 +13,8 @@ export const regexMatch = defineCheck({
     const problem = regexProblem(p.rule);
     return problem ? { message: `rule is not a valid regular expression: ${problem}`, param: 'rule' } : null;
   },
-  run(context, p) {
-    const matched = testWithin(new RegExp(p.rule), currentText(context));
+  async run(context, p) {
+    const matched = await testWithin(p.rule, currentText(context));
     return verdictOf(
       matched,
       p.not,
