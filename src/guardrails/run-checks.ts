@@ -150,12 +150,13 @@ export async function runChecks(
  * Parameters are validated once per parameters object: stored guardrails keep theirs in the
  * lookup's cache, so a request does not parse them with zod again.
  */
-const preparedChecks = new WeakMap<object, Map<string, ReturnType<CheckDefinition['prepare']>>>();
+type Prepared = ReturnType<CheckDefinition['prepare']>;
+const preparedChecks = new WeakMap<object, Map<string, Prepared>>();
 
-function prepareOnce(definition: CheckDefinition, parameters: unknown): ReturnType<CheckDefinition['prepare']> {
+function prepareOnce(definition: CheckDefinition, parameters: unknown): Prepared {
   if (typeof parameters !== 'object' || parameters === null) return definition.prepare(parameters);
   let byCheck = preparedChecks.get(parameters);
-  if (!byCheck) preparedChecks.set(parameters, (byCheck = new Map()));
+  if (!byCheck) preparedChecks.set(parameters, (byCheck = new Map<string, Prepared>()));
   let prepared = byCheck.get(definition.id);
   if (!prepared) byCheck.set(definition.id, (prepared = definition.prepare(parameters)));
   return prepared;
