@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import { bootstrap, type BootstrapResult } from '../bootstrap/bootstrap.js';
 import type { Config } from '../config/schema.js';
 import { systemClock, type Clock } from '../lib/clock.js';
-import { migrateToLatest, openSqlite, type Db } from '../storage/database.js';
+import { migrateToLatest, openSqlite, StorageRefusedError, type Db } from '../storage/database.js';
 import { createLogger, prettyFor, type Logger } from '../telemetry/logger.js';
 import { buildApp, type App } from './build-app.js';
 import { holdStartupAdmin, type StartupAdmin } from './startup-admin.js';
@@ -41,6 +41,10 @@ export async function startServer(options: {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger({ level: config.log_level, pretty: prettyFor(config.log_format) });
 
+  if (config.database_url)
+    throw new StorageRefusedError(
+      "database_url (PostgreSQL) is not served yet: the gateway's request logs and analytics need SQLite",
+    );
   const db = openSqlite(config.data_dir);
   const applied = await migrateToLatest(db);
   if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
