@@ -12,6 +12,8 @@ export type Db = Kysely<Database>;
 export type Engine = 'sqlite' | 'postgres';
 
 export const DATABASE_FILE = 'svcgw.sqlite';
+/** The response cache of an instance whose storage is PostgreSQL: a local SQLite file in data_dir. */
+export const CACHE_DATABASE_FILE = 'cache.sqlite';
 
 /**
  * Storage refused at start-up, with a message for the operator (the CLI prints it and exits 1):

@@ -78,6 +78,9 @@ export function withRequestTransactions(root: Db, handle: StorageHandle): Db {
   return proxy;
 }
 
+/** The database itself, also inside a request transaction: for writes that must not go with the request's (request logs). */
+export const outsideRequestTransactions = (db: Db): Db => roots.get(db)?.root ?? db;
+
 function bound(target: Db, property: string | symbol): unknown {
   const value: unknown = Reflect.get(target, property, target);
   return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
