@@ -17,6 +17,11 @@ export const settingsSchema = z
     host: z.string().min(1).default('127.0.0.1').describe('Address to listen on.'),
     port: z.coerce.number().int().min(0).max(65535).default(8787).describe('TCP port to listen on (0 picks a free one).'),
     data_dir: z.string().min(1).default('./data').describe('Directory of the SQLite database and generated secrets.'),
+    database_url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a PostgreSQL URL: postgres://user:password@host:5432/database')
+      .optional()
+      .describe('PostgreSQL database shared by several instances (postgres://…); without it storage is the SQLite file in data_dir. See scale-out.md.'),
     log_level: z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
       .default('info')

@@ -66,6 +66,8 @@ export interface AppDeps {
   upstreamDispatcher?: Dispatcher;
   /** Where budget alerts go (the notification outbox); without it they are only logged. */
   alerts?: AlertSink;
+  /** The SQLite database of the response cache when it is not `db` (storage on PostgreSQL). */
+  cacheDb?: Db;
 }
 
 export interface App {
@@ -300,7 +302,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     deps.upstreamDispatcher,
   );
   const cache = createResponseCache({
-    db: deps.db,
+    db: deps.cacheDb ?? deps.db,
     clock: deps.clock,
     config: deps.config,
     logger: deps.logger,

@@ -3,7 +3,14 @@ import type { Dispatcher } from 'undici';
 import { bootstrap, type BootstrapResult } from '../bootstrap/bootstrap.js';
 import type { Config } from '../config/schema.js';
 import { systemClock, type Clock } from '../lib/clock.js';
-import { migrateToLatest, openSqlite, type Db } from '../storage/database.js';
+import {
+  CACHE_DATABASE_FILE,
+  engineOf,
+  migrateToLatest,
+  openDatabase,
+  openSqlite,
+  type Db,
+} from '../storage/database.js';
 import { createLogger, prettyFor, type Logger } from '../telemetry/logger.js';
 import { buildApp, type App } from './build-app.js';
 import { holdStartupAdmin, type StartupAdmin } from './startup-admin.js';
@@ -41,9 +48,23 @@ export async function startServer(options: {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger({ level: config.log_level, pretty: prettyFor(config.log_format) });
 
-  const db = openSqlite(config.data_dir);
-  const applied = await migrateToLatest(db);
-  if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
+  const db = openDatabase(config, {
+    onPoolError: (error) => logger.error({ err: error }, 'a PostgreSQL connection of the pool failed'),
+  });
+  // The response cache stays on this instance, in a SQLite file of its own, when storage is PostgreSQL.
+  let cacheDb: Db | undefined;
+  try {
+    const applied = await migrateToLatest(db);
+    if (applied.length > 0) logger.info({ migrations: applied, engine: engineOf(db) }, 'database migrated');
+    if (engineOf(db) === 'postgres') {
+      cacheDb = openSqlite(config.data_dir, CACHE_DATABASE_FILE);
+      await migrateToLatest(cacheDb);
+    }
+  } catch (error) {
+    await cacheDb?.destroy();
+    await db.destroy();
+    throw error;
+  }
   const boot = await bootstrap(db, {
     clock,
     ownerEmail: config.bootstrap_owner_email,
@@ -67,6 +88,7 @@ export async function startServer(options: {
     logger,
     clock,
     alerts,
+    ...(cacheDb ? { cacheDb } : {}),
     ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}),
   });
   const address = await built.app.listen({ host: config.host, port: config.port });
@@ -81,6 +103,10 @@ export async function startServer(options: {
   keyLifecycle.start(KEY_LIFECYCLE_INTERVAL_MS);
   built.observability.start();
 
+  const closeStorage = async () => {
+    await db.destroy();
+    await cacheDb?.destroy();
+  };
   let closing: Promise<void> | null = null;
   return {
     ...built,
@@ -92,11 +118,18 @@ export async function startServer(options: {
     keyLifecycle,
     holdStartupAdmin: (via) => holdStartupAdmin(db, built.keys, via),
     close: () =>
-      (closing ??= keyLifecycle.stop().then(() => shutdown(built.app, db, config.shutdown_timeout_ms, notifications))),
+      (closing ??= keyLifecycle
+        .stop()
+        .then(() => shutdown(built.app, closeStorage, config.shutdown_timeout_ms, notifications))),
   };
 }
 
-async function shutdown(app: FastifyInstance, db: Db, timeoutMs: number, notifications: Notifications): Promise<void> {
+async function shutdown(
+  app: FastifyInstance,
+  closeStorage: () => Promise<void>,
+  timeoutMs: number,
+  notifications: Notifications,
+): Promise<void> {
   // In-flight requests get the time-out to finish; after that their connections are cut.
   const timer = setTimeout(() => app.server.closeAllConnections(), timeoutMs);
   timer.unref();
@@ -110,6 +143,6 @@ async function shutdown(app: FastifyInstance, db: Db, timeoutMs: number, notific
     clearTimeout(timer);
     clearInterval(sweeper);
     await notifications.stop();
-    await db.destroy();
+    await closeStorage();
   }
 }

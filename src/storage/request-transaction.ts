@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type SQLite from 'better-sqlite3';
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 type Db = Kysely<Database>;
@@ -11,10 +11,15 @@ type Db = Kysely<Database>;
  * handler runs until its audit record is written, so everything else waits for it: it must stay
  * short, and no upstream call may happen inside it.
  *
- * Transaction control runs on the raw better-sqlite3 handle, synchronously, so that nothing can
- * slip in between two steps. Writes made on the raw handle by others meanwhile (request-log
- * batches) land inside this transaction; they register here and are written again whenever the
- * part of the transaction that holds them is undone, so that undoing a mutation never loses them.
+ * On SQLite, transaction control runs on the raw better-sqlite3 handle, synchronously, so that
+ * nothing can slip in between two steps. Writes made on the raw handle by others meanwhile
+ * (request-log batches) land inside this transaction; they register here and are written again
+ * whenever the part of the transaction that holds them is undone, so that undoing a mutation
+ * never loses them.
+ *
+ * On PostgreSQL the request holds one connection of the pool, and transaction control runs on it
+ * (awaited, since nothing else uses that connection); other work goes on on the other connections
+ * meanwhile, so nobody else's writes land inside it.
  */
 export interface RequestTransaction {
   /** The connection every query of the request goes through while the transaction is open. */
@@ -28,9 +33,16 @@ export interface RequestTransaction {
   nestedQueue: Promise<unknown>;
   nestedDepth: number;
   savepoints: number;
-  readonly sqlite: SQLite.Database;
+  /** The raw SQLite handle; null on PostgreSQL. */
+  readonly sqlite: SQLite.Database | null;
+  /** The database (as `withRequestTransactions` made it) the transaction belongs to. */
+  readonly handle: StorageHandle;
+  closed: boolean;
   readonly release: () => void;
 }
+
+/** What a database's request transactions run on: SQLite's raw handle, or PostgreSQL's pool (one held connection each). */
+export type StorageHandle = { readonly sqlite: SQLite.Database } | { readonly postgres: true };
 
 const context = new AsyncLocalStorage<RequestTransaction>();
 /**
@@ -39,8 +51,8 @@ const context = new AsyncLocalStorage<RequestTransaction>();
  * is only needed while a transaction is open, so it is disabled whenever none is.
  */
 let openCount = 0;
-const roots = new WeakMap<Db, { root: Db; sqlite: SQLite.Database }>();
-/** The request transaction open on a connection, if any (at most one: it holds the connection). */
+const roots = new WeakMap<Db, { root: Db; handle: StorageHandle }>();
+/** The request transaction open on a SQLite connection, if any (at most one: it holds the connection). */
 const openOn = new WeakMap<SQLite.Database, RequestTransaction>();
 
 const MUTATION = 'svcgw_mutation';
@@ -50,11 +62,11 @@ const MUTATION = 'svcgw_mutation';
  * context) every query, `db.transaction()` included (as a savepoint), runs in it; elsewhere it
  * is the database itself.
  */
-export function withRequestTransactions(root: Db, sqlite: SQLite.Database): Db {
+export function withRequestTransactions(root: Db, handle: StorageHandle): Db {
   const proxy = new Proxy(root, {
     get(target, property) {
       const tx = context.getStore();
-      if (tx?.open && tx.sqlite === sqlite) {
+      if (tx?.open && tx.handle === handle) {
         if (property === 'transaction') return () => nestedBuilder(tx);
         if (property === 'connection') return () => ({ execute: <T>(run: (db: Db) => Promise<T>) => run(tx.conn) });
         return bound(tx.conn, property);
@@ -62,9 +74,12 @@ export function withRequestTransactions(root: Db, sqlite: SQLite.Database): Db {
       return bound(target, property);
     },
   });
-  roots.set(proxy, { root, sqlite });
+  roots.set(proxy, { root, handle });
   return proxy;
 }
+
+/** The database itself, also inside a request transaction: for writes that must not go with the request's (request logs). */
+export const outsideRequestTransactions = (db: Db): Db => roots.get(db)?.root ?? db;
 
 function bound(target: Db, property: string | symbol): unknown {
   const value: unknown = Reflect.get(target, property, target);
@@ -73,36 +88,61 @@ function bound(target: Db, property: string | symbol): unknown {
 
 /** Begins a request transaction on the database (which must come from `withRequestTransactions`). */
 export async function beginRequestTransaction(db: Db): Promise<RequestTransaction> {
-  const handle = roots.get(db);
-  if (!handle) throw new Error('request transactions need the database opened by openSqlite');
-  const { root, sqlite } = handle;
+  const opened = roots.get(db);
+  if (!opened) throw new Error('request transactions need the database opened by openDatabase');
+  const { root, handle } = opened;
+  const sqlite = 'sqlite' in handle ? handle.sqlite : null;
   return new Promise<RequestTransaction>((resolve, reject) => {
     root
       .connection()
       .execute(
         (conn) =>
           new Promise<void>((release) => {
-            try {
-              sqlite.exec(`BEGIN; SAVEPOINT ${MUTATION}`);
-            } catch (error) {
+            const fail = (error: unknown) => {
               release();
               reject(error instanceof Error ? error : new Error(String(error)));
+            };
+            const open = () => {
+              const tx: RequestTransaction = {
+                conn,
+                open: true,
+                rawWrites: [],
+                afterCommit: [],
+                nestedQueue: Promise.resolve(),
+                nestedDepth: 0,
+                savepoints: 0,
+                sqlite,
+                handle,
+                closed: false,
+                release: () => release(),
+              };
+              if (sqlite) openOn.set(sqlite, tx);
+              openCount++;
+              resolve(tx);
+            };
+            if (sqlite) {
+              try {
+                sqlite.exec(`BEGIN; SAVEPOINT ${MUTATION}`);
+              } catch (error) {
+                fail(error);
+                return;
+              }
+              open();
               return;
             }
-            const tx: RequestTransaction = {
-              conn,
-              open: true,
-              rawWrites: [],
-              afterCommit: [],
-              nestedQueue: Promise.resolve(),
-              nestedDepth: 0,
-              savepoints: 0,
-              sqlite,
-              release: () => release(),
-            };
-            openOn.set(sqlite, tx);
-            openCount++;
-            resolve(tx);
+            sql
+              .raw('BEGIN')
+              .execute(conn)
+              .then(() => sql.raw(`SAVEPOINT ${MUTATION}`).execute(conn))
+              .then(open, (error: unknown) =>
+                sql
+                  .raw('ROLLBACK')
+                  .execute(conn)
+                  .then(
+                    () => fail(error),
+                    () => fail(error),
+                  ),
+              );
           }),
       )
       .catch(reject);
@@ -134,10 +174,28 @@ export async function afterCommit(fn: () => unknown): Promise<void> {
   else await fn();
 }
 
-/** Undoes writes back to `savepoint` and writes again the raw writes made since `from`. Synchronous. */
-function undoTo(tx: RequestTransaction, savepoint: string, from: number): void {
-  tx.sqlite.exec(`ROLLBACK TO ${savepoint}`);
-  for (const redo of tx.rawWrites.slice(from)) redo();
+type Step = void | Promise<void>;
+
+/** `next` after `first`: at once when `first` was synchronous (SQLite), after it when it is a promise (PostgreSQL). */
+const andThen = (first: Step, next: () => Step): Step => (first ? first.then(next) : next());
+
+/** A transaction-control statement: on the raw handle, synchronously (SQLite), or on the held connection (PostgreSQL). */
+function control(tx: RequestTransaction, statement: string): Step {
+  if (tx.sqlite) {
+    tx.sqlite.exec(statement);
+    return;
+  }
+  return sql
+    .raw(statement)
+    .execute(tx.conn)
+    .then(() => undefined);
+}
+
+/** Undoes writes back to `savepoint` and writes again the raw writes made since `from` (synchronous on SQLite). */
+function undoTo(tx: RequestTransaction, savepoint: string, from: number): Step {
+  return andThen(control(tx, `ROLLBACK TO ${savepoint}`), () => {
+    for (const redo of tx.rawWrites.slice(from)) redo();
+  });
 }
 
 /**
@@ -150,13 +208,10 @@ export async function commitWith(tx: RequestTransaction, write: (conn: Db) => Pr
   try {
     await write(tx.conn);
   } catch (error) {
-    finish(tx, () => {
-      undoTo(tx, MUTATION, 0);
-      tx.sqlite.exec('COMMIT');
-    });
+    await finish(tx, () => andThen(undoTo(tx, MUTATION, 0), () => control(tx, 'COMMIT')));
     throw error;
   }
-  finish(tx, () => tx.sqlite.exec('COMMIT'));
+  await finish(tx, () => control(tx, 'COMMIT'));
   const failures: unknown[] = [];
   for (const fn of tx.afterCommit) {
     try {
@@ -174,22 +229,19 @@ export async function commitWith(tx: RequestTransaction, write: (conn: Db) => Pr
  */
 export async function undoWith(tx: RequestTransaction, write: (conn: Db) => Promise<unknown>): Promise<void> {
   await closeForFinish(tx);
-  finish(tx, () => undoTo(tx, MUTATION, 0), true);
+  await finish(tx, () => undoTo(tx, MUTATION, 0), true);
   try {
     await write(tx.conn);
   } finally {
-    finish(tx, () => tx.sqlite.exec('COMMIT'));
+    await finish(tx, () => control(tx, 'COMMIT'));
   }
 }
 
 /** Ends a transaction that was never finished (a response that never reached the audit hook). */
 export async function abandon(tx: RequestTransaction): Promise<void> {
-  if (!openOn.has(tx.sqlite) || openOn.get(tx.sqlite) !== tx) return;
+  if (tx.closed) return;
   await closeForFinish(tx);
-  finish(tx, () => {
-    undoTo(tx, MUTATION, 0);
-    tx.sqlite.exec('COMMIT');
-  });
+  await finish(tx, () => andThen(undoTo(tx, MUTATION, 0), () => control(tx, 'COMMIT')));
 }
 
 async function closeForFinish(tx: RequestTransaction): Promise<void> {
@@ -201,19 +253,46 @@ async function closeForFinish(tx: RequestTransaction): Promise<void> {
   tx.open = false;
 }
 
-/** Runs the synchronous end of a transaction; should it fail (a full disk refusing the commit), everything is rolled back. */
-function finish(tx: RequestTransaction, end: () => void, keepOpen = false): void {
+/**
+ * Runs the end of a transaction (synchronously on SQLite); should it fail (a full disk refusing
+ * the commit, a lost connection), everything is rolled back.
+ */
+function finish(tx: RequestTransaction, end: () => Step, keepOpen = false): Step {
+  let ended: Step;
   try {
-    end();
+    ended = end();
   } catch (error) {
-    rollBackAll(tx);
+    // Only SQLite fails synchronously, and its roll-back is synchronous too.
+    void rollBackAll(tx);
     throw error;
   }
-  if (!keepOpen) close(tx);
+  if (!ended) {
+    if (!keepOpen) close(tx);
+    return;
+  }
+  return ended.then(
+    () => {
+      if (!keepOpen) close(tx);
+    },
+    async (error: unknown) => {
+      await rollBackAll(tx);
+      throw error;
+    },
+  );
 }
 
 /** The last resort: roll everything back, then write the raw writes of others again, outside it. */
-function rollBackAll(tx: RequestTransaction): void {
+function rollBackAll(tx: RequestTransaction): Step {
+  if (!tx.sqlite) {
+    // A failed connection is dropped by the pool; a working one is handed back clean.
+    return sql
+      .raw('ROLLBACK')
+      .execute(tx.conn)
+      .then(
+        () => close(tx),
+        () => close(tx),
+      );
+  }
   try {
     if (tx.sqlite.inTransaction) tx.sqlite.exec('ROLLBACK');
     for (const redo of tx.rawWrites) {
@@ -229,8 +308,9 @@ function rollBackAll(tx: RequestTransaction): void {
 }
 
 function close(tx: RequestTransaction): void {
-  if (openOn.get(tx.sqlite) === tx) {
-    openOn.delete(tx.sqlite);
+  if (!tx.closed) {
+    tx.closed = true;
+    if (tx.sqlite && openOn.get(tx.sqlite) === tx) openOn.delete(tx.sqlite);
     if (--openCount === 0) context.disable();
   }
   tx.rawWrites.length = 0;
@@ -250,15 +330,14 @@ function nestedBuilder(tx: RequestTransaction) {
         .then(async () => {
           const name = `svcgw_nested_${++tx.savepoints}`;
           const from = tx.rawWrites.length;
-          tx.sqlite.exec(`SAVEPOINT ${name}`);
+          await control(tx, `SAVEPOINT ${name}`);
           tx.nestedDepth++;
           try {
             const result = await run(trx);
-            tx.sqlite.exec(`RELEASE ${name}`);
+            await control(tx, `RELEASE ${name}`);
             return result;
           } catch (error) {
-            undoTo(tx, name, from);
-            tx.sqlite.exec(`RELEASE ${name}`);
+            await andThen(undoTo(tx, name, from), () => control(tx, `RELEASE ${name}`));
             throw error;
           } finally {
             tx.nestedDepth--;

@@ -26,3 +26,7 @@ export async function serviceAvailable(port: number): Promise<boolean> {
 
 export const REDIS_URL = 'redis://127.0.0.1:6379';
 export const redisAvailable = () => serviceAvailable(6379);
+
+/** The CI PostgreSQL (trust auth); tests make a database of their own in it (test/helpers/postgres.ts). */
+export const POSTGRES_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
+export const postgresAvailable = () => serviceAvailable(5432);

@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import { createLogger } from '../../src/telemetry/logger.js';
+import { createTestDatabase } from './postgres.js';
 
 export interface TestServer {
   baseUrl: string;
@@ -41,9 +42,14 @@ export async function startTestServer(
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? makeTempDir();
+  // SVCGW_TEST_ENGINE=postgres runs a suite on PostgreSQL: a database of its own per server.
+  const engineEnv: Record<string, string> =
+    process.env.SVCGW_TEST_ENGINE === 'postgres' && !options.env?.SVCGW_DATABASE_URL
+      ? { SVCGW_DATABASE_URL: await createTestDatabase() }
+      : {};
   const config = loadConfig({
     flags: { port: options.port ?? 0, host: '127.0.0.1', data_dir: dataDir },
-    env: { SVCGW_LOG_LEVEL: 'info', ...options.env },
+    env: { SVCGW_LOG_LEVEL: 'info', ...engineEnv, ...options.env },
   });
   const logLines: string[] = [];
   const destination = new Writable({

@@ -7,6 +7,7 @@ import {
   ROLLUP_PERIODS,
   type RollupPeriod,
 } from '../../storage/repositories/request-logs.js';
+import { POSTGRES, postgresRunner, SQLITE, type AnalyticsDialect } from './reader-dialects.js';
 import { addRow, newTotals, type Totals } from './totals.js';
 
 const HOUR_MS = 3_600_000;
@@ -80,13 +81,6 @@ export function planWindow(from: number, to: number, maxPeriod: RollupPeriod): W
   return { raw, rollups };
 }
 
-const ROLLUP_MEASURES = `sum(requests), sum(successes), sum(cache_hits), sum(semantic_hits), total(cost), sum(total_tokens), sum(token_rows),
-  sum(prompt_tokens), sum(prompt_rows), sum(completion_tokens), sum(completion_rows), total(latency_sum), min(latency_min), max(latency_max),
-  min(first_seen), max(last_seen)`;
-const RAW_MEASURES = `count(*), sum(is_success != 0), sum(cache_status IN ('HIT', 'SEMANTIC_HIT')), sum(cache_status = 'SEMANTIC_HIT'), total(cost),
-  total(total_tokens), count(total_tokens), total(prompt_tokens), count(prompt_tokens), total(completion_tokens), count(completion_tokens),
-  total(latency_ms), min(latency_ms), max(latency_ms), min(created_at), max(created_at)`;
-
 const KEY_TABLE_COLUMNS: ReadonlySet<GroupColumn> = new Set(['workspace_id', 'api_key_id']);
 
 /**
@@ -96,17 +90,21 @@ const KEY_TABLE_COLUMNS: ReadonlySet<GroupColumn> = new Set(['workspace_id', 'ap
  */
 export function createAnalyticsReader(db: Db) {
   const sqlite = rawSqlite(db);
-  if (!sqlite) throw new Error('analytics read the SQLite database (openSqlite)');
-  registerHistogramFunctions(sqlite);
+  const dialect: AnalyticsDialect = sqlite ? SQLITE : POSTGRES;
   const statements = new Map<string, Statement>();
   const prepare = (text: string): Statement => {
     let statement = statements.get(text);
     if (!statement) {
-      statement = sqlite.prepare(text).raw();
+      statement = sqlite!.prepare(text).raw();
       statements.set(text, statement);
     }
     return statement;
   };
+  if (sqlite) registerHistogramFunctions(sqlite);
+  /** One statement's rows as arrays: the group, the measures, the histogram. */
+  const run: (text: string, params: unknown[]) => Promise<unknown[][]> = sqlite
+    ? (text, params) => Promise.resolve(prepare(text).all(...params) as unknown[][])
+    : postgresRunner(db);
 
   async function aggregate(
     filter: RowFilter,
@@ -124,7 +122,7 @@ export function createAnalyticsReader(db: Db) {
       }
     };
     if (filter.metadata && Object.keys(filter.metadata).length > 0) {
-      collect(rawQuery(filter, grouping, options.latencies, filter.from, filter.to));
+      collect(await rawQuery(filter, grouping, options.latencies, filter.from, filter.to));
       return out;
     }
     const maxPeriod: RollupPeriod = grouping.by === 'time' ? (grouping.interval === 'hour' ? 1 : 24) : 672;
@@ -136,10 +134,10 @@ export function createAnalyticsReader(db: Db) {
       filter.guardrailVerdict === undefined &&
       (grouping.by !== 'column' || KEY_TABLE_COLUMNS.has(grouping.column));
     for (const part of plan.rollups) {
-      collect(rollupQuery(filter, grouping, options.latencies, keyTable, part));
+      collect(await rollupQuery(filter, grouping, options.latencies, keyTable, part));
       await yieldToRequests();
     }
-    for (const part of plan.raw) collect(rawQuery(filter, grouping, options.latencies, part.from, part.to));
+    for (const part of plan.raw) collect(await rawQuery(filter, grouping, options.latencies, part.from, part.to));
     return out;
   }
 
@@ -149,14 +147,14 @@ export function createAnalyticsReader(db: Db) {
     latencies: boolean,
     keyTable: boolean,
     part: WindowPlan['rollups'][number],
-  ): unknown[][] {
+  ): Promise<unknown[][]> {
     const params: unknown[] = [filter.organisationId, part.period, part.start, part.end];
     const conditions = [
       'organisation_id = ?',
       'period = ?',
       'period_start >= ?',
       'period_start < ?',
-      ...dimensionConditions(filter, params),
+      ...dimensionConditions(filter, params, dialect),
     ];
     const group =
       grouping.by === 'all'
@@ -166,18 +164,24 @@ export function createAnalyticsReader(db: Db) {
           : grouping.interval === 'hour'
             ? 'period_start'
             : 'period_start / 24';
-    const text = `SELECT ${group} AS g, ${ROLLUP_MEASURES}, ${latencies ? 'svcgw_hist_sum(latency_hist)' : 'NULL'}
+    const text = `SELECT ${group} AS g, ${dialect.rollupMeasures}, ${latencies ? dialect.rollupHistogram : 'NULL'} AS h
       FROM ${keyTable ? 'analytics_key_rollups' : 'analytics_rollups'} WHERE ${conditions.join(' AND ')}${groupBy(grouping)}`;
-    return prepare(text).all(...params) as unknown[][];
+    return run(text, params);
   }
 
-  function rawQuery(filter: RowFilter, grouping: Grouping, latencies: boolean, from: number, to: number): unknown[][] {
+  function rawQuery(
+    filter: RowFilter,
+    grouping: Grouping,
+    latencies: boolean,
+    from: number,
+    to: number,
+  ): Promise<unknown[][]> {
     const params: unknown[] = [filter.organisationId, new Date(from).toISOString(), new Date(to).toISOString()];
     const conditions = [
       'organisation_id = ?',
       'created_at >= ?',
       'created_at <= ?',
-      ...dimensionConditions(filter, params),
+      ...dimensionConditions(filter, params, dialect),
     ];
     const pairs = Object.entries(filter.metadata ?? {});
     if (pairs.length > 0) {
@@ -185,7 +189,7 @@ export function createAnalyticsReader(db: Db) {
       // `"key":"value"` occurs in the text (a quote inside a string is always escaped).
       conditions.push('metadata IS NOT NULL');
       for (const [key, value] of pairs) {
-        conditions.push('instr(metadata, ?) > 0');
+        conditions.push(dialect.contains('metadata'));
         params.push(`${JSON.stringify(key)}:${JSON.stringify(value)}`);
       }
     }
@@ -196,10 +200,10 @@ export function createAnalyticsReader(db: Db) {
           ? grouping.column === 'status_code'
             ? 'status_code'
             : `coalesce(${grouping.column}, '')`
-          : `CAST(unixepoch(created_at) / ${grouping.interval === 'hour' ? 3600 : 86400} AS INTEGER)`;
-    const text = `SELECT ${group} AS g, ${RAW_MEASURES}, ${latencies ? 'svcgw_latency_hist(latency_ms)' : 'NULL'}
-      FROM request_logs${pairs.length > 0 ? ' INDEXED BY request_logs_metadata_analytics' : ''} WHERE ${conditions.join(' AND ')}${groupBy(grouping)}`;
-    return prepare(text).all(...params) as unknown[][];
+          : dialect.epochBucket('created_at', grouping.interval === 'hour' ? 3600 : 86400);
+    const text = `SELECT ${group} AS g, ${dialect.rawMeasures}, ${latencies ? dialect.rawHistogram : 'NULL'} AS h
+      FROM request_logs${pairs.length > 0 ? dialect.metadataIndex : ''} WHERE ${conditions.join(' AND ')}${groupBy(grouping)}`;
+    return run(text, params);
   }
 
   return { aggregate };
@@ -211,7 +215,7 @@ export type AnalyticsReader = ReturnType<typeof createAnalyticsReader>;
 const groupBy = (grouping: Grouping) => (grouping.by === 'all' ? '' : ' GROUP BY g');
 
 /** Conditions on the dimensions (the same columns in rollups and request_logs); adds their parameters. */
-function dimensionConditions(filter: RowFilter, params: unknown[]): string[] {
+function dimensionConditions(filter: RowFilter, params: unknown[], dialect: AnalyticsDialect): string[] {
   const conditions: string[] = [];
   const equal = (column: string, value: string | undefined) => {
     if (value === undefined) return;
@@ -221,15 +225,15 @@ function dimensionConditions(filter: RowFilter, params: unknown[]): string[] {
   equal('workspace_id', filter.workspaceId);
   equal('api_key_id', filter.apiKeyId);
   if (filter.visibleKeyIds !== null) {
-    conditions.push('api_key_id IN (SELECT value FROM json_each(?))');
-    params.push(JSON.stringify(filter.visibleKeyIds));
+    conditions.push(dialect.inList('api_key_id'));
+    params.push(dialect.list(filter.visibleKeyIds));
   }
   equal('provider', filter.provider);
   equal('model', filter.model);
   equal('guardrail_verdict', filter.guardrailVerdict);
   if (filter.statusCodes && filter.statusCodes.length > 0) {
-    conditions.push('status_code IN (SELECT value FROM json_each(?))');
-    params.push(JSON.stringify(filter.statusCodes));
+    conditions.push(dialect.inList('status_code'));
+    params.push(dialect.list(filter.statusCodes));
   }
   return conditions;
 }

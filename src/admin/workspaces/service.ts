@@ -3,6 +3,7 @@ import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
 import { newId, slugify } from '../../lib/ids.js';
+import { isUniqueViolation } from '../../storage/repositories/integrations.js';
 import type { WorkspaceRepository, WorkspaceRow } from '../../storage/repositories/workspaces.js';
 import type { WorkspaceStatus } from '../../storage/schema.js';
 import { pageWindow } from '../shared/pagination.js';
@@ -89,7 +90,17 @@ export function createWorkspaceService(deps: {
         created_at: stamp,
         last_updated_at: stamp,
       };
-      await deps.workspaces.insert(row);
+      try {
+        await deps.workspaces.insert(row);
+      } catch (error) {
+        // Two requests took the slug at once (instances on PostgreSQL do not wait for each other).
+        if (isUniqueViolation(error))
+          throw new AppError('CONFLICT', `A workspace with slug ${slug} already exists.`, {
+            param: 'slug',
+            cause: error,
+          });
+        throw error;
+      }
       return row;
     },
 

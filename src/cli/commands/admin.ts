@@ -20,15 +20,15 @@ export function adminCommand(): Command {
     .action(async (flags: Record<string, unknown>) => {
       const config = await configFromFlags(flags);
       const { DATABASE_FILE } = await import('../../storage/database.js');
-      if (!existsSync(join(config.data_dir, DATABASE_FILE)))
+      if (!config.database_url && !existsSync(join(config.data_dir, DATABASE_FILE)))
         throw new FatalError(`no svcgw database in ${config.data_dir}; pass the server's --data-dir.`, 2);
-      const [{ recoverOwnerKey, NotInitialisedError }, { systemClock }, { migrateToLatest, openSqlite }] =
+      const [{ recoverOwnerKey, NotInitialisedError }, { systemClock }, { migrateToLatest, openDatabase }] =
         await Promise.all([
           import('../../bootstrap/recover.js'),
           import('../../lib/clock.js'),
           import('../../storage/database.js'),
         ]);
-      const db = openSqlite(config.data_dir);
+      const db = openDatabase(config);
       try {
         await migrateToLatest(db);
         const result = await recoverOwnerKey(db, {

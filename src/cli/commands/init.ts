@@ -32,12 +32,12 @@ export function initCommand(): Command {
     )
     .action(async (flags: Record<string, unknown>) => {
       const config = await configFromFlags(flags);
-      const [{ bootstrap }, { systemClock }, { migrateToLatest, openSqlite }] = await Promise.all([
+      const [{ bootstrap }, { systemClock }, { migrateToLatest, openDatabase }] = await Promise.all([
         import('../../bootstrap/bootstrap.js'),
         import('../../lib/clock.js'),
         import('../../storage/database.js'),
       ]);
-      const db = openSqlite(config.data_dir);
+      const db = openDatabase(config);
       try {
         await migrateToLatest(db);
         const result = await bootstrap(db, {

@@ -22,8 +22,14 @@ export function serveCommand(): Command {
       // Read and checked before anything starts: a broken file stops the start at once (exit 2).
       const startupFile = applyPath ? (await import('../apply/load.js')).readApplyFile(applyPath) : undefined;
       // Loaded here, so that the admin commands start without the server's modules.
-      const { startServer } = await import('../../server/start-server.js');
-      const server = await startServer({ config });
+      const [{ startServer }, { StorageRefusedError }] = await Promise.all([
+        import('../../server/start-server.js'),
+        import('../../storage/database.js'),
+      ]);
+      // A schema newer than this version: a message for the operator, not a stack trace.
+      const server = await startServer({ config }).catch((error: unknown) => {
+        throw error instanceof StorageRefusedError ? new FatalError(error.message, 1) : error;
+      });
       // The key is for the person starting the server, never for the log stream: on a terminal it
       // is shown there; when stdout is piped (JSON lines to a collector), it goes to stderr.
       const terminal = process.stdout.isTTY ? process.stdout : process.stderr;

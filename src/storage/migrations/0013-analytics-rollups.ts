@@ -1,4 +1,6 @@
 import { sql, type Kysely } from 'kysely';
+import { isPostgres } from '../postgres/open-postgres.js';
+import { postgresDdl } from '../postgres/column-types.js';
 
 export const MEASURES = `
   requests INTEGER NOT NULL,
@@ -29,7 +31,28 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // Tables of an unreleased 0012 that development databases may still hold.
   await sql`DROP TABLE IF EXISTS request_log_daily`.execute(db);
   await sql`DROP TABLE IF EXISTS observability_state`.execute(db);
-  await sql`CREATE TABLE analytics_rollups (
+  const postgres = isPostgres(db);
+  for (const ddl of [ROLLUPS_TABLE, KEY_ROLLUPS_TABLE]) await sql.raw(postgres ? postgresDdl(ddl) : ddl).execute(db);
+  if (postgres) {
+    // A B-tree entry of PostgreSQL holds at most a third of a page: the metadata text cannot be
+    // in the key. Metadata-filtered analytics read the rows of the window through this index.
+    await sql`CREATE INDEX request_logs_metadata_analytics ON request_logs (organisation_id, created_at) WHERE metadata IS NOT NULL`.execute(
+      db,
+    );
+    // No backfill: a PostgreSQL database is created by this release or a later one, in one run
+    // of every migration, so it holds no request logs yet.
+    return;
+  }
+  // Only rows with metadata, with every column analytics read: a metadata filter scans this
+  // index over the window instead of the table.
+  await sql`CREATE INDEX request_logs_metadata_analytics ON request_logs (
+    organisation_id, created_at, metadata, status_code, is_success, latency_ms, cost, total_tokens, prompt_tokens, completion_tokens,
+    cache_status, workspace_id, api_key_id, provider, credential_source, model, config_id, prompt_id
+  ) WHERE metadata IS NOT NULL`.execute(db);
+  await backfill(db);
+}
+
+const ROLLUPS_TABLE = `CREATE TABLE analytics_rollups (
     organisation_id TEXT NOT NULL,
     period INTEGER NOT NULL,
     period_start INTEGER NOT NULL,
@@ -41,26 +64,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     config_id TEXT NOT NULL,
     prompt_id TEXT NOT NULL,
     status_code INTEGER NOT NULL,
-    ${sql.raw(MEASURES)},
+    ${MEASURES},
     PRIMARY KEY (organisation_id, period, period_start, workspace_id, api_key_id, provider, credential_source, model, config_id, prompt_id, status_code)
-  ) WITHOUT ROWID`.execute(db);
-  await sql`CREATE TABLE analytics_key_rollups (
+  ) WITHOUT ROWID`;
+const KEY_ROLLUPS_TABLE = `CREATE TABLE analytics_key_rollups (
     organisation_id TEXT NOT NULL,
     period INTEGER NOT NULL,
     period_start INTEGER NOT NULL,
     workspace_id TEXT NOT NULL,
     api_key_id TEXT NOT NULL,
-    ${sql.raw(MEASURES)},
+    ${MEASURES},
     PRIMARY KEY (organisation_id, period, period_start, workspace_id, api_key_id)
-  ) WITHOUT ROWID`.execute(db);
-  // Only rows with metadata, with every column analytics read: a metadata filter scans this
-  // index over the window instead of the table.
-  await sql`CREATE INDEX request_logs_metadata_analytics ON request_logs (
-    organisation_id, created_at, metadata, status_code, is_success, latency_ms, cost, total_tokens, prompt_tokens, completion_tokens,
-    cache_status, workspace_id, api_key_id, provider, credential_source, model, config_id, prompt_id
-  ) WHERE metadata IS NOT NULL`.execute(db);
-  await backfill(db);
-}
+  ) WITHOUT ROWID`;
 
 /** Latency bucket and the Monday of the week, as the repository computes them (request-logs.ts). */
 const BUCKET = `CASE WHEN latency_ms > 0.01 THEN min(511, max(1, CAST(ceil(ln(latency_ms / 0.01) / ln(1.05)) AS INTEGER))) ELSE 0 END`;

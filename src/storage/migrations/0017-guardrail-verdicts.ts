@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { isPostgres } from '../postgres/open-postgres.js';
 import { MEASURES } from './0013-analytics-rollups.js';
 
 /**
@@ -11,6 +12,14 @@ import { MEASURES } from './0013-analytics-rollups.js';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('request_logs').addColumn('hook_results', 'text').execute();
   await db.schema.alterTable('request_logs').addColumn('guardrail_verdict', 'text').execute();
+  if (isPostgres(db)) {
+    // PostgreSQL changes a primary key in place; its metadata index (0013) holds no dimension.
+    await sql`ALTER TABLE analytics_rollups ADD COLUMN guardrail_verdict TEXT NOT NULL DEFAULT ''`.execute(db);
+    await sql`ALTER TABLE analytics_rollups DROP CONSTRAINT analytics_rollups_pkey, ADD PRIMARY KEY (organisation_id, period, period_start, workspace_id, api_key_id, provider, credential_source, model, config_id, prompt_id, status_code, guardrail_verdict)`.execute(
+      db,
+    );
+    return;
+  }
 
   const { rows } = await sql<{ name: string }>`SELECT name FROM pragma_table_info('analytics_rollups')`.execute(db);
   const columns = rows.map((row) => `"${row.name}"`).join(', ');

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
-import type { Db } from '../../../storage/database.js';
+import { engineOf, type Db } from '../../../storage/database.js';
 
 const METADATA_KEY_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 const STATUS_LIST_RE = /^\d{3}(,\d{3})*$/;
@@ -71,7 +71,7 @@ export function matchingLogs(db: Db, scope: ExportScope, filters: ExportFilters)
       .filter((p): p is [string, string] => p.length === 2 && p[0]!.length > 0 && p[1]!.length > 0);
     query =
       pairs.length === 0
-        ? query.where(sql<boolean>`0`)
+        ? query.where(sql<boolean>`1 = 0`)
         : query.where((eb) =>
             eb.or(pairs.map(([provider, model]) => eb.and([eb('provider', '=', provider), eb('model', '=', model)]))),
           );
@@ -81,7 +81,9 @@ export function matchingLogs(db: Db, scope: ExportScope, filters: ExportFilters)
     query = query.where('status_code', 'in', codes);
   }
   for (const [key, value] of Object.entries(f.metadata ?? {})) {
-    query = query.where(sql`json_extract(metadata, ${`$."${key}"`})`, '=', value);
+    const held =
+      engineOf(db) === 'postgres' ? sql`metadata::jsonb ->> ${key}` : sql`json_extract(metadata, ${`$."${key}"`})`;
+    query = query.where(held, '=', value);
   }
   if (f.trace_id) query = query.where('trace_id', '=', f.trace_id);
   if (f.cost_min !== undefined) query = query.where('cost', '>=', f.cost_min);

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../../../storage/database.js';
+import { engineOf, type Db } from '../../../storage/database.js';
 import type { RequestLogsTable } from '../../../storage/schema.js';
 import type { Selectable } from 'kysely';
 
@@ -22,7 +22,10 @@ export interface TraceListFilter extends TraceScope {
 export const MAX_SPANS = 5000;
 
 /** Milliseconds since the epoch of an ISO `created_at`, in SQL. */
-const epochMs = sql<number>`unixepoch(created_at, 'subsec') * 1000.0`;
+const epochMs = (db: Db) =>
+  engineOf(db) === 'postgres'
+    ? sql<number>`extract(epoch FROM created_at::timestamptz) * 1000.0`
+    : sql<number>`unixepoch(created_at, 'subsec') * 1000.0`;
 
 function scoped(db: Db, scope: TraceScope) {
   let query = db.selectFrom('request_logs').where('organisation_id', '=', scope.organisationId);
@@ -54,7 +57,7 @@ export async function listTraces(db: Db, filter: TraceListFilter) {
     .select([
       'trace_id',
       sql<string>`min(created_at)`.as('started_at'),
-      sql<number>`max(${epochMs} + latency_ms) - min(${epochMs})`.as('duration_ms'),
+      sql<number>`max(${epochMs(db)} + latency_ms) - min(${epochMs(db)})`.as('duration_ms'),
       sql<number>`count(*)`.as('requests'),
       sql<number>`sum(case when is_success = 0 then 1 else 0 end)`.as('errors'),
       sql<number | null>`sum(cost)`.as('cost'),

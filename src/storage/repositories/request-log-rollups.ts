@@ -1,0 +1,390 @@
+import type SQLite from 'better-sqlite3';
+import type { Insertable } from 'kysely';
+import type { RequestLogsTable } from '../schema.js';
+
+export type RequestLogInsert = Insertable<RequestLogsTable>;
+
+/** The columns a batch of request logs writes, on either engine. */
+export const COLUMNS = [
+  'id',
+  'trace_id',
+  'request_id',
+  'organisation_id',
+  'workspace_id',
+  'api_key_id',
+  'provider',
+  'credential_source',
+  'model',
+  'endpoint_type',
+  'method',
+  'path',
+  'status_code',
+  'is_success',
+  'is_stream',
+  'error_code',
+  'error_message',
+  'latency_ms',
+  'ttfb_ms',
+  'prompt_tokens',
+  'completion_tokens',
+  'cached_tokens',
+  'total_tokens',
+  'cost',
+  'cost_currency',
+  'cache_status',
+  'metadata',
+  'request_body',
+  'response_body',
+  'created_at',
+  'config_id',
+  'attempts',
+  'retry_count',
+  'span_id',
+  'parent_span_id',
+  'span_name',
+  'prompt_id',
+  'requested_model',
+  'audio_seconds',
+  'hook_results',
+  'guardrail_verdict',
+] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
+
+// ---------------------------------------------------------------------------------------------
+// Latency histograms. Bucket 0 holds latencies up to LATENCY_FLOOR_MS; bucket i ≥ 1 holds
+// (FLOOR·γ^(i−1), FLOOR·γ^i] and stands for 2·FLOOR·γ^i/(γ+1), which is within (γ−1)/(γ+1)
+// = 2.44 % of every latency in it. The last bucket takes everything above (~7.6 days).
+// A histogram is stored sparse: (uint16 bucket, uint32 count) pairs, buckets ascending.
+// ---------------------------------------------------------------------------------------------
+
+export const LATENCY_GAMMA = 1.05;
+export const LATENCY_FLOOR_MS = 0.01;
+export const LATENCY_BUCKETS = 512;
+/** The largest relative error of a bucket's representative value: (γ−1)/(γ+1). */
+export const LATENCY_RELATIVE_ERROR = (LATENCY_GAMMA - 1) / (LATENCY_GAMMA + 1);
+const LOG_GAMMA = Math.log(LATENCY_GAMMA);
+
+export function latencyBucket(ms: number): number {
+  if (!(ms > LATENCY_FLOOR_MS)) return 0;
+  return Math.min(LATENCY_BUCKETS - 1, Math.max(1, Math.ceil(Math.log(ms / LATENCY_FLOOR_MS) / LOG_GAMMA)));
+}
+
+/** The value a bucket stands for in percentiles. */
+export const bucketValue = (bucket: number): number =>
+  bucket === 0 ? LATENCY_FLOOR_MS : (2 * LATENCY_FLOOR_MS * LATENCY_GAMMA ** bucket) / (LATENCY_GAMMA + 1);
+
+/** Dense counts (index = bucket) to the stored sparse form. */
+export function encodeHistogram(counts: ArrayLike<number>): Buffer {
+  let n = 0;
+  for (let i = 0; i < counts.length; i++) if (counts[i]! > 0) n++;
+  const out = Buffer.allocUnsafe(n * 6);
+  let at = 0;
+  for (let i = 0; i < counts.length; i++) {
+    const c = counts[i]!;
+    if (c <= 0) continue;
+    out.writeUInt16LE(i, at);
+    out.writeUInt32LE(c, at + 2);
+    at += 6;
+  }
+  return out;
+}
+
+/** Adds a stored histogram into dense counts. */
+export function addHistogram(into: Float64Array, stored: Uint8Array | null): void {
+  if (!stored) return;
+  for (let at = 0; at + 6 <= stored.length; at += 6) {
+    into[stored[at]! | (stored[at + 1]! << 8)]! +=
+      stored[at + 2]! + stored[at + 3]! * 0x100 + stored[at + 4]! * 0x10000 + stored[at + 5]! * 0x1000000;
+  }
+}
+
+const registered = new WeakSet<SQLite.Database>();
+
+/**
+ * SQL functions over histograms, on this connection: `svcgw_hist_merge(a, b)` (the rollup
+ * upsert), and the aggregates `svcgw_hist_sum(histogram)` and `svcgw_latency_hist(latency_ms)`
+ * (analytics reads). Every process that writes request logs registers them on its connection.
+ */
+export function registerHistogramFunctions(sqlite: SQLite.Database): void {
+  if (registered.has(sqlite)) return;
+  registered.add(sqlite);
+  sqlite.function('svcgw_hist_merge', { deterministic: true }, (a: unknown, b: unknown) => {
+    const dense = new Float64Array(LATENCY_BUCKETS);
+    addHistogram(dense, a as Buffer | null);
+    addHistogram(dense, b as Buffer | null);
+    return encodeHistogram(dense);
+  });
+  sqlite.aggregate('svcgw_hist_sum', {
+    start: () => new Float64Array(LATENCY_BUCKETS),
+    step: (dense: Float64Array, stored: unknown) => {
+      addHistogram(dense, stored as Buffer | null);
+      return dense;
+    },
+    result: (dense: Float64Array) => encodeHistogram(dense),
+  });
+  sqlite.aggregate('svcgw_latency_hist', {
+    start: () => new Float64Array(LATENCY_BUCKETS),
+    step: (dense: Float64Array, latency: unknown) => {
+      dense[latencyBucket(Number(latency))]!++;
+      return dense;
+    },
+    result: (dense: Float64Array) => encodeHistogram(dense),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rollups: every batch is summed per key in memory, then added to `analytics_rollups` (every
+// dimension) and `analytics_key_rollups` (workspace and key only), each for the UTC hour, day,
+// week and four weeks of the request, in the transaction that inserts the rows.
+// ---------------------------------------------------------------------------------------------
+
+const HOUR_MS = 3_600_000;
+/** Rollup periods, in hours: hour, UTC day, week (from Monday), four weeks (from a Monday, counted from 1970-01-05). */
+export const ROLLUP_PERIODS = [1, 24, 168, 672] as const;
+export type RollupPeriod = (typeof ROLLUP_PERIODS)[number];
+
+/** The first hour (hours since the epoch) of the period of `period` hours holding `hour`; weeks start on Monday. */
+export function periodStart(hour: number, period: RollupPeriod): number {
+  if (period === 1) return hour;
+  const day = Math.floor(hour / 24);
+  if (period === 24) return day * 24;
+  const monday = day - ((((day + 3) % 7) + 7) % 7);
+  if (period === 168) return monday * 24;
+  // Epoch day 4 (1970-01-05) was a Monday: four-week periods are counted from it.
+  return (4 + Math.floor((monday - 4) / 28) * 28) * 24;
+}
+
+/** Text dimensions of `analytics_rollups`, in key order after organisation, period and start; NULL is stored as ''. */
+export const ROLLUP_TEXT_DIMENSIONS = [
+  'workspace_id',
+  'api_key_id',
+  'provider',
+  'credential_source',
+  'model',
+  'config_id',
+  'prompt_id',
+] as const;
+
+/** The additive measures of a rollup row (and of the analytics totals built from them). */
+export interface RollupMeasures {
+  requests: number;
+  successes: number;
+  /** HIT and SEMANTIC_HIT. */
+  cacheHits: number;
+  semanticHits: number;
+  cost: number;
+  totalTokens: number;
+  /** Requests that reported tokens: token averages count only these. */
+  tokenRows: number;
+  promptTokens: number;
+  promptRows: number;
+  completionTokens: number;
+  completionRows: number;
+  latencySum: number;
+  latencyMin: number;
+  latencyMax: number;
+}
+
+export interface RollupSums extends RollupMeasures {
+  /** The key columns: organisation, period, period start, then the table's dimensions. */
+  dims: (string | number)[];
+  firstSeen: string;
+  lastSeen: string;
+  histogram: Map<number, number>;
+}
+
+export const MEASURES = [
+  'requests',
+  'successes',
+  'cache_hits',
+  'semantic_hits',
+  'cost',
+  'total_tokens',
+  'token_rows',
+  'prompt_tokens',
+  'prompt_rows',
+  'completion_tokens',
+  'completion_rows',
+  'latency_sum',
+] as const;
+
+/** Every column of a rollup row, in the order `rollupValues` gives the values. */
+export const rollupColumns = (dims: readonly string[]): string[] => [
+  'organisation_id',
+  'period',
+  'period_start',
+  ...dims,
+  ...MEASURES,
+  'latency_min',
+  'latency_max',
+  'latency_hist',
+  'first_seen',
+  'last_seen',
+];
+
+const emptySums = (dims: (string | number)[], seen: string): RollupSums => ({
+  dims,
+  requests: 0,
+  successes: 0,
+  cacheHits: 0,
+  semanticHits: 0,
+  cost: 0,
+  totalTokens: 0,
+  tokenRows: 0,
+  promptTokens: 0,
+  promptRows: 0,
+  completionTokens: 0,
+  completionRows: 0,
+  latencySum: 0,
+  latencyMin: Infinity,
+  latencyMax: -Infinity,
+  firstSeen: seen,
+  lastSeen: seen,
+  histogram: new Map(),
+});
+
+/** An hour's sums, with what its longer periods need: the key after the period, and the dimensions. */
+interface HourSums {
+  hour: number;
+  /** The rollup key without period and start. */
+  group: string;
+  organisationId: string;
+  dimensions: (string | number)[];
+  sums: RollupSums;
+}
+
+/**
+ * Sums a batch per rollup key: [all dimensions, workspace and key only], each per period. Rows
+ * are summed per hour first (a batch usually falls in one or two hours, so a row costs two map
+ * lookups), and the hour sums then fan out to the day, week and four-week periods.
+ */
+export function sumBatch(rows: readonly RequestLogInsert[]): [Map<string, RollupSums>, Map<string, RollupSums>] {
+  const fullHours = new Map<string, HourSums>();
+  const keyHours = new Map<string, HourSums>();
+  for (const row of rows) {
+    const hour = Math.floor(Date.parse(row.created_at) / HOUR_MS);
+    const keyPart = `${row.organisation_id}\u0000${row.workspace_id}\u0000${row.api_key_id}`;
+    const fullPart = `${keyPart}\u0000${row.provider ?? ''}\u0000${row.credential_source ?? ''}\u0000${row.model ?? ''}\u0000${row.config_id ?? ''}\u0000${row.prompt_id ?? ''}\u0000${row.status_code}\u0000${row.guardrail_verdict ?? ''}`;
+    const bucket = latencyBucket(row.latency_ms);
+    addToHour(fullHours, hour, fullPart, row, bucket, true);
+    addToHour(keyHours, hour, keyPart, row, bucket, false);
+  }
+  return [fanOut(fullHours), fanOut(keyHours)];
+}
+
+function addToHour(
+  hours: Map<string, HourSums>,
+  hour: number,
+  group: string,
+  row: RequestLogInsert,
+  bucket: number,
+  allDimensions: boolean,
+): void {
+  const key = `${hour}\u0000${group}`;
+  let entry = hours.get(key);
+  if (entry === undefined) {
+    const dimensions = allDimensions
+      ? [...ROLLUP_TEXT_DIMENSIONS.map((d) => row[d] ?? ''), row.status_code, row.guardrail_verdict ?? '']
+      : [row.workspace_id, row.api_key_id];
+    entry = {
+      hour,
+      group,
+      organisationId: row.organisation_id,
+      dimensions,
+      sums: emptySums([row.organisation_id, 1, hour, ...dimensions], row.created_at),
+    };
+    hours.set(key, entry);
+  }
+  add(entry.sums, row, bucket);
+}
+
+/** The hour sums, plus their sums per day, week and four weeks. */
+function fanOut(hours: Map<string, HourSums>): Map<string, RollupSums> {
+  const out = new Map<string, RollupSums>();
+  for (const entry of hours.values()) {
+    out.set(`1\u0000${entry.hour}\u0000${entry.group}`, entry.sums);
+    for (const period of ROLLUP_PERIODS) {
+      if (period === 1) continue;
+      const start = periodStart(entry.hour, period);
+      const key = `${period}\u0000${start}\u0000${entry.group}`;
+      let sums = out.get(key);
+      if (sums === undefined) {
+        sums = emptySums([entry.organisationId, period, start, ...entry.dimensions], entry.sums.firstSeen);
+        out.set(key, sums);
+      }
+      merge(sums, entry.sums);
+    }
+  }
+  return out;
+}
+
+function add(s: RollupSums, row: RequestLogInsert, bucket: number): void {
+  s.requests++;
+  if (row.is_success) s.successes++;
+  if (row.cache_status === 'HIT' || row.cache_status === 'SEMANTIC_HIT') s.cacheHits++;
+  if (row.cache_status === 'SEMANTIC_HIT') s.semanticHits++;
+  if (typeof row.cost === 'number') s.cost += row.cost;
+  if (typeof row.total_tokens === 'number') {
+    s.totalTokens += row.total_tokens;
+    s.tokenRows++;
+  }
+  if (typeof row.prompt_tokens === 'number') {
+    s.promptTokens += row.prompt_tokens;
+    s.promptRows++;
+  }
+  if (typeof row.completion_tokens === 'number') {
+    s.completionTokens += row.completion_tokens;
+    s.completionRows++;
+  }
+  const latency = row.latency_ms;
+  s.latencySum += latency;
+  if (latency < s.latencyMin) s.latencyMin = latency;
+  if (latency > s.latencyMax) s.latencyMax = latency;
+  s.histogram.set(bucket, (s.histogram.get(bucket) ?? 0) + 1);
+  if (row.created_at < s.firstSeen) s.firstSeen = row.created_at;
+  if (row.created_at > s.lastSeen) s.lastSeen = row.created_at;
+}
+
+function merge(into: RollupSums, from: RollupSums): void {
+  into.requests += from.requests;
+  into.successes += from.successes;
+  into.cacheHits += from.cacheHits;
+  into.semanticHits += from.semanticHits;
+  into.cost += from.cost;
+  into.totalTokens += from.totalTokens;
+  into.tokenRows += from.tokenRows;
+  into.promptTokens += from.promptTokens;
+  into.promptRows += from.promptRows;
+  into.completionTokens += from.completionTokens;
+  into.completionRows += from.completionRows;
+  into.latencySum += from.latencySum;
+  if (from.latencyMin < into.latencyMin) into.latencyMin = from.latencyMin;
+  if (from.latencyMax > into.latencyMax) into.latencyMax = from.latencyMax;
+  for (const [bucket, count] of from.histogram) into.histogram.set(bucket, (into.histogram.get(bucket) ?? 0) + count);
+  if (from.firstSeen < into.firstSeen) into.firstSeen = from.firstSeen;
+  if (from.lastSeen > into.lastSeen) into.lastSeen = from.lastSeen;
+}
+
+export function rollupValues(s: RollupSums): unknown[] {
+  const dense = new Float64Array(LATENCY_BUCKETS);
+  for (const [bucket, count] of s.histogram) dense[bucket] = count;
+  return [
+    ...s.dims,
+    s.requests,
+    s.successes,
+    s.cacheHits,
+    s.semanticHits,
+    s.cost,
+    s.totalTokens,
+    s.tokenRows,
+    s.promptTokens,
+    s.promptRows,
+    s.completionTokens,
+    s.completionRows,
+    s.latencySum,
+    s.latencyMin,
+    s.latencyMax,
+    encodeHistogram(dense),
+    s.firstSeen,
+    s.lastSeen,
+  ];
+}
