@@ -65,6 +65,8 @@ const COLUMNS = [
   'audio_seconds',
   'hook_results',
   'guardrail_verdict',
+  'prompt_version',
+  'prompt_label',
 ] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
 
 // ---------------------------------------------------------------------------------------------
