@@ -73,12 +73,13 @@ export function createGatewayHandler(deps: GatewayDeps) {
       workspaceId,
       route.endpointType,
       request.method,
-      request.url.split('?')[0] ?? request.url,
+      request.prompt?.path ?? request.url.split('?')[0] ?? request.url,
       request.id,
       deps.clock.now(),
       performance.now(),
     );
     reply.header('x-service-request-id', draft.id); // the log record's id: GET /v1/logs/{id}
+    draft.prompt = request.prompt ?? null;
     const admission: Admission = { tokenLimits: [], reservation: null, headers: null };
     let controller: AbortController | null = null;
     let closed = false;

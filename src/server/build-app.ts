@@ -334,6 +334,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     defaultWorkspaceId,
     guardrails: features.enabled('guardrails') ? gatewayGuardrails(deps, guardrails) : null,
     controlPlane: [...routes],
+    prompts: { lookup: prompts, canView: (principal) => securitySettings.canView(principal, 'prompts') },
   });
 
   await app.ready();

@@ -4,7 +4,7 @@ import { AppError, invalid } from '../../lib/errors.js';
 import { isUuid, newId } from '../../lib/ids.js';
 import type { PromptLookup } from '../../prompts/index.js';
 import type { ConfigRepository } from '../../storage/repositories/configs.js';
-import type { CollectionRow, LabelRow, PromptRepository } from '../../storage/repositories/prompts.js';
+import type { CollectionRow, LabelRow, PromptRepository, PromptRow } from '../../storage/repositories/prompts.js';
 import type { WorkspaceRepository, WorkspaceRow } from '../../storage/repositories/workspaces.js';
 import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
 
@@ -118,7 +118,21 @@ export function createPromptContext(deps: PromptDeps) {
     withUniversalLabels.add(organisationId);
   }
 
-  return { now, assertView, assertWrite, defaultCollection, collection, place, ensureUniversalLabels };
+  /** A label (id or name) the prompt's workspace sees: an organisation label or one of the workspace. */
+  async function visibleLabel(principal: Principal, row: PromptRow, ref: string): Promise<string> {
+    await ensureUniversalLabels(principal.organisationId);
+    const named = isUuid(ref)
+      ? []
+      : await deps.repo.findVisibleLabelsByName(principal.organisationId, row.workspace_id, ref);
+    const label = isUuid(ref)
+      ? await deps.repo.findLabel(principal.organisationId, ref.toLowerCase())
+      : (named.find((candidate) => candidate.workspace_id !== null) ?? named[0]);
+    if (!label || label.status !== 'active' || (label.workspace_id !== null && label.workspace_id !== row.workspace_id))
+      throw new AppError('NOT_FOUND', `Label ${ref} not found in the prompt's workspace.`, { param: 'label_id' });
+    return label.id;
+  }
+
+  return { now, assertView, assertWrite, defaultCollection, collection, place, ensureUniversalLabels, visibleLabel };
 }
 
 export type PromptContext = ReturnType<typeof createPromptContext>;

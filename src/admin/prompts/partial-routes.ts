@@ -9,9 +9,11 @@ import {
   makeDefaultBody,
   partialObject,
   partialParams,
+  partialVersionParams,
   partialSummary,
   partialVersionObject,
   updatePartialBody,
+  versionLabelBody,
 } from './schemas.js';
 
 const TAG = ['PromptPartials'];
@@ -127,6 +129,28 @@ export function registerPartialRoutes(app: ZodApp, service: PartialService): voi
     async (request) => {
       const data = await service.listVersions(request.principal!, request.params.promptPartialId);
       return listBody(data, data.length);
+    },
+  );
+
+  app.put(
+    '/v1/prompts/partials/:promptPartialId/versions/:versionId',
+    {
+      schema: {
+        tags: TAG,
+        summary: "Set or clear a partial version's label (svcgw), for {{>slug@label}}",
+        description: 'A label is on at most one version of a partial: it moves here from any other version.',
+        params: partialVersionParams,
+        body: versionLabelBody,
+        response: { 200: z.object({}) },
+      },
+      config: { auth: promptAuth('update'), audit: audit('label') },
+    },
+    async (request) => {
+      const { promptPartialId, versionId } = request.params;
+      const row = await service.setVersionLabel(request.principal!, promptPartialId, versionId, request.body.label_id);
+      request.auditResourceId = row.id;
+      request.auditWorkspaceId = row.workspace_id;
+      return {};
     },
   );
 

@@ -146,11 +146,24 @@ export function createPartialService(deps: PromptDeps, ctx: PromptContext) {
         version: version.version,
         string: version.string,
         description: version.description,
+        label_id: version.label_id,
         is_default: version.id === row.default_version_id,
         created_at: version.created_at,
         prompt_version_status: version.status,
         object: 'partial' as const,
       }));
+    },
+
+    /** As for prompts: a label moves to this version, so that `{{>slug@label}}` includes it. */
+    async setVersionLabel(principal: Principal, ref: string, versionRef: string, labelRef: string | null) {
+      await ctx.assertView(principal);
+      const row = await find(principal, ref);
+      await ctx.assertWrite(principal);
+      const version = await lookup.version(row, versionRef, 'versionId');
+      const labelId = labelRef === null ? null : await ctx.visibleLabel(principal, row, labelRef);
+      await repo.setVersionLabel(row.id, version.id, labelId);
+      await repo.update(row.id, { last_updated_at: ctx.now() });
+      return row;
     },
 
     async makeDefault(principal: Principal, ref: string, versionNumber: number) {

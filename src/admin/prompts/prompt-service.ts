@@ -230,7 +230,7 @@ export function createPromptService(deps: PromptDeps, ctx: PromptContext) {
       const row = await find(principal, ref);
       await ctx.assertWrite(principal);
       const version = await lookup.version(row, versionRef, 'versionId');
-      const labelId = labelRef === null ? null : await visibleLabel(principal, row, labelRef);
+      const labelId = labelRef === null ? null : await ctx.visibleLabel(principal, row, labelRef);
       await repo.setVersionLabel(row.id, version.id, labelId);
       await repo.update(row.id, { last_updated_at: ctx.now() });
       return row;
@@ -246,20 +246,6 @@ export function createPromptService(deps: PromptDeps, ctx: PromptContext) {
       return row;
     },
   };
-
-  /** A label (id or name) the prompt's workspace sees: an organisation label or one of the workspace. */
-  async function visibleLabel(principal: Principal, row: PromptRow, ref: string): Promise<string> {
-    await ctx.ensureUniversalLabels(principal.organisationId);
-    const named = isUuid(ref)
-      ? []
-      : await repo.findVisibleLabelsByName(principal.organisationId, row.workspace_id, ref);
-    const label = isUuid(ref)
-      ? await repo.findLabel(principal.organisationId, ref.toLowerCase())
-      : (named.find((candidate) => candidate.workspace_id !== null) ?? named[0]);
-    if (!label || label.status !== 'active' || (label.workspace_id !== null && label.workspace_id !== row.workspace_id))
-      throw new AppError('NOT_FOUND', `Label ${ref} not found in the prompt's workspace.`, { param: 'label_id' });
-    return label.id;
-  }
 }
 
 export type PromptService = ReturnType<typeof createPromptService>;

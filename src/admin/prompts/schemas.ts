@@ -211,6 +211,10 @@ export const listPartialsQuery = z
   .strict();
 
 export const partialParams = z.object({ promptPartialId: z.string().min(1).max(255) });
+export const partialVersionParams = z.object({
+  promptPartialId: z.string().min(1).max(255),
+  versionId: z.string().min(1).max(64).describe('A version id or number.'),
+});
 
 export const partialSummary = z.object({
   id: z.uuid(),
@@ -238,6 +242,7 @@ export const partialVersionObject = z.object({
   version: z.number().int(),
   string: z.string(),
   description: z.string().nullable(),
+  label_id: z.uuid().nullable(),
   is_default: z.boolean(),
   created_at: z.string(),
   prompt_version_status: status,
