@@ -360,6 +360,7 @@ export function createPromptRepository(db: Db) {
         .selectAll()
         .orderBy('is_universal', 'desc')
         .orderBy('created_at', 'asc')
+        .orderBy('name')
         .orderBy('id')
         .limit(filter.limit)
         .offset(filter.offset)
