@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { cliAgainstServer } from '../helpers/cli.js';
+import { startMockOpenAI } from '../helpers/mock-openai-upstream.js';
 import { makeTempDir } from '../helpers/start-test-server.js';
 
 const FILE = `
@@ -62,6 +63,48 @@ describe('svcgw prompts and apply', () => {
     expect(got.string).toBe(JSON.stringify([{ role: 'user', content: 'Answer {{question}}' }]));
     expect((await ok(['prompts', 'get', 'reply@1'])).parameters).toBeNull();
     expect((await ok(['prompts', 'versions', 'reply'])).total).toBe(2);
+  });
+
+  it('runs a prompt and prints the answer', { timeout: 120_000 }, async () => {
+    const { ok, cli, api } = await cliAgainstServer();
+    const mock = await startMockOpenAI();
+    onTestFinished(() => mock.close());
+    const integration = await api.post('/v1/integrations', {
+      name: 'Mock',
+      slug: 'mock',
+      ai_provider_id: 'openai',
+      key: 'sk-mock',
+      configurations: { custom_host: mock.baseUrl },
+    });
+    expect(integration.status).toBe(200);
+    const dir = makeTempDir();
+    const template = join(dir, 'ask.txt');
+    writeFileSync(template, 'Say {{word}}');
+    await ok([
+      'prompts',
+      'create',
+      '--name',
+      'Ask',
+      '--slug',
+      'ask',
+      '-f',
+      template,
+      '--model',
+      'gpt-4o-mini',
+      '--virtual-key',
+      '@mock',
+    ]);
+    const res = await cli(['prompts', 'run', 'ask', '--var', 'word=hello', '--set', 'max_tokens=7']);
+    expect(res.code, res.stderr).toBe(0);
+    const sent = mock.requests[0]!.json as any;
+    expect(sent).toMatchObject({
+      model: 'gpt-4o-mini',
+      max_tokens: 7,
+      messages: [{ role: 'user', content: 'Say hello' }],
+    });
+    const answer = (await ok(['prompts', 'run', 'ask', '--var', 'word=hello'])).choices[0].message.content;
+    expect(res.stdout.trim()).toBe(answer.trim());
+    expect(answer.length).toBeGreaterThan(0);
   });
 
   it(
