@@ -161,4 +161,101 @@ describe('prompts: the life of a prompt', () => {
     expect(own.status).toBe(200);
     expect((await keyA.get('/v1/prompts')).body.data.map((p: any) => p.workspace_id)).toEqual([a.id]);
   });
+
+  it("accepts the reference API's request examples", async () => {
+    const t = await startTestServer();
+    const admin = apiClient(t.baseUrl, t.adminKey);
+    const workspace = (await admin.get('/v1/workspaces/default')).body.id;
+    const collection = await admin.post('/v1/collections', {
+      workspace_id: workspace,
+      name: 'Examples',
+      parent_collection_id: null,
+    });
+    expect(collection.status).toBe(200);
+    const label = await admin.post('/v1/labels', {
+      name: 'beta',
+      organisation_id: t.server.bootstrap.organisationId,
+      description: 'beta testers',
+      color_code: '#123abc',
+    });
+    expect(label.status, JSON.stringify(label.body)).toBe(200);
+    const partial = await admin.post('/v1/prompts/partials', {
+      name: 'Intro',
+      string: 'Hello',
+      workspace_id: workspace,
+      version_description: 'first',
+    });
+    expect(partial.status).toBe(200);
+    const created = await admin.post('/v1/prompts', {
+      name: 'Example',
+      collection_id: collection.body.id,
+      string: 'You are a helpful assistant. {{user_input}}',
+      parameters: {},
+      virtual_key: 'main-258f4d',
+      functions: [{}],
+      tools: [{}],
+      tool_choice: {},
+      model: 'gpt-4o',
+      version_description: 'v1',
+      template_metadata: {},
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const updated = await admin.put(`/v1/prompts/${created.body.id}`, {
+      patch: false,
+      name: 'Example 2',
+      collection_id: collection.body.id,
+      string: '{{user_input}}',
+      parameters: { temperature: 1 },
+      model: 'gpt-4o-mini',
+      virtual_key: 'main-258f4d',
+      version_description: 'v2',
+      functions: [],
+      tools: [],
+      tool_choice: 'none',
+      is_raw_template: 0,
+      prompt_metadata: { team: 'a' },
+    });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    expect(
+      (
+        await admin.put(`/v1/prompts/${created.body.id}/versions/${updated.body.prompt_version_id}`, {
+          label_id: label.body.id,
+        })
+      ).status,
+    ).toBe(200);
+    expect((await admin.put(`/v1/prompts/${created.body.id}/makeDefault`, { version: 2 })).status).toBe(200);
+    const rendered = await admin.post(`/v1/prompts/${created.body.id}/render`, {
+      variables: { user_input: 'Hello world' },
+      max_completion_tokens: 250,
+      presence_penalty: 0.2,
+    });
+    expect(rendered.body.data).toMatchObject({
+      model: 'gpt-4o-mini',
+      max_completion_tokens: 250,
+      presence_penalty: 0.2,
+    });
+    expect(
+      (
+        await admin.put(`/v1/prompts/partials/${partial.body.id}`, {
+          name: 'Intro 2',
+          string: 'Hi',
+          description: 'v2',
+          status: 'active',
+        })
+      ).status,
+    ).toBe(200);
+    expect((await admin.put(`/v1/prompts/partials/${partial.body.id}/makeDefault`, { version: 2 })).status).toBe(200);
+    expect(
+      (await admin.put(`/v1/labels/${label.body.id}`, { name: 'beta-2', description: 'x', color_code: '#000000' }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await admin.get(`/v1/labels/${label.body.id}?organisation_id=${t.server.bootstrap.organisationId}`)).status,
+    ).toBe(200);
+    expect((await admin.put(`/v1/collections/${collection.body.id}`, { name: 'Renamed' })).status).toBe(200);
+    const listed = await admin.get(
+      `/v1/prompts?collection_id=${collection.body.id}&workspace_id=${workspace}&current_page=0&page_size=10&search=exam`,
+    );
+    expect(listed.body.total).toBe(1);
+  });
 });
