@@ -64,11 +64,15 @@ export const collectionWithChildren = collectionObject.extend({
 
 /** The reference API's label name rule: not `latest`, `default` or a number, no `@` or spaces. */
 export const LABEL_NAME = /^(?!latest$)(?!default$)(?!\d+$)[a-zA-Z0-9_-]*[^@\s]?[a-zA-Z0-9_-]*$/;
+const NAME_RULE = 'a label name cannot be "latest", "default" or a number, nor hold "@" or spaces';
+// The lookaheads are checked apart, so that the OpenAPI pattern stays one every tool can read.
 const labelName = z
   .string()
   .min(1)
   .max(64)
-  .regex(LABEL_NAME, 'a label name cannot be "latest", "default" or a number, nor hold "@" or spaces');
+  .regex(/^[a-zA-Z0-9_-]*[^@\s]?[a-zA-Z0-9_-]*$/, NAME_RULE)
+  .refine((name) => LABEL_NAME.test(name), NAME_RULE)
+  .describe('Not `latest`, `default` or a number; no `@` or spaces.');
 const colorCode = z
   .string()
   .regex(/^#[0-9a-fA-F]{6}$/, 'color_code is a colour as #rrggbb')
