@@ -34,6 +34,8 @@ export interface PromptUse {
   /** The label chosen or carried by the version; null when none. */
   label: string | null;
   path: string;
+  /** The prompt's workspace: where an admin key's run is counted and finds its providers. */
+  workspaceId: string;
 }
 
 export interface GatewayReply {

@@ -67,7 +67,8 @@ export function createGatewayHandler(deps: GatewayDeps) {
   return async function handle(route: GatewayRoute, request: GatewayRequest, reply: GatewayReply): Promise<unknown> {
     const principal = request.principal!;
     const path = request.url.slice('/v1'.length) || '/';
-    const workspaceId = principal.workspaceId ?? (await deps.defaultWorkspaceId(principal.organisationId));
+    const workspaceId =
+      principal.workspaceId ?? request.prompt?.workspaceId ?? (await deps.defaultWorkspaceId(principal.organisationId));
     const draft = new RequestLogDraft(
       principal,
       workspaceId,

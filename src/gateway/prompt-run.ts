@@ -117,6 +117,7 @@ export function createPromptRunner(prompts: GatewayPrompts, pipeline: Pipeline) 
           version: run.version.version,
           label: run.label,
           path: request.url.split('?')[0] ?? request.url,
+          workspaceId: run.prompt.workspace_id,
         },
       };
       return pipeline({ endpointType: endpoint, body: 'json' }, sent, reply, request);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createWorkspace, createWorkspaceKey } from '../helpers/fixtures.js';
 import { startGateway, type GatewayHarness } from '../helpers/gateway.js';
+import { apiClient } from '../helpers/http.js';
 
 /** A stored provider named `mock-openai` whose host is the mock. */
 async function withMockProvider(g: GatewayHarness): Promise<void> {
@@ -181,5 +183,51 @@ describe('prompts: render and run', () => {
     expect(noModelRun.status).toBe(400);
     expect(noModelRun.body.error.param).toBe('model');
     expect(g.mock.requests).toHaveLength(1);
+  });
+
+  it("runs in the prompt's workspace, behind its tenant wall", async () => {
+    const g = await startGateway();
+    const team = await createWorkspace(g.admin, 'Team', 'team');
+    await createWorkspace(g.admin, 'Other', 'other');
+    const integration = await g.admin.post('/v1/integrations', {
+      name: 'Mock',
+      slug: 'mock-int',
+      ai_provider_id: 'openai',
+      key: 'sk-team',
+      configurations: { custom_host: g.mock.baseUrl },
+      create_default_provider: false,
+    });
+    expect(integration.status).toBe(200);
+    const provider = await g.admin.post('/v1/providers', {
+      name: 'Team mock',
+      slug: 'team-mock',
+      integration_id: 'mock-int',
+      workspace_id: 'team',
+    });
+    expect(provider.status, JSON.stringify(provider.body)).toBe(200);
+    const prompt = await g.admin.post('/v1/prompts', {
+      name: 'Team prompt',
+      slug: 'team-prompt',
+      workspace_id: 'team',
+      string: 'Hello {{who}}',
+      model: 'gpt-4o-mini',
+      virtual_key: '@team-mock',
+    });
+    expect(prompt.status).toBe(200);
+
+    // An admin key's run is counted in the prompt's workspace and finds the providers there.
+    const byAdmin = await g.admin.post('/v1/prompts/team-prompt/completions', { variables: { who: 'team' } });
+    expect(byAdmin.status, JSON.stringify(byAdmin.body)).toBe(200);
+    expect((await g.logs(1))[0]).toMatchObject({ workspace_id: team.id, credential_source: 'provider:team-mock' });
+
+    const scopes = ['completions.write'];
+    const own = apiClient(g.baseUrl, (await createWorkspaceKey(g.admin, { workspace_id: 'team', scopes })).key);
+    const other = apiClient(g.baseUrl, (await createWorkspaceKey(g.admin, { workspace_id: 'other', scopes })).key);
+    expect((await own.post('/v1/prompts/team-prompt/completions', { variables: { who: 'me' } })).status).toBe(200);
+    const refused = await other.post('/v1/prompts/team-prompt/completions', { variables: { who: 'me' } });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('WORKSPACE_FORBIDDEN');
+    expect((await other.post('/v1/prompts/team-prompt/render', { variables: { who: 'me' } })).status).toBe(403);
+    expect(g.mock.requests).toHaveLength(2);
   });
 });
