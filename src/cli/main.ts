@@ -20,6 +20,7 @@ import { usersCommand } from './commands/users.js';
 import { virtualKeysCommand } from './commands/virtual-keys.js';
 import { configsCommand } from './commands/configs.js';
 import { guardrailsCommand } from './commands/guardrails.js';
+import { promptsCommand } from './commands/prompts.js';
 import { feedbackCommand } from './commands/feedback.js';
 import { workspacesCommand } from './commands/workspaces.js';
 import { FatalError } from './fatal-error.js';
@@ -56,6 +57,7 @@ export function buildProgram(): Command {
   program.addCommand(virtualKeysCommand());
   program.addCommand(configsCommand());
   program.addCommand(guardrailsCommand());
+  program.addCommand(promptsCommand());
   program.addCommand(aliasesCommand());
   program.addCommand(policiesCommand());
   program.addCommand(logsCommand());

@@ -23,6 +23,19 @@ export interface GatewayRequest {
   /** The body bytes as received, kept so that an unchanged body is forwarded without re-encoding. */
   readonly rawBody?: Buffer | undefined;
   readonly principal: Principal | null;
+  /** Set when the request is a prompt run: what its log record names, and the path the client called. */
+  readonly prompt?: PromptUse;
+}
+
+/** The prompt a request runs (`POST /v1/prompts/{id}/completions`). */
+export interface PromptUse {
+  id: string;
+  version: number;
+  /** The label chosen or carried by the version; null when none. */
+  label: string | null;
+  path: string;
+  /** The prompt's workspace: where an admin key's run is counted and finds its providers. */
+  workspaceId: string;
 }
 
 export interface GatewayReply {

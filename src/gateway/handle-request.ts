@@ -67,18 +67,20 @@ export function createGatewayHandler(deps: GatewayDeps) {
   return async function handle(route: GatewayRoute, request: GatewayRequest, reply: GatewayReply): Promise<unknown> {
     const principal = request.principal!;
     const path = request.url.slice('/v1'.length) || '/';
-    const workspaceId = principal.workspaceId ?? (await deps.defaultWorkspaceId(principal.organisationId));
+    const workspaceId =
+      principal.workspaceId ?? request.prompt?.workspaceId ?? (await deps.defaultWorkspaceId(principal.organisationId));
     const draft = new RequestLogDraft(
       principal,
       workspaceId,
       route.endpointType,
       request.method,
-      request.url.split('?')[0] ?? request.url,
+      request.prompt?.path ?? request.url.split('?')[0] ?? request.url,
       request.id,
       deps.clock.now(),
       performance.now(),
     );
     reply.header('x-service-request-id', draft.id); // the log record's id: GET /v1/logs/{id}
+    draft.prompt = request.prompt ?? null;
     const admission: Admission = { tokenLimits: [], reservation: null, headers: null };
     let controller: AbortController | null = null;
     let closed = false;

@@ -2,6 +2,7 @@ import type { Principal } from '../auth/principal.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 import type { RequestLogInsert } from '../storage/repositories/request-logs.js';
 import type { TokenUsage } from '../providers/usage.js';
+import type { PromptUse } from './exchange.js';
 
 /**
  * The request log record as the pipeline learns it, step by step; `finish` turns it into the
@@ -36,6 +37,8 @@ export class RequestLogDraft {
   /** Guardrail hook results (JSON text) and the request's verdict, when a guardrail ran. */
   hookResults: string | null = null;
   guardrailVerdict: 'passed' | 'failed' | 'denied' | null = null;
+  /** The prompt a prompt run used (its id, version number and label). */
+  prompt: Pick<PromptUse, 'id' | 'version' | 'label'> | null = null;
 
   constructor(
     readonly principal: Principal,
@@ -91,7 +94,9 @@ export class RequestLogDraft {
       span_id: this.spanId,
       parent_span_id: this.parentSpanId,
       span_name: this.spanName,
-      prompt_id: null,
+      prompt_id: this.prompt?.id ?? null,
+      prompt_version: this.prompt?.version ?? null,
+      prompt_label: this.prompt?.label ?? null,
       requested_model: this.requestedModel,
       audio_seconds: usage?.audioSeconds ?? null,
       hook_results: this.hookResults,

@@ -12,6 +12,13 @@ import { limitedBody } from './limited-body.js';
 import { reachableModels } from './model-list.js';
 import { markHandled } from './refused-requests.js';
 import {
+  createPromptRunner,
+  promptCompletionBody,
+  promptRenderBody,
+  promptRunParams,
+  type GatewayPrompts,
+} from './prompt-run.js';
+import {
   chatCompletionBody,
   completionBody,
   embeddingsBody,
@@ -53,7 +60,7 @@ const MULTIPART_ROUTES: EndpointType[] = ['imageEdit', 'createTranscription', 'c
  */
 export async function registerGatewayRoutes(
   app: FastifyInstance,
-  deps: GatewayDeps & { controlPlane: RouteAccess[] },
+  deps: GatewayDeps & { controlPlane: RouteAccess[]; prompts?: GatewayPrompts },
 ): Promise<void> {
   const pipeline = createGatewayHandler(deps);
   const handle = (route: GatewayRoute, request: FastifyRequest, reply: FastifyReply) => {
@@ -98,6 +105,39 @@ export async function registerGatewayRoutes(
         `/v1${path}`,
         { schema: { tags: TAG, summary, body: schema }, config: gatewayConfig(endpointType) },
         (request, reply) => handle({ endpointType, body: 'json' }, request, reply),
+      );
+    }
+    if (deps.prompts) {
+      // Prompt runs: the rendered body goes through the same pipeline (prompt-run.ts).
+      const prompts = createPromptRunner(deps.prompts, (route, sent, reply, received) => {
+        markHandled(received);
+        return pipeline(route, sent, reply);
+      });
+      zjson.post(
+        '/v1/prompts/:promptId/render',
+        {
+          schema: {
+            tags: ['Prompts'],
+            summary: 'Render a prompt: the request body it makes',
+            params: promptRunParams,
+            body: promptRenderBody,
+          },
+          config: gatewayConfig('chatComplete'),
+        },
+        (request) => prompts.render(request, request.params.promptId, request.body),
+      );
+      zjson.post(
+        '/v1/prompts/:promptId/completions',
+        {
+          schema: {
+            tags: ['Prompts'],
+            summary: 'Run a prompt through the gateway, as a chat (or text) completion',
+            params: promptRunParams,
+            body: promptCompletionBody,
+          },
+          config: gatewayConfig('chatComplete'),
+        },
+        (request, reply) => prompts.run(request, reply, request.params.promptId, request.body),
       );
     }
   });

@@ -7,6 +7,8 @@ import { registerApiKeyRoutes } from '../admin/api-keys/routes.js';
 import { createApiKeyAdminService } from '../admin/api-keys/service.js';
 import { registerAuditLogRoutes } from '../admin/audit-logs/routes.js';
 import { registerConfigs } from '../admin/configs/index.js';
+import { registerPrompts } from '../admin/prompts/index.js';
+import { createPromptLookup } from '../prompts/index.js';
 import { registerGuardrails } from '../admin/guardrails/index.js';
 import { createGuardrailLookup, type GuardrailLookup } from '../guardrails/store/index.js';
 import type { GatewayGuardrails } from '../gateway/guardrails/request-guard.js';
@@ -264,6 +266,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerUsageLimitPolicies(zapp, { repos, clock: deps.clock, budgets: limits.service });
   const configSelector = createConfigSelector({ configs: repos.configs, clock: deps.clock });
   registerConfigs(zapp, { repos, clock: deps.clock, onChange: () => configSelector.invalidate(), checkGuardrails });
+  const prompts = createPromptLookup({ prompts: repos.prompts });
+  registerPrompts(zapp, { repos, lookup: prompts, settings: securitySettings, clock: deps.clock });
   registerAuditLogRoutes(zapp, repos.auditLogs);
   registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
   const visibility = createLogVisibility({ db: deps.db, settings: securitySettings });
@@ -332,6 +336,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     defaultWorkspaceId,
     guardrails: features.enabled('guardrails') ? gatewayGuardrails(deps, guardrails) : null,
     controlPlane: [...routes],
+    prompts: { lookup: prompts, canView: (principal) => securitySettings.canView(principal, 'prompts') },
   });
 
   await app.ready();

@@ -36,6 +36,10 @@ export function toLogObject(row: RequestLogInsert, withBodies: boolean) {
     cache_status: row.cache_status,
     metadata: row.metadata ? (JSON.parse(row.metadata) as Record<string, string>) : null,
     config_id: row.config_id ?? null,
+    /** The prompt a prompt run used, its version number and label (`POST /v1/prompts/{id}/completions`). */
+    prompt_id: row.prompt_id ?? null,
+    prompt_version: row.prompt_version ?? null,
+    prompt_label: row.prompt_label ?? null,
     /** passed, failed (let through with 246) or denied (446); null when no guardrail ran. */
     guardrail_verdict: row.guardrail_verdict ?? null,
     /** Each guardrail hook's verdict with its checks and the time they took. */

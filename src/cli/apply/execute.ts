@@ -5,6 +5,7 @@ import { createProgress } from '../output.js';
 import type { AliasRow, CatalogueState, IntegrationModelsRow } from './plan-models.js';
 import type { ApplyFile } from './schema.js';
 import type { GuardrailRow } from './guardrails.js';
+import { fetchPromptState } from './prompts.js';
 import {
   findConfig,
   type ApiKeyRow,
@@ -101,6 +102,7 @@ export async function fetchCurrentState(client: Client, file: ApplyFile): Promis
     apiKeys,
     configs,
     guardrails: await fetchGuardrails(client, file),
+    prompts: await fetchPromptState(client, file, workspaces),
     ...(await fetchCatalogue(client, file, integrations)),
   };
 }

@@ -10,7 +10,11 @@ export type Kind =
   | 'alias'
   | 'rate_limits_policy'
   | 'usage_limits_policy'
-  | 'api_key';
+  | 'api_key'
+  | 'prompt_label'
+  | 'prompt_collection'
+  | 'prompt_partial'
+  | 'prompt';
 export type Action = 'create' | 'update' | 'unchanged';
 
 export interface Request {

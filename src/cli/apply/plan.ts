@@ -2,6 +2,7 @@ import { changedFields, covers, maskSecret, pick, same, shownConfigurations } fr
 import { planCatalogue, type CatalogueState } from './plan-models.js';
 import type { ApplyFile } from './schema.js';
 import { planGuardrails, type GuardrailRow } from './guardrails.js';
+import { planPrompts, type PromptState } from './prompts.js';
 import type {
   Action,
   ApiKeyRow,
@@ -43,6 +44,8 @@ export interface CurrentState extends CatalogueState {
   configs?: ConfigRow[];
   /** Active guardrails with their checks and actions (those the file names). */
   guardrails?: GuardrailRow[];
+  /** Prompt labels, collections, partials and prompts the file names. */
+  prompts?: PromptState;
 }
 
 export class PlanError extends Error {}
@@ -248,6 +251,8 @@ export function planApply(file: ApplyFile, current: CurrentState): Step[] {
   const firstProvider = steps.findIndex((s) => s.kind === 'provider');
   steps.splice(firstProvider < 0 ? steps.length : firstProvider, 0, ...catalogue.modelSteps);
   steps.push(...catalogue.aliasSteps);
+  // After configs and providers, which prompts may name.
+  if (current.prompts) steps.push(...planPrompts(file, current.prompts, wsOf, needWs, defaultWs, problems));
 
   for (const r of file.policies.rate_limits) {
     const ws = needWs(`rate-limits policy ${r.name}`, r.workspace ?? defaultWs);

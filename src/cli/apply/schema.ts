@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { guardrailEntry } from './guardrails.js';
+import { promptSections } from './prompts.js';
 
 const condition = z.object({ key: z.string().min(1), value: z.string() }).strict();
 const groupBy = z.object({ key: z.string().min(1) }).strict();
@@ -159,6 +160,7 @@ export const applyFileSchema = z
       .default({ rate_limits: [], usage_limits: [] }),
     api_keys: z.array(apiKey).default([]),
     aliases: z.array(alias).default([]),
+    ...promptSections,
   })
   .strict();
 

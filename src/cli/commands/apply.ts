@@ -54,7 +54,9 @@ changed object becomes a new version (PUT /v1/configs/:slug); name and status ch
 server validates configs: a refusal names the config's slug and each problem's path (config.targets[1].weight).
 A provider key is compared by its mask (first and last four characters): a new key that keeps them is
 not seen as a change. An integration's ai_provider_id, a provider's integration, a config's workspace and a
-usage-limits policy's type cannot change; apply says so instead of guessing.`;
+usage-limits policy's type cannot change; apply says so instead of guessing.
+prompt_labels, prompt_collections, prompt_partials, prompts: the prompts family (docs/prompts.md), labels
+known by name, the others by slug; a changed template or setting becomes a new version, made the default one.`;
 
 /** `--json`: the failure next to the report, so that a script sees both what was done and why it stopped. */
 function errorObject(error: unknown) {

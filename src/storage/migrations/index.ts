@@ -16,6 +16,7 @@ import * as requestLogModels from './0014-request-log-models.js';
 import * as modelCatalogue from './0015-model-catalogue.js';
 import * as guardrails from './0016-guardrails.js';
 import * as guardrailVerdicts from './0017-guardrail-verdicts.js';
+import * as prompts from './0018-prompts.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '0015-model-catalogue': modelCatalogue,
   '0016-guardrails': guardrails,
   '0017-guardrail-verdicts': guardrailVerdicts,
+  '0018-prompts': prompts,
 };
 
 export const migrationProvider: MigrationProvider = {

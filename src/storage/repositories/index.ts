@@ -16,6 +16,7 @@ import { createMemberRepository } from './members.js';
 import { createUserRepository } from './users.js';
 import { createIntegrationModelRepository } from './integration-models.js';
 import { createModelAliasRepository } from './model-aliases.js';
+import { createPromptRepository } from './prompts.js';
 
 export function createRepositories(db: Db) {
   return {
@@ -36,6 +37,7 @@ export function createRepositories(db: Db) {
     members: createMemberRepository(db),
     integrationModels: createIntegrationModelRepository(db),
     modelAliases: createModelAliasRepository(db),
+    prompts: createPromptRepository(db),
   };
 }
 

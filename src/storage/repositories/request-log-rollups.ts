@@ -47,6 +47,8 @@ export const COLUMNS = [
   'audio_seconds',
   'hook_results',
   'guardrail_verdict',
+  'prompt_version',
+  'prompt_label',
 ] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
 
 // ---------------------------------------------------------------------------------------------

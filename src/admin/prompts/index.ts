@@ -1,0 +1,46 @@
+import type { ZodApp } from '../../http/zod-app.js';
+import type { Clock } from '../../lib/clock.js';
+import type { PromptLookup } from '../../prompts/index.js';
+import type { Repositories } from '../../storage/repositories/index.js';
+import { registerCatalogRoutes } from './catalog-routes.js';
+import { createCollectionService } from './collection-service.js';
+import { createPromptContext, type PromptAccessSettings } from './context.js';
+import { createLabelService } from './label-service.js';
+import { registerPartialRoutes } from './partial-routes.js';
+import { createPartialService } from './partial-service.js';
+import { registerPromptRoutes } from './prompt-routes.js';
+import { createPromptService } from './prompt-service.js';
+
+export type { PromptAccessSettings } from './context.js';
+
+/**
+ * The prompts family of the control plane: prompts, partials, collections and labels, sharing
+ * one context (security-settings checks, default collections, universal labels). Rendering and
+ * running prompts are gateway routes (gateway/prompt-run.ts).
+ */
+export function registerPrompts(
+  app: ZodApp,
+  deps: {
+    repos: Pick<Repositories, 'prompts' | 'workspaces' | 'configs'>;
+    lookup: PromptLookup;
+    settings: PromptAccessSettings;
+    clock: Clock;
+  },
+): void {
+  const promptDeps = {
+    repo: deps.repos.prompts,
+    workspaces: deps.repos.workspaces,
+    configs: deps.repos.configs,
+    lookup: deps.lookup,
+    settings: deps.settings,
+    clock: deps.clock,
+  };
+  const ctx = createPromptContext(promptDeps);
+  // The static /v1/prompts/partials routes are registered first; they would win anyway.
+  registerPartialRoutes(app, createPartialService(promptDeps, ctx));
+  registerPromptRoutes(app, createPromptService(promptDeps, ctx));
+  registerCatalogRoutes(app, {
+    collections: createCollectionService(promptDeps, ctx),
+    labels: createLabelService(promptDeps, ctx),
+  });
+}
