@@ -1,5 +1,6 @@
 import type { Db } from '../database.js';
 import type { ConfigsTable, ConfigVersionsTable } from '../schema.js';
+import { nextVersionNumber } from './versions.js';
 
 export type ConfigRow = ConfigsTable;
 export type ConfigVersionRow = ConfigVersionsTable;
@@ -79,12 +80,11 @@ export function createConfigRepository(db: Db) {
       patch: Partial<ConfigRow>,
     ) =>
       db.transaction().execute(async (trx) => {
-        const { highest } = await trx
-          .selectFrom('config_versions')
-          .select((eb) => eb.fn.max<number>('version').as('highest'))
-          .where('config_id', '=', configId)
-          .executeTakeFirstOrThrow();
-        const row: ConfigVersionRow = { ...version, config_id: configId, version: Number(highest ?? 0) + 1 };
+        const row: ConfigVersionRow = {
+          ...version,
+          config_id: configId,
+          version: await nextVersionNumber(trx, 'config_versions', configId),
+        };
         await trx.insertInto('config_versions').values(row).execute();
         await trx
           .updateTable('configs')

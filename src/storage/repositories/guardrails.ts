@@ -1,5 +1,6 @@
 import type { Db } from '../database.js';
 import type { GuardrailsTable, GuardrailVersionsTable } from '../schema.js';
+import { nextVersionNumber } from './versions.js';
 
 export type GuardrailRow = GuardrailsTable;
 export type GuardrailVersionRow = GuardrailVersionsTable;
@@ -71,12 +72,11 @@ export function createGuardrailRepository(db: Db) {
       patch: Partial<GuardrailRow>,
     ) =>
       db.transaction().execute(async (trx) => {
-        const { highest } = await trx
-          .selectFrom('guardrail_versions')
-          .select((eb) => eb.fn.max<number>('version').as('highest'))
-          .where('guardrail_id', '=', guardrailId)
-          .executeTakeFirstOrThrow();
-        const row: GuardrailVersionRow = { ...version, guardrail_id: guardrailId, version: Number(highest ?? 0) + 1 };
+        const row: GuardrailVersionRow = {
+          ...version,
+          guardrail_id: guardrailId,
+          version: await nextVersionNumber(trx, 'guardrail_versions', guardrailId),
+        };
         await trx.insertInto('guardrail_versions').values(row).execute();
         await trx
           .updateTable('guardrails')

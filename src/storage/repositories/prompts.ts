@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import type { PromptCollectionsTable, PromptLabelsTable, PromptsTable, PromptVersionsTable } from '../schema.js';
+import { nextVersionNumber } from './versions.js';
 
 export type PromptRow = PromptsTable;
 export type PromptVersionRow = PromptVersionsTable;
@@ -123,12 +124,11 @@ export function createPromptRepository(db: Db) {
       patch: Partial<PromptRow>,
     ) =>
       db.transaction().execute(async (trx) => {
-        const { highest } = await trx
-          .selectFrom('prompt_versions')
-          .select((eb) => eb.fn.max<number>('version').as('highest'))
-          .where('prompt_id', '=', promptId)
-          .executeTakeFirstOrThrow();
-        const row: PromptVersionRow = { ...version, prompt_id: promptId, version: Number(highest ?? 0) + 1 };
+        const row: PromptVersionRow = {
+          ...version,
+          prompt_id: promptId,
+          version: await nextVersionNumber(trx, 'prompt_versions', promptId),
+        };
         await trx.insertInto('prompt_versions').values(row).execute();
         await trx.updateTable('prompts').set(patch).where('id', '=', promptId).execute();
         return row;
