@@ -155,6 +155,13 @@ describe.skipIf(!hasPostgres)('svcgw db migrate-to-postgres', () => {
     const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM organisations`.execute(db);
     expect(rows[0]!.n).toBe(0);
 
+    // A row PostgreSQL refuses stops the copy, naming the table; nothing stays behind.
+    await sql`ALTER TABLE integrations ADD CONSTRAINT refuse_mock CHECK (slug <> 'mock-openai')`.execute(db);
+    const rejected = await migrate(source.dataDir, url, [], { SVCGW_MASTER_KEY: source.masterKey });
+    expect(rejected.code).toBe(1);
+    expect(rejected.stderr).toMatch(/^svcgw: copying integrations failed, nothing was copied: .*refuse_mock/m);
+    expect((await sql<{ n: number }>`SELECT count(*) AS n FROM organisations`.execute(db)).rows[0]!.n).toBe(0);
+
     // Without the key file or SVCGW_MASTER_KEY the credentials cannot be checked: refused.
     rmSync(join(source.dataDir, 'master.key'));
     const noKey = await migrate(source.dataDir, url);

@@ -21,6 +21,7 @@ const BOOKKEEPING = new Set(['kysely_migration', 'kysely_migration_lock']);
 /** PostgreSQL takes at most 65,535 parameters per statement. */
 const MAX_PARAMETERS = 60_000;
 
+/** The copy did not happen (the target is as it was), with a message for the operator. */
 export class CopyRefusedError extends Error {
   override readonly name = 'CopyRefusedError';
 }
@@ -89,7 +90,11 @@ export async function copySqliteToPostgres(options: CopyOptions): Promise<TableC
       const counts: TableCount[] = [];
       for (const table of tables) {
         const skipped = SKIPPED[table];
-        if (skipped === undefined) await copyTable(source, trx, table, options.batchRows ?? 1000);
+        if (skipped === undefined)
+          await copyTable(source, trx, table, options.batchRows ?? 1000).catch((error: unknown) => {
+            // A value PostgreSQL refuses: say in which table; the transaction takes back what was written.
+            throw new CopyRefusedError(`copying ${table} failed, nothing was copied: ${(error as Error).message}`);
+          });
         const count: TableCount = {
           table,
           source: sourceCounts.get(table) ?? 0,
