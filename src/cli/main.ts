@@ -18,6 +18,7 @@ import { providersCommand } from './commands/providers.js';
 import { serveCommand } from './commands/serve.js';
 import { usersCommand } from './commands/users.js';
 import { virtualKeysCommand } from './commands/virtual-keys.js';
+import { dbCommand } from './commands/db.js';
 import { configsCommand } from './commands/configs.js';
 import { guardrailsCommand } from './commands/guardrails.js';
 import { promptsCommand } from './commands/prompts.js';
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
   program.addCommand(serveCommand());
   program.addCommand(initCommand());
   program.addCommand(adminCommand());
+  program.addCommand(dbCommand());
   program.addCommand(loginCommand());
   program.addCommand(logoutCommand());
   program.addCommand(applyCommand());
