@@ -86,10 +86,13 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
   const byHash = new Map<string, CacheEntry>();
   /** Keys that live in this process only (the startup file's, see server/startup-admin.ts). */
   const inMemory = new Map<string, Principal>();
+  // Bumped by every invalidation, so that a load that read the row before a change cannot cache it after.
+  let generation = 0;
 
   async function load(hash: string): Promise<CacheEntry | undefined> {
     const cached = byHash.get(hash);
     if (cached && deps.clock.now() - cached.loadedAt < deps.ttlMs) return cached;
+    const startedAt = generation;
     const row = await deps.repo.findByAnyHashWithRoles(hash);
     // Both comparisons always run, in constant time; which one matched decides the rules below.
     const current = row !== undefined && digestsEqual(row.key_hash, hash);
@@ -99,7 +102,7 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
       return undefined;
     }
     const entry: CacheEntry = { row, principal: toPrincipal(row), loadedAt: deps.clock.now(), previous: !current };
-    byHash.set(hash, entry);
+    if (startedAt === generation) byHash.set(hash, entry);
     return entry;
   }
 
@@ -130,6 +133,7 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
 
     /** Forget a key after it changed (revoked, updated, rotated). */
     invalidate(keyId: string): void {
+      generation += 1;
       for (const [hash, entry] of byHash) if (entry.row.id === keyId) byHash.delete(hash);
     },
 
@@ -145,6 +149,7 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
 
     /** Forget every key, after a change that touches many (a user's role, a workspace). */
     invalidateAll(): void {
+      generation += 1;
       byHash.clear();
     },
   };

@@ -1,6 +1,7 @@
 import type { Clock } from '../lib/clock.js';
 import type { Db } from '../storage/database.js';
 import type { Logger } from '../telemetry/logger.js';
+import { runExclusive } from '../storage/job-lock.js';
 import { nextResetAfter, type ResetSchedule } from './periods.js';
 import type { UsageLimits } from './schemas.js';
 
@@ -81,7 +82,13 @@ export function createResetWorker(deps: { db: Db; clock: Clock; logger: Logger; 
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<number> | null = null;
 
+  /** Budgets reset by this run; 0 too when another instance was running it. */
   async function runOnce(): Promise<number> {
+    const done = await runExclusive(deps.db, 'usage-resets', resetDue);
+    return done.ran ? done.value : 0;
+  }
+
+  async function resetDue(): Promise<number> {
     const now = deps.clock.now();
     const count = (await resetPolicies(now)) + (await resetOwn('api_keys', now)) + (await resetOwn('workspaces', now));
     if (count > 0) {

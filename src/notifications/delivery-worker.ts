@@ -3,6 +3,7 @@ import { isoAt, type Clock } from '../lib/clock.js';
 import type { Db } from '../storage/database.js';
 import { createNotificationRepository, type NotificationRow } from '../storage/repositories/notifications.js';
 import type { Logger } from '../telemetry/logger.js';
+import { runExclusive } from '../storage/job-lock.js';
 import type { MailTransport } from './transport.js';
 
 export interface DeliveryWorkerOptions {
@@ -112,7 +113,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     return true;
   }
 
+  /** One instance delivers at a time (storage/job-lock.ts); each row's claim is atomic anyway. */
   async function run(): Promise<RunResult> {
+    const done = await runExclusive(options.db, 'alert-delivery', deliverDue);
+    return done.ran ? done.value : { sent: 0, failed: 0 };
+  }
+
+  async function deliverDue(): Promise<RunResult> {
     const now = clock.now();
     const recovered = await repo.recoverStale(isoAt(now - staleAfterMs), isoAt(now), maxAttempts);
     if (recovered.pending + recovered.failed > 0)

@@ -58,6 +58,8 @@ import { createUpstreamClient } from '../gateway/upstream-client.js';
 import { registerModelPricingRoutes } from '../admin/model-pricing/routes.js';
 import { createPricingService } from '../pricing/create-pricing-service.js';
 import { createRequestLogWriter, type RequestLogWriter } from '../telemetry/request-log-writer.js';
+import { createChangeBus, type ChangeBus } from '../storage/change-bus.js';
+import { publishingCaches, subscribeCaches } from './shared-caches.js';
 
 export interface AppDeps {
   config: Config;
@@ -70,6 +72,8 @@ export interface AppDeps {
   alerts?: AlertSink;
   /** The SQLite database of the response cache when it is not `db` (storage on PostgreSQL). */
   cacheDb?: Db;
+  /** Tells the other instances' caches about changes (PostgreSQL); without it changes stay in this process. */
+  changes?: ChangeBus;
 }
 
 export interface App {
@@ -86,6 +90,8 @@ export interface App {
   observability: Observability;
   /** The guardrails a request runs (workspace defaults and config), cached; for the gateway. */
   guardrails: GuardrailLookup;
+  /** Every cache-clearing change, published here or received from another instance. */
+  changes: ChangeBus;
 }
 
 function logOnlyAlerts(logger: Logger): AlertSink {
@@ -151,13 +157,20 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   const repos = createRepositories(deps.db);
-  const keys = createApiKeyVerifier({ repo: repos.apiKeys, clock: deps.clock, ttlMs: deps.config.key_cache_ttl_ms });
-  const { secretBox, resolver: credentials } = createCredentials({
+  const changes = deps.changes ?? createChangeBus();
+  const localKeys = createApiKeyVerifier({
+    repo: repos.apiKeys,
+    clock: deps.clock,
+    ttlMs: deps.config.key_cache_ttl_ms,
+  });
+  const { secretBox, resolver: localCredentials } = createCredentials({
     config: deps.config,
     db: deps.db,
     clock: deps.clock,
     logger: deps.logger,
   });
+  // Everything below clears these caches through the bus, so that every instance clears its own.
+  const { keys, credentials } = publishingCaches(changes, { keys: localKeys, credentials: localCredentials });
   const routes: RouteAccess[] = [];
 
   registerErrorHandling(app);
@@ -187,14 +200,21 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     clock: deps.clock,
     logger: deps.logger,
     alerts: deps.alerts ?? logOnlyAlerts(deps.logger),
-    onBudgetsReset: () => keys.invalidateAll(),
+    onBudgetsReset: () => {
+      changes.publish({ topic: 'limits' });
+      keys.invalidateAll();
+    },
   });
   // Any change to policies, keys or workspaces clears the limits' caches before its answer is sent.
   app.addHook('onSend', async (request, _reply, payload) => {
-    if (changesLimits(request.method, request.url)) limits.service.invalidate();
+    if (changesLimits(request.method, request.url)) changes.publish({ topic: 'limits' });
     return payload;
   });
-  const securitySettings = createSecuritySettings({ db: deps.db, clock: deps.clock });
+  const securitySettings = createSecuritySettings({
+    db: deps.db,
+    clock: deps.clock,
+    onChange: () => changes.publish({ topic: 'settings' }),
+  });
 
   const zapp = app.withTypeProvider<ZodTypeProvider>();
   zapp.get(
@@ -230,7 +250,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     repos,
     clock: deps.clock,
     features,
-    onChange: () => guardrails.invalidate(),
+    onChange: () => changes.publish({ topic: 'guardrails' }),
   });
   const services = {
     apiKeys: createApiKeyAdminService({
@@ -248,7 +268,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       clock: deps.clock,
       verifier: keys,
       checkGuardrails,
-      onDefaultsChange: () => guardrails.invalidate(),
+      onDefaultsChange: () => changes.publish({ topic: 'guardrails' }),
     }),
     rateLimitPolicies: createRateLimitPolicyService({
       policies: repos.rateLimitPolicies,
@@ -265,7 +285,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerRateLimitPolicyRoutes(zapp, services.rateLimitPolicies);
   registerUsageLimitPolicies(zapp, { repos, clock: deps.clock, budgets: limits.service });
   const configSelector = createConfigSelector({ configs: repos.configs, clock: deps.clock });
-  registerConfigs(zapp, { repos, clock: deps.clock, onChange: () => configSelector.invalidate(), checkGuardrails });
+  registerConfigs(zapp, {
+    repos,
+    clock: deps.clock,
+    onChange: () => changes.publish({ topic: 'configs' }),
+    checkGuardrails,
+  });
   const prompts = createPromptLookup({ prompts: repos.prompts });
   registerPrompts(zapp, { repos, lookup: prompts, settings: securitySettings, clock: deps.clock });
   registerAuditLogRoutes(zapp, repos.auditLogs);
@@ -339,8 +364,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     prompts: { lookup: prompts, canView: (principal) => securitySettings.canView(principal, 'prompts') },
   });
 
+  subscribeCaches(changes, {
+    keys: localKeys,
+    credentials: localCredentials,
+    configs: configSelector,
+    guardrails,
+    limits: limits.service,
+    settings: securitySettings,
+  });
   await app.ready();
-  return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails };
+  return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails, changes };
 }
 
 /**

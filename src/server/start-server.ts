@@ -12,6 +12,7 @@ import {
   type Db,
 } from '../storage/database.js';
 import { createLogger, prettyFor, type Logger } from '../telemetry/logger.js';
+import { startChangeBus } from './instance-bus.js';
 import { buildApp, type App } from './build-app.js';
 import { holdStartupAdmin, type StartupAdmin } from './startup-admin.js';
 import type { AlertSink } from '../limits/usage-recorder.js';
@@ -65,6 +66,14 @@ export async function startServer(options: {
     await db.destroy();
     throw error;
   }
+  let changes: Awaited<ReturnType<typeof startChangeBus>>;
+  try {
+    changes = await startChangeBus({ config, db, logger });
+  } catch (error) {
+    await cacheDb?.destroy();
+    await db.destroy();
+    throw error;
+  }
   const boot = await bootstrap(db, {
     clock,
     ownerEmail: config.bootstrap_owner_email,
@@ -88,6 +97,7 @@ export async function startServer(options: {
     logger,
     clock,
     alerts,
+    changes,
     ...(cacheDb ? { cacheDb } : {}),
     ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}),
   });
@@ -104,6 +114,7 @@ export async function startServer(options: {
   built.observability.start();
 
   const closeStorage = async () => {
+    await changes.close();
     await db.destroy();
     await cacheDb?.destroy();
   };

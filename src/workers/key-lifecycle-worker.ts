@@ -17,6 +17,7 @@ import type { EnqueueInput } from '../notifications/outbox.js';
 import type { Db } from '../storage/database.js';
 import { createApiKeyRepository, type ApiKeyRow } from '../storage/repositories/api-keys.js';
 import { createNotificationRepository } from '../storage/repositories/notifications.js';
+import { runExclusive } from '../storage/job-lock.js';
 import type { Logger } from '../telemetry/logger.js';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -36,6 +37,8 @@ export interface KeyLifecycleRun {
   expired: number;
   rotated: number;
   notices: number;
+  /** Another instance was running the job: this run did nothing. */
+  skipped?: true;
 }
 
 export interface KeyLifecycleDeps {
@@ -188,7 +191,11 @@ export function createKeyLifecycleWorker(deps: KeyLifecycleDeps) {
 
   /** One run at the clock's current time; the server's timer and tests call it. */
   function runOnce(): Promise<KeyLifecycleRun> {
-    const run = chain.then(() => runAt(deps.clock.now()));
+    const run = chain.then(async () => {
+      // One instance at a time (see storage/job-lock.ts); the others' runs find nothing left.
+      const done = await runExclusive(deps.db, 'key-lifecycle', () => runAt(deps.clock.now()));
+      return done.ran ? done.value : { expired: 0, rotated: 0, notices: 0, skipped: true as const };
+    });
     chain = run.catch(() => undefined);
     return run;
   }

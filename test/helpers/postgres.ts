@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { onTestFinished } from 'vitest';
-import { POSTGRES_ADMIN_URL } from './services.js';
+import { POSTGRES_ADMIN_URL, REDIS_URL } from './services.js';
 
 /**
  * A fresh PostgreSQL database for one test, dropped when the test ends (connections still open
@@ -24,4 +24,18 @@ async function adminQuery(text: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * The environment of instances sharing one new PostgreSQL database: several instances need one
+ * Redis for their counters (an instance without it refuses to start beside others), under a
+ * key prefix of their own.
+ */
+export async function sharedInstancesEnv(extra: Record<string, string> = {}): Promise<Record<string, string>> {
+  return {
+    SVCGW_DATABASE_URL: await createTestDatabase(),
+    SVCGW_REDIS_URL: REDIS_URL,
+    SVCGW_REDIS_KEY_PREFIX: `svcgw-test-${randomBytes(6).toString('hex')}:`,
+    ...extra,
+  };
 }

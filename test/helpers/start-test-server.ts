@@ -6,6 +6,7 @@ import type { Dispatcher } from 'undici';
 import { onTestFinished } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Clock } from '../../src/lib/clock.js';
+import type { MailTransport } from '../../src/notifications/transport.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { createTestDatabase } from './postgres.js';
@@ -39,6 +40,8 @@ export async function startTestServer(
     port?: number;
     autoClose?: boolean;
     upstreamDispatcher?: Dispatcher;
+    /** Where alert e-mails go (starts the delivery worker); see notifications/transport.ts. */
+    mailTransport?: MailTransport;
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? makeTempDir();
@@ -64,6 +67,7 @@ export async function startTestServer(
     logger,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}),
+    ...(options.mailTransport ? { mailTransport: options.mailTransport } : {}),
   });
   const adminKey = server.bootstrap.adminApiKey ?? options.env?.SVCGW_BOOTSTRAP_ADMIN_KEY ?? '';
   let closed = false;

@@ -222,7 +222,7 @@ describe.skipIf(!hasServices)('scale-out: three svcgw serve processes on one Pos
       expect((await instance.admin.get(`/v1/workspaces/${acknowledged.at(-1)!}`)).status).toBe(200);
   });
 
-  it.skip('revoked on B is refused on A and C within a second — skipped: needs change propagation across instances (LISTEN/NOTIFY), the other half of issue 18', async () => {
+  it('revoked on B is refused on A and C as soon as the change notification arrives', async () => {
     const { instances } = await startCluster(3);
     const [a, b, c] = instances as [Instance, Instance, Instance];
     const key = await a.admin.post('/v1/api-keys/organisation/service', { name: 'ci', scopes: ['workspaces.list'] });
@@ -231,7 +231,8 @@ describe.skipIf(!hasServices)('scale-out: three svcgw serve processes on one Pos
     expect((await b.admin.delete(`/v1/api-keys/${key.body.id}`)).status).toBe(200);
     for (const instance of [a, c]) {
       let status = 200;
-      for (let attempt = 0; attempt < 10 && status !== 401; attempt++) {
+      // Waits for the notification (LISTEN/NOTIFY), bounded; no assertion on how long it took.
+      for (let attempt = 0; attempt < 50 && status !== 401; attempt++) {
         status = (await instance.as(key.body.key).get('/v1/workspaces')).status;
         if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 100));
       }
@@ -239,7 +240,6 @@ describe.skipIf(!hasServices)('scale-out: three svcgw serve processes on one Pos
     }
   });
 
-  it.todo(
-    'a scheduled rotation and a key expiry fire once across the three, with one notice each — skipped: needs once-only background jobs across instances, the other half of issue 18',
-  );
+  // Background jobs running once across instances (expiry, one notice per alert) are shown in
+  // scale-out-postgres.test.ts, on a manual clock.
 });

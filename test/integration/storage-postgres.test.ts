@@ -20,17 +20,18 @@ import { runCli } from '../helpers/cli.js';
 import { createWorkspace, validPolicy } from '../helpers/fixtures.js';
 import { apiClient } from '../helpers/http.js';
 import { startMockOpenAI } from '../helpers/mock-openai-upstream.js';
-import { createTestDatabase } from '../helpers/postgres.js';
-import { postgresAvailable } from '../helpers/services.js';
+import { createTestDatabase, sharedInstancesEnv } from '../helpers/postgres.js';
+import { postgresAvailable, redisAvailable } from '../helpers/services.js';
 import { makeTempDir, startTestServer } from '../helpers/start-test-server.js';
 
 const hasPostgres = await postgresAvailable();
+// Several instances on one database count limits in Redis (without it the second one refuses to start).
+const hasRedis = await redisAvailable();
 const ADMIN_KEY = `pg-test-${'p'.repeat(32)}`;
 
-/** Two instances on one PostgreSQL database, each with a data directory of its own. */
+/** Two instances on one PostgreSQL database and one Redis, each with a data directory of its own. */
 async function twoInstances() {
-  const url = await createTestDatabase();
-  const env = { SVCGW_DATABASE_URL: url, SVCGW_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY };
+  const env = await sharedInstancesEnv({ SVCGW_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY });
   const a = await startTestServer({ env });
   const b = await startTestServer({ env });
   return { env, a, b, adminA: apiClient(a.baseUrl, ADMIN_KEY), adminB: apiClient(b.baseUrl, ADMIN_KEY) };
@@ -48,7 +49,7 @@ const org = (id: string) => ({ id, name: id, created_at: now, last_updated_at: n
 const names = async (db: Db) =>
   (await db.selectFrom('organisations').select('id').orderBy('id').execute()).map((r) => r.id);
 
-describe.skipIf(!hasPostgres)('svcgw on PostgreSQL', () => {
+describe.skipIf(!hasPostgres || !hasRedis)('svcgw on PostgreSQL', () => {
   it('keeps the control plane in PostgreSQL, shared by two instances, with every change audited', async () => {
     const { env, a, b, adminA, adminB } = await twoInstances();
     expect(engineOf(a.server.db)).toBe('postgres');

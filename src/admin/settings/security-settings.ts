@@ -30,10 +30,11 @@ export type CheckUserKeyPolicy = (input: CheckUserKeyPolicyInput) => Promise<{ e
 
 /**
  * Security settings of organisations and their workspaces. `effective` answers from memory
- * (request-log reads ask it every time); changes made here clear the cache at once, and
- * `ttlMs` bounds how long another instance keeps answering with old values.
+ * (request-log reads ask it every time); changes made here clear the cache at once and call
+ * `onChange` (the server tells the other instances); `ttlMs` bounds how long another instance
+ * keeps answering with old values when it is not told.
  */
-export function createSecuritySettings(deps: { db: Db; clock: Clock; ttlMs?: number }) {
+export function createSecuritySettings(deps: { db: Db; clock: Clock; ttlMs?: number; onChange?: () => void }) {
   const ttl = deps.ttlMs ?? 5_000;
   const cache = new Map<string, { loadedAt: number; settings: SecuritySettings }>();
   const nowIso = () => new Date(deps.clock.now()).toISOString();
@@ -67,6 +68,7 @@ export function createSecuritySettings(deps: { db: Db; clock: Clock; ttlMs?: num
       .onConflict((oc) => oc.columns(['scope', 'scope_id']).doUpdateSet({ settings: json, last_updated_at: stamp }))
       .execute();
     cache.clear();
+    deps.onChange?.();
   }
 
   async function organisationValues(organisationId: string) {

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, codeToStatus, errorBody, type ErrorCode } from '../../lib/errors.js';
+import { conflictingField, uniqueViolation } from '../../storage/unique-violation.js';
 
 /**
  * One error handler for both planes: every failure becomes the OpenAI-shaped error body with
@@ -24,6 +25,19 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const fastifyError = error as FastifyError;
     const mapped = mapFastifyError(fastifyError);
     if (mapped) return send(reply, mapped.code, mapped.message);
+
+    // A create or rename that lost a race to another request (on any instance) for a unique name.
+    const violation = uniqueViolation(error);
+    if (violation) {
+      const field = conflictingField(violation);
+      request.log.info({ field }, 'unique constraint refused a write');
+      return send(
+        reply,
+        'CONFLICT',
+        field ? `Another resource already uses this ${field}.` : 'The resource already exists.',
+        field,
+      );
+    }
 
     request.log.error({ err: error }, 'unhandled error');
     return send(reply, 'INTERNAL_ERROR', `Internal server error (request id ${request.id}).`);

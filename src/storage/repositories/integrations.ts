@@ -14,11 +14,8 @@ export function matchesTags(storedTags: string, filter: TagFilter | undefined): 
   return Object.entries(filter).every(([key, value]) => Object.hasOwn(tags, key) && tags[key] === value);
 }
 
-/** A row that broke a unique index (two writers took the same slug at once): SQLite and PostgreSQL. */
-export function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
-}
+/** Kept here for the services that import it from this module; see unique-violation.ts. */
+export { isUniqueViolation } from '../unique-violation.js';
 
 /** Active rows first, then the newest archived one: what a slug names once it has been reused. */
 export const activeFirst = (column: string) => sql<number>`case when ${sql.ref(column)} = 'active' then 0 else 1 end`;

@@ -4,12 +4,20 @@ import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import type { Clock } from '../../../lib/clock.js';
 import type { Db } from '../../../storage/database.js';
 import type { Logger } from '../../../telemetry/logger.js';
+import { runExclusive } from '../../../storage/job-lock.js';
+import { afterCommit } from '../../../storage/request-transaction.js';
+import { isPostgres } from '../../../storage/postgres/open-postgres.js';
 import { exportRecord, type ExportField } from './export-fields.js';
 import { matchingLogs, type ExportFilters } from './export-filters.js';
 import type { ExportRow, ExportStore } from './export-store.js';
 
 /** Rows read and written per step; between steps the event loop serves requests. */
 export const EXPORT_BATCH_ROWS = 500;
+
+/** How soon an instance that found another one running the exports looks again. */
+const BUSY_RETRY_MS = 5_000;
+/** How often an instance on PostgreSQL looks for exports nobody is running. */
+const SWEEP_MS = 30_000;
 
 export const exportFilePath = (dir: string, id: string) => join(dir, `${id}.jsonl`);
 
@@ -100,13 +108,27 @@ export function createExportRunner(deps: {
     }
   }
 
+  let retry: NodeJS.Timeout | null = null;
+  let sweep: NodeJS.Timeout | null = null;
+
+  /** Exports run on one instance at a time; another that is busy may just be finishing, so look again later. */
+  async function drainExclusive(): Promise<void> {
+    const done = await runExclusive(deps.db, 'log-exports', drain);
+    if (done.ran || stopped || retry) return;
+    retry = setTimeout(() => {
+      retry = null;
+      kick();
+    }, BUSY_RETRY_MS);
+    retry.unref();
+  }
+
   function kick(): void {
     if (stopped) return;
     if (running) {
       pending = true;
       return;
     }
-    running = drain()
+    running = drainExclusive()
       .catch((error: unknown) => logger.error({ err: error }, 'log export runner failed'))
       .finally(() => {
         running = null;
@@ -122,12 +144,25 @@ export function createExportRunner(deps: {
     start(): void {
       stopped = false;
       kick();
+      // Several instances (PostgreSQL): an export left by an instance that died is taken over by another.
+      if (isPostgres(deps.db) && !sweep) {
+        sweep = setInterval(kick, SWEEP_MS);
+        sweep.unref();
+      }
     },
-    /** Picks up newly started exports. */
-    kick,
+    /**
+     * Picks up newly started exports, once the request that started one has committed: the
+     * runner reads from its own connection, and on PostgreSQL (or under the instance lock) it
+     * would not see the row before.
+     */
+    kick: () => void afterCommit(kick),
     /** Stops after the current batch. */
     async stop(): Promise<void> {
       stopped = true;
+      if (retry) clearTimeout(retry);
+      if (sweep) clearInterval(sweep);
+      retry = null;
+      sweep = null;
       await running;
     },
     /** Resolves once nothing is running (for tests). */

@@ -7,6 +7,7 @@ import type { Db } from '../../../storage/database.js';
 import type { Logger } from '../../../telemetry/logger.js';
 import { ROLLUP_PERIODS } from '../../../storage/repositories/request-logs.js';
 import { exportFilePath } from '../exports/export-runner.js';
+import { runExclusive } from '../../../storage/job-lock.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
@@ -69,7 +70,13 @@ export function createRetentionWorker(deps: RetentionDeps) {
   let first: NodeJS.Timeout | null = null;
   let running: Promise<unknown> | null = null;
 
+  /** One run; all zero when another instance was running it (one instance at a time, storage/job-lock.ts). */
   async function runOnce(): Promise<RetentionRun> {
+    const done = await runExclusive(deps.db, 'retention', purge);
+    return done.ran ? done.value : { logsDeleted: 0, feedbackDeleted: 0, exportsDeleted: 0, rollupRowsDeleted: 0 };
+  }
+
+  async function purge(): Promise<RetentionRun> {
     const now = deps.clock.now();
     const run: RetentionRun = { logsDeleted: 0, feedbackDeleted: 0, exportsDeleted: 0, rollupRowsDeleted: 0 };
     const cutoff = new Date(now - deps.config.log_retention_display * DAY_MS).toISOString();
