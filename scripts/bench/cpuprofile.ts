@@ -140,13 +140,38 @@ export function formatSummary(summary: ProfileSummary, top = 25): string {
   ].join('\n');
 }
 
-/** The most recent `.cpuprofile` in `dir` (node writes one when the profiled process exits), or null. */
-export function newestProfile(dir: string): string | null {
+/** `CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile`, node's default name; the main thread's id is 0. */
+const PROFILE_NAME = /^CPU\.\d+\.\d+\.(\d+)\.(\d+)\.\d+\.cpuprofile$/;
+
+/**
+ * The main thread's profile of process `pid` in `dir` (or, without a pid, of the newest process
+ * there). `--cpu-prof` writes one file per thread, and the gateway runs worker threads (the
+ * regex guardrail's sandbox), whose profiles are small and mostly idle: by thread id 0 in the
+ * name, else the largest file of that process. Null when there is none.
+ */
+export function mainThreadProfile(dir: string, pid?: number): string | null {
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.cpuprofile'))
-    .map((f) => join(dir, f))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
-  return files[0] ?? null;
+    .map((f) => {
+      const path = join(dir, f);
+      const stat = statSync(path);
+      const match = PROFILE_NAME.exec(f);
+      return {
+        path,
+        size: stat.size,
+        mtimeMs: stat.mtimeMs,
+        pid: match ? Number(match[1]) : null,
+        thread: match ? Number(match[2]) : null,
+      };
+    });
+  if (files.length === 0) return null;
+  const newest = files.reduce((a, b) => (b.mtimeMs > a.mtimeMs ? b : a));
+  const owner = pid ?? newest.pid;
+  const candidates = owner === null ? files : files.filter((f) => f.pid === owner);
+  const main = candidates.find((f) => f.thread === 0);
+  if (main) return main.path;
+  const largest = candidates.reduce<(typeof files)[number] | null>((a, b) => (a && a.size >= b.size ? a : b), null);
+  return largest?.path ?? null;
 }
 
 function displayFile(url: string, root: string): string {

@@ -28,6 +28,8 @@ export async function startNode(options: {
   args: string[];
   cwd: string;
   env: Record<string, string>;
+  /** Called with every whole line the child writes to stdout or stderr (the soak reads its probe's lines). */
+  onLine?: (line: string) => void;
 }): Promise<BenchChild> {
   const child = spawn(process.execPath, options.args, {
     cwd: options.cwd,
@@ -46,6 +48,17 @@ export async function startNode(options: {
   // Always drained, so a chatty child never blocks on a full pipe during the load.
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
+  if (options.onLine) {
+    const onLine = options.onLine;
+    for (const stream of [child.stdout, child.stderr]) {
+      let partial = '';
+      stream.on('data', (d: Buffer) => {
+        const lines = (partial + d.toString()).split('\n');
+        partial = (lines.pop() ?? '').slice(-KEEP_OUTPUT);
+        for (const line of lines) onLine(line);
+      });
+    }
+  }
 
   const url = await new Promise<string>((resolve, reject) => {
     let done = false;

@@ -1,10 +1,16 @@
 import type { Machine } from './proc.js';
 
-/** `guarded`: through svcgw with a config of five built-in input checks (`GUARDED_CONFIG` in bench.ts). */
-export type Via = 'direct' | 'gateway' | 'guarded';
+/**
+ * `proxy`: through the do-nothing Node proxy (`scripts/bench/noop-proxy.ts`), the floor every
+ * figure is compared with; `guarded`: through svcgw with a config of five built-in input checks
+ * (`GUARDED_CONFIG` in `scripts/bench/setup.ts`).
+ */
+export type Via = 'direct' | 'proxy' | 'gateway' | 'guarded';
 export type Kind = 'chat' | 'stream';
+/** The paths with a process in the middle, whose CPU is counted. */
+export type Middle = 'proxy' | 'gateway' | 'guarded';
 
-/** One measured run: one kind of request, one path (direct or through svcgw), one concurrency. */
+/** One measured run: one kind of request, one path, one concurrency. */
 export interface RunFigures {
   kind: Kind;
   via: Via;
@@ -17,26 +23,56 @@ export interface RunFigures {
   /** Streams only: time to the first body chunk. */
   firstChunkP50Ms: number | null;
   firstChunkP99Ms: number | null;
-  /** The gateway's CPU in the window divided by the good responses in it (gateway and guarded runs). */
-  gatewayCpuMsPerRequest: number | null;
-  /** CPU used in the window, in cores (1.0 = one core busy all the time). */
-  cores: { gateway: number; mock: number; loadgen: number; other: number };
+  /** The CPU of the process in the middle (proxy or gateway) in the window ÷ the good responses in it; null for direct. */
+  cpuMsPerRequest: number | null;
+  /** CPU used in the window, in cores (1.0 = one core busy all the time); `middle` is the proxy or the gateway. */
+  cores: { middle: number; mock: number; loadgen: number; other: number };
   non2xx: Record<string, number>;
   errors: Record<string, number>;
   badBodies: number;
   examples: string[];
 }
 
+/** Resident memory of one process, MiB. */
+export interface MemoryFigures {
+  before: number;
+  after: number;
+  peak: number;
+}
+
+/** svcgw (plain or guarded) against the do-nothing proxy: the figures issue #19 sets targets on. */
+export interface AgainstProxy {
+  /** req/s ÷ the proxy's, 32 connections. */
+  throughput32: number;
+  streamThroughput32: number;
+  /** CPU per request ÷ the proxy's, 32 connections. */
+  cpuPerRequest32: number;
+  streamCpuPerRequest32: number;
+  /** p50 minus the proxy's p50, non-streaming, 1 connection, ms. */
+  addedOverProxyP50Ms1: number;
+  /** First stream chunk p50 minus direct's (and minus the proxy's), 1 connection, ms. */
+  firstChunkOverDirectP50Ms1: number;
+  firstChunkOverProxyP50Ms1: number;
+}
+
 export interface Derived {
-  throughputRatio32: number;
-  streamThroughputRatio32: number;
-  addedLatencyP50Ms1: number;
-  addedFirstChunkP50Ms1: number;
+  gateway: AgainstProxy;
+  guarded: AgainstProxy;
+  /** The proxy against the mock directly: what Node itself costs on this machine. */
+  proxy: {
+    throughputVsDirect32: number;
+    cpuMsPerRequest32: number;
+    addedOverDirectP50Ms1: number;
+    firstChunkOverDirectP50Ms1: number;
+  };
+  /** Earlier issues' figures, kept for the history in docs/benchmarks.md. */
+  throughputVsDirect32: number;
+  streamThroughputVsDirect32: number;
   gatewayCpuMsPerRequest32: number;
   gatewayCpuMsPerRequestWorst: number;
-  rssAfterLoadMb: number;
-  rssBeforeLoadMb: number;
-  peakRssMb: number;
+  memory: { gateway: MemoryFigures; proxy: MemoryFigures };
+  /** Gateway RSS after load ÷ the proxy's. */
+  rssRatio: number;
   /** What five built-in guardrail checks add, guarded minus gateway (NaN when not run). */
   guardrailAddedP50Ms1: number;
   guardrailAddedCpuMsPerRequest32: number;
@@ -58,62 +94,85 @@ export function find(runs: RunFigures[], kind: Kind, via: Via, connections: numb
   return runs.find((r) => r.kind === kind && r.via === via && r.connections === connections);
 }
 
-export function derive(runs: RunFigures[], memory: { before: number; after: number; peak: number }): Derived {
+export function derive(runs: RunFigures[], memory: { gateway: MemoryFigures; proxy: MemoryFigures }): Derived {
   const get = (kind: Kind, via: Via, c: number) => find(runs, kind, via, c);
-  const ratio = (kind: Kind) => (get(kind, 'gateway', 32)?.rps ?? NaN) / (get(kind, 'direct', 32)?.rps ?? NaN);
-  const cpu = runs.filter((r) => r.gatewayCpuMsPerRequest !== null).map((r) => r.gatewayCpuMsPerRequest!);
+  const rps = (kind: Kind, via: Via) => get(kind, via, 32)?.rps ?? NaN;
+  const cpu = (kind: Kind, via: Via) => get(kind, via, 32)?.cpuMsPerRequest ?? NaN;
+  const p50 = (via: Via) => get('chat', via, 1)?.p50Ms ?? NaN;
+  const chunk = (via: Via) => get('stream', via, 1)?.firstChunkP50Ms ?? NaN;
+  const against = (via: 'gateway' | 'guarded'): AgainstProxy => ({
+    throughput32: rps('chat', via) / rps('chat', 'proxy'),
+    streamThroughput32: rps('stream', via) / rps('stream', 'proxy'),
+    cpuPerRequest32: cpu('chat', via) / cpu('chat', 'proxy'),
+    streamCpuPerRequest32: cpu('stream', via) / cpu('stream', 'proxy'),
+    addedOverProxyP50Ms1: p50(via) - p50('proxy'),
+    firstChunkOverDirectP50Ms1: chunk(via) - chunk('direct'),
+    firstChunkOverProxyP50Ms1: chunk(via) - chunk('proxy'),
+  });
+  const gatewayCpu = runs
+    .filter((r) => r.via === 'gateway' && r.cpuMsPerRequest !== null)
+    .map((r) => r.cpuMsPerRequest!);
   return {
-    throughputRatio32: ratio('chat'),
-    streamThroughputRatio32: ratio('stream'),
-    addedLatencyP50Ms1: (get('chat', 'gateway', 1)?.p50Ms ?? NaN) - (get('chat', 'direct', 1)?.p50Ms ?? NaN),
-    addedFirstChunkP50Ms1:
-      (get('stream', 'gateway', 1)?.firstChunkP50Ms ?? NaN) - (get('stream', 'direct', 1)?.firstChunkP50Ms ?? NaN),
-    gatewayCpuMsPerRequest32: get('chat', 'gateway', 32)?.gatewayCpuMsPerRequest ?? NaN,
-    gatewayCpuMsPerRequestWorst: cpu.length > 0 ? Math.max(...cpu) : NaN,
-    rssAfterLoadMb: memory.after,
-    rssBeforeLoadMb: memory.before,
-    peakRssMb: memory.peak,
-    guardrailAddedP50Ms1: (get('chat', 'guarded', 1)?.p50Ms ?? NaN) - (get('chat', 'gateway', 1)?.p50Ms ?? NaN),
-    guardrailAddedCpuMsPerRequest32:
-      (get('chat', 'guarded', 32)?.gatewayCpuMsPerRequest ?? NaN) -
-      (get('chat', 'gateway', 32)?.gatewayCpuMsPerRequest ?? NaN),
-    guardrailThroughputRatio32: (get('chat', 'guarded', 32)?.rps ?? NaN) / (get('chat', 'gateway', 32)?.rps ?? NaN),
+    gateway: against('gateway'),
+    guarded: against('guarded'),
+    proxy: {
+      throughputVsDirect32: rps('chat', 'proxy') / rps('chat', 'direct'),
+      cpuMsPerRequest32: cpu('chat', 'proxy'),
+      addedOverDirectP50Ms1: p50('proxy') - p50('direct'),
+      firstChunkOverDirectP50Ms1: chunk('proxy') - chunk('direct'),
+    },
+    throughputVsDirect32: rps('chat', 'gateway') / rps('chat', 'direct'),
+    streamThroughputVsDirect32: rps('stream', 'gateway') / rps('stream', 'direct'),
+    gatewayCpuMsPerRequest32: cpu('chat', 'gateway'),
+    gatewayCpuMsPerRequestWorst: gatewayCpu.length > 0 ? Math.max(...gatewayCpu) : NaN,
+    memory,
+    rssRatio: memory.gateway.after / memory.proxy.after,
+    guardrailAddedP50Ms1: p50('guarded') - p50('gateway'),
+    guardrailAddedCpuMsPerRequest32: cpu('chat', 'guarded') - cpu('chat', 'gateway'),
+    guardrailThroughputRatio32: rps('chat', 'guarded') / rps('chat', 'gateway'),
   };
 }
 
-/** The project's targets; printed side by side with the figures, never asserted. */
+/**
+ * Issue #19's targets, as ratios to the do-nothing proxy measured in the same run (so that runs
+ * on different machines compare); printed side by side with the figures, never asserted.
+ */
 export function checkTargets(d: Derived): TargetCheck[] {
   const met = (value: number, ok: (v: number) => boolean) => (Number.isFinite(value) ? ok(value) : null);
-  return [
+  const rows = (via: 'gateway' | 'guarded', a: AgainstProxy): TargetCheck[] => [
     {
-      name: 'throughput via gateway / direct, 32 connections',
-      target: '>= 40%',
-      measured: pct(d.throughputRatio32),
-      met: met(d.throughputRatio32, (v) => v >= 0.4),
+      name: `${via}: throughput ÷ proxy's, 32 connections`,
+      target: '>= 0.60x',
+      measured: `${times(a.throughput32)} (stream ${times(a.streamThroughput32)})`,
+      met: met(a.throughput32, (v) => v >= 0.6),
     },
     {
-      name: 'gateway CPU per request (non-streaming, 32 conn.)',
+      name: `${via}: CPU per request ÷ proxy's, 32 connections`,
+      target: '<= 1.60x',
+      measured: `${times(a.cpuPerRequest32)} (stream ${times(a.streamCpuPerRequest32)})`,
+      met: met(a.cpuPerRequest32, (v) => v <= 1.6),
+    },
+    {
+      name: `${via}: added p50 over the proxy's, 1 connection`,
       target: '<= 0.100 ms',
-      measured: msText(d.gatewayCpuMsPerRequest32),
-      met: met(d.gatewayCpuMsPerRequest32, (v) => v <= 0.1),
+      measured: msText(a.addedOverProxyP50Ms1),
+      met: met(a.addedOverProxyP50Ms1, (v) => v <= 0.1),
     },
     {
-      name: 'added latency p50, 1 connection',
-      target: '<= 0.300 ms',
-      measured: msText(d.addedLatencyP50Ms1),
-      met: met(d.addedLatencyP50Ms1, (v) => v <= 0.3),
-    },
-    {
-      name: 'added time to first chunk p50, 1 connection',
+      name: `${via}: 1st stream chunk p50 over direct, 1 connection`,
       target: '<= 1.000 ms',
-      measured: msText(d.addedFirstChunkP50Ms1),
-      met: met(d.addedFirstChunkP50Ms1, (v) => v <= 1),
+      measured: msText(a.firstChunkOverDirectP50Ms1),
+      met: met(a.firstChunkOverDirectP50Ms1, (v) => v <= 1),
     },
+  ];
+  return [
+    ...rows('gateway', d.gateway),
+    ...rows('guarded', d.guarded),
     {
-      name: 'gateway resident memory after load',
-      target: '<= 120 MB',
-      measured: `${d.rssAfterLoadMb.toFixed(1)} MB`,
-      met: met(d.rssAfterLoadMb, (v) => v <= 120),
+      name: "gateway RSS after load ÷ proxy's",
+      target: '<= 1.25x',
+      measured: `${times(d.rssRatio)} (${d.memory.gateway.after.toFixed(1)} / ${d.memory.proxy.after.toFixed(1)} MB)`,
+      met: met(d.rssRatio, (v) => v <= 1.25),
     },
   ];
 }
@@ -130,11 +189,11 @@ export function runsTable(runs: RunFigures[]): string {
     '1st chunk p99',
     'requests',
     'failed',
-    'gw CPU ms/req',
-    'cores gw/mock/load/other',
+    'CPU ms/req',
+    'cores mid/mock/load/other',
   ];
   const rows = runs.map((r) => [
-    r.kind === 'chat' ? 'chat' : 'chat stream',
+    scenario(r),
     r.via,
     String(r.connections),
     r.rps.toFixed(0),
@@ -144,25 +203,64 @@ export function runsTable(runs: RunFigures[]): string {
     r.firstChunkP99Ms === null ? '-' : ms(r.firstChunkP99Ms),
     String(r.requests),
     String(failures(r)),
-    r.gatewayCpuMsPerRequest === null ? '-' : ms(r.gatewayCpuMsPerRequest),
-    [r.cores.gateway, r.cores.mock, r.cores.loadgen, r.cores.other].map((c) => c.toFixed(2)).join('/'),
+    r.cpuMsPerRequest === null ? '-' : ms(r.cpuMsPerRequest),
+    [r.cores.middle, r.cores.mock, r.cores.loadgen, r.cores.other].map((c) => c.toFixed(2)).join('/'),
   ]);
   return table(header, rows, 4);
 }
 
+/**
+ * Every run's figures as ratios to the proxy's run of the same scenario (and the latencies as
+ * differences, since a ratio of two sub-millisecond latencies says little), so that runs on
+ * different machines compare.
+ */
+export function ratiosTable(runs: RunFigures[]): string {
+  const header = [
+    'scenario',
+    'via',
+    'conn',
+    "req/s ÷ proxy's",
+    "CPU/req ÷ proxy's",
+    'p50 − proxy ms',
+    'p50 − direct ms',
+    '1st chunk − direct ms',
+  ];
+  const rows = runs.map((r) => {
+    const proxy = find(runs, r.kind, 'proxy', r.connections);
+    const direct = find(runs, r.kind, 'direct', r.connections);
+    const cpu = r.cpuMsPerRequest !== null && proxy?.cpuMsPerRequest ? r.cpuMsPerRequest / proxy.cpuMsPerRequest : NaN;
+    const chunk =
+      r.firstChunkP50Ms !== null && direct?.firstChunkP50Ms != null ? r.firstChunkP50Ms - direct.firstChunkP50Ms : NaN;
+    return [
+      scenario(r),
+      r.via,
+      String(r.connections),
+      times(proxy ? r.rps / proxy.rps : NaN),
+      times(cpu),
+      ms(proxy ? r.p50Ms - proxy.p50Ms : NaN),
+      ms(direct ? r.p50Ms - direct.p50Ms : NaN),
+      ms(chunk),
+    ];
+  });
+  return table(header, rows, 3);
+}
+
 export function targetsTable(checks: TargetCheck[]): string {
   return table(
-    ['target', 'wanted', 'measured', ''],
+    ['target (issue #19, against the do-nothing proxy)', 'wanted', 'measured', ''],
     checks.map((c) => [c.name, c.target, c.measured, c.met === null ? 'not run' : c.met ? 'met' : 'MISSED']),
     1,
   );
 }
 
 export function derivedLines(d: Derived): string {
+  const rss = (m: MemoryFigures) =>
+    `${m.before.toFixed(1)} MB before load, ${m.after.toFixed(1)} MB after, peak ${m.peak.toFixed(1)} MB`;
   return [
-    `throughput ratio, streaming, 32 connections: ${pct(d.streamThroughputRatio32)}`,
-    `gateway CPU per request, worst scenario: ${ms(d.gatewayCpuMsPerRequestWorst)} ms`,
-    `gateway RSS: ${d.rssBeforeLoadMb.toFixed(1)} MB before load, ${d.rssAfterLoadMb.toFixed(1)} MB after, peak ${d.peakRssMb.toFixed(1)} MB`,
+    `the proxy itself: ${pct(d.proxy.throughputVsDirect32)} of direct throughput at 32 connections, ${ms(d.proxy.cpuMsPerRequest32)} ms CPU per request, ${signed(d.proxy.addedOverDirectP50Ms1)} ms p50 and ${signed(d.proxy.firstChunkOverDirectP50Ms1)} ms to the first stream chunk over direct at 1 connection`,
+    `gateway ÷ direct throughput at 32 connections: ${pct(d.throughputVsDirect32)} (streaming ${pct(d.streamThroughputVsDirect32)}); gateway CPU per request ${ms(d.gatewayCpuMsPerRequest32)} ms (worst run ${ms(d.gatewayCpuMsPerRequestWorst)} ms)`,
+    `gateway RSS: ${rss(d.memory.gateway)}`,
+    `proxy RSS: ${rss(d.memory.proxy)}`,
     `five guardrail checks (guarded vs gateway, chat): added p50 at 1 connection ${ms(d.guardrailAddedP50Ms1)} ms, added gateway CPU per request at 32 connections ${ms(d.guardrailAddedCpuMsPerRequest32)} ms, throughput at 32 connections ${pct(d.guardrailThroughputRatio32)} of the unguarded`,
   ].join('\n');
 }
@@ -211,5 +309,8 @@ function table(header: string[], rows: string[][], leftColumns: number): string 
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(3) : '-');
+const signed = (value: number) => (Number.isFinite(value) ? `${value >= 0 ? '+' : ''}${value.toFixed(3)}` : '-');
 const msText = (value: number) => (Number.isFinite(value) ? `${value.toFixed(3)} ms` : '-');
+const times = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}x` : '-');
+const scenario = (r: RunFigures) => (r.kind === 'chat' ? 'chat' : 'chat stream');
 const pct = (value: number) => (Number.isFinite(value) ? `${(value * 100).toFixed(1)}%` : '-');

@@ -7,7 +7,8 @@
  */
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 
-export const REGEX_TIME_LIMIT_MS = 100;
+/** Wall-clock time: generous, so that a harmless pattern on a starved machine is not cut off. */
+export const REGEX_TIME_LIMIT_MS = 1_000;
 
 /** A compile error's message, or null when the pattern compiles. */
 export function regexProblem(source: string, flags = ''): string | null {
