@@ -24,6 +24,15 @@ const refusal = (fn: () => unknown): AppError => {
 };
 
 describe('prompt templates', () => {
+  it('prints variable values as data: tags inside a value are not rendered again', () => {
+    const rendered = renderPrompt(
+      content('Hi {{name}}'),
+      { name: '{{secret}} {{>p}}', secret: 'S' },
+      new Map([['p', 'PARTIAL']]),
+    );
+    expect(rendered.body.messages).toEqual([{ role: 'user', content: 'Hi {{secret}} {{>p}}' }]);
+  });
+
   it('tells chat messages, text and raw text apart', () => {
     expect(templateShape({ string: '[{"role":"user","content":"hi"}]', is_raw_template: false }).kind).toBe('chat');
     expect(templateShape({ string: '[1, 2]', is_raw_template: false }).kind).toBe('chat-text');
