@@ -1,6 +1,7 @@
 import type { Db } from '../database.js';
 import type { ConfigsTable, ConfigVersionsTable } from '../schema.js';
 import { nextVersionNumber } from './versions.js';
+import { pageOf } from './paging.js';
 
 export type ConfigRow = ConfigsTable;
 export type ConfigVersionRow = ConfigVersionsTable;
@@ -58,16 +59,16 @@ export function createConfigRepository(db: Db) {
         .where('configs.organisation_id', '=', filter.organisationId);
       if (filter.workspaceId) query = query.where('configs.workspace_id', '=', filter.workspaceId);
       if (filter.status) query = query.where('configs.status', '=', filter.status);
-      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .selectAll('configs')
-        .select('v.version as version')
-        .orderBy('configs.created_at', 'asc')
-        .orderBy('configs.id')
-        .limit(filter.limit)
-        .offset(filter.offset)
-        .execute();
-      return { total: Number(total), rows };
+      return pageOf(
+        query,
+        (q) =>
+          q
+            .selectAll('configs')
+            .select('v.version as version')
+            .orderBy('configs.created_at', 'asc')
+            .orderBy('configs.id'),
+        filter,
+      );
     },
 
     update: (id: string, patch: Partial<ConfigRow>) =>

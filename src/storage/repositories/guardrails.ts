@@ -1,6 +1,7 @@
 import type { Db } from '../database.js';
 import type { GuardrailsTable, GuardrailVersionsTable } from '../schema.js';
 import { nextVersionNumber } from './versions.js';
+import { pageOf } from './paging.js';
 
 export type GuardrailRow = GuardrailsTable;
 export type GuardrailVersionRow = GuardrailVersionsTable;
@@ -51,15 +52,7 @@ export function createGuardrailRepository(db: Db) {
         query = query.where((eb) => eb.or([eb('workspace_id', '=', workspaceId), eb('workspace_id', 'is', null)]));
       if (filter.organisationOwnedOnly) query = query.where('workspace_id', 'is', null);
       if (filter.status) query = query.where('status', '=', filter.status);
-      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .selectAll()
-        .orderBy('created_at', 'asc')
-        .orderBy('id')
-        .limit(filter.limit)
-        .offset(filter.offset)
-        .execute();
-      return { total: Number(total), rows };
+      return pageOf(query, (q) => q.selectAll().orderBy('created_at', 'asc').orderBy('id'), filter);
     },
 
     update: (id: string, patch: Partial<GuardrailRow>) =>

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import type { CredentialStatus, IntegrationsTable, ProvidersTable } from '../schema.js';
 import { isUuid } from '../../lib/ids.js';
+import { pageOf } from './paging.js';
 
 export type IntegrationRow = IntegrationsTable;
 
@@ -81,15 +82,7 @@ export function createIntegrationRepository(db: Db) {
           filter.tags,
           filter,
         );
-      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .selectAll()
-        .orderBy('created_at', 'asc')
-        .orderBy('id')
-        .limit(filter.limit)
-        .offset(filter.offset)
-        .execute();
-      return { total: Number(total), rows };
+      return pageOf(query, (q) => q.selectAll().orderBy('created_at', 'asc').orderBy('id'), filter);
     },
 
     update: (id: string, patch: Partial<IntegrationRow>) =>

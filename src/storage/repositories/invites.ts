@@ -1,6 +1,7 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../database.js';
 import type { ApiKeysTable, InvitesTable, InviteWorkspacesTable, UsersTable, WorkspaceRole } from '../schema.js';
+import { pageOf } from './paging.js';
 
 export type InviteRow = InvitesTable;
 export type InviteWorkspaceRow = InviteWorkspacesTable;
@@ -94,15 +95,7 @@ export function createInviteRepository(db: Db) {
       else if (filter.state) query = query.where('status', '=', filter.state);
       if (filter.email) query = query.where(sql<string>`lower(email)`, '=', filter.email.toLowerCase());
       if (filter.role) query = query.where('role', '=', filter.role);
-      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .selectAll()
-        .orderBy('created_at', 'asc')
-        .orderBy('id')
-        .limit(filter.limit)
-        .offset(filter.offset)
-        .execute();
-      return { total: Number(total), rows };
+      return pageOf(query, (q) => q.selectAll().orderBy('created_at', 'asc').orderBy('id'), filter);
     },
 
     /** Changes a pending invite only; false when it was no longer pending. */

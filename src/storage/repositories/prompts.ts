@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import type { PromptCollectionsTable, PromptLabelsTable, PromptsTable, PromptVersionsTable } from '../schema.js';
 import { nextVersionNumber } from './versions.js';
+import { pageOf } from './paging.js';
 
 export type PromptRow = PromptsTable;
 export type PromptVersionRow = PromptVersionsTable;
@@ -102,16 +103,16 @@ export function createPromptRepository(db: Db) {
           ]),
         );
       }
-      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .selectAll('prompts')
-        .select(['v.model as model', 'v.version as version'])
-        .orderBy('prompts.created_at', 'asc')
-        .orderBy('prompts.id')
-        .limit(filter.limit)
-        .offset(filter.offset)
-        .execute();
-      return { total: Number(total), rows };
+      return pageOf(
+        query,
+        (q) =>
+          q
+            .selectAll('prompts')
+            .select(['v.model as model', 'v.version as version'])
+            .orderBy('prompts.created_at', 'asc')
+            .orderBy('prompts.id'),
+        filter,
+      );
     },
 
     update: (id: string, patch: Partial<PromptRow>) =>
@@ -248,16 +249,11 @@ export function createPromptRepository(db: Db) {
         const pattern = likePattern(filter.search);
         query = query.where((eb) => eb(eb.fn('lower', ['name']), 'like', sql<string>`${pattern} escape '\\'`));
       }
-      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .selectAll()
-        .orderBy('is_default', 'desc')
-        .orderBy('created_at', 'asc')
-        .orderBy('id')
-        .limit(filter.limit)
-        .offset(filter.offset)
-        .execute();
-      return { total: Number(total), rows };
+      return pageOf(
+        query,
+        (q) => q.selectAll().orderBy('is_default', 'desc').orderBy('created_at', 'asc').orderBy('id'),
+        filter,
+      );
     },
 
     childCollections: (parentId: string) =>
@@ -355,17 +351,11 @@ export function createPromptRepository(db: Db) {
         const pattern = likePattern(filter.search);
         query = query.where((eb) => eb(eb.fn('lower', ['name']), 'like', sql<string>`${pattern} escape '\\'`));
       }
-      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .selectAll()
-        .orderBy('is_universal', 'desc')
-        .orderBy('created_at', 'asc')
-        .orderBy('name')
-        .orderBy('id')
-        .limit(filter.limit)
-        .offset(filter.offset)
-        .execute();
-      return { total: Number(total), rows };
+      return pageOf(
+        query,
+        (q) => q.selectAll().orderBy('is_universal', 'desc').orderBy('created_at', 'asc').orderBy('name').orderBy('id'),
+        filter,
+      );
     },
 
     updateLabel: (id: string, patch: Partial<LabelRow>) =>

@@ -1,5 +1,6 @@
 import type { Db } from '../database.js';
 import type { RateLimitPoliciesTable } from '../schema.js';
+import { pageOf } from './paging.js';
 
 export type RateLimitPolicyRow = RateLimitPoliciesTable;
 
@@ -41,15 +42,7 @@ export function createRateLimitPolicyRepository(db: Db) {
       if (filter.workspaceId) query = query.where('workspace_id', '=', filter.workspaceId);
       if (filter.type) query = query.where('type', '=', filter.type);
       if (filter.unit) query = query.where('unit', '=', filter.unit);
-      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .selectAll()
-        .orderBy('created_at', 'asc')
-        .orderBy('id')
-        .limit(filter.limit)
-        .offset(filter.offset)
-        .execute();
-      return { total: Number(total), rows };
+      return pageOf(query, (q) => q.selectAll().orderBy('created_at', 'asc').orderBy('id'), filter);
     },
 
     update: (id: string, patch: Partial<RateLimitPolicyRow>) =>

@@ -1,6 +1,7 @@
 import { sql, type SqlBool } from 'kysely';
 import type { Db } from '../database.js';
 import type { UsageLimitPoliciesTable } from '../schema.js';
+import { pageOf } from './paging.js';
 
 export type UsageLimitPolicyRow = UsageLimitPoliciesTable;
 
@@ -62,15 +63,7 @@ export function createUsageLimitPolicyRepository(db: Db) {
         .where('status', '=', filter.status);
       if (filter.workspaceId) query = query.where('workspace_id', '=', filter.workspaceId);
       if (filter.type) query = query.where('type', '=', filter.type);
-      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .selectAll()
-        .orderBy('created_at', 'asc')
-        .orderBy('id')
-        .limit(filter.limit)
-        .offset(filter.offset)
-        .execute();
-      return { total: Number(total), rows };
+      return pageOf(query, (q) => q.selectAll().orderBy('created_at', 'asc').orderBy('id'), filter);
     },
 
     /**

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import type { OrgRole, UsersTable } from '../schema.js';
+import { pageOf } from './paging.js';
 
 export type UserRow = UsersTable;
 
@@ -35,15 +36,7 @@ export function createUserRepository(db: Db) {
       let query = db.selectFrom('users').where('organisation_id', '=', filter.organisationId);
       if (filter.role) query = query.where('role', '=', filter.role);
       if (filter.email) query = query.where(sql<string>`lower(email)`, '=', filter.email.toLowerCase());
-      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .selectAll()
-        .orderBy('created_at', 'asc')
-        .orderBy('id')
-        .limit(filter.limit)
-        .offset(filter.offset)
-        .execute();
-      return { total: Number(total), rows };
+      return pageOf(query, (q) => q.selectAll().orderBy('created_at', 'asc').orderBy('id'), filter);
     },
 
     /** The workspaces each user belongs to, for the user objects of one page. */

@@ -2,6 +2,7 @@ import type { Db } from '../database.js';
 import type { CredentialStatus, VirtualKeysTable } from '../schema.js';
 import { isUuid } from '../../lib/ids.js';
 import { activeFirst } from './integrations.js';
+import { pageOf } from './paging.js';
 
 export type VirtualKeyRow = VirtualKeysTable;
 
@@ -47,15 +48,7 @@ export function createVirtualKeyRepository(db: Db) {
         .where('organisation_id', '=', filter.organisationId)
         .where('status', '=', filter.status);
       if (filter.workspaceId) query = query.where('workspace_id', '=', filter.workspaceId);
-      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .selectAll()
-        .orderBy('created_at', 'asc')
-        .orderBy('id')
-        .limit(filter.limit)
-        .offset(filter.offset)
-        .execute();
-      return { total: Number(total), rows };
+      return pageOf(query, (q) => q.selectAll().orderBy('created_at', 'asc').orderBy('id'), filter);
     },
 
     update: (id: string, patch: Partial<VirtualKeyRow>) =>

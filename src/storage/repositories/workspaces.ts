@@ -1,6 +1,7 @@
 import type { Db } from '../database.js';
 import type { WorkspaceRole, WorkspacesTable, WorkspaceStatus } from '../schema.js';
 import { isUuid } from '../../lib/ids.js';
+import { pageOf } from './paging.js';
 
 export type WorkspaceRow = WorkspacesTable;
 
@@ -40,15 +41,7 @@ export function createWorkspaceRepository(db: Db) {
         .selectFrom('workspaces')
         .where('organisation_id', '=', filter.organisationId)
         .where('status', 'in', filter.statuses);
-      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .selectAll()
-        .orderBy('created_at', 'asc')
-        .orderBy('id')
-        .limit(filter.limit)
-        .offset(filter.offset)
-        .execute();
-      return { total: Number(total), rows };
+      return pageOf(query, (q) => q.selectAll().orderBy('created_at', 'asc').orderBy('id'), filter);
     },
 
     update: (id: string, patch: Partial<WorkspaceRow>) =>
