@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { cacheResponseHeaders, isCacheHit, replaySse, type CacheLookup, type ResponseCache } from '../cache/index.js';
+import { cacheResponseHeaders, isCacheHit, type ResponseCache } from '../cache/index.js';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
@@ -11,6 +11,7 @@ import type { GatewayReply, GatewayRequest, GatewayRoute } from './exchange.js';
 import { callTarget, discardAnswer, type UpstreamAnswer } from './call-target.js';
 import { readGatewayHeaders, type GatewayHeaders } from './gateway-headers.js';
 import { parseJson, relayAnswer } from './relay-answer.js';
+import { lookUpCache, sendCached } from './cached-answer.js';
 import { RequestLogDraft } from './request-log-draft.js';
 import { resolveLeafTarget, type CredentialLookup } from './resolve-target.js';
 import type { ConfigSelector, SelectedConfig } from './routing/config-selector.js';
@@ -353,49 +354,6 @@ async function aliasConfig(
       );
     throw error;
   }
-}
-
-/**
- * The cache entry for this request, if the config caches: keyed by the request body as sent by
- * the client and by the config version (inline configs by their text), within the namespace.
- */
-function lookUpCache(
-  cache: ResponseCache,
-  selected: SelectedConfig,
-  json: Record<string, unknown>,
-  headers: GatewayHeaders,
-  organisationId: string,
-  workspaceId: string,
-  path: string,
-): Promise<CacheLookup> {
-  const settings = selected.config.cache!;
-  const route = selected.id ? `config:${selected.id}@${selected.versionId}` : `inline:${selected.inlineText}`;
-  return cache.lookup(
-    {
-      organisationId,
-      workspaceId,
-      namespace: headers.cacheNamespace,
-      endpoint: path.split('?')[0]!,
-      route,
-      body: json,
-    },
-    { mode: settings.mode, maxAgeSeconds: settings.max_age, forceRefresh: headers.cacheForceRefresh },
-  );
-}
-
-/** A cache hit: the stored answer (a stream replayed event by event), no provider, no cost. */
-function sendCached(reply: GatewayReply, draft: RequestLogDraft, cache: CacheLookup): unknown {
-  const { response } = cache.hit!;
-  draft.markFirstByte(performance.now());
-  draft.cost = 0;
-  if (!response.stream) {
-    const parsed = parseJson(response.body) as { model?: unknown } | null;
-    if (typeof parsed?.model === 'string') draft.model = parsed.model;
-  }
-  return reply
-    .code(response.status)
-    .headers(response.headers)
-    .send(response.stream ? replaySse(response.body) : response.body);
 }
 
 /** The request with another JSON body, as the provider gets it (the bytes re-encoded). */
