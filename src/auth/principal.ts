@@ -3,6 +3,13 @@ import type { ApiKeyType, OrgRole, WorkspaceRole } from '../storage/schema.js';
 
 /** Who is calling: an API key, with the roles of the user it belongs to. */
 export interface Principal {
+  /**
+   * How the caller proved who it is: an svcgw API key (absent means this), a JWT validated
+   * against the organisation's JWKS (docs/jwt.md), or a session from single sign-on (docs/sso.md).
+   * JWT and session principals fill `keyId` with the token's or session's own id, so logs, audit
+   * records and per-key limits name them the way they name keys.
+   */
+  authMethod?: 'api_key' | 'jwt' | 'session';
   keyId: string;
   keyType: ApiKeyType;
   organisationId: string;
