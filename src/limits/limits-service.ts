@@ -2,6 +2,7 @@ import type { Principal } from '../auth/principal.js';
 import { ALL_ENABLED, type FeatureFlags } from '../features/flags.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
+import { createLoadingCache } from '../lib/loading-cache.js';
 import type { Repositories } from '../storage/repositories/index.js';
 import type { UsageLimitPoliciesTable } from '../storage/schema.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -33,13 +34,11 @@ import type { UsageLimits } from './schemas.js';
 import type { UsageRecorder } from './usage-recorder.js';
 
 interface OrgPolicies {
-  loadedAt: number;
   rate: ParsedRatePolicy[];
   usage: BudgetSource[];
 }
 
 interface WorkspaceInfo {
-  loadedAt: number;
   slug: string;
   budget: BudgetSource | null;
 }
@@ -70,24 +69,24 @@ type LimitsDeps = {
  */
 export function createLimitsService(deps: LimitsDeps) {
   const ttl = deps.cacheTtlMs ?? 5_000;
-  const orgs = new Map<string, OrgPolicies>();
-  const workspaces = new Map<string, WorkspaceInfo>();
+  const orgs = createLoadingCache<OrgPolicies>({ clock: deps.clock, ttlMs: ttl });
+  const workspaces = createLoadingCache<WorkspaceInfo>({ clock: deps.clock, ttlMs: ttl });
   // POLICY_ENABLED=OFF: policies are neither loaded nor applied (limits of keys and workspaces still are);
   // USAGE_LIMITS_ENABLED=OFF: no budget of any kind is checked or counted.
   const features: FeatureFlags = deps.features ?? ALL_ENABLED;
-  const NO_POLICIES: Omit<OrgPolicies, 'loadedAt'> = { rate: [], usage: [] };
+  const NO_POLICIES: OrgPolicies = { rate: [], usage: [] };
 
-  async function policiesOf(organisationId: string): Promise<Omit<OrgPolicies, 'loadedAt'>> {
-    if (!features.enabled('policy')) return NO_POLICIES;
-    const now = deps.clock.now();
-    const hit = orgs.get(organisationId);
-    if (hit && now - hit.loadedAt < ttl) return hit;
+  function policiesOf(organisationId: string): Promise<OrgPolicies> {
+    if (!features.enabled('policy')) return Promise.resolve(NO_POLICIES);
+    return orgs.get(organisationId, () => loadPolicies(organisationId));
+  }
+
+  async function loadPolicies(organisationId: string): Promise<OrgPolicies> {
     const [rateRows, usageRows] = await Promise.all([
       deps.repos.rateLimitPolicies.listActive(organisationId),
       deps.repos.usageLimitPolicies.listActive(organisationId),
     ]);
-    const loaded: OrgPolicies = {
-      loadedAt: now,
+    return {
       rate: rateRows.map((row) => ({
         row,
         conditions: JSON.parse(row.conditions) as ParsedRatePolicy['conditions'],
@@ -95,22 +94,20 @@ export function createLimitsService(deps: LimitsDeps) {
       })),
       usage: usageRows.map(policyBudget),
     };
-    orgs.set(organisationId, loaded);
-    return loaded;
   }
 
-  async function workspaceOf(workspaceId: string): Promise<WorkspaceInfo> {
-    const now = deps.clock.now();
-    const hit = workspaces.get(workspaceId);
-    if (hit && now - hit.loadedAt < ttl) return hit;
+  function workspaceOf(workspaceId: string): Promise<WorkspaceInfo> {
+    return workspaces.get(workspaceId, () => loadWorkspace(workspaceId));
+  }
+
+  async function loadWorkspace(workspaceId: string): Promise<WorkspaceInfo> {
     const row = await deps.repos.workspaces.findById(workspaceId);
     if (!row) throw new Error(`workspace ${workspaceId} not found`);
     const limits =
       row.usage_limits === null
         ? null
         : (JSON.parse(row.usage_limits) as UsageLimits & { last_reset_at?: string | null });
-    const info: WorkspaceInfo = {
-      loadedAt: now,
+    return {
       slug: row.slug,
       budget: limits
         ? ownBudget(
@@ -124,8 +121,6 @@ export function createLimitsService(deps: LimitsDeps) {
           )
         : null,
     };
-    workspaces.set(workspaceId, info);
-    return info;
   }
 
   /** Store failures follow `limits_on_store_failure`: refuse (503) or let the request through unlimited. */

@@ -1,5 +1,6 @@
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
+import { createLoadingCache } from '../../lib/loading-cache.js';
 import type { ModelAlias, ModelPolicy } from '../../gateway/credential-lookup.js';
 import type { IntegrationModelRepository, IntegrationModelRow } from '../../storage/repositories/integration-models.js';
 import type { ModelAliasRepository, ModelAliasRow } from '../../storage/repositories/model-aliases.js';
@@ -40,29 +41,24 @@ const toAlias = (row: ModelAliasRow): ModelAlias =>
  * a map lookup on the hot path, found or not.
  */
 export function createAliasCache(deps: { aliases: ModelAliasRepository; clock: Clock; ttlMs: number }) {
-  const cache = new Map<string, { byName: Map<string, ModelAlias>; loadedAt: number }>();
-  let generation = 0;
+  const cache = createLoadingCache<Map<string, ModelAlias>>({ clock: deps.clock, ttlMs: deps.ttlMs });
 
-  async function load(principal: Principal, workspaceId: string): Promise<Map<string, ModelAlias>> {
-    const key = `${principal.organisationId}:${workspaceId}`;
-    const hit = cache.get(key);
-    if (hit && deps.clock.now() - hit.loadedAt < deps.ttlMs) return hit.byName;
-    const startedIn = generation;
-    const rows = await deps.aliases.listScopes(principal.organisationId, [workspaceId, principal.organisationId]);
-    const byName = new Map<string, ModelAlias>();
-    // Workspace aliases shadow the organisation's of the same name.
-    for (const row of rows) if (row.workspace_id !== null) byName.set(row.name, toAlias(row));
-    for (const row of rows) if (row.workspace_id === null && !byName.has(row.name)) byName.set(row.name, toAlias(row));
-    if (startedIn === generation) cache.set(key, { byName, loadedAt: deps.clock.now() });
-    return byName;
-  }
+  const load = (principal: Principal, workspaceId: string): Promise<Map<string, ModelAlias>> =>
+    cache.get(`${principal.organisationId}:${workspaceId}`, async () => {
+      const rows = await deps.aliases.listScopes(principal.organisationId, [workspaceId, principal.organisationId]);
+      const byName = new Map<string, ModelAlias>();
+      // Workspace aliases shadow the organisation's of the same name.
+      for (const row of rows) if (row.workspace_id !== null) byName.set(row.name, toAlias(row));
+      for (const row of rows)
+        if (row.workspace_id === null && !byName.has(row.name)) byName.set(row.name, toAlias(row));
+      return byName;
+    });
 
   return {
     resolve: async (principal: Principal, workspaceId: string, name: string) =>
       (await load(principal, workspaceId)).get(name) ?? null,
     list: async (principal: Principal, workspaceId: string) => [...(await load(principal, workspaceId)).values()],
     invalidateAll(): void {
-      generation += 1;
       cache.clear();
     },
   };

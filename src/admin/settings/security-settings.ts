@@ -1,5 +1,6 @@
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
+import { createLoadingCache } from '../../lib/loading-cache.js';
 import { AppError, invalid } from '../../lib/errors.js';
 import type { Db } from '../../storage/database.js';
 import type { SecuritySettingsScope } from '../../storage/schema.js';
@@ -36,7 +37,7 @@ export type CheckUserKeyPolicy = (input: CheckUserKeyPolicyInput) => Promise<{ e
  */
 export function createSecuritySettings(deps: { db: Db; clock: Clock; ttlMs?: number; onChange?: () => void }) {
   const ttl = deps.ttlMs ?? 5_000;
-  const cache = new Map<string, { loadedAt: number; settings: SecuritySettings }>();
+  const cache = createLoadingCache<SecuritySettings>({ clock: deps.clock, ttlMs: ttl });
   const nowIso = () => new Date(deps.clock.now()).toISOString();
 
   const readRow = (scope: SecuritySettingsScope, scopeId: string) =>
@@ -84,16 +85,12 @@ export function createSecuritySettings(deps: { db: Db; clock: Clock; ttlMs?: num
     return { overrides, lastUpdatedAt: row && row.organisation_id === organisationId ? row.last_updated_at : null };
   }
 
-  async function effective(organisationId: string, workspaceId: string | null): Promise<SecuritySettings> {
-    const key = `${organisationId}/${workspaceId ?? ''}`;
-    const now = deps.clock.now();
-    const hit = cache.get(key);
-    if (hit && now - hit.loadedAt < ttl) return hit.settings;
-    const org = await organisationValues(organisationId);
-    const overrides = workspaceId === null ? {} : (await workspaceValues(organisationId, workspaceId)).overrides;
-    const settings = Object.freeze(merge(org.stored, overrides));
-    cache.set(key, { loadedAt: now, settings });
-    return settings;
+  function effective(organisationId: string, workspaceId: string | null): Promise<SecuritySettings> {
+    return cache.get(`${organisationId}/${workspaceId ?? ''}`, async () => {
+      const org = await organisationValues(organisationId);
+      const overrides = workspaceId === null ? {} : (await workspaceValues(organisationId, workspaceId)).overrides;
+      return Object.freeze(merge(org.stored, overrides));
+    });
   }
 
   const activeUserKeys = async (input: CheckUserKeyPolicyInput & { userId: string }): Promise<number> => {

@@ -1,5 +1,6 @@
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
+import { createLoadingCache } from '../../lib/loading-cache.js';
 import { AppError } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import type { ConfigRepository, ConfigRow } from '../../storage/repositories/configs.js';
@@ -18,7 +19,6 @@ export interface SelectedConfig {
 interface StoredEntry {
   row: Pick<ConfigRow, 'id' | 'workspace_id' | 'latest_version_id'>;
   config: GatewayConfig;
-  loadedAt: number;
 }
 
 const STORED_TTL_MS = 5_000;
@@ -32,7 +32,7 @@ const MAX_INLINE_LENGTH = 64 * 1024;
  * choosing a config costs a map lookup on the hot path.
  */
 export function createConfigSelector(deps: { configs: ConfigRepository; clock: Clock }) {
-  const stored = new Map<string, StoredEntry>();
+  const stored = createLoadingCache<StoredEntry>({ clock: deps.clock, ttlMs: STORED_TTL_MS });
   const parsedVersions = new Map<string, GatewayConfig>();
   const inline = new Map<string, GatewayConfig>();
 
@@ -58,17 +58,14 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
     return parsed.config;
   }
 
-  async function loadStored(principal: Principal, slugOrId: string): Promise<StoredEntry> {
-    const cacheKey = `${principal.organisationId}\u0000${slugOrId}`;
-    const now = deps.clock.now();
-    const hit = stored.get(cacheKey);
-    if (hit && now - hit.loadedAt < STORED_TTL_MS) return hit;
+  const loadStored = (principal: Principal, slugOrId: string): Promise<StoredEntry> =>
+    stored.get(`${principal.organisationId}\u0000${slugOrId}`, () => readStored(principal, slugOrId));
 
+  async function readStored(principal: Principal, slugOrId: string): Promise<StoredEntry> {
     const row = isUuid(slugOrId)
       ? await deps.configs.findById(principal.organisationId, slugOrId.toLowerCase())
       : await deps.configs.findActiveBySlug(principal.organisationId, slugOrId);
     if (!row || row.status !== 'active') {
-      stored.delete(cacheKey);
       throw new AppError('CONFIG_NOT_FOUND', `No active config ${slugOrId}.`, { param: 'x-service-config' });
     }
     let config = parsedVersions.get(row.latest_version_id);
@@ -80,13 +77,7 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
       config = parsed.config;
       parsedVersions.set(row.latest_version_id, config);
     }
-    const entry: StoredEntry = {
-      row: { id: row.id, workspace_id: row.workspace_id, latest_version_id: row.latest_version_id },
-      config,
-      loadedAt: now,
-    };
-    stored.set(cacheKey, entry);
-    return entry;
+    return { row: { id: row.id, workspace_id: row.workspace_id, latest_version_id: row.latest_version_id }, config };
   }
 
   return {
