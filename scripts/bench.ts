@@ -25,6 +25,7 @@ import {
   type RunFigures,
   type Via,
 } from './bench/report.js';
+import { benchScaleOut, scaleOutTable, scaleOutUnavailable, type ScaleOutRun } from './bench/scale-out.js';
 import { childEnv, createWorkspaceKey, enableLimits, preflight, targetsFor } from './bench/setup.js';
 
 /**
@@ -46,9 +47,12 @@ import { childEnv, createWorkspaceKey, enableLimits, preflight, targetsFor } fro
  * functions; `--node-flags "…"` starts the gateway's node with those flags (to try V8 or GC settings).
  * Each scenario also runs `guarded`: through the gateway with a config of five built-in input
  * checks (GUARDED_CONFIG in bench/setup.ts), to show what guardrails cost; `--no-guardrails` leaves it out.
+ * Last, when PostgreSQL and Redis answer on 127.0.0.1 (or SVCGW_BENCH_POSTGRES_URL and
+ * SVCGW_BENCH_REDIS_URL), chat throughput of one gateway instance against three on one database
+ * and one Redis (issue #18); `--no-scale-out` leaves it out.
  */
 const USAGE =
-  'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR] [--wait-quiet SECONDS] [--no-limits] [--no-guardrails] [--node-flags "--max-semi-space-size=4 ..."]';
+  'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR] [--wait-quiet SECONDS] [--no-limits] [--no-guardrails] [--no-scale-out] [--node-flags "--max-semi-space-size=4 ..."]';
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
@@ -59,6 +63,7 @@ const { values } = parseArgs({
     'wait-quiet': { type: 'string', default: '30' },
     'no-limits': { type: 'boolean', default: false },
     'no-guardrails': { type: 'boolean', default: false },
+    'no-scale-out': { type: 'boolean', default: false },
     'node-flags': { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
   },
@@ -221,6 +226,7 @@ async function main(): Promise<void> {
   } else {
     process.stdout.write('every response was a 2xx with the expected body.\n');
   }
+  const scaleOut = aborted ? null : await runScaleOut(mock.url, env, connectionsForScaleOut());
   if (aborted) {
     const message = `\n${'!'.repeat(78)}\n!!! BENCHMARK ABORTED: ${aborted}\n${'!'.repeat(78)}\n`;
     process.stdout.write(message);
@@ -242,9 +248,44 @@ async function main(): Promise<void> {
     derived,
     targets: checks,
     failedRequests: runs.reduce((n, r) => n + failures(r), 0),
+    scaleOut,
     aborted,
   };
   process.stdout.write(`BENCH_JSON ${JSON.stringify(summary)}\n`);
+}
+
+/** The most connections a chat scenario asked for (32 by default): the scale-out runs use as many. */
+function connectionsForScaleOut(): number {
+  return Math.max(1, ...SCENARIOS.filter((s) => s.kind === 'chat').map((s) => s.connections));
+}
+
+async function runScaleOut(
+  mockUrl: string,
+  env: Record<string, string>,
+  connections: number,
+): Promise<ScaleOutRun[] | null> {
+  if (values['no-scale-out']) return null;
+  const unavailable = await scaleOutUnavailable();
+  if (unavailable) {
+    process.stdout.write(`\nscale-out runs skipped: ${unavailable}\n`);
+    return null;
+  }
+  process.stdout.write('\n');
+  const runs = await benchScaleOut({
+    bin: BIN,
+    cwd: PACKAGE_ROOT,
+    env,
+    mockUrl,
+    connections,
+    warmupMs: warmupSeconds * 1000,
+    measureMs: measureSeconds * 1000,
+    maxRequests,
+    write: (text) => process.stdout.write(text),
+  });
+  process.stdout.write(
+    `\n${scaleOutTable(runs)}\n(three instances share this machine's cores with the mock provider and the load generator: on ${machine().cpus} CPU(s) the figure shows the cost of sharing state, not the gain of more machines)\n`,
+  );
+  return runs;
 }
 
 async function measure(

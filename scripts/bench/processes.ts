@@ -9,6 +9,8 @@ export interface BenchChild {
   /** The last few kilobytes of its stdout and stderr, for a failure message. */
   output(): string;
   alive(): boolean;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once it has exited. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 const URL_LINE = /"url":"(http:\/\/[^"]+)"/;
@@ -92,7 +94,14 @@ export async function startNode(options: {
     throw error;
   });
 
-  return { name: options.name, pid, url, output: () => out, alive: () => isRunning(child) };
+  return {
+    name: options.name,
+    pid,
+    url,
+    output: () => out,
+    alive: () => isRunning(child),
+    stop: (graceMs = 10_000) => stop(child, graceMs),
+  };
 }
 
 /** SIGTERM to every child still running, SIGKILL after `graceMs`; resolves once all have exited. */
