@@ -1,12 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
+import pg from 'pg';
 import { Agent, request } from 'undici';
 import { PACKAGE_ROOT } from '../src/lib/package-root.js';
-import { DATABASE_FILE, openSqlite } from '../src/storage/database.js';
+import { DATABASE_FILE, engineOf, openDatabase, type Db } from '../src/storage/database.js';
 import { createRequestLogRepository, type RequestLogInsert } from '../src/storage/repositories/request-logs.js';
 import { killAllNow, startNode, stopAll } from './bench/processes.js';
 
@@ -15,19 +16,24 @@ import { killAllNow, startNode, stopAll } from './bench/processes.js';
  * 90 days LOG_RETENTION_DISPLAY keeps) into the SQLite file of a real `svcgw serve`, through the
  * request-log repository's insertBatch in batches of 500 as the gateway's writer does (so the
  * rollups are maintained as in production), then times every analytics endpoint over the whole
- * 90 days.
+ * 90 days. With `--database-url postgres://…/db` the server runs on PostgreSQL instead, on a
+ * fresh database made next to `db` (dropped at the end), and the rows go through the PostgreSQL
+ * repository's insertBatch.
  *
- *   node dist/scripts/bench-analytics.js [--rows 1000000] [--runs 5]
+ *   node dist/scripts/bench-analytics.js [--rows 1000000] [--runs 5] [--database-url URL]
  */
 const { values } = parseArgs({
   options: {
     rows: { type: 'string', default: '1000000' },
     runs: { type: 'string', default: '5' },
+    'database-url': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
-  process.stdout.write('usage: node dist/scripts/bench-analytics.js [--rows N] [--runs N]\n');
+  process.stdout.write(
+    'usage: node dist/scripts/bench-analytics.js [--rows N] [--runs N] [--database-url postgres://…]\n',
+  );
   process.exit(0);
 }
 const ROWS = Number(values.rows);
@@ -39,13 +45,22 @@ if (!Number.isInteger(ROWS) || ROWS < 1 || !Number.isInteger(RUNS) || RUNS < 1) 
 const DAY_MS = 86_400_000;
 const TARGET_MS = 500;
 let dataDir: string | null = null;
+/** The PostgreSQL database made for this run, dropped at the end. */
+let postgres: { adminUrl: string; name: string; url: string } | null = null;
 
 process.once('exit', () => {
   killAllNow();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void stopAll().finally(() => process.exit(130)));
+  process.once(
+    signal,
+    () =>
+      void stopAll()
+        .then(() => dropPostgresDatabase())
+        .catch(() => undefined)
+        .finally(() => process.exit(130)),
+  );
 
 /** A small seeded generator, so that every run draws the same mix (ids are random). */
 function random(seed: number): () => number {
@@ -80,14 +95,13 @@ const SOURCES = ['provider:openai-prod', 'virtual_key:main', 'direct', 'custom_h
  * writes them. Returns the time taken and the CPU time of this process per row.
  */
 async function generate(
-  dataDir: string,
+  db: Db,
   organisationId: string,
   workspaces: string[],
   now: number,
 ): Promise<{ ms: number; cpuUsPerRow: number }> {
   const started = performance.now();
   const cpu = process.cpuUsage();
-  const db = openSqlite(dataDir);
   const repo = createRequestLogRepository(db);
   const next = random(42);
   const keys = Array.from({ length: 40 }, () => randomUUID());
@@ -140,28 +154,51 @@ async function generate(
     }
     await repo.insertBatch(batch);
   }
-  await db.destroy();
   const used = process.cpuUsage(cpu);
   return { ms: performance.now() - started, cpuUsPerRow: (used.user + used.system) / ROWS };
 }
 
-/** Rows per rollup table and period, and the file's size: what the rollups cost on disk. */
-function storage(file: string): string {
-  const db = new SQLite(file, { readonly: true });
-  const count = (table: string) =>
+/** Rows per rollup table and period, and the database's size: what the rollups cost on disk. */
+async function storage(db: Db, dir: string): Promise<string> {
+  const count = async (table: 'analytics_rollups' | 'analytics_key_rollups') =>
     (
-      db.prepare(`SELECT period, count(*) AS n FROM ${table} GROUP BY period ORDER BY period`).all() as Array<{
-        period: number;
-        n: number;
-      }>
+      await db
+        .selectFrom(table)
+        .select(['period', sql<number>`count(*)`.as('n')])
+        .groupBy('period')
+        .orderBy('period')
+        .execute()
     )
       .map((r) => `${r.period}h ${r.n}`)
       .join(', ');
-  const pages = db.pragma('page_count', { simple: true }) as number;
-  const pageSize = db.pragma('page_size', { simple: true }) as number;
-  const out = `analytics_rollups rows: ${count('analytics_rollups')}; analytics_key_rollups rows: ${count('analytics_key_rollups')}; database ${((pages * pageSize) / 1e6).toFixed(0)} MB`;
-  db.close();
-  return out;
+  const bytes =
+    engineOf(db) === 'postgres'
+      ? Number(
+          (await sql<{ size: string }>`SELECT pg_database_size(current_database()) AS size`.execute(db)).rows[0]!.size,
+        )
+      : statSync(join(dir, DATABASE_FILE)).size;
+  return `analytics_rollups rows: ${await count('analytics_rollups')}; analytics_key_rollups rows: ${await count('analytics_key_rollups')}; database ${(bytes / 1e6).toFixed(0)} MB`;
+}
+
+/** A fresh database on the server of `adminUrl`, for this run only. */
+async function createPostgresDatabase(adminUrl: string): Promise<NonNullable<typeof postgres>> {
+  const name = `svcgw_bench_analytics_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { adminUrl, name, url: url.toString() };
+}
+
+async function dropPostgresDatabase(): Promise<void> {
+  if (!postgres) return;
+  const client = new pg.Client({ connectionString: postgres.adminUrl });
+  await client.connect();
+  await client.query(`DROP DATABASE IF EXISTS ${postgres.name} WITH (FORCE)`);
+  await client.end();
+  postgres = null;
 }
 
 /** Resident memory of a process in MB, from /proc (Linux); '?' elsewhere. */
@@ -187,18 +224,23 @@ async function timed(url: string, key: string): Promise<{ ms: number; status: nu
 async function main(): Promise<void> {
   const adminKey = randomBytes(20).toString('hex');
   dataDir = mkdtempSync(join(tmpdir(), 'svcgw-bench-analytics-'));
+  if (values['database-url']) postgres = await createPostgresDatabase(values['database-url']);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVCGW_') && v !== undefined) env[k] = v;
   const gateway = await startNode({
     name: 'svcgw serve',
     args: [join(PACKAGE_ROOT, 'bin', 'svcgw'), 'serve', '--port', '0', '--data-dir', dataDir],
     cwd: PACKAGE_ROOT,
-    env: { ...env, SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey, SVCGW_LOG_LEVEL: 'warn' },
+    env: {
+      ...env,
+      SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey,
+      SVCGW_LOG_LEVEL: 'warn',
+      ...(postgres ? { SVCGW_DATABASE_URL: postgres.url } : {}),
+    },
   });
-  const file = join(dataDir, DATABASE_FILE);
-  const reader = new SQLite(file, { readonly: true });
-  const organisationId = (reader.prepare('SELECT id FROM organisations').get() as { id: string }).id;
-  reader.close();
+  // This process's own connection to the server's database, as a second writer would be.
+  const db = openDatabase({ data_dir: dataDir, database_url: postgres?.url });
+  const organisationId = (await db.selectFrom('organisations').select('id').executeTakeFirstOrThrow()).id;
   const workspaces: string[] = [];
   for (let i = 0; i < 5; i++) {
     const res = await request(`${gateway.url}/v1/workspaces`, {
@@ -209,13 +251,16 @@ async function main(): Promise<void> {
     workspaces.push(((await res.body.json()) as { id: string }).id);
   }
   const now = Date.now();
-  process.stdout.write(`svcgw analytics benchmark, ${new Date(now).toISOString()}; gateway pid ${gateway.pid}\n`);
+  process.stdout.write(
+    `svcgw analytics benchmark, ${new Date(now).toISOString()}; gateway pid ${gateway.pid} on ${postgres ? `PostgreSQL (database ${postgres.name})` : 'SQLite'}\n`,
+  );
   const rssBefore = rssMb(gateway.pid);
-  const generated = await generate(dataDir, organisationId, workspaces, now);
+  const generated = await generate(db, organisationId, workspaces, now);
   process.stdout.write(
     `generated ${ROWS} request logs over 89 days through insertBatch in ${(generated.ms / 1000).toFixed(1)} s (${generated.cpuUsPerRow.toFixed(1)} µs CPU per row, rows and rollups)\n`,
   );
-  process.stdout.write(`${storage(file)}\n`);
+  process.stdout.write(`${await storage(db, dataDir)}\n`);
+  await db.destroy();
 
   const whole = `start_time=${new Date(now - 90 * DAY_MS).toISOString()}`;
   const first = await timed(`${gateway.url}/v1/analytics/summary?${whole}`, adminKey);
@@ -269,15 +314,17 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`\ngateway RSS after the queries: ${rssMb(gateway.pid)} MB\n`);
   process.stdout.write(
-    `\nBENCH_JSON ${JSON.stringify({ rows: ROWS, runs: RUNS, generate_ms: Math.round(generated.ms), generate_cpu_us_per_row: Number(generated.cpuUsPerRow.toFixed(1)), first_query_ms: Math.round(first.ms), rss_mb: rssMb(gateway.pid), results: results.map((r) => ({ ...r, median: Math.round(r.median), max: Math.round(r.max) })) })}\n`,
+    `\nBENCH_JSON ${JSON.stringify({ engine: postgres ? 'postgres' : 'sqlite', rows: ROWS, runs: RUNS, generate_ms: Math.round(generated.ms), generate_cpu_us_per_row: Number(generated.cpuUsPerRow.toFixed(1)), first_query_ms: Math.round(first.ms), rss_mb: rssMb(gateway.pid), results: results.map((r) => ({ ...r, median: Math.round(r.median), max: Math.round(r.max) })) })}\n`,
   );
   await timing.close();
   await stopAll();
+  await dropPostgresDatabase();
   if (results.some((r) => r.status !== 200)) process.exitCode = 1;
 }
 
 main().catch(async (error: unknown) => {
   process.stderr.write(`bench-analytics: ${(error as Error).stack ?? String(error)}\n`);
   await stopAll();
+  await dropPostgresDatabase().catch(() => undefined);
   process.exitCode = 1;
 });
