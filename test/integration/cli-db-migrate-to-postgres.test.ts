@@ -71,6 +71,15 @@ describe.skipIf(!hasPostgres)('svcgw db migrate-to-postgres', () => {
         200,
       );
     await server.server.requestLogs.flush();
+    // A finished log export: its file in <data_dir>/exports moves into the database.
+    const exported = await admin.post('/v1/logs/exports', {
+      workspace_id: 'default',
+      filters: {},
+      requested_data: ['id', 'ai_model'],
+    });
+    expect((await admin.post(`/v1/logs/exports/${exported.body.id}/start`)).status).toBe(200);
+    await server.server.observability.exports.idle();
+    expect((await admin.get(`/v1/logs/exports/${exported.body.id}`)).body.status).toBe('success');
     const auditBefore = (await admin.get('/v1/audit-logs?page_size=1')).body.total as number;
     await server.close();
     const masterKey = readFileSync(join(server.dataDir, 'master.key'), 'utf8').trim();
@@ -86,6 +95,11 @@ describe.skipIf(!hasPostgres)('svcgw db migrate-to-postgres', () => {
     expect(rows.integrations).toMatchObject({ sqlite: 1, postgresql: 1 });
     expect(rows.audit_logs.sqlite).toBe(auditBefore);
     expect(rows.analytics_rollups.postgresql).toBeGreaterThan(0);
+    expect(rows.log_export_chunks).toMatchObject({
+      sqlite: 1,
+      postgresql: 1,
+      from: expect.stringContaining('1 export file(s)'),
+    });
     expect(rows.cache_entries).toMatchObject({
       postgresql: null,
       skipped: expect.stringContaining('each PostgreSQL instance keeps its own'),
@@ -118,6 +132,11 @@ describe.skipIf(!hasPostgres)('svcgw db migrate-to-postgres', () => {
     expect((await moved.get('/v1/configs/prod')).body.config.override_params).toEqual({ model: 'gpt-4o-mini' });
     expect((await moved.get('/v1/logs?page_size=100')).body.total).toBe(6);
     expect((await moved.get('/v1/analytics/summary')).body.summary).toMatchObject({ requests: 6, successes: 6 });
+    const download = await fetch(`${pg.baseUrl}/v1/logs/exports/${exported.body.id}/download`, {
+      headers: { 'x-service-api-key': server.adminKey },
+    });
+    expect(download.status).toBe(200);
+    expect((await download.text()).trim().split('\n')).toHaveLength(6);
     // The stored credential decrypts with the copied master key: the request reaches the provider with it.
     mock.reset();
     expect((await moved.post('/v1/chat/completions', chat, { 'x-service-provider': '@mock-openai' })).status).toBe(200);

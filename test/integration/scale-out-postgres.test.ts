@@ -192,4 +192,57 @@ describe.skipIf(!hasServices)('several instances on PostgreSQL and Redis', () =>
     await resumed;
     expect((await onB.get('/v1/workspaces')).status).toBe(401);
   });
+
+  it('a log export written by one instance downloads through another, as JSONL and CSV', async () => {
+    const { servers, admins } = await instances(2);
+    const [a, b] = servers as [TestServer, TestServer];
+    const mock = await startMockOpenAI();
+    onTestFinished(() => mock.close());
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${a.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          'x-service-api-key': ADMIN_KEY,
+          'x-service-provider': 'openai',
+          'x-service-custom-host': mock.baseUrl,
+          authorization: 'Bearer provider-key',
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ model: `model-${i}`, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(res.status).toBe(200);
+    }
+    await a.server.requestLogs.flush();
+    const created = await admins[0]!.post('/v1/logs/exports', {
+      workspace_id: 'default',
+      filters: {},
+      requested_data: ['id', 'ai_model'],
+    });
+    expect(created.status).toBe(200);
+    expect(created.body.total).toBe(3);
+    const id = created.body.id as string;
+    expect((await admins[0]!.post(`/v1/logs/exports/${id}/start`)).status).toBe(200);
+    for (let i = 0; i < 200 && (await admins[1]!.get(`/v1/logs/exports/${id}`)).body.status === 'in_progress'; i++)
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    expect((await admins[1]!.get(`/v1/logs/exports/${id}`)).body.status).toBe('success');
+
+    const download = (format: string) =>
+      fetch(`${b.baseUrl}/v1/logs/exports/${id}/download?format=${format}`, {
+        headers: { 'x-service-api-key': ADMIN_KEY },
+      });
+    const jsonl = await download('jsonl');
+    expect(jsonl.status).toBe(200);
+    const models = (await jsonl.text())
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { ai_model: string }).ai_model);
+    expect(models.sort()).toEqual(['model-0', 'model-1', 'model-2']);
+    const csv = await (await download('csv')).text();
+    expect(csv.trim().split('\n')).toHaveLength(4);
+
+    // Deleted with the export's draft reset: nothing of the file is left for the next download.
+    expect((await admins[1]!.put(`/v1/logs/exports/${id}`, { filters: {}, description: 'again' })).status).toBe(200);
+    const rows = await b.server.db.selectFrom('log_export_chunks').select('seq').where('export_id', '=', id).execute();
+    expect(rows).toEqual([]);
+  });
 });

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { ZodApp } from '../../http/zod-app.js';
 import type { ObservabilityDeps } from './deps.js';
+import { exportFilesFor } from './exports/export-files.js';
 import { createExportRunner, type ExportRunner } from './exports/export-runner.js';
 import { registerExportRoutes } from './exports/export-routes.js';
 import { createExportStore } from './exports/export-store.js';
@@ -28,13 +29,13 @@ export interface Observability {
  * runner and the retention worker run between `start()` (after listen) and `stop()` (on close).
  */
 export function registerObservability(app: ZodApp, deps: ObservabilityDeps): Observability {
-  const exportsDir = join(deps.config.data_dir, 'exports');
+  const files = exportFilesFor(deps.db, join(deps.config.data_dir, 'exports'));
   const metrics = createMetricsRegistry();
   const unsubscribe = deps.requestLogs.onRecord(metrics.record);
   const exports = createExportRunner({
     db: deps.db,
     store: createExportStore(deps.db),
-    dir: exportsDir,
+    files,
     clock: deps.clock,
     logger: deps.logger,
   });
@@ -43,12 +44,12 @@ export function registerObservability(app: ZodApp, deps: ObservabilityDeps): Obs
     clock: deps.clock,
     logger: deps.logger,
     config: deps.config,
-    exportsDir,
+    exportFiles: files,
   });
 
   registerFeedbackRoutes(app, { db: deps.db, clock: deps.clock });
   registerTraceRoutes(app, deps);
-  registerExportRoutes(app, { ...deps, runner: exports, dir: exportsDir });
+  registerExportRoutes(app, { ...deps, runner: exports, files });
   registerMetricsRoute(app, { config: deps.config, registry: metrics });
 
   return {

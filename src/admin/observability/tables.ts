@@ -1,11 +1,12 @@
 /**
- * Tables of feedback and log exports (migration 0012),
+ * Tables of feedback and log exports (migrations 0012 and 0026),
  * declared here by module augmentation so that the shared schema file stays untouched.
  */
 declare module '../../storage/schema.js' {
   interface Database {
     feedback: FeedbackTable;
     log_exports: LogExportsTable;
+    log_export_chunks: LogExportChunksTable;
   }
 }
 
@@ -58,4 +59,11 @@ export interface LogExportsTable {
   last_updated_at: string;
   started_at: string | null;
   finished_at: string | null;
+}
+
+/** One batch of an export's JSONL file, when exports are kept in the database (PostgreSQL). */
+export interface LogExportChunksTable {
+  export_id: string;
+  seq: number;
+  data: string;
 }

@@ -93,10 +93,17 @@ async function migrateToPostgres(flags: MigrateFlags): Promise<void> {
         source,
         target,
         replace: flags.force === true,
+        exportsDir: join(from, 'exports'),
         ...(flags.batchSize ? { batchRows: flags.batchSize } : {}),
         onTable: (c) => {
           const target = c.target === null ? '-' : String(c.target);
-          const note = c.skipped ? `  not copied: ${c.skipped}` : c.target !== c.source ? '  DIFFERS' : '';
+          const note = c.skipped
+            ? `  not copied: ${c.skipped}`
+            : c.target !== c.source
+              ? '  DIFFERS'
+              : c.from
+                ? `  from ${c.from}`
+                : '';
           out(`${header}${c.table.padEnd(28)}${String(c.source).padStart(12)}${target.padStart(12)}${note}`);
           header = '';
         },
@@ -189,6 +196,7 @@ function printJson(
         sqlite: c.source,
         postgresql: c.target,
         ...(c.skipped ? { skipped: c.skipped } : {}),
+        ...(c.from ? { from: c.from } : {}),
       })),
       master_key: { source: key.source, key_id: key.keyId, credentials_checked: key.credentials },
     })}\n`,

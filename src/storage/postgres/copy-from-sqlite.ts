@@ -1,4 +1,6 @@
+import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import SQLite from 'better-sqlite3';
 import { sql, type RawBuilder } from 'kysely';
 import { DATABASE_FILE, type Db } from '../database.js';
@@ -10,12 +12,22 @@ export interface TableCount {
   /** Null for a table not copied (see `skipped`). */
   target: number | null;
   skipped?: string;
+  /** Where the rows came from when not the same table of the SQLite file. */
+  from?: string;
 }
 
 /** Tables the copy leaves out, with the reason shown to the operator. */
 const SKIPPED: Readonly<Record<string, string>> = {
   cache_entries: 'response cache: each PostgreSQL instance keeps its own in <data_dir>/cache.sqlite',
 };
+/**
+ * On one box log export files live in `<data_dir>/exports`; on PostgreSQL in `log_export_chunks`
+ * (so any instance serves a download): the copy fills the table from the files.
+ */
+const EXPORT_CHUNKS = 'log_export_chunks';
+/** About the size of what the export runner writes per batch. */
+const EXPORT_CHUNK_BYTES = 1 << 20;
+
 /** Kysely's bookkeeping: the target has its own, checked to name the same migrations instead. */
 const BOOKKEEPING = new Set(['kysely_migration', 'kysely_migration_lock']);
 /** PostgreSQL takes at most 65,535 parameters per statement. */
@@ -59,6 +71,8 @@ export interface CopyOptions {
   target: Db;
   /** Empty the target's svcgw tables first (in the same transaction) instead of refusing a target with data. */
   replace?: boolean;
+  /** `<data_dir>/exports` of the source: finished log export files, copied into `log_export_chunks`. */
+  exportsDir?: string;
   batchRows?: number;
   onTable?: (count: TableCount) => void;
 }
@@ -89,6 +103,18 @@ export async function copySqliteToPostgres(options: CopyOptions): Promise<TableC
 
       const counts: TableCount[] = [];
       for (const table of tables) {
+        if (table === EXPORT_CHUNKS && options.exportsDir) {
+          const files = await copyExportFiles(source, trx, options.exportsDir);
+          const count: TableCount = {
+            table,
+            source: files.chunks,
+            target: await countPostgres(trx, table),
+            from: `${files.files} export file(s) in ${options.exportsDir}`,
+          };
+          counts.push(count);
+          options.onTable?.(count);
+          continue;
+        }
         const skipped = SKIPPED[table];
         if (skipped === undefined)
           await copyTable(source, trx, table, options.batchRows ?? 1000).catch((error: unknown) => {
@@ -130,6 +156,37 @@ async function copyTable(source: SQLite.Database, trx: Db, table: string, batchR
     batch = [];
   }
   if (batch.length > 0) await insert(batch).execute(trx);
+}
+
+/** Every finished export's file, cut at line ends into chunks of about EXPORT_CHUNK_BYTES. */
+async function copyExportFiles(
+  source: SQLite.Database,
+  trx: Db,
+  dir: string,
+): Promise<{ files: number; chunks: number }> {
+  const finished = source
+    .prepare("SELECT id FROM log_exports WHERE status = 'success' AND file_name IS NOT NULL")
+    .all() as Array<{ id: string }>;
+  let files = 0;
+  let chunks = 0;
+  for (const { id } of finished) {
+    const path = join(dir, `${id}.jsonl`);
+    if (!existsSync(path)) continue;
+    files += 1;
+    let seq = 0;
+    let pending = '';
+    const flush = async () => {
+      await trx.insertInto(EXPORT_CHUNKS).values({ export_id: id, seq: ++seq, data: pending }).execute();
+      chunks += 1;
+      pending = '';
+    };
+    for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) {
+      pending += `${line}\n`;
+      if (pending.length >= EXPORT_CHUNK_BYTES) await flush();
+    }
+    if (pending.length > 0) await flush();
+  }
+  return { files, chunks };
 }
 
 /** Columns filled by a sequence (SQLite's autoincrement keys): the next id follows the copied ones. */

@@ -1,4 +1,3 @@
-import { access as fileExists, rm } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Principal } from '../../../auth/principal.js';
 import { AppError, notFound } from '../../../lib/errors.js';
@@ -9,10 +8,11 @@ import { idOrSlug, listBody, pageWindow, paginationQuery } from '../../shared/pa
 import { resolveWorkspace } from '../../shared/workspace-access.js';
 import type { ObservabilityDeps } from '../deps.js';
 import type { ExportStatus } from '../tables.js';
-import { csvStream, jsonlStream } from './export-download.js';
+import { csvStream } from './export-download.js';
+import type { ExportFiles } from './export-files.js';
 import { EXPORT_FIELDS, type ExportField } from './export-fields.js';
 import { countMatching, exportFilters, type ExportScope } from './export-filters.js';
-import { exportFilePath, type ExportRunner } from './export-runner.js';
+import type { ExportRunner } from './export-runner.js';
 import { createExportStore, toExportItem, type ExportRow } from './export-store.js';
 
 const TAG = ['Logs Export'];
@@ -56,7 +56,7 @@ const CANCELLABLE: readonly ExportStatus[] = ['draft', 'in_progress'];
  */
 export function registerExportRoutes(
   app: ZodApp,
-  deps: ObservabilityDeps & { runner: ExportRunner; dir: string },
+  deps: ObservabilityDeps & { runner: ExportRunner; files: ExportFiles },
 ): void {
   const store = createExportStore(deps.db);
   const now = () => new Date(deps.clock.now()).toISOString();
@@ -203,7 +203,7 @@ export function registerExportRoutes(
         last_updated_at: now(),
       });
       if (!changed) throw conflict(row, 'cancel it before changing it');
-      await removeFile(row.id);
+      await deps.files.remove(row.id);
       request.auditResourceId = row.id;
       request.auditWorkspaceId = row.workspace_id;
       return { id: row.id, total, object: 'export' as const };
@@ -292,18 +292,14 @@ export function registerExportRoutes(
       const row = await reachable(request.principal!, request.params.exportId);
       if (row.status !== 'success' || row.file_name === null)
         throw conflict(row, 'only a finished (success) export can be downloaded');
-      const path = exportFilePath(deps.dir, row.id);
-      await fileExists(path).catch(() => {
-        throw notFound('Export file');
-      });
+      const jsonl = await deps.files.read(row.id);
+      if (!jsonl) throw notFound('Export file');
       const csv = request.query.format === 'csv';
       reply
         .header('content-type', csv ? 'text/csv; charset=utf-8' : 'application/x-ndjson')
         .header('content-disposition', `attachment; filename="log-export-${row.id}.${csv ? 'csv' : 'jsonl'}"`)
         .header('cache-control', 'no-store');
-      return reply.send(csv ? csvStream(path, JSON.parse(row.requested_data) as ExportField[]) : jsonlStream(path));
+      return reply.send(csv ? csvStream(jsonl, JSON.parse(row.requested_data) as ExportField[]) : jsonl);
     },
   );
-
-  const removeFile = (id: string) => rm(exportFilePath(deps.dir, id), { force: true });
 }

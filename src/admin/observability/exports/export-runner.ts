@@ -1,5 +1,3 @@
-import { mkdir, open, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import type { Clock } from '../../../lib/clock.js';
 import type { Db } from '../../../storage/database.js';
@@ -8,6 +6,7 @@ import { runExclusive } from '../../../storage/job-lock.js';
 import { afterCommit } from '../../../storage/request-transaction.js';
 import { isPostgres } from '../../../storage/postgres/open-postgres.js';
 import { exportRecord, type ExportField } from './export-fields.js';
+import type { ExportFiles } from './export-files.js';
 import { matchingLogs, type ExportFilters } from './export-filters.js';
 import type { ExportRow, ExportStore } from './export-store.js';
 
@@ -19,19 +18,18 @@ const BUSY_RETRY_MS = 5_000;
 /** How often an instance on PostgreSQL looks for exports nobody is running. */
 const SWEEP_MS = 30_000;
 
-export const exportFilePath = (dir: string, id: string) => join(dir, `${id}.jsonl`);
-
 /**
  * Runs started exports one after another in the background: each reads the matching logs in
  * batches by `seq` (up to the newest log when it was started, so that it ends under load),
- * appends them to <data_dir>/exports/<id>.jsonl (mode 0600) and yields between batches.
+ * appends them to the export's file (export-files.ts: `<data_dir>/exports/<id>.jsonl`, or the
+ * database on PostgreSQL) and yields between batches.
  * A cancel is seen before the next batch. An export interrupted by a shutdown stays
  * `in_progress` and runs again from the start when the server next starts.
  */
 export function createExportRunner(deps: {
   db: Db;
   store: ExportStore;
-  dir: string;
+  files: ExportFiles;
   clock: Clock;
   logger: Logger;
   batchRows?: number;
@@ -51,15 +49,11 @@ export function createExportRunner(deps: {
       workspaceId: row.workspace_id,
       ownerUserId: row.owner_user_id,
     };
-    const path = exportFilePath(deps.dir, row.id);
-    await mkdir(deps.dir, { recursive: true, mode: 0o700 });
-    await rm(path, { force: true });
-    const file = await open(path, 'wx', 0o600);
+    const file = await deps.files.create(row.id);
     let cursor = 0;
     let written = 0;
     let finished = false;
     try {
-      await file.chmod(0o600); // whatever the umask
       for (;;) {
         if (stopped) return; // shutdown: stays in_progress, runs again at the next start
         if ((await deps.store.status(row.id)) !== 'in_progress') return; // cancelled
@@ -71,13 +65,13 @@ export function createExportRunner(deps: {
           .limit(batchRows)
           .execute();
         if (rows.length === 0) break;
-        await file.write(rows.map((r) => `${JSON.stringify(exportRecord(r, fields))}\n`).join(''));
+        await file.append(rows.map((r) => `${JSON.stringify(exportRecord(r, fields))}\n`).join(''));
         cursor = rows.at(-1)!.seq;
         written += rows.length;
         await deps.store.update(row.id, { cursor_seq: cursor, rows_written: written, last_updated_at: now() });
         await yieldToRequests();
       }
-      await file.sync();
+      await file.finish();
       finished = await deps.store.transition(row.id, ['in_progress'], {
         status: 'success',
         rows_written: written,
@@ -96,7 +90,7 @@ export function createExportRunner(deps: {
       });
     } finally {
       await file.close();
-      if (!finished && !stopped) await rm(path, { force: true });
+      if (!finished && !stopped) await deps.files.remove(row.id);
     }
   }
 

@@ -1,4 +1,3 @@
-import { rm } from 'node:fs/promises';
 import { sql } from 'kysely';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import type { Config } from '../../../config/schema.js';
@@ -6,7 +5,7 @@ import type { Clock } from '../../../lib/clock.js';
 import type { Db } from '../../../storage/database.js';
 import type { Logger } from '../../../telemetry/logger.js';
 import { ROLLUP_PERIODS } from '../../../storage/repositories/request-logs.js';
-import { exportFilePath } from '../exports/export-runner.js';
+import type { ExportFiles } from '../exports/export-files.js';
 import { runExclusive } from '../../../storage/job-lock.js';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -32,7 +31,7 @@ export interface RetentionDeps {
   logger: Logger;
   config: Pick<Config, 'log_retention_display' | 'metrics_retention_display' | 'retention_interval_ms'>;
   /** Where export files are (<data_dir>/exports). */
-  exportsDir: string;
+  exportFiles: ExportFiles;
 }
 
 /** Deletes up to `PURGE_BATCH_ROWS` rows a statement, yielding between statements, until none is left. */
@@ -118,7 +117,7 @@ export function createRetentionWorker(deps: RetentionDeps) {
       .where('status', '!=', 'in_progress')
       .execute();
     for (const { id } of old) {
-      await rm(exportFilePath(deps.exportsDir, id), { force: true });
+      await deps.exportFiles.remove(id);
       await deps.db.deleteFrom('log_exports').where('id', '=', id).execute();
     }
     return old.length;
