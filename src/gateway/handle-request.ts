@@ -88,7 +88,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
     let served: UpstreamAnswer | null = null;
     let plainJson: Buffer | null = null;
     let guard: RequestGuard | null = null;
-    const guardAbort = deps.guardrails ? new AbortController() : null;
+    let guardAbort: AbortController | null = null;
     reply.raw.once('close', () => {
       closed = true;
       if (plainJson) readUsage(draft, plainJson);
@@ -161,7 +161,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
             ? await deps.configs.select(configHeader, principal, workspaceId)
             : null;
       if (selected) draft.configId = selected.id;
-      if (deps.guardrails && guardAbort) {
+      if (deps.guardrails) {
         guard = await startGuardrails(deps.guardrails, {
           route,
           organisationId: principal.organisationId,
@@ -172,7 +172,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
           metadata: metadata ?? {},
           model: draft.requestedModel ?? undefined,
           traceId: headers.traceId,
-          signal: guardAbort.signal,
+          signal: () => (guardAbort ??= new AbortController()).signal,
           draft,
           capture,
         });

@@ -58,7 +58,8 @@ interface StartInput {
   metadata: Readonly<Record<string, string>>;
   model: string | undefined;
   traceId: string;
-  signal: AbortSignal;
+  /** The request's abort signal, made on first use: most requests run no guardrail and need none. */
+  signal: () => AbortSignal;
   /** The log record, which keeps the bodies as changed by checks (redaction visible in the log). */
   draft: RequestLogDraft;
   /** Bytes of each body the log keeps (0: none). */
@@ -107,7 +108,7 @@ export async function startGuardrails(deps: GatewayGuardrails, input: StartInput
       metadata: input.metadata,
       model: input.model,
       traceId: input.traceId,
-      signal: input.signal,
+      signal: input.signal(),
     },
   );
   return new RequestGuard(deps, input, run, found.before, found.after);
