@@ -168,6 +168,8 @@ describe('JWT authentication', () => {
     const s = await setup();
     const now = Math.floor(s.clock.now() / 1000);
     await s.idp.makeKey('k-unpublished', { publish: false });
+    await createWorkspace(s.g.admin, 'Old team', 'old-team');
+    expect((await s.g.admin.delete('/v1/workspaces/old-team')).status).toBe(200);
     const hs256 = await new SignJWT({
       iss: ISSUER,
       aud: AUDIENCE,
@@ -216,6 +218,7 @@ describe('JWT authentication', () => {
         'INVALID_JWT',
         /is not a member of workspace "team-b"/,
       ],
+      ['workspace_archived', await s.token({ workspace_slug: 'old-team' }), 'INVALID_JWT', /"old-team" is archived/],
       ['wrong_organisation', await s.token({ organisation_id: randomUUID() }), 'INVALID_JWT', /names organisation/],
       ['malformed', 'eyJhbGciOiJSUzI1NiJ9.bm90LWpzb24.c2lnbmF0dXJl', 'INVALID_JWT', /not a valid JWT/],
     ];
