@@ -40,6 +40,11 @@ export interface Principal {
   } | null;
   /** The key's workspace's `defaults.allowed_models`; absent or null: any. */
   workspaceAllowedModels?: readonly string[] | null;
+  /**
+   * Who the caller is, as gateway request logs name them (metadata `_user`, which the request's
+   * own metadata cannot replace): a JWT's e-mail or user claim. Absent for API keys.
+   */
+  userLabel?: string;
 }
 
 export type KeyKind = 'admin' | 'workspace';

@@ -65,3 +65,9 @@ export const scopeInfo = (name: string): ScopeInfo | undefined => byName.get(nam
 
 export const ALL_SCOPES: readonly string[] = SCOPES.map((scope) => scope.name);
 export const WORKSPACE_SCOPES: readonly string[] = SCOPES.filter((scope) => scope.workspace).map((scope) => scope.name);
+
+/**
+ * Scopes of the data plane (provider traffic). Every other authenticated route is the
+ * control plane, which API_ACCESS_ENABLED=OFF turns off as a whole.
+ */
+export const DATA_PLANE_SCOPES: ReadonlySet<string> = new Set(['completions.write', 'mcp.invoke']);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../config/load-config.js';
 import { SCOPES } from '../auth/scopes.js';
+import { grantedScopes } from '../auth/jwt/claims.js';
 import { envName, flagName, settingsSchema } from '../config/schema.js';
 import { featureVariable } from '../features/flags.js';
 import { ERROR_CODES } from '../lib/errors.js';
@@ -86,7 +87,8 @@ export function scopesTable(routes: readonly RouteAccess[]): string {
   }
   const rows = SCOPES.map((scope) => {
     const uses = (usedBy.get(scope.name) ?? []).sort();
-    return `| \`${scope.name}\` | ${scope.description} | yes | ${scope.workspace ? 'yes' : 'no'} | ${uses.length === 0 ? '—' : uses.join('<br>')} |`;
+    const jwt = grantedScopes([scope.name]).size > 0 ? 'yes' : 'no';
+    return `| \`${scope.name}\` | ${scope.description} | yes | ${scope.workspace ? 'yes' : 'no'} | ${jwt} | ${uses.length === 0 ? '—' : uses.join('<br>')} |`;
   });
   return [
     '# Scopes',
@@ -95,10 +97,11 @@ export function scopesTable(routes: readonly RouteAccess[]): string {
     'An API key carries a list of scopes, given when it is created (`GET /v1/api-keys/scopes` lists',
     'them too). Admin (organisation) keys may carry every scope; workspace keys only the scopes',
     'marked for them. A key can only grant scopes it holds itself. Which route needs which scope,',
-    'with key types and roles: [route-access.md](route-access.md).',
+    'with key types and roles: [route-access.md](route-access.md). JWTs ([jwt.md](jwt.md)) use the',
+    'scopes of their token that the JWTs column marks; they drop the others.',
     '',
-    '| Scope | Meaning | Admin keys | Workspace keys | Routes |',
-    '|---|---|---|---|---|',
+    '| Scope | Meaning | Admin keys | Workspace keys | JWTs | Routes |',
+    '|---|---|---|---|---|---|',
     ...rows,
     '',
   ].join('\n');

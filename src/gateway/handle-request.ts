@@ -115,8 +115,10 @@ export function createGatewayHandler(deps: GatewayDeps) {
       draft.parentSpanId = headers.parentSpanId;
       draft.spanName = headers.spanName;
       const keyMetadata = principal.defaults?.metadata;
-      const metadata =
+      let metadata =
         keyMetadata && Object.keys(keyMetadata).length > 0 ? { ...keyMetadata, ...headers.metadata } : headers.metadata;
+      // A JWT's user is logged as the token says, whatever the request's own metadata claims.
+      if (principal.userLabel) metadata = { ...metadata, _user: principal.userLabel };
       draft.metadata = metadata;
       reply.header('x-service-trace-id', headers.traceId);
 

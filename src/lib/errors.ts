@@ -41,6 +41,23 @@ export const ERROR_CODES = {
     type: 'authentication_error',
     summary: 'The API key is unknown, malformed, expired or revoked.',
   },
+  INVALID_JWT: {
+    status: 401,
+    type: 'authentication_error',
+    summary:
+      'The JWT was refused: the message says why (unknown issuer or kid, bad signature, not yet valid, wrong audience, a claim missing, an unknown workspace, …); see docs/jwt.md.',
+  },
+  JWT_EXPIRED: {
+    status: 401,
+    type: 'authentication_error',
+    summary: 'The JWT is past its exp (beyond the clock tolerance): get a new token from the identity provider.',
+  },
+  JWKS_UNAVAILABLE: {
+    status: 503,
+    type: 'api_error',
+    summary:
+      "The JWT could not be checked because the organisation's JWKS could not be fetched (and no earlier copy was at hand); retry later.",
+  },
   MISSING_SCOPE: { status: 403, type: 'permission_error', summary: 'The API key lacks the scope the route needs.' },
   KEY_TYPE_NOT_ALLOWED: {
     status: 403,

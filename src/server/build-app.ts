@@ -26,6 +26,11 @@ import { registerSecuritySettingsRoutes } from '../admin/settings/routes.js';
 import { createSecuritySettings } from '../admin/settings/security-settings.js';
 import { createFeatureFlags } from '../features/flags.js';
 import { createApiKeyVerifier, type ApiKeyVerifier } from '../auth/api-key-service.js';
+import { createJwksCache } from '../auth/jwt/jwks-cache.js';
+import { createJwtAuthenticator, type JwtAuthenticator } from '../auth/jwt/jwt-authenticator.js';
+import { registerJwtSettingsRoutes } from '../admin/jwt/routes.js';
+import { createJwtSettingsService } from '../admin/jwt/service.js';
+import { createJwtGate } from './plugins/jwt-auth.js';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { VERSION } from '../lib/version.js';
@@ -176,7 +181,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerErrorHandling(app);
   await registerOpenApi(app, VERSION);
   const features = createFeatureFlags(deps.config);
-  registerAuth(app, { keys, routes, features });
+  const jwtAuth = createJwtAuthenticatorFor(deps, repos);
+  registerAuth(app, {
+    keys,
+    routes,
+    features,
+    jwt: createJwtGate({
+      authenticator: jwtAuth,
+      audit: features.enabled('audit_logs') ? repos.auditLogs : null,
+      clock: deps.clock,
+    }),
+  });
   const requestLogs = createRequestLogWriter({
     repo: repos.requestLogs,
     logger: deps.logger,
@@ -317,6 +332,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerAnalytics(zapp, observabilityDeps);
   const observability = registerObservability(zapp, observabilityDeps);
   registerSecuritySettingsRoutes(zapp, { settings: securitySettings, workspaces: repos.workspaces });
+  registerJwtSettingsRoutes(
+    zapp,
+    createJwtSettingsService({
+      repo: repos.jwtSettings,
+      clock: deps.clock,
+      onChange: () => changes.publish({ topic: 'settings' }),
+    }),
+  );
   registerLogStreamRoute(zapp, { workspaces: repos.workspaces, writer: requestLogs, visibility });
   registerProviderCatalogRoute(zapp);
   const pricing = createPricingService({ config: deps.config, clock: deps.clock, logger: deps.logger });
@@ -365,15 +388,53 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   subscribeCaches(changes, {
-    keys: localKeys,
+    // A JWT caller's user, membership and workspace change when keys' do; its settings with the others.
+    keys: {
+      ...localKeys,
+      invalidateAll: () => {
+        localKeys.invalidateAll();
+        jwtAuth.invalidate();
+      },
+    },
     credentials: localCredentials,
     configs: configSelector,
     guardrails,
     limits: limits.service,
-    settings: securitySettings,
+    settings: {
+      invalidate: () => {
+        securitySettings.invalidate();
+        jwtAuth.invalidate();
+      },
+    },
   });
   await app.ready();
   return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails, changes };
+}
+
+/** JWT authentication over the server's own tables, its key sets fetched on the server's clock. */
+function createJwtAuthenticatorFor(deps: AppDeps, repos: Repositories): JwtAuthenticator {
+  return createJwtAuthenticator({
+    directory: {
+      settings: repos.jwtSettings,
+      findWorkspace: repos.workspaces.findByIdOrSlug,
+      findUserById: repos.users.findById,
+      findUserByEmail: repos.users.findByEmail,
+      findMemberRole: async (workspaceId, userId) =>
+        (await repos.workspaces.findMember(workspaceId, userId))?.role ?? null,
+    },
+    jwks: createJwksCache({
+      clock: deps.clock,
+      onStale: (url, reason) => {
+        const { origin, pathname } = new URL(url); // the query is left out of logs
+        deps.logger.warn(
+          { jwks_url: `${origin}${pathname}`, reason },
+          'JWKS refresh failed; using the keys fetched before',
+        );
+      },
+    }),
+    clock: deps.clock,
+    cacheTtlMs: deps.config.key_cache_ttl_ms,
+  });
 }
 
 /**

@@ -111,7 +111,8 @@ export interface AuditLogsTable {
   organisation_id: string;
   workspace_id: string | null;
   timestamp: string;
-  actor_type: 'api_key' | 'system';
+  /** `jwt`: a caller that authenticated with a JWT (docs/jwt.md), or tried to. */
+  actor_type: 'api_key' | 'system' | 'jwt';
   actor_key_id: string | null;
   actor_user_id: string | null;
   action: string;
@@ -124,6 +125,18 @@ export interface AuditLogsTable {
   response_status_code: number;
   client_ip: string | null;
   request_id: string;
+  /** Why an authentication was refused (failed JWTs); null for every other record. */
+  detail?: string | null;
+}
+
+/** An organisation's JWT authentication (docs/jwt.md); `settings` is JSON, see auth/jwt/settings.ts. */
+export interface JwtSettingsTable {
+  organisation_id: string;
+  /** The `iss` its tokens carry; unique, so that a token names its organisation. */
+  issuer: string;
+  settings: string;
+  created_at: string;
+  last_updated_at: string;
 }
 
 export interface Database {
@@ -155,6 +168,7 @@ export interface Database {
   prompts: PromptsTable;
   prompt_versions: PromptVersionsTable;
   prompt_labels: PromptLabelsTable;
+  jwt_settings: JwtSettingsTable;
 }
 
 export type CredentialStatus = 'active' | 'archived';

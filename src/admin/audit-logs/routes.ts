@@ -9,12 +9,12 @@ const listAuditLogsQuery = z
     start_time: z.iso.datetime({ offset: true }).optional(),
     end_time: z.iso.datetime({ offset: true }).optional(),
     user_id: z.uuid().optional(),
-    api_key_id: z.uuid().optional(),
+    api_key_id: z.uuid().optional().describe('The key, or the key id of a JWT caller (docs/jwt.md).'),
     workspace_id: z.uuid().optional(),
     resource_type: z.string().max(64).optional(),
     resource_id: z.string().max(64).optional(),
     action: z.string().max(64).optional(),
-    method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']).optional(),
+    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).optional(),
     ...paginationQuery,
     page_size: paginationQuery.page_size.pipe(z.number().max(100)),
   })
@@ -25,7 +25,7 @@ const auditRecord = z.object({
   timestamp: z.string(),
   organisation_id: z.uuid(),
   workspace_id: z.string().nullable(),
-  user_type: z.enum(['api_key', 'system']),
+  user_type: z.enum(['api_key', 'system', 'jwt']),
   user_id: z.string().nullable(),
   api_key_id: z.string().nullable(),
   action: z.string(),
@@ -38,6 +38,8 @@ const auditRecord = z.object({
   response_status_code: z.number(),
   client_ip: z.string().nullable(),
   request_id: z.string(),
+  /** Why an authentication was refused (failed JWTs); null on every other record. */
+  detail: z.string().nullable(),
   object: z.literal('audit-log'),
 });
 
@@ -88,6 +90,7 @@ export function registerAuditLogRoutes(app: ZodApp, repo: AuditLogRepository): v
         response_status_code: row.response_status_code,
         client_ip: row.client_ip,
         request_id: row.request_id,
+        detail: row.detail ?? null,
         object: 'audit-log' as const,
       }));
       return listBody(data, total);

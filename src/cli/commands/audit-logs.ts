@@ -23,7 +23,7 @@ interface AuditListOptions {
   resourceType?: string;
   resourceId?: string;
   action?: string;
-  method?: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 }
 
 const COLUMNS: Column<AuditRecord>[] = [
@@ -53,7 +53,9 @@ export function auditLogsCommand(): Command {
         .option('--resource-type <type>', 'only this resource type (api_key, workspace, rate_limits_policy, …)')
         .option('--resource-id <id>', 'only this resource')
         .option('--action <action>', 'only this action (create, update, delete, …)')
-        .addOption(new Option('--method <method>', 'only this HTTP method').choices(['POST', 'PUT', 'PATCH', 'DELETE']))
+        .addOption(
+          new Option('--method <method>', 'only this HTTP method').choices(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
+        )
         .action(
           run(async (ctx: Context<AuditListOptions>) => {
             const o = ctx.opts;
@@ -74,6 +76,7 @@ export function auditLogsCommand(): Command {
       [
         'svcgw audit-logs list --resource-type api_key --action delete',
         'svcgw audit-logs list --since 2026-01-01T00:00:00Z --all --json',
+        'svcgw audit-logs list --resource-type jwt --method GET --json',
       ],
     ),
   );

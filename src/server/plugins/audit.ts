@@ -121,7 +121,7 @@ function auditRecord(request: FastifyRequest, reply: FastifyReply, clock: Clock)
     organisation_id: principal.organisationId,
     workspace_id: request.auditWorkspaceId ?? principal.workspaceId,
     timestamp: new Date(clock.now()).toISOString(),
-    actor_type: principal.via ? 'system' : 'api_key',
+    actor_type: principal.via ? 'system' : principal.authMethod === 'jwt' ? 'jwt' : 'api_key',
     actor_key_id: principal.via ? null : principal.keyId,
     actor_user_id: principal.userId,
     action: audit.action,

@@ -2,10 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { effectiveWorkspaceRole } from '../../admin/shared/workspace-access.js';
 import type { ApiKeyVerifier } from '../../auth/api-key-service.js';
 import { serviceKeyInAuthorization } from '../../auth/bearer-key.js';
+import { jwtLacksScope } from '../../auth/jwt/claims.js';
+import { looksLikeJwt } from '../../auth/jwt/token-shape.js';
 import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
+import { DATA_PLANE_SCOPES } from '../../auth/scopes.js';
 import { featureDisabledError, type Feature, type FeatureFlags } from '../../features/flags.js';
 import { AppError } from '../../lib/errors.js';
 import type { RouteAccess, RouteAuth, RouteRoles } from '../../http/route-config.js';
+import type { JwtGate } from './jwt-auth.js';
 
 export const API_KEY_HEADER = 'x-service-api-key';
 
@@ -24,12 +28,6 @@ const REJECTIONS = {
   rotated: 'The API key was rotated and its transition period has ended; use the new key.',
   workspace_archived: 'The API key belongs to an archived workspace.',
 } as const;
-
-/**
- * Scopes of the data plane (provider traffic). Every other authenticated route is the
- * control plane, which API_ACCESS_ENABLED=OFF turns off as a whole.
- */
-export const DATA_PLANE_SCOPES: ReadonlySet<string> = new Set(['completions.write', 'mcp.invoke']);
 
 /** The features a route belongs to: those it declares, plus `api_access` for the control plane. */
 export function routeFeatures(auth: RouteAuth, declared: Feature | readonly Feature[] | undefined): Feature[] {
@@ -69,7 +67,7 @@ export const describeRoles = (roles: RouteRoles): string =>
  */
 export function registerAuth(
   app: FastifyInstance,
-  deps: { keys: ApiKeyVerifier; routes: RouteAccess[]; features: FeatureFlags },
+  deps: { keys: ApiKeyVerifier; routes: RouteAccess[]; features: FeatureFlags; jwt: JwtGate },
 ): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('verifiedPrincipal', null);
@@ -104,7 +102,10 @@ export function registerAuth(
         `Missing API key: send it in the ${API_KEY_HEADER} header (or as Authorization: Bearer svc-…).`,
       );
     }
-    const result = await deps.keys.verify(raw);
+    // A JWT (docs/jwt.md) is told from a key by its shape; its refusals are audited there.
+    const result = looksLikeJwt(raw)
+      ? { ok: true as const, principal: await deps.jwt(raw, request) }
+      : await deps.keys.verify(raw);
     if (!result.ok)
       throw new AppError(
         result.reason === 'workspace_archived' ? 'WORKSPACE_ARCHIVED' : 'INVALID_API_KEY',
@@ -124,7 +125,10 @@ export function registerAuth(
     }
     const scope = auth.scope === null || typeof auth.scope === 'string' ? auth.scope : auth.scope[kind];
     if (scope !== null && !principal.scopes.has(scope)) {
-      throw new AppError('MISSING_SCOPE', `The API key lacks the scope ${scope}.`);
+      throw new AppError(
+        'MISSING_SCOPE',
+        principal.authMethod === 'jwt' ? jwtLacksScope(scope) : `The API key lacks the scope ${scope}.`,
+      );
     }
     if (auth.roles && !holdsRole(principal, auth.roles)) {
       throw new AppError(
