@@ -5,6 +5,8 @@ import { serviceKeyInAuthorization } from '../../auth/bearer-key.js';
 import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
 import { featureDisabledError, type Feature, type FeatureFlags } from '../../features/flags.js';
 import { AppError } from '../../lib/errors.js';
+import type { ScimTokenVerifier } from '../../auth/scim-tokens.js';
+import { authenticateScim } from './scim-auth.js';
 import type { RouteAccess, RouteAuth, RouteRoles } from '../../http/route-config.js';
 
 export const API_KEY_HEADER = 'x-service-api-key';
@@ -23,6 +25,7 @@ const REJECTIONS = {
   expired: 'The API key has expired.',
   rotated: 'The API key was rotated and its transition period has ended; use the new key.',
   workspace_archived: 'The API key belongs to an archived workspace.',
+  user_deactivated: "The API key's user is deactivated.",
 } as const;
 
 /**
@@ -36,7 +39,13 @@ export function routeFeatures(auth: RouteAuth, declared: Feature | readonly Feat
   const features: Feature[] = declared === undefined ? [] : typeof declared === 'string' ? [declared] : [...declared];
   if (!('public' in auth)) {
     const scopes =
-      auth.scope === null ? [null] : typeof auth.scope === 'string' ? [auth.scope] : Object.values(auth.scope);
+      'scim' in auth
+        ? [null]
+        : auth.scope === null
+          ? [null]
+          : typeof auth.scope === 'string'
+            ? [auth.scope]
+            : Object.values(auth.scope);
     const dataPlane = scopes.every((scope) => scope !== null && DATA_PLANE_SCOPES.has(scope));
     if (!dataPlane && !features.includes('api_access')) features.unshift('api_access');
   }
@@ -69,7 +78,7 @@ export const describeRoles = (roles: RouteRoles): string =>
  */
 export function registerAuth(
   app: FastifyInstance,
-  deps: { keys: ApiKeyVerifier; routes: RouteAccess[]; features: FeatureFlags },
+  deps: { keys: ApiKeyVerifier; routes: RouteAccess[]; features: FeatureFlags; scim?: ScimTokenVerifier },
 ): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('verifiedPrincipal', null);
@@ -91,6 +100,11 @@ export function registerAuth(
     if (!auth) return;
     const disabled = deps.features.firstDisabled(routeFeatures(auth, request.routeOptions.config.feature));
     if ('public' in auth) {
+      if (disabled) throw featureDisabledError(disabled);
+      return;
+    }
+    if ('scim' in auth) {
+      request.principal = await authenticateScim(deps.scim, request.headers);
       if (disabled) throw featureDisabledError(disabled);
       return;
     }

@@ -17,6 +17,10 @@ import { createUserRepository } from './users.js';
 import { createIntegrationModelRepository } from './integration-models.js';
 import { createModelAliasRepository } from './model-aliases.js';
 import { createPromptRepository } from './prompts.js';
+import { createScimGroupRepository } from './scim-groups.js';
+import { createScimMappingRepository } from './scim-mappings.js';
+import { createScimTokenRepository } from './scim-tokens.js';
+import { createScimUserRepository } from './scim-users.js';
 
 export function createRepositories(db: Db) {
   return {
@@ -38,6 +42,10 @@ export function createRepositories(db: Db) {
     integrationModels: createIntegrationModelRepository(db),
     modelAliases: createModelAliasRepository(db),
     prompts: createPromptRepository(db),
+    scimTokens: createScimTokenRepository(db),
+    scimUsers: createScimUserRepository(db),
+    scimGroups: createScimGroupRepository(db),
+    scimMappings: createScimMappingRepository(db),
   };
 }
 
