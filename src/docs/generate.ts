@@ -52,7 +52,7 @@ export function routeAccessTable(routes: readonly RouteAccess[]): string {
     .map(({ method, url, auth, features }) => {
       const flags = features.length === 0 ? '' : features.map((f) => `\`${featureVariable(f)}\``).join(', ');
       if ('public' in auth) return `| ${method} | \`${url}\` | none (public) | anyone | anyone | ${flags} |`;
-      if ('scim' in auth) return `| ${method} | \`${url}\` | none: a SCIM token | SCIM token | — | ${flags} |`;
+      if ('scim' in auth) return `| ${method} | \`${url}\` | — | SCIM token (no API key) | — | ${flags} |`;
       return `| ${method} | \`${url}\` | ${scopeCell(auth)} | ${auth.keyTypes.join(', ')} | ${rolesCell(auth.roles)} | ${flags} |`;
     });
   return [

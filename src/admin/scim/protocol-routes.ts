@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { RouteAudit } from '../../http/route-config.js';
 import type { ZodApp } from '../../http/zod-app.js';
 import { REDACTED } from '../../lib/redact.js';
@@ -25,8 +26,18 @@ const audited = (resourceType: 'user' | 'group', action: string) => ({
   ...config,
   audit: { resourceType: `scim_${resourceType}`, action, secretFields: ['password'] } satisfies RouteAudit,
 });
-/** The SCIM routes are described by the discovery endpoints and docs/scim.md, not the OpenAPI document. */
-const schema = { hide: true };
+/**
+ * The OpenAPI entry of a SCIM route. Bodies and answers are SCIM resources (RFC 7643), as the
+ * discovery routes and docs/scim.md describe them; they are not restated as schemas here.
+ */
+const doc = (summary: string, withId = false) => ({
+  tags: ['SCIM protocol'],
+  summary,
+  description:
+    'For identity providers: Authorization: Bearer <SCIM token>, application/scim+json. Errors use the SCIM error schema (RFC 7644 §3.12). See docs/scim.md.',
+  security: [{ 'SCIM-Token': [] }],
+  ...(withId ? { params: z.object({ id: z.string() }) } : {}),
+});
 
 /** The body as the provider sent it; `request.body` keeps a copy without passwords, for the audit record. */
 const sentBodies = new WeakMap<FastifyRequest, unknown>();
@@ -87,113 +98,167 @@ export function registerScimProtocolRoutes(
     request.body = withoutPasswords(request.body);
   });
 
-  app.get(`${SCIM_BASE_PATH}/ServiceProviderConfig`, { schema, config }, async (request, reply) =>
-    answer(reply, 200, serviceProviderConfig(baseUrlOf(request))),
+  app.get(
+    `${SCIM_BASE_PATH}/ServiceProviderConfig`,
+    { schema: doc('What this SCIM service provider supports'), config },
+    async (request, reply) => answer(reply, 200, serviceProviderConfig(baseUrlOf(request))),
   );
-  app.get(`${SCIM_BASE_PATH}/ResourceTypes`, { schema, config }, async (request, reply) => {
-    const types = allResourceTypes(baseUrlOf(request));
-    return answer(reply, 200, listResponse(types, types.length, 1));
-  });
-  app.get(`${SCIM_BASE_PATH}/ResourceTypes/:id`, { schema, config }, async (request, reply) => {
-    const id = idOf(request);
-    if (!isResourceTypeName(id)) throw new ScimError('NOT_FOUND', `Resource type ${id} not found.`);
-    return answer(reply, 200, resourceType(id, baseUrlOf(request)));
-  });
-  app.get(`${SCIM_BASE_PATH}/Schemas`, { schema, config }, async (request, reply) => {
-    const schemas = allSchemas(baseUrlOf(request));
-    return answer(reply, 200, listResponse(schemas, schemas.length, 1));
-  });
-  app.get(`${SCIM_BASE_PATH}/Schemas/:id`, { schema, config }, async (request, reply) => {
+  app.get(
+    `${SCIM_BASE_PATH}/ResourceTypes`,
+    { schema: doc('SCIM resource types (User, Group)'), config },
+    async (request, reply) => {
+      const types = allResourceTypes(baseUrlOf(request));
+      return answer(reply, 200, listResponse(types, types.length, 1));
+    },
+  );
+  app.get(
+    `${SCIM_BASE_PATH}/ResourceTypes/:id`,
+    { schema: doc('A SCIM resource type', true), config },
+    async (request, reply) => {
+      const id = idOf(request);
+      if (!isResourceTypeName(id)) throw new ScimError('NOT_FOUND', `Resource type ${id} not found.`);
+      return answer(reply, 200, resourceType(id, baseUrlOf(request)));
+    },
+  );
+  app.get(
+    `${SCIM_BASE_PATH}/Schemas`,
+    { schema: doc('SCIM schemas, with the attributes svcgw keeps'), config },
+    async (request, reply) => {
+      const schemas = allSchemas(baseUrlOf(request));
+      return answer(reply, 200, listResponse(schemas, schemas.length, 1));
+    },
+  );
+  app.get(`${SCIM_BASE_PATH}/Schemas/:id`, { schema: doc('A SCIM schema', true), config }, async (request, reply) => {
     const found = schemaResource(idOf(request), baseUrlOf(request));
     if (!found) throw new ScimError('NOT_FOUND', `Schema ${idOf(request)} not found.`);
     return answer(reply, 200, found);
   });
 
   const users = services.users;
-  app.get(`${SCIM_BASE_PATH}/Users`, { schema, config }, async (request, reply) => {
-    const query = listQueryOf(request.query as Record<string, unknown>, USER_FILTERS);
-    const { total, resources } = await users.list(request.principal!, query, baseUrlOf(request));
-    const shown = resources.map((resource) => project(resource, query.projection));
-    return answer(reply, 200, listResponse(shown, total, query.startIndex));
-  });
-  app.get(`${SCIM_BASE_PATH}/Users/:id`, { schema, config }, async (request, reply) =>
+  app.get(
+    `${SCIM_BASE_PATH}/Users`,
+    { schema: doc('List users (filter eq, startIndex, count)'), config },
+    async (request, reply) => {
+      const query = listQueryOf(request.query as Record<string, unknown>, USER_FILTERS);
+      const { total, resources } = await users.list(request.principal!, query, baseUrlOf(request));
+      const shown = resources.map((resource) => project(resource, query.projection));
+      return answer(reply, 200, listResponse(shown, total, query.startIndex));
+    },
+  );
+  app.get(`${SCIM_BASE_PATH}/Users/:id`, { schema: doc('Get a user', true), config }, async (request, reply) =>
     answerRead(request, reply, await users.get(request.principal!, idOf(request), baseUrlOf(request))),
   );
-  app.post(`${SCIM_BASE_PATH}/Users`, { schema, config: audited('user', 'create') }, async (request, reply) => {
-    const view = await users.create(request.principal!, bodyOf(request), baseUrlOf(request));
-    request.auditResourceId = view.row.id;
-    reply.header('location', locationOf(baseUrlOf(request), 'Users', view.row.id));
-    return answer(reply, 201, view.resource, view.version);
-  });
-  app.put(`${SCIM_BASE_PATH}/Users/:id`, { schema, config: audited('user', 'update') }, async (request, reply) => {
-    request.auditResourceId = idOf(request);
-    const view = await users.replace(
-      request.principal!,
-      idOf(request),
-      bodyOf(request),
-      ifMatchOf(request),
-      baseUrlOf(request),
-    );
-    return answer(reply, 200, view.resource, view.version);
-  });
-  app.patch(`${SCIM_BASE_PATH}/Users/:id`, { schema, config: audited('user', 'update') }, async (request, reply) => {
-    request.auditResourceId = idOf(request);
-    const view = await users.patch(
-      request.principal!,
-      idOf(request),
-      bodyOf(request),
-      ifMatchOf(request),
-      baseUrlOf(request),
-    );
-    return answer(reply, 200, view.resource, view.version);
-  });
-  app.delete(`${SCIM_BASE_PATH}/Users/:id`, { schema, config: audited('user', 'delete') }, async (request, reply) => {
-    request.auditResourceId = idOf(request);
-    await users.remove(request.principal!, idOf(request), ifMatchOf(request), baseUrlOf(request));
-    return reply.code(204).send();
-  });
+  app.post(
+    `${SCIM_BASE_PATH}/Users`,
+    { schema: doc('Provision a user'), config: audited('user', 'create') },
+    async (request, reply) => {
+      const view = await users.create(request.principal!, bodyOf(request), baseUrlOf(request));
+      request.auditResourceId = view.row.id;
+      reply.header('location', locationOf(baseUrlOf(request), 'Users', view.row.id));
+      return answer(reply, 201, view.resource, view.version);
+    },
+  );
+  app.put(
+    `${SCIM_BASE_PATH}/Users/:id`,
+    { schema: doc('Replace a user', true), config: audited('user', 'update') },
+    async (request, reply) => {
+      request.auditResourceId = idOf(request);
+      const view = await users.replace(
+        request.principal!,
+        idOf(request),
+        bodyOf(request),
+        ifMatchOf(request),
+        baseUrlOf(request),
+      );
+      return answer(reply, 200, view.resource, view.version);
+    },
+  );
+  app.patch(
+    `${SCIM_BASE_PATH}/Users/:id`,
+    { schema: doc('Change a user (PatchOp; active: false deactivates)', true), config: audited('user', 'update') },
+    async (request, reply) => {
+      request.auditResourceId = idOf(request);
+      const view = await users.patch(
+        request.principal!,
+        idOf(request),
+        bodyOf(request),
+        ifMatchOf(request),
+        baseUrlOf(request),
+      );
+      return answer(reply, 200, view.resource, view.version);
+    },
+  );
+  app.delete(
+    `${SCIM_BASE_PATH}/Users/:id`,
+    { schema: doc('Delete a user', true), config: audited('user', 'delete') },
+    async (request, reply) => {
+      request.auditResourceId = idOf(request);
+      await users.remove(request.principal!, idOf(request), ifMatchOf(request), baseUrlOf(request));
+      return reply.code(204).send();
+    },
+  );
 
   const groups = services.groups;
-  app.get(`${SCIM_BASE_PATH}/Groups`, { schema, config }, async (request, reply) => {
-    const query = listQueryOf(request.query as Record<string, unknown>, GROUP_FILTERS);
-    const { total, resources } = await groups.list(request.principal!, query, baseUrlOf(request));
-    const shown = resources.map((resource) => project(resource, query.projection));
-    return answer(reply, 200, listResponse(shown, total, query.startIndex));
-  });
-  app.get(`${SCIM_BASE_PATH}/Groups/:id`, { schema, config }, async (request, reply) =>
+  app.get(
+    `${SCIM_BASE_PATH}/Groups`,
+    { schema: doc('List groups (filter eq, startIndex, count)'), config },
+    async (request, reply) => {
+      const query = listQueryOf(request.query as Record<string, unknown>, GROUP_FILTERS);
+      const { total, resources } = await groups.list(request.principal!, query, baseUrlOf(request));
+      const shown = resources.map((resource) => project(resource, query.projection));
+      return answer(reply, 200, listResponse(shown, total, query.startIndex));
+    },
+  );
+  app.get(`${SCIM_BASE_PATH}/Groups/:id`, { schema: doc('Get a group', true), config }, async (request, reply) =>
     answerRead(request, reply, await groups.get(request.principal!, idOf(request), baseUrlOf(request))),
   );
-  app.post(`${SCIM_BASE_PATH}/Groups`, { schema, config: audited('group', 'create') }, async (request, reply) => {
-    const view = await groups.create(request.principal!, bodyOf(request), baseUrlOf(request));
-    request.auditResourceId = view.row.id;
-    reply.header('location', locationOf(baseUrlOf(request), 'Groups', view.row.id));
-    return answer(reply, 201, view.resource, view.version);
-  });
-  app.put(`${SCIM_BASE_PATH}/Groups/:id`, { schema, config: audited('group', 'update') }, async (request, reply) => {
-    request.auditResourceId = idOf(request);
-    const view = await groups.replace(
-      request.principal!,
-      idOf(request),
-      bodyOf(request),
-      ifMatchOf(request),
-      baseUrlOf(request),
-    );
-    return answer(reply, 200, view.resource, view.version);
-  });
-  app.patch(`${SCIM_BASE_PATH}/Groups/:id`, { schema, config: audited('group', 'update') }, async (request, reply) => {
-    request.auditResourceId = idOf(request);
-    const view = await groups.patch(
-      request.principal!,
-      idOf(request),
-      bodyOf(request),
-      ifMatchOf(request),
-      baseUrlOf(request),
-    );
-    return answer(reply, 200, view.resource, view.version);
-  });
-  app.delete(`${SCIM_BASE_PATH}/Groups/:id`, { schema, config: audited('group', 'delete') }, async (request, reply) => {
-    request.auditResourceId = idOf(request);
-    await groups.remove(request.principal!, idOf(request), ifMatchOf(request), baseUrlOf(request));
-    return reply.code(204).send();
-  });
+  app.post(
+    `${SCIM_BASE_PATH}/Groups`,
+    { schema: doc('Create a group'), config: audited('group', 'create') },
+    async (request, reply) => {
+      const view = await groups.create(request.principal!, bodyOf(request), baseUrlOf(request));
+      request.auditResourceId = view.row.id;
+      reply.header('location', locationOf(baseUrlOf(request), 'Groups', view.row.id));
+      return answer(reply, 201, view.resource, view.version);
+    },
+  );
+  app.put(
+    `${SCIM_BASE_PATH}/Groups/:id`,
+    { schema: doc('Replace a group', true), config: audited('group', 'update') },
+    async (request, reply) => {
+      request.auditResourceId = idOf(request);
+      const view = await groups.replace(
+        request.principal!,
+        idOf(request),
+        bodyOf(request),
+        ifMatchOf(request),
+        baseUrlOf(request),
+      );
+      return answer(reply, 200, view.resource, view.version);
+    },
+  );
+  app.patch(
+    `${SCIM_BASE_PATH}/Groups/:id`,
+    { schema: doc('Change a group (PatchOp; members add, remove, replace)', true), config: audited('group', 'update') },
+    async (request, reply) => {
+      request.auditResourceId = idOf(request);
+      const view = await groups.patch(
+        request.principal!,
+        idOf(request),
+        bodyOf(request),
+        ifMatchOf(request),
+        baseUrlOf(request),
+      );
+      return answer(reply, 200, view.resource, view.version);
+    },
+  );
+  app.delete(
+    `${SCIM_BASE_PATH}/Groups/:id`,
+    { schema: doc('Delete a group', true), config: audited('group', 'delete') },
+    async (request, reply) => {
+      request.auditResourceId = idOf(request);
+      await groups.remove(request.principal!, idOf(request), ifMatchOf(request), baseUrlOf(request));
+      return reply.code(204).send();
+    },
+  );
 }
