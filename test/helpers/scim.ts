@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
+import { generateScimToken, hashScimToken } from '../../src/auth/scim-tokens.js';
+import type { Db } from '../../src/storage/database.js';
 import type { ApiClient, JsonResponse } from './http.js';
 
 export const SCIM_ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
@@ -15,6 +18,30 @@ export async function createScimToken(
   const res = await admin.post('/v1/scim/tokens', { name });
   if (res.status !== 200) throw new Error(`SCIM token create failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { id: res.body.id, token: res.body.token };
+}
+
+/** A SCIM token written straight to the database: for servers whose token routes are turned off. */
+export async function insertScimToken(db: Db, organisationId: string): Promise<string> {
+  const token = generateScimToken();
+  const now = new Date().toISOString();
+  await db
+    .insertInto('scim_tokens')
+    .values({
+      id: randomUUID(),
+      organisation_id: organisationId,
+      name: 'made before the flag was turned off',
+      token_hash: hashScimToken(token),
+      token_hint: 'scim-…',
+      status: 'active',
+      expires_at: null,
+      created_by_user_id: null,
+      created_by_key_id: null,
+      created_at: now,
+      last_updated_at: now,
+      revoked_at: null,
+    })
+    .execute();
+  return token;
 }
 
 /**

@@ -287,6 +287,40 @@ describe('SCIM as Microsoft Entra ID sends it', () => {
       400,
       'mutability',
     );
+    // Odd shapes anywhere: always a 4xx in the SCIM error schema, never a 5xx.
+    const odd: unknown[] = [null, 5, 'x', [], [{}], { value: 1 }, { a: { b: [null] } }, 'x'.repeat(10_000), true];
+    const group = await entra.post('/Groups', { schemas: [GROUP_SCHEMA], displayName: 'Odd' });
+    for (const value of odd) {
+      const answers = [
+        await entra.post('/Users', { userName: value, emails: value }),
+        await entra.post('/Users', { userName: 'odd@example.test', emails: value, name: value, externalId: value }),
+        await entra.post('/Groups', { displayName: value, members: value }),
+        await entra.post('/Groups', { displayName: 'Odd 2', members: [value] }),
+        await entra.patch(`/Users/${id}`, { Operations: value }),
+        await entra.patch(`/Users/${id}`, { Operations: [value] }),
+        await entra.patch(`/Users/${id}`, patchOp({ op: 'add', path: 'emails', value })),
+        await entra.patch(`/Users/${id}`, patchOp({ op: 'replace', path: 'name', value })),
+        await entra.patch(`/Users/${id}`, patchOp({ op: 'replace', path: `${ENTERPRISE}`, value })),
+        await entra.patch(`/Users/${id}`, patchOp({ op: 'replace', path: 'name[givenName eq "x"].y', value })),
+        await entra.patch(`/Users/${id}`, patchOp({ op: 'replace', value })),
+        await entra.patch(`/Groups/${group.body.id}`, patchOp({ op: 'add', path: 'members', value })),
+        await entra.patch(`/Groups/${group.body.id}`, patchOp({ op: 'replace', path: 'displayName', value })),
+        await entra.patch(`/Groups/${group.body.id}`, patchOp({ op: 'remove', path: 'members[value eq 1]', value })),
+        await entra.patch(`/Groups/${group.body.id}`, patchOp({ op: 'add', path: 'urn:x:y:z', value })),
+      ];
+      for (const res of answers) {
+        expect(res.status, JSON.stringify(value)).toBeLessThan(500);
+        if (res.status >= 400) expectScimError(res, res.status);
+      }
+    }
+    for (const path of ['members[', 'a..b', 'members[value eq "x"', '[x]', 'urn:', 'a.b.c', ' ', '((((((']) {
+      const res = await entra.patch(`/Groups/${group.body.id}`, patchOp({ op: 'replace', path, value: 'x' }));
+      expect(res.status, path).toBeLessThan(500);
+      expect(res.status, path).toBeGreaterThanOrEqual(400);
+    }
+    expectScimError(await entra.get(`/Users${filterQuery('('.repeat(3000))}`), 400, 'invalidFilter');
+    expect((await entra.get('/Users?startIndex=999999999999999&count=5')).body.Resources).toEqual([]);
+
     expectScimError(await entra.get('/Users/not-an-id'), 404);
     expectScimError(
       await entra.patch(`/Users/${randomUUID()}`, patchOp({ op: 'Replace', path: 'title', value: 'x' })),

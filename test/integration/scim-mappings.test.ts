@@ -3,7 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/lib/clock.js';
 import { addUser, createWorkspace, createWorkspaceKey } from '../helpers/fixtures.js';
 import { apiClient } from '../helpers/http.js';
-import { createScimToken, expectScimError, GROUP_SCHEMA, patchOp, scimClient, USER_SCHEMA } from '../helpers/scim.js';
+import {
+  createScimToken,
+  expectScimError,
+  GROUP_SCHEMA,
+  insertScimToken,
+  patchOp,
+  scimClient,
+  USER_SCHEMA,
+} from '../helpers/scim.js';
 import { startTestServer } from '../helpers/start-test-server.js';
 
 const scimUser = (email: string) => ({
@@ -207,24 +215,8 @@ describe('SCIM group to workspace mappings (/v1/scim/workspaces)', () => {
     });
     expect((await admin.get('/v1/scim/workspaces')).body.error.code).toBe('FEATURE_DISABLED');
     // A token made while the feature was on still authenticates, and then meets the flag.
-    await t.server.db
-      .insertInto('scim_tokens')
-      .values({
-        id: randomUUID(),
-        organisation_id: t.server.bootstrap.organisationId,
-        name: 'before',
-        token_hash: (await import('../../src/auth/scim-tokens.js')).hashScimToken(`scim-${'a'.repeat(43)}`),
-        token_hint: 'x',
-        status: 'active',
-        expires_at: null,
-        created_by_user_id: null,
-        created_by_key_id: null,
-        created_at: new Date().toISOString(),
-        last_updated_at: new Date().toISOString(),
-        revoked_at: null,
-      })
-      .execute();
-    const off = await scimClient(t.baseUrl, `scim-${'a'.repeat(43)}`).get('/Users');
+    const token = await insertScimToken(t.server.db, t.server.bootstrap.organisationId);
+    const off = await scimClient(t.baseUrl, token).get('/Users');
     expectScimError(off, 403);
     expect(off.body.detail).toContain('SCIM_ENABLED=OFF');
     expectScimError(await scimClient(t.baseUrl, null).get('/ServiceProviderConfig'), 401);

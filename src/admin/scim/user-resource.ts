@@ -41,6 +41,13 @@ function text(resource: JsonObject, attr: string, label: string, options: { requ
 
 /** The address svcgw uses: the primary e-mail, else the work one, else the first, else userName when it is one. */
 function chooseEmail(emails: unknown, userName: string): string {
+  if (emails !== undefined && emails !== null) {
+    if (
+      !Array.isArray(emails) ||
+      !emails.every((email) => isPlainObject(email) && typeof read(email, 'value') === 'string')
+    )
+      throw scimInvalid('invalidValue', 'emails must be a list of {"value": "<address>", "type", "primary"}.');
+  }
   const list = Array.isArray(emails) ? emails.filter(isPlainObject) : [];
   const chosen =
     list.find((email) => asBoolean(read(email, 'primary')) === true) ??
