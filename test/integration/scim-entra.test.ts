@@ -350,6 +350,20 @@ describe('SCIM as Microsoft Entra ID sends it', () => {
         .status,
     ).toBe(200);
 
+    // The organisation keeps its owner: the provider can neither deactivate nor delete the last one.
+    const owner = (await entra.get('/Users')).body.Resources.find(
+      (u: any) => u.id !== id && u.userName !== 'odd@example.test',
+    );
+    expect(owner.active).toBe(true);
+    const ownerOff = await entra.patch(
+      `/Users/${owner.id}`,
+      patchOp({ op: 'Replace', path: 'active', value: 'False' }),
+    );
+    expectScimError(ownerOff, 400, 'mutability');
+    expect(ownerOff.body.detail).toBe('The last active owner of the organisation cannot be deactivated.');
+    expectScimError(await entra.delete(`/Users/${owner.id}`), 400, 'mutability');
+    expect((await admin.get('/v1/users')).status).toBe(200);
+
     // Without a valid SCIM token: 401 in the SCIM schema. An API key is no SCIM token.
     expectScimError(await scimClient(t.baseUrl, null).get('/Users'), 401);
     expectScimError(await scimClient(t.baseUrl, t.adminKey).get('/Users'), 401);

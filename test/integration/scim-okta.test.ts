@@ -10,7 +10,11 @@ import {
   scimClient,
   USER_SCHEMA,
 } from '../helpers/scim.js';
+import { sharedInstancesEnv } from '../helpers/postgres.js';
+import { postgresAvailable, redisAvailable } from '../helpers/services.js';
 import { startTestServer } from '../helpers/start-test-server.js';
+
+const hasServices = (await postgresAvailable()) && (await redisAvailable());
 
 /** The user Okta creates when the app is assigned (its documented SCIM 2.0 create request). */
 const oktaUser = (email: string, given: string, family: string, externalId: string) => ({
@@ -274,5 +278,68 @@ describe('SCIM as Okta sends it', () => {
     expect(byName.body.Resources.map((g: any) => g.displayName)).toEqual(['Support']);
     // A second group of the same name is a uniqueness conflict.
     expectScimError(await okta.post('/Groups', { schemas: [GROUP_SCHEMA], displayName: 'SALES' }), 409, 'uniqueness');
+  });
+});
+
+describe('SCIM cannot lock the organisation out', () => {
+  it('refuses to deactivate or delete the holder of the last admin key; their key keeps working', async () => {
+    const t = await startTestServer();
+    const owner = apiClient(t.baseUrl, t.adminKey);
+    const okta = scimClient(t.baseUrl, (await createScimToken(owner)).token, 'application/json');
+    const invite = await owner.post('/v1/invites', { email: 'ada@example.test', role: 'admin' });
+    const accepted = await apiClient(t.baseUrl).post('/v1/invites/accept', { token: invite.body.token });
+    const ada = apiClient(t.baseUrl, accepted.body.api_key);
+    // Ada revokes the owner's key: hers is now the organisation's last admin key.
+    const keys = (await ada.get('/v1/api-keys?page_size=100')).body.data as Array<{ id: string }>;
+    const ownerKey = keys.find((k) => k.id !== accepted.body.api_key_id)!;
+    expect((await ada.delete(`/v1/api-keys/${ownerKey.id}`)).status).toBe(200);
+
+    const userId: string = accepted.body.user.id;
+    const refused = await okta.call('PATCH', `/Users/${userId}`, patchOp({ op: 'replace', value: { active: false } }));
+    expectScimError(refused, 409);
+    expect(refused.body.detail).toMatch(/last active admin key of an owner or admin; they cannot be deactivated/);
+    expectScimError(await okta.delete(`/Users/${userId}`), 409);
+    expect((await okta.get(`/Users/${userId}`)).body.active).toBe(true);
+    expect((await ada.get('/v1/workspaces')).status).toBe(200);
+  });
+});
+
+describe.skipIf(!hasServices)('SCIM with several instances on PostgreSQL', () => {
+  it('a user Okta deactivates on one instance has their key refused on another at once', async () => {
+    const adminKey = `scim-scale-${'k'.repeat(32)}`;
+    const env = await sharedInstancesEnv({ SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey });
+    const a = await startTestServer({ env });
+    const b = await startTestServer({ env });
+    const admin = apiClient(a.baseUrl, adminKey);
+    const team = await createWorkspace(admin, 'Team A', 'team-a');
+    const okta = scimClient(a.baseUrl, (await createScimToken(admin)).token, 'application/json');
+    const user = await okta.post('/Users', oktaUser('mia@example.test', 'Mia', 'Wong', '00u9'));
+    await admin.post('/v1/workspaces/team-a/members', { users: [{ id: user.body.id, role: 'member' }] });
+    const key = await createWorkspaceKey(admin, {
+      workspace_id: team.id,
+      user_id: user.body.id,
+      scopes: ['workspaces.read'],
+    });
+    const onB = apiClient(b.baseUrl, key.key);
+    // B verifies the key and keeps it for key_cache_ttl_ms (60 s by default).
+    expect((await onB.get(`/v1/workspaces/${team.id}`)).status).toBe(200);
+
+    const heard = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('B heard no key change within 5 s')), 5_000);
+      const off = b.server.changes.on((change) => {
+        if (change.topic !== 'keys') return;
+        clearTimeout(timer);
+        off();
+        resolve();
+      });
+    });
+    const deactivated = await okta.call(
+      'PATCH',
+      `/Users/${user.body.id}`,
+      patchOp({ op: 'replace', value: { active: false } }),
+    );
+    expect(deactivated.body.active).toBe(false);
+    await heard;
+    expect((await onB.get(`/v1/workspaces/${team.id}`)).status).toBe(401);
   });
 });

@@ -95,7 +95,7 @@ export function createScimUserService(deps: {
         'mutability',
       );
     if (!row.deactivated_at)
-      await lockout.assertUserMayGo(row.organisation_id, row.id, verb === 'deleted' ? 'removed' : 'demoted');
+      await lockout.assertUserMayGo(row.organisation_id, row.id, verb === 'deleted' ? 'removed' : verb);
   }
 
   /** Sets the groups a user is in (SCIM_MEMBERSHIP_USER_MODE); unknown group ids are a 400. */
