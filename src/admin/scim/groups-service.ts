@@ -4,15 +4,15 @@ import { isUuid, newId } from '../../lib/ids.js';
 import type { ScimGroupCondition, ScimGroupRepository, ScimGroupRow } from '../../storage/repositories/scim-groups.js';
 import type { ScimMappingRepository } from '../../storage/repositories/scim-mappings.js';
 import type { ScimUserRepository } from '../../storage/repositories/scim-users.js';
-import { isPlainObject, type JsonObject } from './attributes.js';
-import { groupFromResource, groupResource, groupWithMeta, type GroupInput } from './group-resource.js';
-import { shows, type ListQuery } from './list-query.js';
+import { isPlainObject, type JsonObject } from './protocol/attributes.js';
+import { groupFromResource, groupResource, groupWithMeta, type GroupInput } from './protocol/group-resource.js';
+import { shows, type ListQuery } from './protocol/list-query.js';
 import type { MembershipSync } from './membership-sync.js';
-import { applyPatch, patchOperations, type PatchOperation } from './patch.js';
-import { parsePath } from './paths.js';
-import { assertIfMatch } from './preconditions.js';
-import { versionOf } from './resource-meta.js';
-import { scimConflict, scimInvalid, scimNotFound } from './scim-errors.js';
+import { applyPatch, patchOperations, type PatchOperation } from './protocol/patch.js';
+import { parsePath } from './protocol/paths.js';
+import { assertIfMatch } from './protocol/preconditions.js';
+import { versionOf } from './protocol/resource-meta.js';
+import { scimConflict, scimInvalid, scimNotFound } from './protocol/scim-errors.js';
 
 /** Filterable group attributes (lower-cased path → repository condition). */
 export const GROUP_FILTERS = {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { RouteAudit } from '../../http/route-config.js';
 import type { ZodApp } from '../../http/zod-app.js';
 import { REDACTED } from '../../lib/redact.js';
-import { isPlainObject, read, textOf, type JsonObject } from './attributes.js';
+import { isPlainObject, read, textOf, type JsonObject } from './protocol/attributes.js';
 import {
   allResourceTypes,
   allSchemas,
@@ -11,13 +11,13 @@ import {
   resourceType,
   schemaResource,
   serviceProviderConfig,
-} from './discovery.js';
+} from './protocol/discovery.js';
 import { GROUP_FILTERS, type ScimGroupService } from './groups-service.js';
-import { listQueryOf, listResponse, project, projectionOf } from './list-query.js';
-import { matchesIfNoneMatch } from './preconditions.js';
-import { locationOf } from './resource-meta.js';
-import { ScimError } from './scim-errors.js';
-import { SCIM_BASE_PATH, SCIM_CONTENT_TYPE } from './schema-urns.js';
+import { listQueryOf, listResponse, project, projectionOf } from './protocol/list-query.js';
+import { matchesIfNoneMatch } from './protocol/preconditions.js';
+import { locationOf } from './protocol/resource-meta.js';
+import { ScimError } from './protocol/scim-errors.js';
+import { SCIM_BASE_PATH, SCIM_CONTENT_TYPE } from './protocol/schema-urns.js';
 import { USER_FILTERS, type ScimUserService } from './users-service.js';
 
 const config = { auth: { scim: true as const }, feature: 'scim' as const };

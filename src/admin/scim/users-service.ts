@@ -8,14 +8,14 @@ import type { ScimGroupRepository } from '../../storage/repositories/scim-groups
 import type { ScimUserCondition, ScimUserPatch, ScimUserRepository } from '../../storage/repositories/scim-users.js';
 import type { UserRepository, UserRow } from '../../storage/repositories/users.js';
 import { createLockoutGuard } from '../api-keys/lockout-guard.js';
-import { isPlainObject, read, type JsonObject } from './attributes.js';
-import type { ListQuery } from './list-query.js';
+import { isPlainObject, read, type JsonObject } from './protocol/attributes.js';
+import type { ListQuery } from './protocol/list-query.js';
 import type { MembershipSync } from './membership-sync.js';
-import { applyPatch, patchOperations } from './patch.js';
-import { assertIfMatch } from './preconditions.js';
-import { versionOf } from './resource-meta.js';
-import { scimConflict, scimInvalid, scimNotFound, ScimError } from './scim-errors.js';
-import { userFromResource, userResource, userWithMeta, type UserInput } from './user-resource.js';
+import { applyPatch, patchOperations } from './protocol/patch.js';
+import { assertIfMatch } from './protocol/preconditions.js';
+import { versionOf } from './protocol/resource-meta.js';
+import { scimConflict, scimInvalid, scimNotFound, ScimError } from './protocol/scim-errors.js';
+import { userFromResource, userResource, userWithMeta, type UserInput } from './protocol/user-resource.js';
 
 /** Filterable user attributes (lower-cased path → repository condition). */
 export const USER_FILTERS = {

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { ScimError } from '../../admin/scim/scim-errors.js';
-import { SCIM_CONTENT_TYPE, URN } from '../../admin/scim/schema-urns.js';
+import { ScimError } from '../../admin/scim/protocol/scim-errors.js';
+import { SCIM_CONTENT_TYPE, URN } from '../../admin/scim/protocol/schema-urns.js';
 import { AppError, codeToStatus } from '../../lib/errors.js';
 import { exceedsJsonDepth, jsonTooDeepMessage } from '../../lib/json-depth.js';
 import { uniqueViolation } from '../../storage/unique-violation.js';

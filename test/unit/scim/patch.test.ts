@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../../src/admin/scim/attributes.js';
-import { eqConditions, parseFilter } from '../../../src/admin/scim/filters.js';
-import { applyPatch, patchOperations } from '../../../src/admin/scim/patch.js';
-import { parsePath } from '../../../src/admin/scim/paths.js';
-import { ScimError } from '../../../src/admin/scim/scim-errors.js';
+import type { JsonObject } from '../../../src/admin/scim/protocol/attributes.js';
+import { eqConditions, parseFilter } from '../../../src/admin/scim/protocol/filters.js';
+import { applyPatch, patchOperations } from '../../../src/admin/scim/protocol/patch.js';
+import { parsePath } from '../../../src/admin/scim/protocol/paths.js';
+import { ScimError } from '../../../src/admin/scim/protocol/scim-errors.js';
 
 const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 

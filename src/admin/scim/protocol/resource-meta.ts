@@ -1,4 +1,4 @@
-import { sha256Hex } from '../../lib/crypto.js';
+import { sha256Hex } from '../../../lib/crypto.js';
 import type { JsonObject } from './attributes.js';
 import { SCIM_BASE_PATH } from './schema-urns.js';
 

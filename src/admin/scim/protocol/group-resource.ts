@@ -1,4 +1,4 @@
-import type { ScimGroupMember, ScimGroupRow } from '../../storage/repositories/scim-groups.js';
+import type { ScimGroupMember, ScimGroupRow } from '../../../storage/repositories/scim-groups.js';
 import { canonicalise, isPlainObject, read, type JsonObject } from './attributes.js';
 import { locationOf, withMeta } from './resource-meta.js';
 import { scimInvalid } from './scim-errors.js';

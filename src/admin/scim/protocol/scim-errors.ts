@@ -1,4 +1,4 @@
-import { AppError, type ErrorCode } from '../../lib/errors.js';
+import { AppError, type ErrorCode } from '../../../lib/errors.js';
 
 /** RFC 7644 §3.12 `scimType` values, which SCIM clients act on. */
 export type ScimType =

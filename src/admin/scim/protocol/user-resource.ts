@@ -1,4 +1,4 @@
-import type { UserRow } from '../../storage/repositories/users.js';
+import type { UserRow } from '../../../storage/repositories/users.js';
 import { asBoolean, canonicalise, cloneJson, isPlainObject, read, textOf, type JsonObject } from './attributes.js';
 import { locationOf, withMeta } from './resource-meta.js';
 import { scimInvalid } from './scim-errors.js';
