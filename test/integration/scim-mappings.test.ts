@@ -27,7 +27,9 @@ const scimGroup = (displayName: string, members: string[] = []) => ({
 
 describe('SCIM group to workspace mappings (/v1/scim/workspaces)', () => {
   it('lists, creates and archives mappings in the reference shapes, and refuses bad ones', async () => {
-    const t = await startTestServer();
+    // Lists are in creation order: the manual clock keeps every creation in a moment of its own.
+    const clock = createManualClock(Date.parse('2026-06-01T09:00:00Z'));
+    const t = await startTestServer({ clock });
     const admin = apiClient(t.baseUrl, t.adminKey);
     const a = await createWorkspace(admin, 'Team A', 'team-a');
     const b = await createWorkspace(admin, 'Team B', 'team-b');
@@ -47,6 +49,7 @@ describe('SCIM group to workspace mappings (/v1/scim/workspaces)', () => {
       scim_group_id: sales.body.id,
       role: 'admin',
     });
+    clock.advance(1000);
     // By name: an existing group is linked at once (the name matches without regard to case).
     const byName = await admin.post('/v1/scim/workspaces', {
       workspace_id: 'team-b',
@@ -54,6 +57,7 @@ describe('SCIM group to workspace mappings (/v1/scim/workspaces)', () => {
       scim_group_name: 'sales',
     });
     expect(byName.body).toMatchObject({ workspace_id: b.id, scim_group: 'Sales', scim_group_id: sales.body.id });
+    clock.advance(1000);
     const pending = await admin.post('/v1/scim/workspaces', {
       workspace_id: 'team-b',
       role: 'manager',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createManualClock } from '../../src/lib/clock.js';
 import { createWorkspace, createWorkspaceKey } from '../helpers/fixtures.js';
 import { apiClient } from '../helpers/http.js';
 import {
@@ -243,10 +244,13 @@ describe('SCIM as Okta sends it', () => {
   });
 
   it('pages the user list with startIndex and count, and imports groups', async () => {
-    const t = await startTestServer();
+    // Lists are in creation order: the manual clock keeps every creation in a moment of its own.
+    const clock = createManualClock(Date.parse('2026-06-01T09:00:00Z'));
+    const t = await startTestServer({ clock });
     const admin = apiClient(t.baseUrl, t.adminKey);
     const okta = scimClient(t.baseUrl, (await createScimToken(admin)).token, 'application/json');
     for (let i = 1; i <= 4; i++) {
+      clock.advance(1000);
       const res = await okta.post('/Users', oktaUser(`user${i}@example.test`, `User${i}`, 'Test', `00u${i}`));
       expect(res.status).toBe(201);
     }
@@ -270,6 +274,7 @@ describe('SCIM as Okta sends it', () => {
     expectScimError(await okta.get('/Users?count=ten'), 400, 'invalidValue');
 
     await okta.post('/Groups', { schemas: [GROUP_SCHEMA], displayName: 'Sales', members: [] });
+    clock.advance(1000);
     await okta.post('/Groups', { schemas: [GROUP_SCHEMA], displayName: 'Support' });
     const groups = await okta.get('/Groups?startIndex=1&count=100');
     expect(groups.body.totalResults).toBe(2);
