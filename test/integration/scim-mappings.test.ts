@@ -172,6 +172,99 @@ describe('SCIM group to workspace mappings (/v1/scim/workspaces)', () => {
     expect((await admin.delete(`/v1/scim/workspaces/${leadsMapping.body.id}`)).body).toEqual({ success: true });
   });
 
+  it('organisations are walls: a SCIM token and the mappings see their own organisation only', async () => {
+    const t = await startTestServer();
+    const admin = apiClient(t.baseUrl, t.adminKey);
+    const scim = scimClient(t.baseUrl, (await createScimToken(admin)).token);
+    // Another organisation in the same database, with a user, a workspace and a SCIM group.
+    const db = t.server.db;
+    const stamp = new Date().toISOString();
+    const other = { org: randomUUID(), user: randomUUID(), workspace: randomUUID(), group: randomUUID() };
+    await db
+      .insertInto('organisations')
+      .values({ id: other.org, name: 'Other', created_at: stamp, last_updated_at: stamp })
+      .execute();
+    await db
+      .insertInto('users')
+      .values({
+        id: other.user,
+        organisation_id: other.org,
+        email: 'x@other.example',
+        first_name: null,
+        last_name: null,
+        role: 'member',
+        created_at: stamp,
+        last_updated_at: stamp,
+      })
+      .execute();
+    await db
+      .insertInto('workspaces')
+      .values({
+        id: other.workspace,
+        organisation_id: other.org,
+        slug: 'elsewhere',
+        name: 'Elsewhere',
+        description: null,
+        status: 'active',
+        is_default: 0,
+        created_at: stamp,
+        last_updated_at: stamp,
+      })
+      .execute();
+    await db
+      .insertInto('scim_groups')
+      .values({
+        id: other.group,
+        organisation_id: other.org,
+        display_name: 'Theirs',
+        external_id: null,
+        created_at: stamp,
+        last_updated_at: stamp,
+      })
+      .execute();
+
+    expectScimError(await scim.get(`/Users/${other.user}`), 404);
+    expectScimError(
+      await scim.patch(`/Users/${other.user}`, patchOp({ op: 'replace', path: 'active', value: false })),
+      404,
+    );
+    expectScimError(await scim.delete(`/Users/${other.user}`), 404);
+    expectScimError(await scim.get(`/Groups/${other.group}`), 404);
+    expect(
+      (await scim.get(`/Users${'?filter=' + encodeURIComponent('userName eq "x@other.example"')}`)).body.totalResults,
+    ).toBe(0);
+    expect((await scim.get('/Groups')).body.totalResults).toBe(0);
+    // The same display name is free here; a member from the other organisation is unknown.
+    const ours = await scim.post('/Groups', scimGroup('Theirs'));
+    expect(ours.status).toBe(201);
+    expectScimError(
+      await scim.patch(
+        `/Groups/${ours.body.id}`,
+        patchOp({ op: 'add', path: 'members', value: [{ value: other.user }] }),
+      ),
+      400,
+      'invalidValue',
+    );
+    // Mappings cannot name the other organisation's workspace or group.
+    expect(
+      (
+        await admin.post('/v1/scim/workspaces', {
+          workspace_id: other.workspace,
+          role: 'member',
+          scim_group_id: ours.body.id,
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await admin.post('/v1/scim/workspaces', { workspace_id: 'default', role: 'member', scim_group_id: other.group }))
+        .status,
+    ).toBe(404);
+    expect(
+      (await db.selectFrom('users').select('deactivated_at').where('id', '=', other.user).executeTakeFirstOrThrow())
+        .deactivated_at,
+    ).toBeNull();
+  });
+
   it('SCIM tokens: shown once, listed without the secret, refused at once when revoked or expired', async () => {
     const clock = createManualClock(Date.parse('2026-06-01T09:00:00Z'));
     const t = await startTestServer({ clock });
