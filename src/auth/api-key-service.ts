@@ -10,7 +10,10 @@ const RAW_KEY_RE = /^[A-Za-z0-9_.-]{32,256}$/;
 /** `rotated`: a rotated-out secret whose transition period has ended. */
 export type VerifyResult =
   | { ok: true; principal: Principal }
-  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' | 'rotated' | 'workspace_archived' };
+  | {
+      ok: false;
+      reason: 'malformed' | 'unknown' | 'revoked' | 'expired' | 'rotated' | 'workspace_archived' | 'user_deactivated';
+    };
 
 interface CacheEntry {
   row: ApiKeyWithRoles;
@@ -125,6 +128,8 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
       return { ok: false, reason: 'rotated' };
     // Archiving revokes nothing: the keys work again once the workspace is unarchived.
     if (row.workspace_status === 'archived') return { ok: false, reason: 'workspace_archived' };
+    // Deactivation (SCIM active: false) suspends the user's keys; reactivation brings them back.
+    if (row.user_deactivated_at) return { ok: false, reason: 'user_deactivated' };
     return { ok: true, principal: entry.principal };
   }
 

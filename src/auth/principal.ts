@@ -5,11 +5,12 @@ import type { ApiKeyType, OrgRole, WorkspaceRole } from '../storage/schema.js';
 export interface Principal {
   /**
    * How the caller proved who it is: an svcgw API key (absent means this), a JWT validated
-   * against the organisation's JWKS (docs/jwt.md), or a session from single sign-on (docs/sso.md).
-   * JWT and session principals fill `keyId` with the token's or session's own id, so logs, audit
-   * records and per-key limits name them the way they name keys.
+   * against the organisation's JWKS (docs/jwt.md), a session from single sign-on (docs/sso.md),
+   * or a SCIM token of an identity provider (docs/scim.md; SCIM routes only, no scopes, no user).
+   * JWT, session and SCIM principals fill `keyId` with the token's or session's own id, so logs,
+   * audit records and per-key limits name them the way they name keys.
    */
-  authMethod?: 'api_key' | 'jwt' | 'session';
+  authMethod?: 'api_key' | 'jwt' | 'session' | 'scim';
   keyId: string;
   keyType: ApiKeyType;
   organisationId: string;

@@ -55,6 +55,7 @@ export const SCOPES: readonly ScopeInfo[] = [
   { name: 'feedback.create', description: 'Create feedback on traces.', workspace: true },
   { name: 'feedback.update', description: 'Update feedback.', workspace: true },
   { name: 'audit_logs.list', description: 'List audit records of administrative actions.', workspace: false },
+  ...crud('scim', 'SCIM tokens and SCIM group to workspace mappings', false, ['create', 'list', 'delete']),
   { name: 'mcp.invoke', description: 'Call MCP servers through the gateway.', workspace: true },
 ];
 

@@ -40,7 +40,7 @@ export async function generateDocs(): Promise<Record<string, string>> {
   }
 }
 
-const scopeCell = (auth: Exclude<RouteAuth, { public: true }>): string =>
+const scopeCell = (auth: Exclude<RouteAuth, { public: true } | { scim: true }>): string =>
   auth.scope === null ? 'any valid key' : typeof auth.scope === 'string' ? `\`${auth.scope}\`` : Object.entries(auth.scope).map(([kind, s]) => `${kind}: \`${s}\``).join('<br>');
 
 const rolesCell = (roles: RouteRoles | undefined): string =>
@@ -53,6 +53,7 @@ export function routeAccessTable(routes: readonly RouteAccess[]): string {
     .map(({ method, url, auth, features }) => {
       const flags = features.length === 0 ? '' : features.map((f) => `\`${featureVariable(f)}\``).join(', ');
       if ('public' in auth) return `| ${method} | \`${url}\` | none (public) | anyone | anyone | ${flags} |`;
+      if ('scim' in auth) return `| ${method} | \`${url}\` | — | SCIM token (no API key) | — | ${flags} |`;
       return `| ${method} | \`${url}\` | ${scopeCell(auth)} | ${auth.keyTypes.join(', ')} | ${rolesCell(auth.roles)} | ${flags} |`;
     });
   return [
@@ -69,6 +70,8 @@ export function routeAccessTable(routes: readonly RouteAccess[]): string {
     'the rules that depend on the resource (the workspace a key reaches, a member managing their',
     'own key, never granting a role above your own), described in',
     '[authentication.md](authentication.md). **Feature flags**: see [feature-flags.md](feature-flags.md).',
+    'The SCIM protocol routes (`/v1/scim/v2/…`) take a SCIM token (`Authorization: Bearer`) instead of',
+    'an API key, and no API key: see [scim.md](scim.md).',
     '',
     '| Method | Path | Scope | Key types | Roles | Feature flags |',
     '|---|---|---|---|---|---|',
@@ -81,7 +84,7 @@ export function routeAccessTable(routes: readonly RouteAccess[]): string {
 export function scopesTable(routes: readonly RouteAccess[]): string {
   const usedBy = new Map<string, string[]>();
   for (const { method, url, auth } of routes) {
-    if ('public' in auth || auth.scope === null) continue;
+    if ('public' in auth || 'scim' in auth || auth.scope === null) continue;
     const scopes = typeof auth.scope === 'string' ? [auth.scope] : [...new Set(Object.values(auth.scope))];
     for (const scope of scopes) usedBy.set(scope, [...(usedBy.get(scope) ?? []), `${method} \`${url}\``]);
   }

@@ -16,6 +16,8 @@ export type RouteRoles = readonly OrgRole[] | { workspace: readonly WorkspaceRol
  */
 export type RouteAuth =
   | { public: true }
+  /** The SCIM protocol routes: an identity provider's SCIM token (`Authorization: Bearer`), nothing else. */
+  | { scim: true }
   | {
       /** The scope the key must hold; per key kind where admin and workspace keys differ. */
       scope: string | null | Readonly<Record<KeyKind, string>>;

@@ -58,6 +58,12 @@ export const ERROR_CODES = {
     summary:
       "The JWT could not be checked because the organisation's JWKS could not be fetched (and no earlier copy was at hand); retry later.",
   },
+  INVALID_SCIM_TOKEN: {
+    status: 401,
+    type: 'authentication_error',
+    summary:
+      'A SCIM route was called without a valid SCIM token (Authorization: Bearer <token>): missing, unknown, revoked or expired. API keys are not accepted there.',
+  },
   MISSING_SCOPE: { status: 403, type: 'permission_error', summary: 'The API key lacks the scope the route needs.' },
   KEY_TYPE_NOT_ALLOWED: {
     status: 403,
@@ -90,6 +96,11 @@ export const ERROR_CODES = {
     status: 409,
     type: 'invalid_request_error',
     summary: 'A resource with the same unique field (such as a slug) already exists.',
+  },
+  PRECONDITION_FAILED: {
+    status: 412,
+    type: 'invalid_request_error',
+    summary: 'If-Match names a version (ETag) of the resource that is no longer current; read it again.',
   },
   LAST_ADMIN_KEY: {
     status: 409,

@@ -21,6 +21,10 @@ import { createWorkspaceService } from '../admin/workspaces/service.js';
 import { registerInvites } from '../admin/invites/index.js';
 import { registerMembers } from '../admin/members/index.js';
 import { registerUsers } from '../admin/users/index.js';
+import { registerScim } from '../admin/scim/index.js';
+import { createScimTokenVerifier } from '../auth/scim-tokens.js';
+import { createUserStatusEvents, type UserStatusEvents } from '../auth/user-status.js';
+import { registerScimProtocol } from './plugins/scim-protocol.js';
 import { createLogVisibility } from '../admin/settings/log-visibility.js';
 import { registerSecuritySettingsRoutes } from '../admin/settings/routes.js';
 import { createSecuritySettings } from '../admin/settings/security-settings.js';
@@ -97,6 +101,8 @@ export interface App {
   guardrails: GuardrailLookup;
   /** Every cache-clearing change, published here or received from another instance. */
   changes: ChangeBus;
+  /** Users deactivated, reactivated or deleted by SCIM: what holds sessions listens here (docs/scim.md). */
+  userStatus: UserStatusEvents;
 }
 
 function logOnlyAlerts(logger: Logger): AlertSink {
@@ -191,6 +197,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       audit: features.enabled('audit_logs') ? repos.auditLogs : null,
       clock: deps.clock,
     }),
+    scim: createScimTokenVerifier({ repo: repos.scimTokens, clock: deps.clock }),
   });
   const requestLogs = createRequestLogWriter({
     repo: repos.requestLogs,
@@ -297,6 +304,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerMembers(zapp, { repos, keys, clock: deps.clock });
   registerUsers(zapp, { repos, keys, clock: deps.clock });
   registerInvites(zapp, { repos, keys, clock: deps.clock });
+  const userStatus = createUserStatusEvents();
+  const scim = registerScim(zapp, {
+    repos,
+    keys,
+    clock: deps.clock,
+    userStatus,
+    userMode: deps.config.scim_membership_user_mode,
+  });
+  await zapp.register(async (scope) => {
+    registerScimProtocol(scope);
+    scim.registerProtocolRoutes(scope);
+  });
   registerRateLimitPolicyRoutes(zapp, services.rateLimitPolicies);
   registerUsageLimitPolicies(zapp, { repos, clock: deps.clock, budgets: limits.service });
   const configSelector = createConfigSelector({ configs: repos.configs, clock: deps.clock });
@@ -408,7 +427,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
   });
   await app.ready();
-  return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails, changes };
+  return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails, changes, userStatus };
 }
 
 /** JWT authentication over the server's own tables, its key sets fetched on the server's clock. */

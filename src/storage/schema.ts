@@ -42,6 +42,17 @@ export interface UsersTable {
   role: OrgRole;
   created_at: string;
   last_updated_at: string;
+  /** The SCIM userName, for users an identity provider provisioned (or claimed); unique per organisation. */
+  scim_user_name?: string | null;
+  /** The identity provider's own id of the user (SCIM externalId). */
+  external_id?: string | null;
+  /** JSON object of the other SCIM attributes the provider sent (emails, displayName, extensions), never a password. */
+  scim_attributes?: string | null;
+  /**
+   * Set while the user is deactivated (SCIM `active: false`): their API keys are refused and
+   * their sessions must be too; null for an active user.
+   */
+  deactivated_at?: string | null;
 }
 
 export type WorkspaceRole = 'admin' | 'manager' | 'member';
@@ -51,6 +62,8 @@ export interface WorkspaceMembersTable {
   role: WorkspaceRole;
   created_at: string;
   last_updated_at: string | null;
+  /** `scim` for a membership a SCIM group mapping granted (and may take away); null for one made by hand. */
+  granted_by?: 'scim' | null;
 }
 
 export type ApiKeyType = 'organisation-service' | 'workspace-service' | 'workspace-user';
@@ -169,6 +182,10 @@ export interface Database {
   prompt_versions: PromptVersionsTable;
   prompt_labels: PromptLabelsTable;
   jwt_settings: JwtSettingsTable;
+  scim_tokens: ScimTokensTable;
+  scim_groups: ScimGroupsTable;
+  scim_group_members: ScimGroupMembersTable;
+  scim_workspace_mappings: ScimWorkspaceMappingsTable;
 }
 
 export type CredentialStatus = 'active' | 'archived';
@@ -543,6 +560,56 @@ export interface PromptLabelsTable {
   color_code: string | null;
   /** production, staging, development: in every organisation, fixed. */
   is_universal: number;
+  status: 'active' | 'archived';
+  created_at: string;
+  last_updated_at: string;
+}
+
+/** A bearer token an identity provider uses on the SCIM routes; only its SHA-256 is stored. */
+export interface ScimTokensTable {
+  id: string;
+  organisation_id: string;
+  name: string;
+  token_hash: string;
+  token_hint: string;
+  status: 'active' | 'revoked';
+  expires_at: string | null;
+  created_by_user_id: string | null;
+  created_by_key_id: string | null;
+  created_at: string;
+  last_updated_at: string;
+  revoked_at: string | null;
+}
+
+/** A group pushed by the identity provider; its members are in `scim_group_members`. */
+export interface ScimGroupsTable {
+  id: string;
+  organisation_id: string;
+  /** Unique per organisation. */
+  display_name: string;
+  external_id: string | null;
+  created_at: string;
+  last_updated_at: string;
+}
+
+export interface ScimGroupMembersTable {
+  group_id: string;
+  user_id: string;
+  created_at: string;
+}
+
+/**
+ * Members of a SCIM group become members of a workspace with a role (`/v1/scim/workspaces`).
+ * `scim_group_id` is null while the mapping names a group by `scim_group_name` that does not
+ * exist yet; it is linked when a group of that name is pushed.
+ */
+export interface ScimWorkspaceMappingsTable {
+  id: string;
+  organisation_id: string;
+  workspace_id: string;
+  scim_group_id: string | null;
+  scim_group_name: string | null;
+  role: WorkspaceRole;
   status: 'active' | 'archived';
   created_at: string;
   last_updated_at: string;

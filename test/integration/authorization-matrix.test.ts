@@ -14,7 +14,16 @@ const AUTH_CODES = new Set([
   'KEY_TYPE_NOT_ALLOWED',
   'MISSING_SCOPE',
   'ROLE_NOT_ALLOWED',
+  'INVALID_SCIM_TOKEN',
 ]);
+
+const SCIM_ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
+
+/** The code of an answer; SCIM routes answer in the SCIM error schema, whose 401 is INVALID_SCIM_TOKEN. */
+function codeOf(res: { status: number; body: any }): string | undefined {
+  if (res.body?.schemas?.[0] === SCIM_ERROR) return res.status === 401 ? 'INVALID_SCIM_TOKEN' : `SCIM ${res.status}`;
+  return res.body?.error?.code;
+}
 
 interface Caller {
   name: string;
@@ -35,6 +44,8 @@ interface Caller {
 function promised(route: RouteAccess, caller: Caller): string {
   const auth = route.auth;
   if ('public' in auth) return 'pass';
+  // SCIM routes take a SCIM token only: every API key is refused there.
+  if ('scim' in auth) return 'INVALID_SCIM_TOKEN';
   if (caller.invalid) return 'INVALID_API_KEY';
   if (!auth.keyTypes.includes(caller.kind)) return 'KEY_TYPE_NOT_ALLOWED';
   const scope = auth.scope === null || typeof auth.scope === 'string' ? auth.scope : auth.scope[caller.kind];
@@ -165,7 +176,9 @@ describe('authorization matrix', () => {
     // Control-plane routes only (the gateway has its own tests); the log stream never ends by itself.
     const routes = t.server.routes.filter(
       (route) =>
-        !('public' in route.auth) && route.auth.scope !== 'completions.write' && route.url !== '/v1/logs/stream',
+        !('public' in route.auth) &&
+        ('scim' in route.auth || route.auth.scope !== 'completions.write') &&
+        route.url !== '/v1/logs/stream',
     );
     expect(routes.length).toBeGreaterThan(40);
     const mismatches: string[] = [];
@@ -178,7 +191,7 @@ describe('authorization matrix', () => {
         );
         const body = route.method === 'POST' || route.method === 'PUT' ? {} : undefined;
         const res = await client.call(route.method, path, body);
-        const code: string | undefined = res.body?.error?.code;
+        const code = codeOf(res);
         const want = promised(route, caller);
         checked++;
         if (want === 'pass') {

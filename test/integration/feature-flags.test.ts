@@ -3,6 +3,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { ALL_FEATURES, createFeatureFlags, featureVariable } from '../../src/features/flags.js';
 import { startGateway } from '../helpers/gateway.js';
 import { apiClient } from '../helpers/http.js';
+import { expectScimError, insertScimToken, scimClient } from '../helpers/scim.js';
 import { startMockOpenAI } from '../helpers/mock-openai-upstream.js';
 import { makeTempDir, startTestServer } from '../helpers/start-test-server.js';
 
@@ -179,12 +180,17 @@ describe('feature flags', () => {
     const g = await startGateway({ env: { API_ACCESS_ENABLED: 'OFF' } });
     const controlPlane = g.server.routes.filter((route) => route.features.includes('api_access'));
     expect(controlPlane.length).toBeGreaterThan(30);
+    // The SCIM protocol routes take a SCIM token (checked first, like keys) and answer in the SCIM error schema.
+    const scim = scimClient(g.baseUrl, await insertScimToken(g.server.db, g.server.bootstrap.organisationId));
     for (const route of controlPlane) {
-      const res = await g.admin.call(
-        route.method,
-        fillParams(route.url),
-        ['POST', 'PUT', 'PATCH'].includes(route.method) ? {} : undefined,
-      );
+      const body = ['POST', 'PUT', 'PATCH'].includes(route.method) ? {} : undefined;
+      if ('scim' in route.auth) {
+        const res = await scim.call(route.method, fillParams(route.url).slice('/v1/scim/v2'.length), body);
+        expectScimError(res, 403);
+        expect(res.body.detail, `${route.method} ${route.url}`).toContain('API_ACCESS_ENABLED=OFF');
+        continue;
+      }
+      const res = await g.admin.call(route.method, fillParams(route.url), body);
       expect(res.status, `${route.method} ${route.url}`).toBe(403);
       expectDisabled(res, 'API_ACCESS_ENABLED');
     }

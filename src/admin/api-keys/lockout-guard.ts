@@ -27,8 +27,12 @@ export function createLockoutGuard(keys: Pick<ApiKeyRepository, 'countAdminister
         throw refuse(`This is the last active admin key of an owner or admin; it cannot be ${verb} this way.`);
     },
 
-    /** Before a user is removed or loses the admin role (their keys stop administering). */
-    async assertUserMayGo(organisationId: string, userId: string, verb: 'removed' | 'demoted'): Promise<void> {
+    /** Before a user is removed, deactivated or loses the admin role (their keys stop administering). */
+    async assertUserMayGo(
+      organisationId: string,
+      userId: string,
+      verb: 'removed' | 'demoted' | 'deactivated',
+    ): Promise<void> {
       const others = await keys.countAdministeringKeys(organisationId, now(), { userId });
       if (others > 0) return;
       const withThem = await keys.countAdministeringKeys(organisationId, now());

@@ -8,6 +8,8 @@ import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
 import { DATA_PLANE_SCOPES } from '../../auth/scopes.js';
 import { featureDisabledError, type Feature, type FeatureFlags } from '../../features/flags.js';
 import { AppError } from '../../lib/errors.js';
+import type { ScimTokenVerifier } from '../../auth/scim-tokens.js';
+import { authenticateScim } from './scim-auth.js';
 import type { RouteAccess, RouteAuth, RouteRoles } from '../../http/route-config.js';
 import type { JwtGate } from './jwt-auth.js';
 
@@ -27,6 +29,7 @@ const REJECTIONS = {
   expired: 'The API key has expired.',
   rotated: 'The API key was rotated and its transition period has ended; use the new key.',
   workspace_archived: 'The API key belongs to an archived workspace.',
+  user_deactivated: "The API key's user is deactivated.",
 } as const;
 
 /** The features a route belongs to: those it declares, plus `api_access` for the control plane. */
@@ -34,7 +37,13 @@ export function routeFeatures(auth: RouteAuth, declared: Feature | readonly Feat
   const features: Feature[] = declared === undefined ? [] : typeof declared === 'string' ? [declared] : [...declared];
   if (!('public' in auth)) {
     const scopes =
-      auth.scope === null ? [null] : typeof auth.scope === 'string' ? [auth.scope] : Object.values(auth.scope);
+      'scim' in auth
+        ? [null]
+        : auth.scope === null
+          ? [null]
+          : typeof auth.scope === 'string'
+            ? [auth.scope]
+            : Object.values(auth.scope);
     const dataPlane = scopes.every((scope) => scope !== null && DATA_PLANE_SCOPES.has(scope));
     if (!dataPlane && !features.includes('api_access')) features.unshift('api_access');
   }
@@ -67,7 +76,13 @@ export const describeRoles = (roles: RouteRoles): string =>
  */
 export function registerAuth(
   app: FastifyInstance,
-  deps: { keys: ApiKeyVerifier; routes: RouteAccess[]; features: FeatureFlags; jwt: JwtGate },
+  deps: {
+    keys: ApiKeyVerifier;
+    routes: RouteAccess[];
+    features: FeatureFlags;
+    jwt: JwtGate;
+    scim?: ScimTokenVerifier;
+  },
 ): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('verifiedPrincipal', null);
@@ -89,6 +104,11 @@ export function registerAuth(
     if (!auth) return;
     const disabled = deps.features.firstDisabled(routeFeatures(auth, request.routeOptions.config.feature));
     if ('public' in auth) {
+      if (disabled) throw featureDisabledError(disabled);
+      return;
+    }
+    if ('scim' in auth) {
+      request.principal = await authenticateScim(deps.scim, request.headers);
       if (disabled) throw featureDisabledError(disabled);
       return;
     }

@@ -86,7 +86,8 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
   void send(reply, mapped.code, mapped.message, mapped.code === 'INVALID_REQUEST' ? 'path' : null);
 }
 
-function mapFastifyError(error: FastifyError): { code: ErrorCode; message: string } | null {
+/** The code and message of fastify's own refusals (bad JSON, body too large, …), or null for anything else. */
+export function mapFastifyError(error: FastifyError): { code: ErrorCode; message: string } | null {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported content type; send application/json.' };

@@ -15,7 +15,13 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
           'Gateway and administration API of svcgw. Every error body is {"error": {message, type, param, code}}.',
       },
       servers: [{ url: '/' }],
-      components: { securitySchemes: { 'Service-Key': { type: 'apiKey', in: 'header', name: API_KEY_HEADER } } },
+      components: {
+        securitySchemes: {
+          'Service-Key': { type: 'apiKey', in: 'header', name: API_KEY_HEADER },
+          // The SCIM protocol routes (/v1/scim/v2/…) take an identity provider's SCIM token instead.
+          'SCIM-Token': { type: 'http', scheme: 'bearer' },
+        },
+      },
       security: [{ 'Service-Key': [] }],
     },
     transform: jsonSchemaTransform,

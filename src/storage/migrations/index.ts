@@ -18,6 +18,7 @@ import * as guardrails from './0016-guardrails.js';
 import * as guardrailVerdicts from './0017-guardrail-verdicts.js';
 import * as prompts from './0018-prompts.js';
 import * as jwt from './0019-jwt.js';
+import * as scim from './0021-scim.js';
 import * as exportChunks from './0026-export-chunks.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '0017-guardrail-verdicts': guardrailVerdicts,
   '0018-prompts': prompts,
   '0019-jwt': jwt,
+  '0021-scim': scim,
   '0026-export-chunks': exportChunks,
 };
 

@@ -10,6 +10,8 @@ export interface ApiKeyWithRoles extends ApiKeyRow {
   workspace_status: WorkspaceStatus | null;
   /** The workspace's model limits (JSON array), when it has any. */
   workspace_allowed_models?: string | null;
+  /** Set while the key's user is deactivated (SCIM): the key is refused meanwhile. */
+  user_deactivated_at?: string | null;
 }
 
 export function createApiKeyRepository(db: Db) {
@@ -61,6 +63,7 @@ export function createApiKeyRepository(db: Db) {
           'm.role as workspace_role',
           'w.status as workspace_status',
           'w.allowed_models as workspace_allowed_models',
+          'u.deactivated_at as user_deactivated_at',
         ])
         .where((eb) => eb.or([eb('k.key_hash', '=', keyHash), eb('k.previous_key_hash', '=', keyHash)]))
         .executeTakeFirst(),
@@ -155,7 +158,8 @@ export function createApiKeyRepository(db: Db) {
         .where('k.status', '=', 'active')
         .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', nowIso)]))
         .where('k.scopes', 'like', '%"organisation_service_api_keys.create"%')
-        .where('u.role', 'in', ['owner', 'admin']);
+        .where('u.role', 'in', ['owner', 'admin'])
+        .where('u.deactivated_at', 'is', null);
       if (except.keyId !== undefined) query = query.where('k.id', '!=', except.keyId);
       if (except.userId !== undefined) query = query.where('k.user_id', '!=', except.userId);
       const { total } = await query.executeTakeFirstOrThrow();

@@ -18,6 +18,10 @@ import { createIntegrationModelRepository } from './integration-models.js';
 import { createModelAliasRepository } from './model-aliases.js';
 import { createPromptRepository } from './prompts.js';
 import { createJwtSettingsRepository } from './jwt-settings.js';
+import { createScimGroupRepository } from './scim-groups.js';
+import { createScimMappingRepository } from './scim-mappings.js';
+import { createScimTokenRepository } from './scim-tokens.js';
+import { createScimUserRepository } from './scim-users.js';
 
 export function createRepositories(db: Db) {
   return {
@@ -40,6 +44,10 @@ export function createRepositories(db: Db) {
     modelAliases: createModelAliasRepository(db),
     prompts: createPromptRepository(db),
     jwtSettings: createJwtSettingsRepository(db),
+    scimTokens: createScimTokenRepository(db),
+    scimUsers: createScimUserRepository(db),
+    scimGroups: createScimGroupRepository(db),
+    scimMappings: createScimMappingRepository(db),
   };
 }
 

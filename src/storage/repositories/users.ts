@@ -68,11 +68,12 @@ export function createUserRepository(db: Db) {
       db.updateTable('users').set(patch).where('id', '=', id).execute(),
 
     /**
-     * Removes a user in one transaction: their memberships go, every key they own is revoked and
+     * Removes a user in one transaction: their memberships (SCIM groups included) go, every key they own is revoked and
      * detached from them (the key rows stay, so audit records still resolve), then the user row.
      */
     remove: (id: string, stamp: string) =>
       db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('scim_group_members').where('user_id', '=', id).execute();
         await trx.deleteFrom('workspace_members').where('user_id', '=', id).execute();
         await trx
           .updateTable('api_keys')

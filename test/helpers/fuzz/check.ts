@@ -67,12 +67,32 @@ export function serverErrorProblem(answer: Answer): string | null {
   return `answered ${answer.status}`;
 }
 
-/** Property 2: every refusal carries the one error body and an x-request-id (a provider's own error body is relayed as sent). */
+/** Why `text` is not the SCIM error body `{"schemas": [Error URN], "status": "<status>", "detail"}`, or null. */
+export function scimErrorBodyProblem(text: string, status: number): string | null {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return 'not JSON';
+  }
+  const scim = body as { schemas?: unknown; status?: unknown; detail?: unknown };
+  if (!Array.isArray(scim.schemas) || scim.schemas[0] !== 'urn:ietf:params:scim:api:messages:2.0:Error')
+    return 'not the SCIM error schema';
+  if (scim.status !== String(status)) return `status is ${JSON.stringify(scim.status)}`;
+  return typeof scim.detail === 'string' ? null : 'detail is not a string';
+}
+
+/**
+ * Property 2: every refusal carries the one error body and an x-request-id (a provider's own
+ * error body is relayed as sent; the SCIM protocol routes answer in the SCIM error schema).
+ */
 export function refusalShapeProblem(req: FuzzRequest, answer: Answer): string | null {
   if (answer.status < 400) return null;
   if (!answer.requestId) return 'no x-request-id header';
   if (req.method === 'HEAD' || answer.upstreamCalls > 0) return null;
-  const problem = errorBodyProblem(answer.text);
+  const problem = req.url.startsWith('/v1/scim/v2/')
+    ? scimErrorBodyProblem(answer.text, answer.status)
+    : errorBodyProblem(answer.text);
   return problem ? `error body ${problem}` : null;
 }
 
