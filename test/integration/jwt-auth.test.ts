@@ -1,3 +1,4 @@
+import { createScimToken, patchOp, scimClient } from '../helpers/scim.js';
 import { randomUUID } from 'node:crypto';
 import { SignJWT, type JWTPayload } from 'jose';
 import { describe, expect, it } from 'vitest';
@@ -258,6 +259,24 @@ describe('JWT authentication', () => {
     // Failed JWTs are found with the audit filters too.
     const byMethod = await s.g.admin.get('/v1/audit-logs?resource_type=jwt&method=GET&resource_id=expired');
     expect(byMethod.body.data).toHaveLength(1);
+  });
+
+  it('refuses the JWTs of a user the identity provider deprovisioned over SCIM, from the next request', async () => {
+    const s = await setup();
+    expect((await s.chat({ ...s.g.viaMock, 'x-service-api-key': await s.token() })).status).toBe(200);
+    const idp = scimClient(s.g.baseUrl, (await createScimToken(s.g.admin)).token);
+    const found = await idp.call('GET', `/Users?filter=${encodeURIComponent(`userName eq "${s.memberEmail}"`)}`);
+    expect(found.body.totalResults).toBe(1);
+    const off = await idp.call(
+      'PATCH',
+      `/Users/${found.body.Resources[0].id}`,
+      patchOp({ op: 'replace', value: { active: false } }),
+    );
+    expect(off.status).toBe(200);
+    const refused = await s.chat({ ...s.g.viaMock, 'x-service-api-key': await s.token() });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.message).toContain('is deactivated');
+    expect((await jwtAudit(s)).map((r) => r.resource_id)).toContain('user_deactivated');
   });
 
   it('refuses JWTs before set-up, when turned off, and for unknown users when those are required', async () => {

@@ -21,6 +21,7 @@ export type JwtFailureReason =
   | 'workspace_archived'
   | 'unknown_user'
   | 'not_a_member'
+  | 'user_deactivated'
   | 'jwks_unavailable';
 
 /** A refusal, with what the audit record can say about whom (ids only once the signature verified). */

@@ -165,6 +165,9 @@ export function createJwtAuthenticator(deps: {
         `No user of this organisation matches the token (user ${quote(identity.subject)}${identity.email ? `, e-mail ${quote(identity.email)}` : ''}).`,
         inWorkspace,
       );
+    // Deprovisioned by the identity provider (SCIM `active: false`): its tokens stop with its keys.
+    if (user?.deactivated_at)
+      return failure('user_deactivated', `User ${quote(user.email)} is deactivated.`, inWorkspace);
     if (user && memberRole === null && user.role !== 'owner' && user.role !== 'admin')
       return failure(
         'not_a_member',
