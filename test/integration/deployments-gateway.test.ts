@@ -85,6 +85,10 @@ describe('deployments on the gateway: workspaces, limits and config', () => {
     // Admin keys count in the default workspace, which alpha does not serve either.
     expectRefused(await call(alpha, ADMIN_KEY), 403, 'DEPLOYMENT_FORBIDDEN');
     expect(s.mock.requests).toHaveLength(1);
+    // The refusals are in the request logs, under the workspace that was refused.
+    await alpha.server.requestLogs.flush();
+    const refusals = (await s.admin.get('/v1/logs?workspace_id=team-b')).body.data;
+    expect(refusals.map((log: any) => [log.status_code, log.error_code])).toEqual([[403, 'DEPLOYMENT_FORBIDDEN']]);
     // The control plane joins no deployment: it serves every workspace.
     expect((await call(s.cp, s.keys.b)).status).toBe(200);
 
