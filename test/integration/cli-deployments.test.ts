@@ -94,3 +94,44 @@ describe('svcgw deployments', () => {
     await fails(['deployments', 'get', 'staging-2'], 1, /Deployment not found/);
   });
 });
+
+describe('svcgw apply: deployments', () => {
+  it(
+    'creates a deployment from a file, leaves it alone on a second apply, and updates what changed',
+    { timeout: 90_000 },
+    async () => {
+      const { ok, api } = await cliAgainstServer();
+      const path = join(makeTempDir(), 'svcgw.yaml');
+      const file = (workspaces: string) => `
+workspaces:
+  - { slug: team-a, name: Team A }
+configs:
+  - { slug: eu-routing, name: EU, config: { provider: openai, custom_host: "http://127.0.0.1:9/v1" } }
+deployments:
+  - slug: eu-production
+    name: EU production
+    type: production
+    config: eu-routing
+    allowed_workspaces: ${workspaces}
+    rate_limits: [{ type: requests, unit: rpm, value: 6000 }]
+`;
+      writeFileSync(path, file('[team-a]'));
+      expect((await ok(['apply', '-f', path])).summary).toMatchObject({ create: 3 });
+      const created = (await api.get('/v1/deployments/eu-production')).body;
+      expect(created).toMatchObject({
+        type: 'production',
+        config_slug: 'eu-routing',
+        allowed_workspaces: [{ slug: 'team-a' }],
+        rate_limits: [{ type: 'requests', unit: 'rpm', value: 6000 }],
+      });
+      expect((await ok(['apply', '-f', path])).summary).toMatchObject({ create: 0, update: 0, unchanged: 3 });
+      writeFileSync(path, file('[team-a, default]'));
+      const updated = await ok(['apply', '-f', path]);
+      expect(updated.summary).toMatchObject({ update: 1, unchanged: 2 });
+      expect((await api.get('/v1/deployments/eu-production')).body.allowed_workspaces.map((w: any) => w.slug)).toEqual([
+        'team-a',
+        'default',
+      ]);
+    },
+  );
+});
