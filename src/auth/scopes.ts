@@ -48,6 +48,7 @@ export const SCOPES: readonly ScopeInfo[] = [
   ...crud('model_aliases', 'model aliases (organisation-wide ones by organisation owners and admins)', true),
   ...crud('prompts', 'prompts', true),
   ...crud('guardrails', 'guardrails', true),
+  ...crud('deployments', 'deployments (groups of gateway instances)', false),
   { name: 'logs.list', description: 'List request logs.', workspace: true },
   { name: 'logs.view', description: 'Read one request log with its bodies.', workspace: true },
   { name: 'logs.export', description: 'Create and download log exports.', workspace: true },

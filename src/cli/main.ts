@@ -20,6 +20,7 @@ import { usersCommand } from './commands/users.js';
 import { virtualKeysCommand } from './commands/virtual-keys.js';
 import { dbCommand } from './commands/db.js';
 import { configsCommand } from './commands/configs.js';
+import { deploymentsCommand } from './commands/deployments.js';
 import { guardrailsCommand } from './commands/guardrails.js';
 import { promptsCommand } from './commands/prompts.js';
 import { feedbackCommand } from './commands/feedback.js';
@@ -58,6 +59,7 @@ export function buildProgram(): Command {
   program.addCommand(providersCommand());
   program.addCommand(virtualKeysCommand());
   program.addCommand(configsCommand());
+  program.addCommand(deploymentsCommand());
   program.addCommand(guardrailsCommand());
   program.addCommand(promptsCommand());
   program.addCommand(aliasesCommand());

@@ -1,4 +1,10 @@
 import { z } from 'zod';
+import { VERSION } from '../lib/version.js';
+
+/** `major.minor.patch`, as svcgw versions are numbered. */
+const version = z.string().regex(/^\d{1,6}\.\d{1,6}\.\d{1,6}$/, 'must be a version: major.minor.patch, e.g. 1.4.0');
+/** The minor release this build belongs to: instances of the same minor line register with each other. */
+const minorFloor = VERSION.replace(/^(\d+)\.(\d+)\..*$/, '$1.$2.0');
 
 /** `ON`/`OFF` (the spec's spelling for flags), or true/false. */
 const onOff = (fallback: boolean) =>
@@ -127,6 +133,25 @@ export const settingsSchema = z
     semantic_cache_embedding_model: z.string().min(1).default('text-embedding-3-small').describe('Embedding model for the semantic cache.'),
     metrics_enabled: onOff(true).describe('Serve GET /metrics (Prometheus text format).'),
     metrics_token: z.string().min(16).optional().describe('When set, GET /metrics requires Authorization: Bearer <metrics_token> instead of an API key.'),
+    deployment: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be the slug of a deployment (lower-case letters, digits and dashes)')
+      .optional()
+      .describe('The deployment this instance joins (`svcgw serve --deployment <slug>`): it registers at start, heartbeats, and applies the deployment\'s config, limits and workspace restriction to its traffic. An unknown slug stops the start (exit 2). See deployments.md.'),
+    deployment_heartbeat_interval_ms: z.coerce
+      .number()
+      .int()
+      .min(100)
+      .max(3_600_000)
+      .default(10_000)
+      .describe('How often a deployment instance heartbeats; one silent for 3 intervals is shown `gone`.'),
+    advertise_url: z.url().optional().describe('The address recorded for this instance in its deployment (how others reach it); default the URL it listens on.'),
+    min_gateway_version: version
+      .default(minorFloor)
+      .describe('The lowest svcgw version that may register in a deployment while this instance runs (the control plane\'s minimum gateway version); default this build\'s major.minor.0. An older instance is refused at start (exit 1) and the refusal is listed with the deployment\'s instances.'),
+    deployment_reported_version: version
+      .optional()
+      .describe('Rehearsal aid: the version this instance reports when it registers in its deployment, instead of its own; nothing else uses it.'),
     retention_interval_ms: z.coerce.number().int().min(1000).default(3_600_000).describe('How often request logs past LOG_RETENTION_DISPLAY are purged (in small batches).'),
   })
   .strict();

@@ -29,6 +29,8 @@ import type { Principal } from '../auth/principal.js';
 import { chooseByModel, modelMayRoute, modelRouteLeaf } from './model-route.js';
 import { assertModelAllowed, hasModelLimits, limitAllows } from './model-access.js';
 import { withoutUrlCredentials } from '../lib/mask.js';
+import type { ServedDeploymentLookup } from '../deployments/served-deployment.js';
+import { assertDeploymentServes, deploymentConfig } from './deployment-rules.js';
 import {
   GuardrailDenial,
   startGuardrails,
@@ -49,6 +51,8 @@ export interface GatewayDeps {
   defaultWorkspaceId: (organisationId: string) => Promise<string>;
   /** Guardrails; null when GUARDRAILS_ENABLED is OFF. */
   guardrails: GatewayGuardrails | null;
+  /** The deployment this instance serves (`serve --deployment`), or absent. */
+  deployment?: ServedDeploymentLookup | null;
   /** Backoff between retries; tests may shorten it. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -145,7 +149,9 @@ export function createGatewayHandler(deps: GatewayDeps) {
       });
       if (capture > 0 && request.rawBody) draft.requestBody = request.rawBody.subarray(0, capture).toString('utf8');
 
-      const facts = await deps.limits.facts(principal, workspaceId, route.endpointType, metadata);
+      const deployment = deps.deployment ? await deps.deployment.current() : null;
+      const facts = await deps.limits.facts(principal, workspaceId, route.endpointType, metadata, deployment?.limits);
+      if (deployment) assertDeploymentServes(deployment, principal, { id: workspaceId, slug: facts.workspaceSlug });
       Object.assign(admission, await deps.limits.admitRate(principal, facts));
       if (admission.headers) reply.headers(rateHeaders(admission.headers, deps.clock.now()));
 
@@ -156,12 +162,15 @@ export function createGatewayHandler(deps: GatewayDeps) {
       const modelRoute = choice?.kind === 'route' ? choice.route : null;
       const alias = choice?.alias ?? null;
       const configHeader = request.headers['x-service-config'];
+      // A config named by the request (or its alias) wins, then the key's default, then the deployment's.
       const selected =
         choice?.kind === 'config'
           ? await aliasConfig(deps.configs, choice.configId, choice.alias, principal, workspaceId)
           : choice === null && (configHeader !== undefined || principal.defaults?.config_id)
             ? await deps.configs.select(configHeader, principal, workspaceId)
-            : null;
+            : choice === null && deployment
+              ? await deploymentConfig(deps.configs, deployment)
+              : null;
       if (selected) draft.configId = selected.id;
       if (deps.guardrails) {
         guard = await startGuardrails(deps.guardrails, {

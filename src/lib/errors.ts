@@ -86,6 +86,12 @@ export const ERROR_CODES = {
     summary:
       "The model is not allowed here: by the provider's integration model list, the API key's or the workspace's defaults.allowed_models (`param` is model). Refused before any provider call.",
   },
+  DEPLOYMENT_FORBIDDEN: {
+    status: 403,
+    type: 'permission_error',
+    summary:
+      "The gateway instance serves a deployment that does not take this request's workspace (its allowed_workspaces); the message names the deployment. Send the request to an instance of a deployment that allows the workspace.",
+  },
   NOT_FOUND: {
     status: 404,
     type: 'not_found_error',

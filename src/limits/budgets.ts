@@ -2,9 +2,9 @@ import { costFromPrice, type ModelPrice } from '../pricing/pricing-service.js';
 import type { CounterStore } from './counter-store.js';
 import { bucketOf, matchesAll, type Condition, type RequestFacts } from './matching.js';
 
-/** A budget as configured: a policy (which matches and groups), or the limit of a key or a workspace. */
+/** A budget as configured: a policy (which matches and groups), or the limit of a key, a workspace or a deployment. */
 export interface BudgetSource {
-  scopeType: 'policy' | 'api_key' | 'workspace';
+  scopeType: 'policy' | 'api_key' | 'workspace' | 'deployment';
   scopeId: string;
   /** For messages: `usage limits policy "x" (id)`. */
   label: string;
@@ -16,7 +16,8 @@ export interface BudgetSource {
   periodStart: string;
   /** When the period ends (next reset), or null for a cumulative limit. */
   resetAt: number | null;
-  workspaceId: string;
+  /** Whose administrators its alerts go to; null (a deployment's budget): the organisation's. */
+  workspaceId: string | null;
   /** Policies match and group; the limits of a key or a workspace apply to all its requests. */
   conditions?: Condition[];
   groupBy?: Array<{ key: string }>;

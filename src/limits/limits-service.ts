@@ -20,6 +20,7 @@ import {
 } from './budgets.js';
 import { costOfTokens } from './estimate.js';
 import type { CounterStore } from './counter-store.js';
+import type { DeploymentLimits } from './deployment-limits.js';
 import type { RequestFacts } from './matching.js';
 import { periodStart } from './periods.js';
 import {
@@ -138,12 +139,13 @@ export function createLimitsService(deps: LimitsDeps) {
   }
 
   return {
-    /** Facts about the request that conditions and group-by read. */
+    /** Facts about the request that conditions and group-by read, and the deployment that serves it. */
     async facts(
       principal: Principal,
       workspaceId: string,
       endpointType: string,
       metadata: Record<string, string> | null,
+      deployment?: DeploymentLimits,
     ): Promise<RequestFacts> {
       const { slug } = await workspaceOf(workspaceId);
       return {
@@ -153,6 +155,7 @@ export function createLimitsService(deps: LimitsDeps) {
         apiKeyId: principal.keyId,
         endpointType,
         metadata,
+        ...(deployment ? { deployment } : {}),
       };
     },
 
@@ -160,7 +163,7 @@ export function createLimitsService(deps: LimitsDeps) {
     async admitRate(principal: Principal, facts: RequestFacts): Promise<Pick<Admission, 'tokenLimits' | 'headers'>> {
       const now = deps.clock.now();
       const { rate } = await policiesOf(facts.organisationId);
-      const applied = applicableRateLimits(rate, principal.rateLimits, facts, now);
+      const applied = applicableRateLimits(rate, principal.rateLimits, facts, now, facts.deployment ?? null);
       if (applied.length === 0) return { tokenLimits: [], headers: null };
       const decision = await guarded(() => checkRateLimits(deps.store, applied, now), {
         allowed: true as const,
@@ -197,7 +200,25 @@ export function createLimitsService(deps: LimitsDeps) {
           ]
         : [];
       const workspace = (await workspaceOf(facts.workspaceId)).budget;
-      const budgets = applicableBudgets([...usage, ...own, ...(workspace ? [workspace] : [])], facts);
+      // A deployment's budget alerts the organisation's administrators, not the request's workspace.
+      const deployment = facts.deployment;
+      const deploymentBudget = deployment?.usageLimits
+        ? [
+            ownBudget(
+              'deployment',
+              deployment.id,
+              `usage limit of deployment ${deployment.slug}`,
+              deployment.slug,
+              deployment.usageLimits,
+              deployment.createdAt,
+              null,
+            ),
+          ]
+        : [];
+      const budgets = applicableBudgets(
+        [...usage, ...own, ...(workspace ? [workspace] : []), ...deploymentBudget],
+        facts,
+      );
       if (budgets.length === 0) return null;
       const now = deps.clock.now();
       let estimated = await estimate();
@@ -244,7 +265,7 @@ export function createLimitsService(deps: LimitsDeps) {
 
     /** Empties one budget bucket of the current period (the admin API's usage reset). */
     async resetBucket(
-      scopeType: 'policy' | 'api_key' | 'workspace',
+      scopeType: BudgetSource['scopeType'],
       scopeId: string,
       valueKey: string,
       period: string,
@@ -309,13 +330,13 @@ function policyBudget(row: UsageLimitPoliciesTable): BudgetSource {
 }
 
 function ownBudget(
-  scopeType: 'api_key' | 'workspace',
+  scopeType: 'api_key' | 'workspace' | 'deployment',
   scopeId: string,
   label: string,
   name: string,
   limits: UsageLimits & { last_reset_at?: string | null },
   createdAt: string,
-  workspaceId: string,
+  workspaceId: string | null,
 ): BudgetSource {
   return {
     scopeType,

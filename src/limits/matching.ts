@@ -1,3 +1,5 @@
+import type { DeploymentLimits } from './deployment-limits.js';
+
 /** What a limit can match and group on, about one gateway request. */
 export interface RequestFacts {
   organisationId: string;
@@ -6,6 +8,8 @@ export interface RequestFacts {
   apiKeyId: string;
   endpointType: string;
   metadata: Readonly<Record<string, string>> | null;
+  /** The deployment whose instance serves the request, when it serves one: its limits apply too. */
+  deployment?: DeploymentLimits;
 }
 
 export interface Condition {

@@ -1,5 +1,6 @@
 import type { RateLimitPolicyRow } from '../storage/repositories/rate-limit-policies.js';
 import type { CounterStore } from './counter-store.js';
+import type { DeploymentLimits } from './deployment-limits.js';
 import { bucketOf, matchesAll, type Condition, type RequestFacts } from './matching.js';
 import type { RateLimitEntry } from './schemas.js';
 import { windowAt } from './windows.js';
@@ -31,12 +32,13 @@ export interface ParsedRatePolicy {
   groupBy: Array<{ key: string }>;
 }
 
-/** The limits that apply: every active policy whose conditions match, plus the key's own. */
+/** The limits that apply: every active policy whose conditions match, the key's own and the deployment's. */
 export function applicableRateLimits(
   policies: readonly ParsedRatePolicy[],
   keyLimits: readonly RateLimitEntry[] | null,
   facts: RequestFacts,
   now: number,
+  deployment: Pick<DeploymentLimits, 'id' | 'slug' | 'rateLimits'> | null = null,
 ): AppliedRateLimit[] {
   const applied: AppliedRateLimit[] = [];
   for (const policy of policies) {
@@ -60,6 +62,17 @@ export function applicableRateLimits(
       type: limit.type,
       value: limit.value,
       key: `rl:k:${facts.apiKeyId}:${index}:${limit.unit}:${window.start}`,
+      windowEnd: window.end,
+    });
+  });
+  (deployment?.rateLimits ?? []).forEach((limit, index) => {
+    const window = windowAt(limit.unit, now);
+    applied.push({
+      label: `rate limit ${limit.value} ${limit.type} per ${limit.unit} of deployment ${deployment!.slug}`,
+      policyId: null,
+      type: limit.type,
+      value: limit.value,
+      key: `rl:d:${deployment!.id}:${index}:${limit.unit}:${window.start}`,
       windowEnd: window.end,
     });
   });

@@ -3,7 +3,8 @@ import type { EnqueueInput } from './outbox.js';
 /** What a builder fills in; the caller adds the organisation and workspace. */
 export type AlertMessage = Pick<EnqueueInput, 'kind' | 'dedupeKey' | 'subject' | 'text'>;
 
-export type LimitedResource = 'api_key' | 'virtual_key' | 'workspace' | 'integration_workspace' | 'usage_limits_policy';
+export type LimitedResource =
+  'api_key' | 'virtual_key' | 'workspace' | 'integration_workspace' | 'usage_limits_policy' | 'deployment';
 
 export interface UsageLimitFacts {
   resourceType: LimitedResource;
@@ -24,6 +25,7 @@ const label: Record<LimitedResource, string> = {
   workspace: 'workspace',
   integration_workspace: 'integration (workspace)',
   usage_limits_policy: 'usage limits policy',
+  deployment: 'deployment',
 };
 
 const FOOTER = '\n\nThis alert was sent by svcgw to the administrators of your organisation and workspace.';

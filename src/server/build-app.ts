@@ -69,6 +69,8 @@ import { createPricingService } from '../pricing/create-pricing-service.js';
 import { createRequestLogWriter, type RequestLogWriter } from '../telemetry/request-log-writer.js';
 import { createChangeBus, type ChangeBus } from '../storage/change-bus.js';
 import { publishingCaches, subscribeCaches } from './shared-caches.js';
+import { registerDeployments } from '../admin/deployments/index.js';
+import { createServedDeploymentLookup } from '../deployments/served-deployment.js';
 
 export interface AppDeps {
   config: Config;
@@ -83,6 +85,8 @@ export interface AppDeps {
   cacheDb?: Db;
   /** Tells the other instances' caches about changes (PostgreSQL); without it changes stay in this process. */
   changes?: ChangeBus;
+  /** The deployment this instance serves (`serve --deployment`): its rules apply to the gateway's traffic. */
+  deploymentId?: string;
 }
 
 export interface App {
@@ -327,6 +331,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   const prompts = createPromptLookup({ prompts: repos.prompts });
   registerPrompts(zapp, { repos, lookup: prompts, settings: securitySettings, clock: deps.clock });
+  registerDeployments(zapp, {
+    repos,
+    clock: deps.clock,
+    settings: deps.config,
+    onChange: () => changes.publish({ topic: 'deployments' }),
+  });
+  const deployment = deps.deploymentId
+    ? createServedDeploymentLookup({ repo: repos.deployments, clock: deps.clock, deploymentId: deps.deploymentId })
+    : null;
   registerAuditLogRoutes(zapp, repos.auditLogs);
   registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
   const visibility = createLogVisibility({ db: deps.db, settings: securitySettings });
@@ -402,6 +415,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     pricing,
     defaultWorkspaceId,
     guardrails: features.enabled('guardrails') ? gatewayGuardrails(deps, guardrails) : null,
+    deployment,
     controlPlane: [...routes],
     prompts: { lookup: prompts, canView: (principal) => securitySettings.canView(principal, 'prompts') },
   });
@@ -425,6 +439,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         jwtAuth.invalidate();
       },
     },
+    deployment,
   });
   await app.ready();
   return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails, changes, userStatus };

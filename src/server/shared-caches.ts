@@ -35,6 +35,8 @@ export function subscribeCaches(
     guardrails: Clearable;
     limits: Clearable;
     settings: Clearable;
+    /** The deployment this instance serves, when it serves one. */
+    deployment?: Clearable | null;
   },
 ): () => void {
   const clear: Record<Exclude<Change['topic'], 'key' | 'all'>, () => void> = {
@@ -42,8 +44,13 @@ export function subscribeCaches(
     credentials: () => caches.credentials.invalidateAll(),
     configs: () => caches.configs.invalidate(),
     guardrails: () => caches.guardrails.invalidate(),
-    limits: () => caches.limits.invalidate(),
+    limits: () => {
+      caches.limits.invalidate();
+      // A budget reset moves the deployment's period too.
+      caches.deployment?.invalidate();
+    },
     settings: () => caches.settings.invalidate(),
+    deployments: () => caches.deployment?.invalidate(),
   };
   return changes.on((change) => {
     if (change.topic === 'key') caches.keys.invalidate(change.id);

@@ -17,6 +17,8 @@ import { buildApp, type App } from './build-app.js';
 import { holdStartupAdmin, type StartupAdmin } from './startup-admin.js';
 import type { AlertSink } from '../limits/usage-recorder.js';
 import { startNotifications, type MailTransport, type Notifications } from '../notifications/index.js';
+import { joinDeployment, type RegisteredInstance } from '../deployments/registration.js';
+import { createDeploymentRepository } from '../storage/repositories/deployments.js';
 import {
   createKeyLifecycleWorker,
   KEY_LIFECYCLE_INTERVAL_MS,
@@ -31,6 +33,8 @@ export interface RunningServer extends App {
   notifications: Notifications;
   /** API key expiry, scheduled rotations and their notices (every 30 s; tests call `runOnce`). */
   keyLifecycle: KeyLifecycleWorker;
+  /** This instance in its deployment (`deployment` setting), heartbeating; null when it joined none. */
+  deploymentInstance: RegisteredInstance | null;
   /** A key for the server's own admin requests as the owner (the startup file); see startup-admin.ts. */
   holdStartupAdmin(via: string): Promise<StartupAdmin>;
   /** Stops accepting, lets in-flight requests finish (up to the shutdown time-out), flushes, closes the database. */
@@ -79,6 +83,15 @@ export async function startServer(options: {
     ownerEmail: config.bootstrap_owner_email,
     adminKey: config.bootstrap_admin_key,
   });
+  // Before listening: an unknown deployment or too old a version stops the start (DeploymentRefusedError).
+  const join = await joinDeployment({ repo: createDeploymentRepository(db), clock, logger, settings: config }).catch(
+    async (error: unknown) => {
+      await changes.close();
+      await cacheDb?.destroy();
+      await db.destroy();
+      throw error;
+    },
+  );
 
   const notifications = startNotifications({
     config,
@@ -100,9 +113,34 @@ export async function startServer(options: {
     changes,
     ...(cacheDb ? { cacheDb } : {}),
     ...(options.upstreamDispatcher ? { upstreamDispatcher: options.upstreamDispatcher } : {}),
+    ...(join ? { deploymentId: join.deployment.id } : {}),
   });
   const address = await built.app.listen({ host: config.host, port: config.port });
-  logger.info({ url: address, data_dir: config.data_dir, pid: process.pid }, 'svcgw listening');
+  logger.info(
+    {
+      url: address,
+      data_dir: config.data_dir,
+      pid: process.pid,
+      ...(join ? { deployment: join.deployment.slug } : {}),
+    },
+    'svcgw listening',
+  );
+  let deploymentInstance: RegisteredInstance | null = null;
+  const closeStorage = async () => {
+    await deploymentInstance?.stop();
+    await changes.close();
+    await db.destroy();
+    await cacheDb?.destroy();
+  };
+  if (join) {
+    try {
+      deploymentInstance = await join.register(config.advertise_url ?? address);
+    } catch (error) {
+      await shutdown(built.app, closeStorage, config.shutdown_timeout_ms, notifications);
+      throw error;
+    }
+    deploymentInstance.start();
+  }
   const keyLifecycle = createKeyLifecycleWorker({
     db,
     clock,
@@ -113,11 +151,6 @@ export async function startServer(options: {
   keyLifecycle.start(KEY_LIFECYCLE_INTERVAL_MS);
   built.observability.start();
 
-  const closeStorage = async () => {
-    await changes.close();
-    await db.destroy();
-    await cacheDb?.destroy();
-  };
   let closing: Promise<void> | null = null;
   return {
     ...built,
@@ -127,6 +160,7 @@ export async function startServer(options: {
     bootstrap: boot,
     notifications,
     keyLifecycle,
+    deploymentInstance,
     holdStartupAdmin: (via) => holdStartupAdmin(db, built.keys, via),
     close: () =>
       (closing ??= keyLifecycle

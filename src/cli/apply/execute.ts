@@ -11,6 +11,7 @@ import {
   type ApiKeyRow,
   type ConfigRow,
   type CurrentState,
+  type DeploymentRow,
   type IntegrationRow,
   type PolicyRow,
   type ProviderRow,
@@ -78,21 +79,23 @@ async function fetchGuardrails(client: Client, file: ApplyFile): Promise<Guardra
 /** Reads what the file's sections need; an admin key can read all of it. */
 export async function fetchCurrentState(client: Client, file: ApplyFile): Promise<CurrentState> {
   const need = (n: number) => n > 0;
-  const [workspaces, integrations, providers, rateLimits, usageLimits, apiKeys, configs] = await Promise.all([
-    fetchAll<WorkspaceRow>(client, '/v1/workspaces', { status: 'active,archived' }),
-    need(file.integrations.length + file.providers.length)
-      ? fetchAll<IntegrationRow>(client, '/v1/integrations', { status: 'active' })
-      : [],
-    need(file.providers.length) ? fetchAll<ProviderRow>(client, '/v1/providers', { status: 'active' }) : [],
-    need(file.policies.rate_limits.length)
-      ? fetchAll<PolicyRow>(client, '/v1/policies/rate-limits', { status: 'active' })
-      : [],
-    need(file.policies.usage_limits.length)
-      ? fetchAll<PolicyRow>(client, '/v1/policies/usage-limits', { status: 'active' })
-      : [],
-    need(file.api_keys.length) ? fetchAll<ApiKeyRow>(client, '/v1/api-keys') : [],
-    fetchConfigs(client, file),
-  ]);
+  const [workspaces, integrations, providers, rateLimits, usageLimits, apiKeys, configs, deployments] =
+    await Promise.all([
+      fetchAll<WorkspaceRow>(client, '/v1/workspaces', { status: 'active,archived' }),
+      need(file.integrations.length + file.providers.length)
+        ? fetchAll<IntegrationRow>(client, '/v1/integrations', { status: 'active' })
+        : [],
+      need(file.providers.length) ? fetchAll<ProviderRow>(client, '/v1/providers', { status: 'active' }) : [],
+      need(file.policies.rate_limits.length)
+        ? fetchAll<PolicyRow>(client, '/v1/policies/rate-limits', { status: 'active' })
+        : [],
+      need(file.policies.usage_limits.length)
+        ? fetchAll<PolicyRow>(client, '/v1/policies/usage-limits', { status: 'active' })
+        : [],
+      need(file.api_keys.length) ? fetchAll<ApiKeyRow>(client, '/v1/api-keys') : [],
+      fetchConfigs(client, file),
+      need(file.deployments.length) ? fetchAll<DeploymentRow>(client, '/v1/deployments', { status: 'active' }) : [],
+    ]);
   return {
     workspaces,
     integrations,
@@ -101,6 +104,7 @@ export async function fetchCurrentState(client: Client, file: ApplyFile): Promis
     usageLimits,
     apiKeys,
     configs,
+    deployments,
     guardrails: await fetchGuardrails(client, file),
     prompts: await fetchPromptState(client, file, workspaces),
     ...(await fetchCatalogue(client, file, integrations)),

@@ -51,6 +51,7 @@ function checkUnique(file: ApplyFile, source: string): void {
     ['integrations', file.integrations.map((i) => i.slug)],
     ['providers', file.providers.map((p) => `${p.workspace ?? ''}/${p.slug}`)],
     ['configs', file.configs.map((c) => c.slug)],
+    ['deployments', file.deployments.map((d) => d.slug)],
     ['policies.rate_limits', file.policies.rate_limits.map((p) => `${p.workspace ?? ''}/${p.name}`)],
     ['policies.usage_limits', file.policies.usage_limits.map((p) => `${p.workspace ?? ''}/${p.name}`)],
     ['api_keys', file.api_keys.map((k) => `${k.workspace ?? ''}/${k.type}/${k.name}`)],

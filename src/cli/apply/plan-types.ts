@@ -7,6 +7,7 @@ export type Kind =
   | 'provider'
   | 'guardrail'
   | 'config'
+  | 'deployment'
   | 'alias'
   | 'rate_limits_policy'
   | 'usage_limits_policy'
@@ -70,6 +71,12 @@ export interface ConfigRow extends Resource {
   last_updated_at?: string;
   /** The latest version's object: only on configs fetched one by one. */
   config?: unknown;
+}
+
+export interface DeploymentRow extends Resource {
+  slug: string;
+  config_slug: string | null;
+  allowed_workspaces: Array<{ id: string; slug: string }> | null;
 }
 
 export interface PolicyRow extends Resource {

@@ -7,6 +7,7 @@ import type {
   Action,
   ApiKeyRow,
   ConfigRow,
+  DeploymentRow,
   IntegrationRow,
   Kind,
   PolicyRow,
@@ -20,6 +21,7 @@ export type {
   Action,
   ApiKeyRow,
   ConfigRow,
+  DeploymentRow,
   IntegrationRow,
   Kind,
   PolicyRow,
@@ -42,6 +44,8 @@ export interface CurrentState extends CatalogueState {
    * latest version's object.
    */
   configs?: ConfigRow[];
+  /** Active deployments (when the file has some). */
+  deployments?: DeploymentRow[];
   /** Active guardrails with their checks and actions (those the file names). */
   guardrails?: GuardrailRow[];
   /** Prompt labels, collections, partials and prompts the file names. */
@@ -89,7 +93,8 @@ export function findConfig(rows: readonly ConfigRow[], slug: string): ConfigRow 
 
 /**
  * Compares the file with the server and says, in dependency order (workspaces → integrations
- * → providers → guardrails → configs → policies → keys), what would be created, updated or left alone.
+ * → providers → guardrails → configs → deployments → policies → keys), what would be created,
+ * updated or left alone.
  * Pure: the caller fetched `current` and runs the requests.
  */
 export function planApply(file: ApplyFile, current: CurrentState): Step[] {
@@ -241,6 +246,43 @@ export function planApply(file: ApplyFile, current: CurrentState): Step[] {
     if (planned.action === 'create' && c.status === 'archived')
       planned.then = { method: 'PUT', path: `/v1/configs/${enc(c.slug)}`, body: { status: 'archived' } };
     steps.push(planned);
+  }
+
+  // After configs and workspaces, which deployments name.
+  for (const d of file.deployments) {
+    for (const w of d.allowed_workspaces ?? []) needWs(`deployment ${d.slug}`, w);
+    const now = current.deployments?.find((row) => row.slug === d.slug);
+    const fields = defined({
+      name: d.name,
+      type: d.type,
+      description: d.description,
+      config_id: d.config,
+      allowed_workspaces: d.allowed_workspaces,
+      rate_limits: d.rate_limits,
+      usage_limits: d.usage_limits,
+    });
+    // The server shows its config and workspaces by id with their slugs; the file names slugs.
+    const changes = now
+      ? changedFields(now, fields, {
+          config_id: (_c, desired) => (desired ?? null) === now.config_slug,
+          allowed_workspaces: (_c, desired) =>
+            desired === null
+              ? now.allowed_workspaces === null
+              : same(now.allowed_workspaces?.map((w) => w.slug).sort() ?? null, [...(desired as string[])].sort()),
+        })
+      : [];
+    steps.push(
+      step(
+        'deployment',
+        d.slug,
+        now,
+        fields,
+        { method: 'POST', path: '/v1/deployments', body: { slug: d.slug, ...fields } },
+        `/v1/deployments/${enc(d.slug)}`,
+        changes,
+        fields,
+      ),
+    );
   }
 
   const catalogue = planCatalogue(

@@ -93,6 +93,27 @@ const gatewayConfig = z
   })
   .strict();
 
+/** A deployment (docs/deployments.md), known by its slug; workspaces and its config by slug. */
+const deployment = z
+  .object({
+    slug: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a deployment slug is 1–63 lower-case letters, digits and dashes'),
+    name: z.string().min(1).max(255),
+    type: z.enum(['production', 'non-production']),
+    description: z.string().nullable().optional(),
+    config: slug.nullable().optional().describe('slug of the config applied to requests that name none'),
+    allowed_workspaces: z
+      .array(slug)
+      .min(1)
+      .nullable()
+      .optional()
+      .describe('slugs of the only workspaces it serves; null: every workspace'),
+    rate_limits: z.array(looseObject).nullable().optional(),
+    usage_limits: looseObject.nullable().optional(),
+  })
+  .strict();
+
 const matching = {
   name: z.string().min(1).max(255),
   workspace: slug.optional(),
@@ -151,6 +172,7 @@ export const applyFileSchema = z
     providers: z.array(provider).default([]),
     guardrails: z.array(guardrailEntry).default([]),
     configs: z.array(gatewayConfig).default([]),
+    deployments: z.array(deployment).default([]),
     policies: z
       .object({
         rate_limits: z.array(rateLimitsPolicy).default([]),
@@ -169,6 +191,7 @@ export type DesiredWorkspace = ApplyFile['workspaces'][number];
 export type DesiredIntegration = ApplyFile['integrations'][number];
 export type DesiredProvider = ApplyFile['providers'][number];
 export type DesiredConfig = ApplyFile['configs'][number];
+export type DesiredDeployment = ApplyFile['deployments'][number];
 export type DesiredRateLimitsPolicy = ApplyFile['policies']['rate_limits'][number];
 export type DesiredUsageLimitsPolicy = ApplyFile['policies']['usage_limits'][number];
 export type DesiredApiKey = ApplyFile['api_keys'][number];

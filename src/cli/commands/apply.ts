@@ -55,6 +55,11 @@ server validates configs: a refusal names the config's slug and each problem's p
 A provider key is compared by its mask (first and last four characters): a new key that keeps them is
 not seen as a change. An integration's ai_provider_id, a provider's integration, a config's workspace and a
 usage-limits policy's type cannot change; apply says so instead of guessing.
+deployments: groups of instances started with svcgw serve --deployment <slug> (docs/deployments.md), known
+by slug; its config and allowed_workspaces are named by slug:
+  deployments:
+    - { slug: eu-production, name: EU production, type: production, config: prod-fallback,
+        allowed_workspaces: [team-a], rate_limits: [{ type: requests, unit: rpm, value: 6000 }] }
 prompt_labels, prompt_collections, prompt_partials, prompts: the prompts family (docs/prompts.md), labels
 known by name, the others by slug; a changed template or setting becomes a new version, made the default one.`;
 

@@ -8,7 +8,11 @@ export function serveCommand(): Command {
     .description('start the gateway and the administration API on one port')
     .addHelpText(
       'after',
-      '\nExamples:\n  svcgw serve\n  svcgw serve --port 9000 --data-dir /var/lib/svcgw\n  SVCGW_CONFIG=config/svcgw.json svcgw serve\n  OPENAI_API_KEY=sk-… svcgw serve --apply svcgw.yaml',
+      '\nExamples:\n  svcgw serve\n  svcgw serve --port 9000 --data-dir /var/lib/svcgw\n  SVCGW_CONFIG=config/svcgw.json svcgw serve\n  OPENAI_API_KEY=sk-… svcgw serve --apply svcgw.yaml\n  svcgw serve --deployment eu-production',
+    )
+    .option(
+      '--deployment <slug>',
+      "join this deployment (SVCGW_DEPLOYMENT): register, heartbeat, and apply its config, limits and allowed workspaces to this instance's traffic; an unknown slug stops the start (exit 2), too old a version is refused (exit 1)",
     )
     .addOption(
       new Option(
@@ -22,13 +26,16 @@ export function serveCommand(): Command {
       // Read and checked before anything starts: a broken file stops the start at once (exit 2).
       const startupFile = applyPath ? (await import('../apply/load.js')).readApplyFile(applyPath) : undefined;
       // Loaded here, so that the admin commands start without the server's modules.
-      const [{ startServer }, { StorageRefusedError }] = await Promise.all([
+      const [{ startServer }, { StorageRefusedError }, { DeploymentRefusedError }] = await Promise.all([
         import('../../server/start-server.js'),
         import('../../storage/database.js'),
+        import('../../deployments/registration.js'),
       ]);
-      // A schema newer than this version: a message for the operator, not a stack trace.
+      // A schema newer than this version, a deployment refusal: a message for the operator, not a stack trace.
       const server = await startServer({ config }).catch((error: unknown) => {
-        throw error instanceof StorageRefusedError ? new FatalError(error.message, 1) : error;
+        if (error instanceof StorageRefusedError) throw new FatalError(error.message, 1);
+        if (error instanceof DeploymentRefusedError) throw new FatalError(error.message, error.exitCode);
+        throw error;
       });
       // The key is for the person starting the server, never for the log stream: on a terminal it
       // is shown there; when stdout is piped (JSON lines to a collector), it goes to stderr.

@@ -23,6 +23,7 @@ export async function configFromFlags(flags: Record<string, unknown>): Promise<C
         data_dir: flags.dataDir,
         config: flags.config,
         log_level: flags.logLevel,
+        deployment: flags.deployment,
       },
     });
   } catch (error) {

@@ -58,13 +58,13 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
     return parsed.config;
   }
 
-  const loadStored = (principal: Principal, slugOrId: string): Promise<StoredEntry> =>
-    stored.get(`${principal.organisationId}\u0000${slugOrId}`, () => readStored(principal, slugOrId));
+  const loadStored = (organisationId: string, slugOrId: string): Promise<StoredEntry> =>
+    stored.get(`${organisationId}\u0000${slugOrId}`, () => readStored(organisationId, slugOrId));
 
-  async function readStored(principal: Principal, slugOrId: string): Promise<StoredEntry> {
+  async function readStored(organisationId: string, slugOrId: string): Promise<StoredEntry> {
     const row = isUuid(slugOrId)
-      ? await deps.configs.findById(principal.organisationId, slugOrId.toLowerCase())
-      : await deps.configs.findActiveBySlug(principal.organisationId, slugOrId);
+      ? await deps.configs.findById(organisationId, slugOrId.toLowerCase())
+      : await deps.configs.findActiveBySlug(organisationId, slugOrId);
     if (!row || row.status !== 'active') {
       throw new AppError('CONFIG_NOT_FOUND', `No active config ${slugOrId}.`, { param: 'x-service-config' });
     }
@@ -99,13 +99,22 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
       const name = given ?? keyDefault;
       if (name === null) return null;
       if (name.startsWith('{')) return { id: null, versionId: null, config: parseInline(name), inlineText: name };
-      const entry = await loadStored(principal, name);
+      const entry = await loadStored(principal.organisationId, name);
       // A workspace key uses the configs of its workspace; an admin key those of any.
       if (principal.workspaceId !== null && entry.row.workspace_id !== workspaceId) {
         throw new AppError('CONFIG_NOT_FOUND', `No active config ${name} in this key's workspace.`, {
           param: 'x-service-config',
         });
       }
+      return { id: entry.row.id, versionId: entry.row.latest_version_id, config: entry.config };
+    },
+
+    /**
+     * A stored config chosen by the operator rather than the caller (a deployment's config): it
+     * applies to every workspace the deployment serves, so no workspace check.
+     */
+    async selectStored(organisationId: string, slugOrId: string): Promise<SelectedConfig> {
+      const entry = await loadStored(organisationId, slugOrId);
       return { id: entry.row.id, versionId: entry.row.latest_version_id, config: entry.config };
     },
 

@@ -19,6 +19,7 @@ import * as guardrailVerdicts from './0017-guardrail-verdicts.js';
 import * as prompts from './0018-prompts.js';
 import * as jwt from './0019-jwt.js';
 import * as scim from './0021-scim.js';
+import * as deployments from './0024-deployments.js';
 import * as exportChunks from './0026-export-chunks.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
@@ -43,6 +44,7 @@ const migrations: Record<string, Migration> = {
   '0018-prompts': prompts,
   '0019-jwt': jwt,
   '0021-scim': scim,
+  '0024-deployments': deployments,
   '0026-export-chunks': exportChunks,
 };
 

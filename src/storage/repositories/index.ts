@@ -22,6 +22,7 @@ import { createScimGroupRepository } from './scim-groups.js';
 import { createScimMappingRepository } from './scim-mappings.js';
 import { createScimTokenRepository } from './scim-tokens.js';
 import { createScimUserRepository } from './scim-users.js';
+import { createDeploymentRepository } from './deployments.js';
 
 export function createRepositories(db: Db) {
   return {
@@ -48,6 +49,7 @@ export function createRepositories(db: Db) {
     scimUsers: createScimUserRepository(db),
     scimGroups: createScimGroupRepository(db),
     scimMappings: createScimMappingRepository(db),
+    deployments: createDeploymentRepository(db),
   };
 }
 
