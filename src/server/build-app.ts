@@ -42,6 +42,7 @@ import { createUrlRewriter } from './normalize-path.js';
 import { registerReadiness } from './readiness.js';
 import { registerDryRun, registerDryRunRoute } from './dry-run.js';
 import { registerRequestGate } from './request-gate.js';
+import { registerReferencePaths } from './reference-paths.js';
 import { AppError } from '../lib/errors.js';
 import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
 import { registerAnalytics } from '../admin/analytics/index.js';
@@ -177,6 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerOpenApi(app, VERSION);
   const features = createFeatureFlags(deps.config);
   registerAuth(app, { keys, routes, features });
+  registerReferencePaths(app);
   const requestLogs = createRequestLogWriter({
     repo: repos.requestLogs,
     logger: deps.logger,
