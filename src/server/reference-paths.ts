@@ -41,7 +41,13 @@ export function registerReferencePaths(app: FastifyInstance): void {
     const schema = route.schema as Record<string, unknown> | undefined;
     const sameAs = `The same operation as \`${String(route.method)} ${route.url}\`, at the reference gateway's path.`;
     // Everything the route declared, at the other path; fastify recomputes what it derives from the URL.
-    const { url: _url, path: _path, routePath: _routePath, prefix: _prefix, ...declared } = route as RouteOptions & {
+    const {
+      url: _url,
+      path: _path,
+      routePath: _routePath,
+      prefix: _prefix,
+      ...declared
+    } = route as RouteOptions & {
       path?: string;
       routePath?: string;
       prefix?: string;

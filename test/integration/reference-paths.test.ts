@@ -95,7 +95,11 @@ describe('paging of users and invites in either spelling', () => {
     const owner = apiClient(t.baseUrl, t.adminKey);
     await createWorkspace(owner, 'Paging', 'paging');
     for (let i = 0; i < 3; i++)
-      await owner.post('/v1/invites', { email: `p${i}@example.test`, role: 'member', workspaces: [{ id: 'paging', role: 'member' }] });
+      await owner.post('/v1/invites', {
+        email: `p${i}@example.test`,
+        role: 'member',
+        workspaces: [{ id: 'paging', role: 'member' }],
+      });
     for (let i = 0; i < 2; i++) await addUser(t.server.db, t.server.bootstrap.organisationId, 'member');
 
     for (const base of ['/v1/invites', '/v1/admin/users/invites']) {

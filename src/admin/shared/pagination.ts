@@ -31,17 +31,20 @@ export const pagingBothSpellings = {
 };
 
 /** `pageSize`/`currentPage` folded into `page_size`/`current_page`; both spellings of one with different values is a 400. */
-export function foldPaging<Q extends { page_size?: number; current_page?: number; pageSize?: number; currentPage?: number }>(
-  query: Q,
-  ctx: z.RefinementCtx,
-): Omit<Q, 'pageSize' | 'currentPage'> & { page_size: number; current_page: number } {
+export function foldPaging<
+  Q extends { page_size?: number; current_page?: number; pageSize?: number; currentPage?: number },
+>(query: Q, ctx: z.RefinementCtx): Omit<Q, 'pageSize' | 'currentPage'> & { page_size: number; current_page: number } {
   const { pageSize: size, currentPage: page, ...rest } = query;
   for (const [snake, camel, a, b] of [
     ['page_size', 'pageSize', rest.page_size, size],
     ['current_page', 'currentPage', rest.current_page, page],
   ] as const) {
     if (a !== undefined && b !== undefined && a !== b)
-      ctx.addIssue({ code: 'custom', path: [camel], message: `${camel} and ${snake} are the same parameter; send one.` });
+      ctx.addIssue({
+        code: 'custom',
+        path: [camel],
+        message: `${camel} and ${snake} are the same parameter; send one.`,
+      });
   }
   return { ...rest, page_size: rest.page_size ?? size ?? 50, current_page: rest.current_page ?? page ?? 0 };
 }
