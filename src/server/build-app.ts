@@ -48,6 +48,7 @@ import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
 import { registerAnalytics } from '../admin/analytics/index.js';
 import { createFeedbackStore, registerObservability, type Observability } from '../admin/observability/index.js';
 import { registerLogRoutes } from '../admin/logs/routes.js';
+import { registerLogInsertRoute } from '../admin/logs/insert-route.js';
 import { registerLogStreamRoute } from '../admin/logs/stream-route.js';
 import { registerProviderCatalogRoute } from '../admin/provider-catalog/routes.js';
 import { registerGatewayRoutes } from '../gateway/routes.js';
@@ -323,6 +324,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerProviderCatalogRoute(zapp);
   const pricing = createPricingService({ config: deps.config, clock: deps.clock, logger: deps.logger });
   registerModelPricingRoutes(zapp, pricing);
+  registerLogInsertRoute(zapp, {
+    config: deps.config,
+    clock: deps.clock,
+    repo: repos.requestLogs,
+    workspaces: repos.workspaces,
+    pricing,
+  });
 
   const upstream = createUpstreamClient(
     {
