@@ -283,6 +283,21 @@ describe('the groups users, ai-models and metadata/{metadataKey}', () => {
     expect((await get('/v1/analytics/groups/users', a)).data.map((g: any) => g.user)).toEqual(['alice', 'bob']);
   });
 
+  it("take the reference's names of the window and workspace filters", async () => {
+    const { get, admin } = await setUp();
+    const theirs = `time_of_generation_min=${encodeURIComponent(at('06:00'))}&time_of_generation_max=${encodeURIComponent(at('08:59'))}`;
+    const ours = `start_time=${encodeURIComponent(at('06:00'))}&end_time=${encodeURIComponent(at('08:59'))}`;
+    expect(await get(`/v1/analytics/graphs/users?${theirs}&workspace_slug=default`)).toEqual(
+      await get(`/v1/analytics/graphs/users?${ours}&workspace_id=default`),
+    );
+    expect((await get(`/v1/analytics/groups/users?workspace_slug=team-b`)).data.map((g: any) => g.user)).toEqual([
+      'carol',
+    ]);
+    const both = await admin.get(`/v1/analytics/graphs/requests?${ours}&time_of_generation_min=2026-05-01T00:00:00Z`);
+    expect(both.status).toBe(400);
+    expect(both.body.error).toMatchObject({ code: 'INVALID_REQUEST', param: 'time_of_generation_min' });
+  });
+
   it('refuses what it does not know with the parameter named', async () => {
     const { admin } = await setUp();
     const unknown = await admin.get('/v1/analytics/groups/users?columns=cost');

@@ -4,7 +4,7 @@ import type { ObservabilityDeps } from '../observability/deps.js';
 import { governedRole } from '../settings/access.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
 import type { RowFilter } from './reader.js';
-import { parseMetadata, parseStatusCodes, timeWindow, type FilterQuery } from './params.js';
+import { foldSynonyms, parseMetadata, parseStatusCodes, timeWindow, type FilterQuery } from './params.js';
 
 /**
  * The rows a caller may aggregate, from its query and who it is:
@@ -19,9 +19,10 @@ import { parseMetadata, parseStatusCodes, timeWindow, type FilterQuery } from '.
 export async function rowFilter(
   deps: ObservabilityDeps,
   principal: Principal,
-  query: FilterQuery,
+  given: FilterQuery,
   options: { analytics: boolean; readsLogs?: boolean },
 ): Promise<RowFilter> {
+  const query = foldSynonyms(given);
   if (options.analytics && !(await deps.settings.canView(principal, 'analytics'))) {
     const setting = governedRole(principal) === 'manager' ? 'managersViewAnalytics' : 'membersViewAnalytics';
     throw new AppError(
