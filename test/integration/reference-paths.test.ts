@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { WORKSPACE_SCOPES } from '../../src/auth/scopes.js';
 import { addUser, createWorkspace, createWorkspaceKey } from '../helpers/fixtures.js';
+import { startGateway } from '../helpers/gateway.js';
 import { apiClient } from '../helpers/http.js';
 import { startTestServer } from '../helpers/start-test-server.js';
 
@@ -66,6 +67,26 @@ describe("the reference gateway's paths of users, invites, workspaces and member
     // Archiving at the reference path archives the workspace.
     expect((await owner.delete('/v1/admin/workspaces/ref-team')).status).toBe(200);
     expect((await owner.get('/v1/workspaces/ref-team')).body.status).toBe('archived');
+  });
+
+  it('a workspace budget changed at the reference path applies to the next request', async () => {
+    const g = await startGateway();
+    const chat = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 5 };
+    await g.admin.post('/v1/admin/workspaces', {
+      name: 'Budgeted',
+      slug: 'budgeted',
+      usage_limits: { credit_limit: 1, type: 'tokens' },
+    });
+    const key = apiClient(
+      g.baseUrl,
+      (await createWorkspaceKey(g.admin, { workspace_id: 'budgeted', scopes: ['completions.write'] })).key,
+    );
+    expect((await key.post('/v1/chat/completions', chat, g.viaMock)).status).toBe(402);
+    const raised = await g.admin.put('/v1/admin/workspaces/budgeted', {
+      usage_limits: { credit_limit: 1_000_000, type: 'tokens' },
+    });
+    expect(raised.status).toBe(200);
+    expect((await key.post('/v1/chat/completions', chat, g.viaMock)).status).toBe(200);
   });
 
   it('both routes are in the route table, with the same access', async () => {
