@@ -51,6 +51,11 @@ export const SCOPES: readonly ScopeInfo[] = [
   ...crud('deployments', 'deployments (groups of gateway instances)', false),
   { name: 'logs.list', description: 'List request logs.', workspace: true },
   { name: 'logs.view', description: 'Read one request log with its bodies.', workspace: true },
+  {
+    name: 'logs.create',
+    description: 'Insert request log records of calls made outside the gateway (POST /v1/logs).',
+    workspace: true,
+  },
   { name: 'logs.export', description: 'Create and download log exports.', workspace: true },
   { name: 'analytics.view', description: 'Read analytics.', workspace: true },
   { name: 'feedback.create', description: 'Create feedback on traces.', workspace: true },

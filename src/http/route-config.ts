@@ -30,6 +30,11 @@ export interface RouteAudit {
   action: string;
   /** Body fields that hold secrets under ordinary names (such as `key`); redacted in the record. */
   secretFields?: readonly string[];
+  /**
+   * What of the body the record keeps, for bodies that are data rather than settings (request
+   * logs carry prompts, which the audit log must not hold); the whole body, redacted, by default.
+   */
+  recordBody?: (body: unknown) => unknown;
 }
 
 declare module 'fastify' {

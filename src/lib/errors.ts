@@ -80,6 +80,12 @@ export const ERROR_CODES = {
     type: 'permission_error',
     summary: 'The resource belongs to a workspace this key cannot reach.',
   },
+  INTEGRATION_NOT_ENABLED: {
+    status: 403,
+    type: 'permission_error',
+    summary:
+      'The integration is not enabled for this workspace (`/v1/integrations/{slug}/workspaces`), so no provider there may use it.',
+  },
   MODEL_NOT_ALLOWED: {
     status: 403,
     type: 'permission_error',

@@ -29,7 +29,7 @@ function parseDefaultPrice(setting: string | undefined): ModelPrice | undefined 
 }
 
 /** Control-plane paths whose changes alter which limits apply. */
-const LIMIT_SOURCES = ['/v1/policies/', '/v1/api-keys', '/v1/workspaces'];
+const LIMIT_SOURCES = ['/v1/policies/', '/v1/api-keys', '/v1/workspaces', '/v1/admin/workspaces'];
 
 /** Whether a control-plane request may have changed which limits apply (the server then clears the caches). */
 export function changesLimits(method: string, url: string): boolean {

@@ -51,11 +51,13 @@ import { createUrlRewriter } from './normalize-path.js';
 import { registerReadiness } from './readiness.js';
 import { registerDryRun, registerDryRunRoute } from './dry-run.js';
 import { registerRequestGate } from './request-gate.js';
+import { registerReferencePaths } from './reference-paths.js';
 import { AppError } from '../lib/errors.js';
 import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
 import { registerAnalytics } from '../admin/analytics/index.js';
 import { createFeedbackStore, registerObservability, type Observability } from '../admin/observability/index.js';
 import { registerLogRoutes } from '../admin/logs/routes.js';
+import { registerLogInsertRoute } from '../admin/logs/insert-route.js';
 import { registerLogStreamRoute } from '../admin/logs/stream-route.js';
 import { registerProviderCatalogRoute } from '../admin/provider-catalog/routes.js';
 import { registerGatewayRoutes } from '../gateway/routes.js';
@@ -203,6 +205,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     }),
     scim: createScimTokenVerifier({ repo: repos.scimTokens, clock: deps.clock }),
   });
+  registerReferencePaths(app);
   const requestLogs = createRequestLogWriter({
     repo: repos.requestLogs,
     logger: deps.logger,
@@ -376,6 +379,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerProviderCatalogRoute(zapp);
   const pricing = createPricingService({ config: deps.config, clock: deps.clock, logger: deps.logger });
   registerModelPricingRoutes(zapp, pricing);
+  registerLogInsertRoute(zapp, {
+    config: deps.config,
+    clock: deps.clock,
+    repo: repos.requestLogs,
+    workspaces: repos.workspaces,
+    pricing,
+  });
 
   const upstream = createUpstreamClient(
     {

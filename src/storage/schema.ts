@@ -161,6 +161,7 @@ export interface Database {
   rate_limit_policies: RateLimitPoliciesTable;
   audit_logs: AuditLogsTable;
   integrations: IntegrationsTable;
+  integration_workspaces: IntegrationWorkspacesTable;
   providers: ProvidersTable;
   virtual_keys: VirtualKeysTable;
   request_logs: RequestLogsTable;
@@ -213,6 +214,18 @@ export interface IntegrationsTable {
   last_reset_at: string | null;
   /** 1: every model not disabled in `integration_models` is allowed; 0: only those enabled there. */
   allow_all_models: number;
+  /** 1: every workspace may use the integration, unless `integration_workspaces` disables it there; 0: only those it enables. */
+  all_workspaces: number;
+}
+
+/** A workspace's own setting for an integration (`/v1/integrations/{slug}/workspaces`); wins over `all_workspaces`. */
+export interface IntegrationWorkspacesTable {
+  integration_id: string;
+  workspace_id: string;
+  organisation_id: string;
+  enabled: number;
+  created_at: string;
+  last_updated_at: string;
 }
 
 /** One model entry of an integration's catalogue (`/v1/integrations/{slug}/models`). */

@@ -58,28 +58,41 @@ export type Interval = keyof typeof INTERVALS;
 export const defaultInterval = (from: number, to: number): Interval =>
   to - from <= 2 * INTERVALS.day ? 'hour' : 'day';
 
-/**
- * One metric over time, in UTC-aligned buckets from the one holding `from` to the one holding
- * `to`; buckets without requests are present, with zero totals.
- */
-export async function graph(reader: AnalyticsReader, filter: RowFilter, metric: Metric, interval: Interval) {
-  const ms = INTERVALS[interval];
-  const keep = metric.latencies === true;
-  const buckets = await reader.aggregate(filter, { by: 'time', interval }, { latencies: keep });
-  const whole = newTotals(keep);
-  for (const t of buckets.values()) merge(whole, t);
-  const points = [];
-  for (let b = Math.floor(filter.from / ms); b <= Math.floor(filter.to / ms); b++) {
-    points.push({ timestamp: new Date(b * ms).toISOString(), ...metric.values(buckets.get(b) ?? newTotals(keep)) });
-  }
-  const all = metric.values(whole);
-  const summary = metric.summary ? Object.fromEntries(metric.summary.map((k) => [k, all[k] ?? null])) : all;
+/** The answer of a graph: the window, its summary and points (time series carry their interval). */
+export function graphBody<S, P>(filter: RowFilter, interval: Interval | null, summary: S, points: P[]) {
   return {
     object: 'analytics-graph' as const,
-    interval,
+    ...(interval === null ? {} : { interval }),
     start_time: new Date(filter.from).toISOString(),
     end_time: new Date(filter.to).toISOString(),
     summary,
     data_points: points,
   };
+}
+
+/** Every bucket of the window, from the one holding `from` to the one holding `to`: its number (ms / interval) and start. */
+export function buckets(filter: RowFilter, interval: Interval): Array<{ bucket: number; timestamp: string }> {
+  const ms = INTERVALS[interval];
+  const out = [];
+  for (let b = Math.floor(filter.from / ms); b <= Math.floor(filter.to / ms); b++)
+    out.push({ bucket: b, timestamp: new Date(b * ms).toISOString() });
+  return out;
+}
+
+/**
+ * One metric over time, in UTC-aligned buckets from the one holding `from` to the one holding
+ * `to`; buckets without requests are present, with zero totals.
+ */
+export async function graph(reader: AnalyticsReader, filter: RowFilter, metric: Metric, interval: Interval) {
+  const keep = metric.latencies === true;
+  const totals = await reader.aggregate(filter, { by: 'time', interval }, { latencies: keep });
+  const whole = newTotals(keep);
+  for (const t of totals.values()) merge(whole, t);
+  const points = buckets(filter, interval).map(({ bucket, timestamp }) => ({
+    timestamp,
+    ...metric.values(totals.get(bucket) ?? newTotals(keep)),
+  }));
+  const all = metric.values(whole);
+  const summary = metric.summary ? Object.fromEntries(metric.summary.map((k) => [k, all[k] ?? null])) : all;
+  return graphBody(filter, interval, summary, points);
 }

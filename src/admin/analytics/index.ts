@@ -1,5 +1,8 @@
 import type { ZodApp } from '../../http/zod-app.js';
 import type { ObservabilityDeps } from '../observability/deps.js';
+import { createFeedbackAnalytics } from './feedback-analytics.js';
+import { createLogAnalytics } from './log-analytics.js';
+import { registerLogReadRoutes } from './log-read-routes.js';
 import { createAnalyticsReader } from './reader.js';
 import { registerAnalyticsRoutes } from './routes.js';
 import './tables.js';
@@ -9,5 +12,11 @@ import './tables.js';
  * request-log repository maintains with every batch it writes (docs/analytics.md).
  */
 export function registerAnalytics(app: ZodApp, deps: ObservabilityDeps): void {
-  registerAnalyticsRoutes(app, deps, createAnalyticsReader(deps.db));
+  const reader = createAnalyticsReader(deps.db);
+  registerAnalyticsRoutes(app, deps, reader);
+  registerLogReadRoutes(app, deps, {
+    reader,
+    logs: createLogAnalytics(deps.db),
+    feedback: createFeedbackAnalytics(deps.db),
+  });
 }

@@ -39,7 +39,40 @@ export const filterQuery = {
     .max(4096)
     .optional()
     .describe('JSON object of key → value; only requests whose metadata holds every pair.'),
+  time_of_generation_min: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe('start_time, as the reference gateway names it.'),
+  time_of_generation_max: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe('end_time, as the reference gateway names it.'),
+  workspace_slug: idOrSlug.optional().describe('workspace_id, as the reference gateway names it (a slug or an id).'),
 };
+
+/** The reference gateway's names of three filters, and ours. */
+const SYNONYMS = [
+  ['time_of_generation_min', 'start_time'],
+  ['time_of_generation_max', 'end_time'],
+  ['workspace_slug', 'workspace_id'],
+] as const;
+
+/**
+ * The query with the reference's names folded into ours; both names of one filter with
+ * different values is a 400 naming the reference's.
+ */
+export function foldSynonyms(query: FilterQuery): FilterQuery {
+  const out: FilterQuery = { ...query };
+  for (const [theirs, ours] of SYNONYMS) {
+    const a = query[ours];
+    const b = query[theirs];
+    if (a !== undefined && b !== undefined && a !== b)
+      throw invalid(theirs, `${theirs} and ${ours} are the same filter; send one.`);
+    out[ours] = a ?? b;
+    delete out[theirs];
+  }
+  return out;
+}
 
 export type FilterQuery = { [K in keyof typeof filterQuery]?: string | undefined };
 

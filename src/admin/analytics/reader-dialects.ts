@@ -26,6 +26,8 @@ export interface AnalyticsDialect {
   /** Whether a text column holds one parameter. */
   contains: (column: string) => string;
   metadataIndex: string;
+  /** The value of one metadata key (the parameter) of a row, as text; NULL when it has none. */
+  metadataValue: string;
 }
 
 export const SQLITE: AnalyticsDialect = {
@@ -42,6 +44,7 @@ export const SQLITE: AnalyticsDialect = {
   list: (values) => JSON.stringify(values),
   contains: (column) => `instr(${column}, ?) > 0`,
   metadataIndex: ' INDEXED BY request_logs_metadata_analytics',
+  metadataValue: `(SELECT CAST(value AS TEXT) FROM json_each(metadata) WHERE key = ?)`,
 };
 
 /** Every column named, so that rows read as objects keep them all, in order. */
@@ -91,6 +94,7 @@ export const POSTGRES: AnalyticsDialect = {
   list: (values) => [...values],
   contains: (column) => `strpos(${column}, ?) > 0`,
   metadataIndex: '',
+  metadataValue: '(metadata::jsonb ->> CAST(? AS text))',
 };
 
 /**

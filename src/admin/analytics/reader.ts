@@ -84,13 +84,15 @@ export function planWindow(from: number, to: number, maxPeriod: RollupPeriod): W
 const KEY_TABLE_COLUMNS: ReadonlySet<GroupColumn> = new Set(['workspace_id', 'api_key_id']);
 
 /**
- * Reads analytics: rollups for whole hours (days, weeks), request_logs for the parts of hours at
- * the edges of the window and for every query with a metadata filter. Statements are prepared
- * once per shape; each part of a window is one statement, with a turn of the event loop between.
+ * Runs analytics statements written with `?` placeholders on either engine and returns rows as
+ * arrays. On SQLite each statement is prepared once per text; the histogram functions are
+ * registered on the connection.
  */
-export function createAnalyticsReader(db: Db) {
+export function createStatementRunner(db: Db): {
+  dialect: AnalyticsDialect;
+  run: (text: string, params: unknown[]) => Promise<unknown[][]>;
+} {
   const sqlite = rawSqlite(db);
-  const dialect: AnalyticsDialect = sqlite ? SQLITE : POSTGRES;
   const statements = new Map<string, Statement>();
   const prepare = (text: string): Statement => {
     let statement = statements.get(text);
@@ -101,10 +103,19 @@ export function createAnalyticsReader(db: Db) {
     return statement;
   };
   if (sqlite) registerHistogramFunctions(sqlite);
-  /** One statement's rows as arrays: the group, the measures, the histogram. */
-  const run: (text: string, params: unknown[]) => Promise<unknown[][]> = sqlite
-    ? (text, params) => Promise.resolve(prepare(text).all(...params) as unknown[][])
-    : postgresRunner(db);
+  return {
+    dialect: sqlite ? SQLITE : POSTGRES,
+    run: sqlite ? (text, params) => Promise.resolve(prepare(text).all(...params) as unknown[][]) : postgresRunner(db),
+  };
+}
+
+/**
+ * Reads analytics: rollups for whole hours (days, weeks), request_logs for the parts of hours at
+ * the edges of the window and for every query with a metadata filter. Statements are prepared
+ * once per shape; each part of a window is one statement, with a turn of the event loop between.
+ */
+export function createAnalyticsReader(db: Db) {
+  const { dialect, run } = createStatementRunner(db);
 
   async function aggregate(
     filter: RowFilter,
@@ -176,23 +187,9 @@ export function createAnalyticsReader(db: Db) {
     from: number,
     to: number,
   ): Promise<unknown[][]> {
-    const params: unknown[] = [filter.organisationId, new Date(from).toISOString(), new Date(to).toISOString()];
-    const conditions = [
-      'organisation_id = ?',
-      'created_at >= ?',
-      'created_at <= ?',
-      ...dimensionConditions(filter, params, dialect),
-    ];
-    const pairs = Object.entries(filter.metadata ?? {});
-    if (pairs.length > 0) {
-      // The gateway stores metadata as compact JSON of strings, so a pair is held exactly when
-      // `"key":"value"` occurs in the text (a quote inside a string is always escaped).
-      conditions.push('metadata IS NOT NULL');
-      for (const [key, value] of pairs) {
-        conditions.push(dialect.contains('metadata'));
-        params.push(`${JSON.stringify(key)}:${JSON.stringify(value)}`);
-      }
-    }
+    const params: unknown[] = [];
+    const conditions = logConditions(filter, from, to, params, dialect);
+    const pairs = Object.keys(filter.metadata ?? {});
     const group =
       grouping.by === 'all'
         ? '0'
@@ -214,8 +211,43 @@ export type AnalyticsReader = ReturnType<typeof createAnalyticsReader>;
 /** A GROUP BY sorts every row, even on a constant: one group is an aggregate without it (twice as fast). */
 const groupBy = (grouping: Grouping) => (grouping.by === 'all' ? '' : ' GROUP BY g');
 
+/**
+ * The conditions on request_logs rows of a filter between `from` and `to` (ms, inclusive): the
+ * organisation, the window, the dimensions and the metadata pairs; adds their parameters.
+ */
+export function logConditions(
+  filter: RowFilter,
+  from: number,
+  to: number,
+  params: unknown[],
+  dialect: AnalyticsDialect,
+): string[] {
+  params.push(filter.organisationId, new Date(from).toISOString(), new Date(to).toISOString());
+  const conditions = [
+    'organisation_id = ?',
+    'created_at >= ?',
+    'created_at <= ?',
+    ...dimensionConditions(filter, params, dialect),
+  ];
+  return [...conditions, ...metadataConditions(filter, params, dialect)];
+}
+
+/** Conditions on request_logs.metadata holding every pair of the filter; adds their parameters. */
+export function metadataConditions(filter: RowFilter, params: unknown[], dialect: AnalyticsDialect): string[] {
+  const pairs = Object.entries(filter.metadata ?? {});
+  if (pairs.length === 0) return [];
+  // The gateway stores metadata as compact JSON of strings, so a pair is held exactly when
+  // `"key":"value"` occurs in the text (a quote inside a string is always escaped).
+  const conditions = ['metadata IS NOT NULL'];
+  for (const [key, value] of pairs) {
+    conditions.push(dialect.contains('metadata'));
+    params.push(`${JSON.stringify(key)}:${JSON.stringify(value)}`);
+  }
+  return conditions;
+}
+
 /** Conditions on the dimensions (the same columns in rollups and request_logs); adds their parameters. */
-function dimensionConditions(filter: RowFilter, params: unknown[], dialect: AnalyticsDialect): string[] {
+export function dimensionConditions(filter: RowFilter, params: unknown[], dialect: AnalyticsDialect): string[] {
   const conditions: string[] = [];
   const equal = (column: string, value: string | undefined) => {
     if (value === undefined) return;

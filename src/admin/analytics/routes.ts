@@ -24,7 +24,7 @@ const groupsQuery = z
   })
   .strict();
 const summaryQuery = z.object(filterQuery).strict();
-const graphQuery = z
+export const graphQuery = z
   .object({
     ...filterQuery,
     interval: z

@@ -4,7 +4,7 @@ import type { ObservabilityDeps } from '../observability/deps.js';
 import { governedRole } from '../settings/access.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
 import type { RowFilter } from './reader.js';
-import { parseMetadata, parseStatusCodes, timeWindow, type FilterQuery } from './params.js';
+import { foldSynonyms, parseMetadata, parseStatusCodes, timeWindow, type FilterQuery } from './params.js';
 
 /**
  * The rows a caller may aggregate, from its query and who it is:
@@ -13,13 +13,16 @@ import { parseMetadata, parseStatusCodes, timeWindow, type FilterQuery } from '.
  *   route does not, as /v1/logs does not;
  * - workspace keys see their own workspace only (another workspace_id is WORKSPACE_FORBIDDEN);
  * - with membersViewAllData / managersViewAllData off, only the caller's own keys' requests.
+ * Figures read from request_logs rows rather than rollups (`readsLogs`) reach back
+ * LOG_RETENTION_DISPLAY days, as metadata filters do.
  */
 export async function rowFilter(
   deps: ObservabilityDeps,
   principal: Principal,
-  query: FilterQuery,
-  options: { analytics: boolean },
+  given: FilterQuery,
+  options: { analytics: boolean; readsLogs?: boolean },
 ): Promise<RowFilter> {
+  const query = foldSynonyms(given);
   if (options.analytics && !(await deps.settings.canView(principal, 'analytics'))) {
     const setting = governedRole(principal) === 'manager' ? 'managersViewAnalytics' : 'membersViewAnalytics';
     throw new AppError(
@@ -32,7 +35,7 @@ export async function rowFilter(
     query,
     deps.clock.now(),
     { logDays: deps.config.log_retention_display, metricsDays: deps.config.metrics_retention_display },
-    { metadata: metadata !== undefined },
+    { metadata: metadata !== undefined || options.readsLogs === true },
   );
   const workspace = await resolveWorkspace(deps.repos.workspaces, principal, query.workspace_id, { required: false });
   const owner = await deps.visibility.ownDataOnly(principal);

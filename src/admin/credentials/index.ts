@@ -8,6 +8,8 @@ import type { Logger } from '../../telemetry/logger.js';
 import { registerIntegrationModelRoutes } from '../integrations/model-routes.js';
 import { createIntegrationModelService } from '../integrations/model-service.js';
 import { registerIntegrationRoutes } from '../integrations/routes.js';
+import { registerIntegrationWorkspaceRoutes } from '../integrations/workspace-routes.js';
+import { createIntegrationWorkspaceService } from '../integrations/workspace-service.js';
 import { registerModelAliasRoutes } from '../model-aliases/routes.js';
 import { createModelAliasService } from '../model-aliases/service.js';
 import { createIntegrationService } from '../integrations/service.js';
@@ -51,7 +53,14 @@ export function registerCredentialRoutes(
   deps: {
     repos: Pick<
       Repositories,
-      'integrations' | 'providers' | 'virtualKeys' | 'workspaces' | 'integrationModels' | 'modelAliases' | 'configs'
+      | 'integrations'
+      | 'integrationWorkspaces'
+      | 'providers'
+      | 'virtualKeys'
+      | 'workspaces'
+      | 'integrationModels'
+      | 'modelAliases'
+      | 'configs'
     >;
     secretBox: SecretBox;
     credentials: CredentialResolver;
@@ -85,6 +94,17 @@ export function registerCredentialRoutes(
       onChange,
     }),
   );
+  registerIntegrationWorkspaceRoutes(
+    app,
+    createIntegrationWorkspaceService({
+      integrations: repos.integrations,
+      access: repos.integrationWorkspaces,
+      providers: repos.providers,
+      workspaces: repos.workspaces,
+      clock,
+      onChange,
+    }),
+  );
   registerModelAliasRoutes(
     app,
     createModelAliasService({
@@ -101,6 +121,7 @@ export function registerCredentialRoutes(
     createProviderService({
       providers: repos.providers,
       integrations: repos.integrations,
+      integrationWorkspaces: repos.integrationWorkspaces,
       workspaces: repos.workspaces,
       clock,
       onChange,

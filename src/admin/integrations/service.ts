@@ -92,6 +92,7 @@ export function createIntegrationService(deps: IntegrationServiceDeps) {
         last_updated_at: stamp,
         last_reset_at: null,
         allow_all_models: 1,
+        all_workspaces: 1,
       };
 
       let provider: ProviderRow | null = null;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { workspaceRole } from '../members/schemas.js';
-import { idOrSlug, paginationQuery } from '../shared/pagination.js';
+import { foldPaging, idOrSlug, pagingBothSpellings } from '../shared/pagination.js';
 import { userObject } from '../users/schemas.js';
 
 export const inviteRole = z.enum(['admin', 'member']);
@@ -27,9 +27,10 @@ export const listInvitesQuery = z
     status: inviteStatus.optional(),
     email: z.string().min(1).max(320).optional().describe('Exact address, without regard to case.'),
     role: inviteRole.optional(),
-    ...paginationQuery,
+    ...pagingBothSpellings,
   })
-  .strict();
+  .strict()
+  .transform(foldPaging);
 
 export const inviteParams = z.object({ inviteId: z.string().min(1).max(64) });
 

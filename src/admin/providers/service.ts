@@ -5,6 +5,7 @@ import { newId, slugify } from '../../lib/ids.js';
 import { isUniqueViolation, type IntegrationRepository } from '../../storage/repositories/integrations.js';
 import type { ProviderRepository, ProviderRow, ProviderWithType } from '../../storage/repositories/providers.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
+import type { IntegrationWorkspaceRepository } from '../../storage/repositories/integration-workspaces.js';
 import { parseTagFilter, RESERVED_PROVIDER_SLUGS } from '../credentials/schemas.js';
 import { credentialWorkspace } from '../credentials/workspace.js';
 import { pageWindow } from '../shared/pagination.js';
@@ -19,6 +20,7 @@ import type { CreateProviderBody, ListProvidersQuery, ProviderObject, UpdateProv
 export function createProviderService(deps: {
   providers: ProviderRepository;
   integrations: IntegrationRepository;
+  integrationWorkspaces: IntegrationWorkspaceRepository;
   workspaces: WorkspaceRepository;
   clock: Clock;
   onChange: () => void;
@@ -49,6 +51,12 @@ export function createProviderService(deps: {
           param: 'integration_id',
         });
       }
+      if (!(await deps.integrationWorkspaces.enabledIn(integration, workspace.id)))
+        throw new AppError(
+          'INTEGRATION_NOT_ENABLED',
+          `Integration ${integration.slug} is not enabled for workspace ${workspace.slug}; enable it with PUT /v1/integrations/${integration.slug}/workspaces.`,
+          { param: 'integration_id' },
+        );
       const slug = body.slug ?? slugify(body.name);
       if (RESERVED_PROVIDER_SLUGS.has(slug))
         throw invalid('slug', `The provider slug ${slug} is reserved (it names the path /v1/providers/${slug}).`);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { paginationQuery } from '../shared/pagination.js';
+import { foldPaging, pagingBothSpellings } from '../shared/pagination.js';
 
 export const orgRole = z.enum(['owner', 'admin', 'member']);
 /** The organisation roles the API grants; `owner` is made only at bootstrap. */
@@ -9,9 +9,10 @@ export const listUsersQuery = z
   .object({
     role: orgRole.optional(),
     email: z.string().min(1).max(320).optional().describe('Exact address, without regard to case.'),
-    ...paginationQuery,
+    ...pagingBothSpellings,
   })
-  .strict();
+  .strict()
+  .transform(foldPaging);
 
 export const userParams = z.object({ userId: z.string().min(1).max(64) });
 

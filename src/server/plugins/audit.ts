@@ -133,7 +133,7 @@ function auditRecord(request: FastifyRequest, reply: FastifyReply, clock: Clock)
     request_body:
       request.body === undefined || request.body === null
         ? null
-        : safeJson(redactSecrets(request.body, audit.secretFields)),
+        : safeJson(redactSecrets(audit.recordBody ? audit.recordBody(request.body) : request.body, audit.secretFields)),
     response_status_code: reply.statusCode,
     client_ip: request.ip,
     request_id: request.id,

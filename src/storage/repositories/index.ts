@@ -15,6 +15,7 @@ import { createInviteRepository } from './invites.js';
 import { createMemberRepository } from './members.js';
 import { createUserRepository } from './users.js';
 import { createIntegrationModelRepository } from './integration-models.js';
+import { createIntegrationWorkspaceRepository } from './integration-workspaces.js';
 import { createModelAliasRepository } from './model-aliases.js';
 import { createPromptRepository } from './prompts.js';
 import { createJwtSettingsRepository } from './jwt-settings.js';
@@ -42,6 +43,7 @@ export function createRepositories(db: Db) {
     invites: createInviteRepository(db),
     members: createMemberRepository(db),
     integrationModels: createIntegrationModelRepository(db),
+    integrationWorkspaces: createIntegrationWorkspaceRepository(db),
     modelAliases: createModelAliasRepository(db),
     prompts: createPromptRepository(db),
     jwtSettings: createJwtSettingsRepository(db),

@@ -2,6 +2,7 @@ import type { Db } from '../database.js';
 import type { CredentialStatus, ProvidersTable } from '../schema.js';
 import { isUuid } from '../../lib/ids.js';
 import { activeFirst, pageByTags, type TagFilter } from './integrations.js';
+import { integrationEnabledIn } from './integration-workspaces.js';
 
 export type ProviderRow = ProvidersTable;
 
@@ -44,6 +45,16 @@ export function createProviderRepository(db: Db) {
         .where('status', '=', 'active')
         .executeTakeFirst()) !== undefined,
 
+    /** Whether the workspace has an active provider made from the integration. */
+    hasActiveOfIntegration: async (workspaceId: string, integrationId: string) =>
+      (await db
+        .selectFrom('providers')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .where('integration_id', '=', integrationId)
+        .where('status', '=', 'active')
+        .executeTakeFirst()) !== undefined,
+
     slugTaken: async (workspaceId: string, slug: string) =>
       (await db
         .selectFrom('providers')
@@ -80,7 +91,10 @@ export function createProviderRepository(db: Db) {
     update: (id: string, patch: Partial<ProviderRow>) =>
       db.updateTable('providers').set(patch).where('id', '=', id).execute(),
 
-    /** The gateway's lookup: an active provider of the workspace with what it needs of its integration. */
+    /**
+     * The gateway's lookup: an active provider of the workspace with what it needs of its
+     * integration, when the integration may be used in that workspace.
+     */
     findActiveForGateway: (organisationId: string, workspaceId: string, slug: string) =>
       db
         .selectFrom('providers as p')
@@ -100,9 +114,10 @@ export function createProviderRepository(db: Db) {
         .where('p.workspace_id', '=', workspaceId)
         .where('p.slug', '=', slug)
         .where('p.status', '=', 'active')
+        .where(integrationEnabledIn('p.workspace_id'))
         .executeTakeFirst(),
 
-    /** Every active provider of a workspace whose integration is active: what `GET /v1/models` lists. */
+    /** Every active provider of a workspace whose integration is active and enabled there: what `GET /v1/models` lists. */
     listActiveForGateway: (organisationId: string, workspaceId: string) =>
       db
         .selectFrom('providers as p')
@@ -112,6 +127,7 @@ export function createProviderRepository(db: Db) {
         .where('p.workspace_id', '=', workspaceId)
         .where('p.status', '=', 'active')
         .where('i.status', '=', 'active')
+        .where(integrationEnabledIn('p.workspace_id'))
         .orderBy('p.slug')
         .execute(),
   };
