@@ -1,7 +1,8 @@
 import { KEY_PREFIX } from './api-key-service.js';
+import { SESSION_PREFIX } from './sessions/session-token.js';
 
 /**
- * The svcgw key sent as `Authorization: Bearer svc-…`, when no `x-service-api-key` is sent:
+ * The svcgw key (or session, `svs-…`) sent as `Authorization: Bearer svc-…`, when no `x-service-api-key` is sent:
  * then it authenticates the caller and is not a provider key. Null otherwise. Recognised by
  * its prefix, so that a provider key in Authorization keeps meaning what it meant.
  */
@@ -10,5 +11,5 @@ export function serviceKeyInAuthorization(headers: Record<string, string | strin
   if (headers['x-service-api-key'] !== undefined || typeof authorization !== 'string') return null;
   if (authorization.slice(0, 7).toLowerCase() !== 'bearer ') return null;
   const token = authorization.slice(7).trim();
-  return token.startsWith(KEY_PREFIX) ? token : null;
+  return token.startsWith(KEY_PREFIX) || token.startsWith(SESSION_PREFIX) ? token : null;
 }

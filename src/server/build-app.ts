@@ -21,6 +21,7 @@ import { createWorkspaceService } from '../admin/workspaces/service.js';
 import { registerInvites } from '../admin/invites/index.js';
 import { registerMembers } from '../admin/members/index.js';
 import { registerUsers } from '../admin/users/index.js';
+import { createSessions, registerSso } from '../admin/sso/index.js';
 import { createLogVisibility } from '../admin/settings/log-visibility.js';
 import { registerSecuritySettingsRoutes } from '../admin/settings/routes.js';
 import { createSecuritySettings } from '../admin/settings/security-settings.js';
@@ -176,7 +177,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerErrorHandling(app);
   await registerOpenApi(app, VERSION);
   const features = createFeatureFlags(deps.config);
-  registerAuth(app, { keys, routes, features });
+  registerAuth(app, { keys, routes, features, sessions: createSessions({ repos, clock: deps.clock }) });
   const requestLogs = createRequestLogWriter({
     repo: repos.requestLogs,
     logger: deps.logger,
@@ -282,6 +283,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerMembers(zapp, { repos, keys, clock: deps.clock });
   registerUsers(zapp, { repos, keys, clock: deps.clock });
   registerInvites(zapp, { repos, keys, clock: deps.clock });
+  await registerSso(zapp, {
+    repos,
+    secretBox,
+    clock: deps.clock,
+    logger: deps.logger,
+    publicUrl: deps.config.public_url,
+    customScopes: deps.config.oidc_custom_scopes
+      .split(',')
+      .map((scope) => scope.trim())
+      .filter(Boolean),
+  });
   registerRateLimitPolicyRoutes(zapp, services.rateLimitPolicies);
   registerUsageLimitPolicies(zapp, { repos, clock: deps.clock, budgets: limits.service });
   const configSelector = createConfigSelector({ configs: repos.configs, clock: deps.clock });

@@ -111,7 +111,7 @@ export interface AuditLogsTable {
   organisation_id: string;
   workspace_id: string | null;
   timestamp: string;
-  actor_type: 'api_key' | 'system';
+  actor_type: 'api_key' | 'system' | 'session';
   actor_key_id: string | null;
   actor_user_id: string | null;
   action: string;
@@ -155,6 +155,9 @@ export interface Database {
   prompts: PromptsTable;
   prompt_versions: PromptVersionsTable;
   prompt_labels: PromptLabelsTable;
+  sso_settings: SsoSettingsTable;
+  sso_logins: SsoLoginsTable;
+  sessions: SessionsTable;
 }
 
 export type CredentialStatus = 'active' | 'archived';
@@ -532,4 +535,75 @@ export interface PromptLabelsTable {
   status: 'active' | 'archived';
   created_at: string;
   last_updated_at: string;
+}
+
+export type SsoProtocol = 'oidc' | 'saml';
+
+/**
+ * An organisation's single sign-on: its identity providers (JSON, no secrets), the OIDC client
+ * secret (a secret-box value), how first-time users are provisioned (JSON) and the session
+ * settings (`max_session_ttl`, seconds; null: the default lifetime).
+ */
+export interface SsoSettingsTable {
+  organisation_id: string;
+  oidc: string | null;
+  oidc_client_secret: string | null;
+  saml: string | null;
+  provisioning: string;
+  max_session_ttl: number | null;
+  created_at: string;
+  last_updated_at: string;
+}
+
+/**
+ * A login under way: started by `GET /v1/sso/{protocol}/start`, completed by the identity
+ * provider's answer (`user_id`, `code_hash`), consumed when the CLI exchanges the one-time code.
+ * `id` is the state sent to the identity provider (OIDC `state`, SAML `RelayState`).
+ */
+export interface SsoLoginsTable {
+  id: string;
+  organisation_id: string;
+  protocol: SsoProtocol;
+  /** The loopback address (RFC 8252) the browser is sent back to. */
+  redirect_uri: string;
+  client_state: string | null;
+  /** The CLI's S256 PKCE challenge, checked when it exchanges the code. */
+  code_challenge: string;
+  /** The workspace (id or slug) the session should act in, as asked for. */
+  workspace: string | null;
+  /** This server's callback (OIDC redirect_uri, SAML ACS) as sent to the identity provider. */
+  callback_url: string;
+  /** Sealed by the secret box. */
+  oidc_code_verifier: string | null;
+  oidc_nonce: string | null;
+  saml_request_id: string | null;
+  user_id: string | null;
+  subject: string | null;
+  code_hash: string | null;
+  completed_at: string | null;
+  consumed_at: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+/** A signed-in user: the token is stored as a SHA-256 hash only. */
+export interface SessionsTable {
+  id: string;
+  organisation_id: string;
+  user_id: string;
+  token_hash: string;
+  /** The workspace a member's session acts in; null: their first membership (admins: the organisation). */
+  workspace_id: string | null;
+  identity_provider: SsoProtocol;
+  /** The identity provider's subject (OIDC `sub`, SAML NameID). */
+  subject: string | null;
+  /** The client that exchanged the login code (its user agent). */
+  client: string | null;
+  client_ip: string | null;
+  created_at: string;
+  expires_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  /** `logout` (by the session itself), `revoked` (by an admin) or `user_removed`. */
+  end_reason: string | null;
 }

@@ -3,6 +3,8 @@ import { effectiveWorkspaceRole } from '../../admin/shared/workspace-access.js';
 import type { ApiKeyVerifier } from '../../auth/api-key-service.js';
 import { serviceKeyInAuthorization } from '../../auth/bearer-key.js';
 import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
+import { isSessionToken } from '../../auth/sessions/session-token.js';
+import type { SessionVerifier } from '../../auth/sessions/session-verifier.js';
 import { featureDisabledError, type Feature, type FeatureFlags } from '../../features/flags.js';
 import { AppError } from '../../lib/errors.js';
 import type { RouteAccess, RouteAuth, RouteRoles } from '../../http/route-config.js';
@@ -69,7 +71,7 @@ export const describeRoles = (roles: RouteRoles): string =>
  */
 export function registerAuth(
   app: FastifyInstance,
-  deps: { keys: ApiKeyVerifier; routes: RouteAccess[]; features: FeatureFlags },
+  deps: { keys: ApiKeyVerifier; routes: RouteAccess[]; features: FeatureFlags; sessions?: SessionVerifier },
 ): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('verifiedPrincipal', null);
@@ -104,17 +106,21 @@ export function registerAuth(
         `Missing API key: send it in the ${API_KEY_HEADER} header (or as Authorization: Bearer svc-…).`,
       );
     }
-    const result = await deps.keys.verify(raw);
-    if (!result.ok)
-      throw new AppError(
-        result.reason === 'workspace_archived' ? 'WORKSPACE_ARCHIVED' : 'INVALID_API_KEY',
-        REJECTIONS[result.reason],
-      );
-    request.verifiedPrincipal = result.principal;
+    // A session from single sign-on (`svs-…`, docs/sso.md): the user acting, with their roles.
+    if (deps.sessions && isSessionToken(raw)) request.verifiedPrincipal = await deps.sessions.authenticate(raw);
+    else {
+      const result = await deps.keys.verify(raw);
+      if (!result.ok)
+        throw new AppError(
+          result.reason === 'workspace_archived' ? 'WORKSPACE_ARCHIVED' : 'INVALID_API_KEY',
+          REJECTIONS[result.reason],
+        );
+      request.verifiedPrincipal = result.principal;
+    }
     // After authentication, so that only callers with a key learn how the deployment is set up.
     if (disabled) throw featureDisabledError(disabled);
 
-    const principal = result.principal;
+    const principal = request.verifiedPrincipal;
     const kind = keyKind(principal);
     if (!auth.keyTypes.includes(kind)) {
       throw new AppError(

@@ -17,6 +17,8 @@ import { createUserRepository } from './users.js';
 import { createIntegrationModelRepository } from './integration-models.js';
 import { createModelAliasRepository } from './model-aliases.js';
 import { createPromptRepository } from './prompts.js';
+import { createSessionRepository } from './sessions.js';
+import { createSsoRepository } from './sso.js';
 
 export function createRepositories(db: Db) {
   return {
@@ -38,6 +40,8 @@ export function createRepositories(db: Db) {
     integrationModels: createIntegrationModelRepository(db),
     modelAliases: createModelAliasRepository(db),
     prompts: createPromptRepository(db),
+    sessions: createSessionRepository(db),
+    sso: createSsoRepository(db),
   };
 }
 

@@ -69,7 +69,8 @@ export function createUserRepository(db: Db) {
 
     /**
      * Removes a user in one transaction: their memberships go, every key they own is revoked and
-     * detached from them (the key rows stay, so audit records still resolve), then the user row.
+     * detached from them (the key rows stay, so audit records still resolve), their sessions end,
+     * then the user row.
      */
     remove: (id: string, stamp: string) =>
       db.transaction().execute(async (trx) => {
@@ -81,6 +82,12 @@ export function createUserRepository(db: Db) {
           .where('status', '!=', 'revoked')
           .execute();
         await trx.updateTable('api_keys').set({ user_id: null }).where('user_id', '=', id).execute();
+        await trx
+          .updateTable('sessions')
+          .set({ revoked_at: stamp, end_reason: 'user_removed' })
+          .where('user_id', '=', id)
+          .where('revoked_at', 'is', null)
+          .execute();
         await trx.deleteFrom('users').where('id', '=', id).execute();
       }),
   };
