@@ -202,9 +202,9 @@ export function createLoginService(deps: {
         login.oidc_nonce = nonce;
       } else {
         if (!settings.saml) throw notConfigured('saml');
-        const requestId = newSamlRequestId();
-        url = await deps.saml.authorizeUrl(settings.saml, login.callback_url, requestId, login.id);
-        login.saml_request_id = requestId;
+        const request = { id: newSamlRequestId(), issuedAt: login.created_at };
+        url = await deps.saml.authorizeUrl(settings.saml, login.callback_url, request, login.id);
+        login.saml_request_id = request.id;
       }
       await deps.sso.purgeLogins(new Date(now - LOGIN_RETENTION_MS).toISOString());
       await deps.sso.insertLogin(login);
@@ -233,7 +233,8 @@ export function createLoginService(deps: {
       const login = await pendingLogin(posted.RelayState, 'saml');
       return answer(login, async (settings) => {
         if (!settings.saml) throw notConfigured('saml');
-        return deps.saml.validate(settings.saml, login.callback_url, login.saml_request_id!, {
+        const request = { id: login.saml_request_id!, issuedAt: login.created_at };
+        return deps.saml.validate(settings.saml, login.callback_url, request, {
           SAMLResponse: posted.SAMLResponse,
           RelayState: posted.RelayState,
         });

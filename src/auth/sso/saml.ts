@@ -37,6 +37,12 @@ const LAST_NAME_ATTRIBUTES = [
   'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname',
 ];
 
+/** The AuthnRequest a login sent: its id, and when (ISO 8601). */
+export interface SamlRequest {
+  id: string;
+  issuedAt: string;
+}
+
 /** An AuthnRequest id: an XML NCName (it starts with `_`), 160 random bits. */
 export const newSamlRequestId = (): string => `_${randomBytes(20).toString('hex')}`;
 
@@ -60,11 +66,12 @@ export function normaliseCertificate(text: string): string | null {
  * Accepts exactly one InResponseTo: the id of the AuthnRequest this login sent, stored with the
  * login (so that any instance can check it, and a response to another request is refused).
  */
-function onlyRequest(requestId: string): CacheProvider {
+function onlyRequest(request: SamlRequest): CacheProvider {
   return {
     // Called when the request is made; the login row holds the id already.
     saveAsync: async (_key, value) => ({ value, createdAt: Date.now() }),
-    getAsync: async (key) => (key === requestId ? requestId : null),
+    // node-saml reads the value as the time the request was made.
+    getAsync: async (key) => (key === request.id ? request.issuedAt : null),
     removeAsync: async (key) => key,
   };
 }
@@ -77,7 +84,7 @@ function onlyRequest(requestId: string): CacheProvider {
  * checked too.
  */
 export function createSamlServiceProvider() {
-  function saml(settings: SamlProviderSettings, callbackUrl: string, requestId: string): SAML {
+  function saml(settings: SamlProviderSettings, callbackUrl: string, request: SamlRequest): SAML {
     const cert = normaliseCertificate(settings.idp_cert);
     if (!cert) throw new AppError('SSO_NOT_CONFIGURED', 'The SAML identity provider certificate is not valid.');
     return new SAML({
@@ -90,8 +97,8 @@ export function createSamlServiceProvider() {
       wantAssertionsSigned: true,
       wantAuthnResponseSigned: false,
       validateInResponseTo: ValidateInResponseTo.always,
-      cacheProvider: onlyRequest(requestId),
-      generateUniqueId: () => requestId,
+      cacheProvider: onlyRequest(request),
+      generateUniqueId: () => request.id,
       disableRequestedAuthnContext: true,
       acceptedClockSkewMs: 60_000,
     });
@@ -99,25 +106,26 @@ export function createSamlServiceProvider() {
 
   return {
     /** The identity provider's URL with the AuthnRequest whose id is `requestId`. */
-    authorizeUrl(settings: SamlProviderSettings, callbackUrl: string, requestId: string, relayState: string) {
-      return saml(settings, callbackUrl, requestId).getAuthorizeUrlAsync(relayState, undefined, {});
+    authorizeUrl(settings: SamlProviderSettings, callbackUrl: string, request: SamlRequest, relayState: string) {
+      return saml(settings, callbackUrl, request).getAuthorizeUrlAsync(relayState, undefined, {});
     },
 
     /** This service provider's metadata, for the identity provider's administrator. */
     metadata(settings: SamlProviderSettings, callbackUrl: string): string {
-      return saml(settings, callbackUrl, newSamlRequestId()).generateServiceProviderMetadata(null, null);
+      const unused = { id: newSamlRequestId(), issuedAt: new Date().toISOString() };
+      return saml(settings, callbackUrl, unused).generateServiceProviderMetadata(null, null);
     },
 
     /** Validates the posted SAMLResponse and reads who signed in. */
     async validate(
       settings: SamlProviderSettings,
       callbackUrl: string,
-      requestId: string,
+      request: SamlRequest,
       posted: { SAMLResponse: string; RelayState: string },
     ): Promise<SsoIdentity> {
       let profile: Profile | null;
       try {
-        ({ profile } = await saml(settings, callbackUrl, requestId).validatePostResponseAsync(posted));
+        ({ profile } = await saml(settings, callbackUrl, request).validatePostResponseAsync(posted));
       } catch (error) {
         throw new AppError('SSO_LOGIN_FAILED', `The SAML response was refused: ${reason(error)}`, { cause: error });
       }
