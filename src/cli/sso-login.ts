@@ -149,7 +149,7 @@ export function browserOpener(command: string | undefined, say: (line: string) =
         : process.platform === 'win32'
           ? ['cmd', '/c', 'start', '""']
           : ['xdg-open'];
-    const child = spawn(file!, [...args, url], { detached: true, stdio: 'ignore' });
+    const child = spawn(file, [...args, url], { detached: true, stdio: 'ignore' });
     child.on('error', (error) => say(`could not open a browser (${error.message}); open the address above yourself`));
     child.unref();
   };

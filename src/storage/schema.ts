@@ -592,7 +592,7 @@ export interface SessionsTable {
   organisation_id: string;
   user_id: string;
   token_hash: string;
-  /** The workspace a member's session acts in; null: their first membership (admins: the organisation). */
+  /** The workspace a member's session acts in, fixed at sign-in; null for admins (the organisation) and members who had none. */
   workspace_id: string | null;
   identity_provider: SsoProtocol;
   /** The identity provider's subject (OIDC `sub`, SAML NameID). */

@@ -8,7 +8,7 @@ import { selfSignedCertificate } from './self-signed-cert.js';
  * samlify, loaded without its type declarations: they pull in the DOM library (through
  * @xmldom/xmldom), whose fetch types would replace Node's for the whole project.
  */
-const samlify = createRequire(import.meta.url)('samlify') as any;
+const samlify = createRequire(import.meta.url)('samlify');
 
 // samlify validates documents against the SAML schema with a validator of the caller's choice;
 // the test IdP reads only svcgw's own AuthnRequests, so none is needed here.

@@ -24,7 +24,11 @@ async function setUp() {
 /** The test plays the browser: from the identity provider's address to the CLI's loopback listener. */
 async function playBrowser(address: string, account: string) {
   const browser = createBrowser();
-  const back = await browser.follow(new URL(address), (url) => url.pathname === '/callback', oidcProviderForms(account));
+  const back = await browser.follow(
+    new URL(address),
+    (url) => url.pathname === '/callback',
+    oidcProviderForms(account),
+  );
   expect(back.hostname).toBe('127.0.0.1');
   const page = await browser.request(back);
   return { status: page.status, html: await page.text() };
@@ -111,7 +115,10 @@ describe('svcgw login --sso', () => {
     expect(none.stderr).toMatch(/no identity provider.*\(HTTP 400 SSO_NOT_CONFIGURED\)/);
 
     const { t: configured, env: env2 } = await setUp();
-    const slow = await runCli(['login', '--sso', '--no-browser', '--timeout', '1', '--base-url', configured.baseUrl], env2);
+    const slow = await runCli(
+      ['login', '--sso', '--no-browser', '--timeout', '1', '--base-url', configured.baseUrl],
+      env2,
+    );
     expect(slow.code).toBe(1);
     expect(slow.stderr).toMatch(/no answer from the browser within 1 s/);
     const usage = await runCli(['login', '--base-url', configured.baseUrl], env2);

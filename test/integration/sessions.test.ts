@@ -26,7 +26,11 @@ async function setUp() {
 
 const refusal = async (token: string, baseUrl: string) => {
   const res = await apiClient(baseUrl, token).get('/v1/workspaces/default');
-  return { status: res.status, code: res.body?.error?.code as string | undefined, message: res.body?.error?.message as string };
+  return {
+    status: res.status,
+    code: res.body?.error?.code as string | undefined,
+    message: res.body?.error?.message as string,
+  };
 };
 
 describe('sessions', () => {
@@ -36,7 +40,9 @@ describe('sessions', () => {
     expect(settings.body).toMatchObject({ session_settings: { max_session_ttl: null }, session_ttl: 86_400 });
 
     for (const bad of [899, 0, 1.5, '3600'])
-      expect((await owner.put('/v1/settings/sessions', { session_settings: { max_session_ttl: bad } })).body.error).toMatchObject({
+      expect(
+        (await owner.put('/v1/settings/sessions', { session_settings: { max_session_ttl: bad } })).body.error,
+      ).toMatchObject({
         code: 'INVALID_REQUEST',
         param: 'session_settings.max_session_ttl',
       });
@@ -92,7 +98,11 @@ describe('sessions', () => {
     expect(JSON.stringify(all.body)).not.toMatch(/svs-/);
     const mias = await owner.get(`/v1/sessions?user_id=${mia1.user.id}`);
     expect(mias.body.data.map((s: any) => s.id).sort()).toEqual([mia1.session.id, mia2.session.id].sort());
-    expect(mias.body.data[0]).toMatchObject({ user_id: mia1.user.id, identity_provider: 'oidc', client: expect.any(String) });
+    expect(mias.body.data[0]).toMatchObject({
+      user_id: mia1.user.id,
+      identity_provider: 'oidc',
+      client: expect.any(String),
+    });
 
     // A member's session cannot (sessions are organisation administration).
     const asMia = apiClient(t.baseUrl, mia1.session_token);
@@ -134,6 +144,7 @@ describe('sessions', () => {
     const { t, owner } = await setUp();
     const teamA = await createWorkspace(owner, 'Team A', 'team-a');
     const first = await oidcSession(t.baseUrl, 'mia');
+    expect(first.session.workspace_id).toBe(t.server.bootstrap.workspaceId);
     await owner.post('/v1/workspaces/team-a/members', { users: [{ id: first.user.id, role: 'manager' }] });
 
     // Opened for team-a, where mia is a manager: she can invite members there.

@@ -37,7 +37,9 @@ export const sessionObject = z.object({
   workspace_id: z
     .string()
     .nullable()
-    .describe('The workspace a member’s session acts in (null: their first; admins: all).'),
+    .describe(
+      'The workspace a member’s session acts in, fixed at sign-in (null for owners and admins: the organisation).',
+    ),
   identity_provider: z.enum(['oidc', 'saml']),
   subject: z.string().nullable().describe('Who the identity provider said signed in (OIDC sub, SAML NameID).'),
   client: z.string().nullable(),

@@ -271,13 +271,17 @@ export function createLoginService(deps: {
       if (!user) throw refuse('The user of this login no longer exists.');
 
       const maxSessionTtl = (await deps.sso.findSettings(login.organisation_id))?.max_session_ttl ?? null;
+      const admin = user.role === 'owner' || user.role === 'admin';
+      const workspaceIds = (await deps.sessions.membershipsOf(user.id)).map((m) => m.workspace_id);
+      // A member's session acts in one workspace, fixed now: the one asked for, else their oldest.
+      const workspaceId = admin ? null : (login.workspace ?? workspaceIds[0] ?? null);
       const token = generateSessionToken();
       const session: SessionRow = {
         id: newId(),
         organisation_id: login.organisation_id,
         user_id: user.id,
         token_hash: hashSessionToken(token),
-        workspace_id: login.workspace,
+        workspace_id: workspaceId,
         identity_provider: login.protocol,
         subject: login.subject,
         client: client.userAgent?.slice(0, 255) ?? null,
@@ -289,8 +293,6 @@ export function createLoginService(deps: {
         end_reason: null,
       };
       await deps.sessions.insert(session);
-      const admin = user.role === 'owner' || user.role === 'admin';
-      const workspaceIds = (await deps.sessions.membershipsOf(user.id)).map((m) => m.workspace_id);
       return {
         token,
         session,
@@ -302,7 +304,7 @@ export function createLoginService(deps: {
           keyId: session.id,
           keyType: admin ? 'organisation-service' : 'workspace-user',
           organisationId: session.organisation_id,
-          workspaceId: admin ? null : (login.workspace ?? workspaceIds[0] ?? null),
+          workspaceId,
           userId: user.id,
           orgRole: user.role,
           workspaceRole: null,

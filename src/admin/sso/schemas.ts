@@ -149,7 +149,9 @@ export const loginStartQuery = z
       .describe('Returned unchanged on the redirect, for the client to check.'),
     workspace: idOrSlug
       .optional()
-      .describe('For organisation members: the workspace (id or slug) the session acts in; default: their first.'),
+      .describe(
+        'For organisation members: the workspace (id or slug) the session acts in; default: their oldest membership.',
+      ),
   })
   .strict();
 

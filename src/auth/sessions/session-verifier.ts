@@ -55,6 +55,7 @@ export function createSessionVerifier(deps: { repo: SessionRepository; clock: Cl
           scopes: new Set(deps.scopes(role, null)),
         }),
       };
+    // Null: the user had no workspace at sign-in (or was an admin then): their oldest one now.
     const memberships = await deps.repo.membershipsOf(row.user_id);
     const membership =
       row.workspace_id === null ? memberships[0] : memberships.find((m) => m.workspace_id === row.workspace_id);
