@@ -22,6 +22,7 @@ const BASE_SCOPES = ['openid', 'email', 'profile'];
 
 /** Plain HTTP is for an identity provider on this machine (development, tests); anything else needs TLS. */
 export const isInsecureIssuerAllowed = (issuer: string): boolean => {
+  if (!URL.canParse(issuer)) return false;
   const url = new URL(issuer);
   return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname));
 };

@@ -32,6 +32,7 @@ describe('identity provider addresses and certificates', () => {
     expect(isInsecureIssuerAllowed('http://127.0.0.1:4000')).toBe(true);
     expect(isInsecureIssuerAllowed('http://localhost:4000')).toBe(true);
     expect(isInsecureIssuerAllowed('http://login.example.com')).toBe(false);
+    expect(isInsecureIssuerAllowed('')).toBe(false);
   });
 
   it('reads a certificate as PEM or as its bare base64 body, and refuses anything else', () => {
