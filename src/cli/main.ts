@@ -16,6 +16,7 @@ import { membersCommand } from './commands/members.js';
 import { policiesCommand } from './commands/policies.js';
 import { providersCommand } from './commands/providers.js';
 import { serveCommand } from './commands/serve.js';
+import { sessionsCommand } from './commands/sessions.js';
 import { usersCommand } from './commands/users.js';
 import { virtualKeysCommand } from './commands/virtual-keys.js';
 import { dbCommand } from './commands/db.js';
@@ -54,6 +55,7 @@ export function buildProgram(): Command {
   program.addCommand(workspacesCommand());
   program.addCommand(membersCommand());
   program.addCommand(usersCommand());
+  program.addCommand(sessionsCommand());
   program.addCommand(invitesCommand());
   program.addCommand(integrationsCommand());
   program.addCommand(providersCommand());

@@ -153,6 +153,15 @@ export const settingsSchema = z
       .optional()
       .describe('Rehearsal aid: the version this instance reports when it registers in its deployment, instead of its own; nothing else uses it.'),
     retention_interval_ms: z.coerce.number().int().min(1000).default(3_600_000).describe('How often request logs past LOG_RETENTION_DISPLAY are purged (in small batches).'),
+    public_url: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe('The address clients and identity providers reach this server at (https://gw.example.com); single sign-on callback URLs are built from it. Without it, from the address of each request.'),
+    oidc_custom_scopes: z
+      .string()
+      .regex(/^[\x21\x23-\x5B\x5D-\x7E, ]*$/, 'must be comma-separated OAuth scopes')
+      .default('')
+      .describe('OIDC_CUSTOM_SCOPES: comma-separated scopes every OIDC sign-in asks for besides openid, email and profile.'),
   })
   .strict();
 
@@ -180,6 +189,7 @@ const SPEC_ENV_NAMES: Readonly<Record<string, string>> = {
   policy_enabled: 'POLICY_ENABLED',
   log_retention_display: 'LOG_RETENTION_DISPLAY',
   metrics_retention_display: 'METRICS_RETENTION_DISPLAY',
+  oidc_custom_scopes: 'OIDC_CUSTOM_SCOPES',
 };
 
 export const envName = (key: string) => SPEC_ENV_NAMES[key] ?? `SVCGW_${key.toUpperCase()}`;

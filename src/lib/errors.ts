@@ -250,6 +250,46 @@ export const ERROR_CODES = {
     type: 'api_error',
     summary: 'The client closed the connection before the answer was complete (seen in logs only).',
   },
+  INVALID_SESSION: {
+    status: 401,
+    type: 'authentication_error',
+    summary:
+      'The session token is malformed or unknown, the session was ended (logged out, revoked by an admin, its user removed); sign in again (svcgw login --sso).',
+  },
+  SESSION_EXPIRED: {
+    status: 401,
+    type: 'authentication_error',
+    summary:
+      "The session is past its expiry or older than the organisation's session_settings.max_session_ttl; re-authenticate (svcgw login --sso).",
+  },
+  SSO_NOT_CONFIGURED: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary: 'The organisation has no identity provider of this kind (OIDC or SAML); see PUT /v1/settings/sso.',
+  },
+  SSO_LOGIN_FAILED: {
+    status: 401,
+    type: 'authentication_error',
+    summary:
+      "The identity provider's answer was refused: an unknown, replayed or expired login, an error from the provider, an ID token or SAML assertion that does not verify (unsigned, tampered, wrong audience, expired); the message says which.",
+  },
+  SSO_PROVIDER_UNAVAILABLE: {
+    status: 502,
+    type: 'api_error',
+    summary: 'The identity provider could not be reached, or answered its discovery or token request with an error.',
+  },
+  SSO_USER_NOT_PROVISIONED: {
+    status: 403,
+    type: 'permission_error',
+    summary:
+      'Single sign-on found no user and no pending invite for the address, and the organisation does not create users on first sign-in (or the address is not verified).',
+  },
+  INVALID_LOGIN_CODE: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary:
+      'The one-time login code is malformed, unknown, already used or expired, or the code_verifier does not match the code_challenge of the login.',
+  },
   AB01_INVALID_CONFIG: {
     status: 400,
     type: 'invalid_request_error',

@@ -25,6 +25,7 @@ import { registerScim } from '../admin/scim/index.js';
 import { createScimTokenVerifier } from '../auth/scim-tokens.js';
 import { createUserStatusEvents, type UserStatusEvents } from '../auth/user-status.js';
 import { registerScimProtocol } from './plugins/scim-protocol.js';
+import { createSessions, registerSso } from '../admin/sso/index.js';
 import { createLogVisibility } from '../admin/settings/log-visibility.js';
 import { registerSecuritySettingsRoutes } from '../admin/settings/routes.js';
 import { createSecuritySettings } from '../admin/settings/security-settings.js';
@@ -204,6 +205,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       clock: deps.clock,
     }),
     scim: createScimTokenVerifier({ repo: repos.scimTokens, clock: deps.clock }),
+    sessions: createSessions({ repos, clock: deps.clock }),
   });
   registerReferencePaths(app);
   const requestLogs = createRequestLogWriter({
@@ -322,6 +324,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await zapp.register(async (scope) => {
     registerScimProtocol(scope);
     scim.registerProtocolRoutes(scope);
+  });
+  await registerSso(zapp, {
+    repos,
+    secretBox,
+    clock: deps.clock,
+    logger: deps.logger,
+    publicUrl: deps.config.public_url,
+    customScopes: deps.config.oidc_custom_scopes
+      .split(',')
+      .map((scope) => scope.trim())
+      .filter(Boolean),
   });
   registerRateLimitPolicyRoutes(zapp, services.rateLimitPolicies);
   registerUsageLimitPolicies(zapp, { repos, clock: deps.clock, budgets: limits.service });

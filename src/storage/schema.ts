@@ -124,8 +124,8 @@ export interface AuditLogsTable {
   organisation_id: string;
   workspace_id: string | null;
   timestamp: string;
-  /** `jwt`: a caller that authenticated with a JWT (docs/jwt.md), or tried to. */
-  actor_type: 'api_key' | 'system' | 'jwt';
+  /** `jwt`: a caller that authenticated with a JWT (docs/jwt.md), or tried to; `session`: an SSO session (docs/sso.md). */
+  actor_type: 'api_key' | 'system' | 'jwt' | 'session';
   actor_key_id: string | null;
   actor_user_id: string | null;
   action: string;
@@ -189,6 +189,9 @@ export interface Database {
   scim_workspace_mappings: ScimWorkspaceMappingsTable;
   deployments: DeploymentsTable;
   deployment_instances: DeploymentInstancesTable;
+  sso_settings: SsoSettingsTable;
+  sso_logins: SsoLoginsTable;
+  sessions: SessionsTable;
 }
 
 export type CredentialStatus = 'active' | 'archived';
@@ -671,4 +674,75 @@ export interface DeploymentInstancesTable {
   last_heartbeat_at: string;
   stopped_at: string | null;
   refusal_reason: string | null;
+}
+
+export type SsoProtocol = 'oidc' | 'saml';
+
+/**
+ * An organisation's single sign-on: its identity providers (JSON, no secrets), the OIDC client
+ * secret (a secret-box value), how first-time users are provisioned (JSON) and the session
+ * settings (`max_session_ttl`, seconds; null: the default lifetime).
+ */
+export interface SsoSettingsTable {
+  organisation_id: string;
+  oidc: string | null;
+  oidc_client_secret: string | null;
+  saml: string | null;
+  provisioning: string;
+  max_session_ttl: number | null;
+  created_at: string;
+  last_updated_at: string;
+}
+
+/**
+ * A login under way: started by `GET /v1/sso/{protocol}/start`, completed by the identity
+ * provider's answer (`user_id`, `code_hash`), consumed when the CLI exchanges the one-time code.
+ * `id` is the state sent to the identity provider (OIDC `state`, SAML `RelayState`).
+ */
+export interface SsoLoginsTable {
+  id: string;
+  organisation_id: string;
+  protocol: SsoProtocol;
+  /** The loopback address (RFC 8252) the browser is sent back to. */
+  redirect_uri: string;
+  client_state: string | null;
+  /** The CLI's S256 PKCE challenge, checked when it exchanges the code. */
+  code_challenge: string;
+  /** The workspace (id or slug) the session should act in, as asked for. */
+  workspace: string | null;
+  /** This server's callback (OIDC redirect_uri, SAML ACS) as sent to the identity provider. */
+  callback_url: string;
+  /** Sealed by the secret box. */
+  oidc_code_verifier: string | null;
+  oidc_nonce: string | null;
+  saml_request_id: string | null;
+  user_id: string | null;
+  subject: string | null;
+  code_hash: string | null;
+  completed_at: string | null;
+  consumed_at: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+/** A signed-in user: the token is stored as a SHA-256 hash only. */
+export interface SessionsTable {
+  id: string;
+  organisation_id: string;
+  user_id: string;
+  token_hash: string;
+  /** The workspace a member's session acts in, fixed at sign-in; null for admins (the organisation) and members who had none. */
+  workspace_id: string | null;
+  identity_provider: SsoProtocol;
+  /** The identity provider's subject (OIDC `sub`, SAML NameID). */
+  subject: string | null;
+  /** The client that exchanged the login code (its user agent). */
+  client: string | null;
+  client_ip: string | null;
+  created_at: string;
+  expires_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  /** `logout` (by the session itself), `revoked` (by an admin) or `user_removed`. */
+  end_reason: string | null;
 }

@@ -1,3 +1,4 @@
+import { generateSessionToken, hashSessionToken } from '../../src/auth/sessions/session-token.js';
 import { newId } from '../../src/lib/ids.js';
 import type { Db } from '../../src/storage/database.js';
 import type { OrgRole, WorkspaceRole } from '../../src/storage/schema.js';
@@ -35,6 +36,40 @@ export async function addUser(
       .execute();
   }
   return id;
+}
+
+/**
+ * A single sign-on session straight in the database (lasting a day from `createdAt`), for tests
+ * of what sessions may do; the sign-in itself is tested with real identity providers
+ * (sso-oidc.test.ts, sso-saml.test.ts). Returns the token.
+ */
+export async function addSession(
+  db: Db,
+  organisationId: string,
+  userId: string,
+  options: { createdAt: number; workspaceId?: string },
+): Promise<string> {
+  const token = generateSessionToken();
+  await db
+    .insertInto('sessions')
+    .values({
+      id: newId(),
+      organisation_id: organisationId,
+      user_id: userId,
+      token_hash: hashSessionToken(token),
+      workspace_id: options.workspaceId ?? null,
+      identity_provider: 'oidc',
+      subject: userId,
+      client: 'test',
+      client_ip: null,
+      created_at: new Date(options.createdAt).toISOString(),
+      expires_at: new Date(options.createdAt + 86_400_000).toISOString(),
+      last_used_at: null,
+      revoked_at: null,
+      end_reason: null,
+    })
+    .execute();
+  return token;
 }
 
 export async function createWorkspace(

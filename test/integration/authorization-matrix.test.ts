@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { ALL_SCOPES, WORKSPACE_SCOPES } from '../../src/auth/scopes.js';
 import { createManualClock } from '../../src/lib/clock.js';
 import type { RouteAccess } from '../../src/http/route-config.js';
-import { addUser, createWorkspace, createWorkspaceKey } from '../helpers/fixtures.js';
+import { sessionScopes } from '../../src/admin/sso/session-scopes.js';
+import { addSession, addUser, createWorkspace, createWorkspaceKey } from '../helpers/fixtures.js';
 import { apiClient } from '../helpers/http.js';
 import { startTestServer } from '../helpers/start-test-server.js';
 
@@ -15,6 +16,8 @@ const AUTH_CODES = new Set([
   'MISSING_SCOPE',
   'ROLE_NOT_ALLOWED',
   'INVALID_SCIM_TOKEN',
+  'INVALID_SESSION',
+  'SESSION_EXPIRED',
 ]);
 
 const SCIM_ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
@@ -36,6 +39,8 @@ interface Caller {
   /** What `:workspaceId` is filled with. */
   workspaceId: string;
   invalid?: boolean;
+  /** The code an invalid credential is refused with (INVALID_API_KEY by default). */
+  invalidCode?: string;
   /** The key's own workspace differs from `workspaceId`: resource rules must refuse it. */
   foreignWorkspace?: boolean;
 }
@@ -46,7 +51,7 @@ function promised(route: RouteAccess, caller: Caller): string {
   if ('public' in auth) return 'pass';
   // SCIM routes take a SCIM token only: every API key is refused there.
   if ('scim' in auth) return 'INVALID_SCIM_TOKEN';
-  if (caller.invalid) return 'INVALID_API_KEY';
+  if (caller.invalid) return caller.invalidCode ?? 'INVALID_API_KEY';
   if (!auth.keyTypes.includes(caller.kind)) return 'KEY_TYPE_NOT_ALLOWED';
   const scope = auth.scope === null || typeof auth.scope === 'string' ? auth.scope : auth.scope[caller.kind];
   if (scope !== null && !caller.scopes.has(scope)) return 'MISSING_SCOPE';
@@ -91,6 +96,7 @@ describe('authorization matrix', () => {
       (await owner.post(`/v1/api-keys/${rotating.body.id}/rotate`, { key_transition_period_ms: 1_800_000 })).status,
     ).toBe(200);
     clock.advance(2 * 3600_000); // the first key has expired; the rotated-out secret's transition is over
+    const ownerId = (await owner.get('/v1/users?role=owner')).body.data[0].id as string;
 
     const all = new Set(ALL_SCOPES);
     const ws = new Set(WORKSPACE_SCOPES);
@@ -170,16 +176,59 @@ describe('authorization matrix', () => {
         workspaceId: c.id,
         invalid: true,
       },
+      // Sessions (single sign-on) follow the same table, with the scopes of sessionScopes.
+      {
+        name: 'owner session',
+        key: await addSession(t.server.db, orgId, ownerId, { createdAt: clock.now() }),
+        kind: 'admin',
+        scopes: new Set(sessionScopes('owner', null)),
+        orgRole: 'owner',
+        workspaceRole: 'admin',
+        workspaceId: c.id,
+      },
+      {
+        name: 'manager session',
+        key: await addSession(t.server.db, orgId, managerA, { createdAt: clock.now() }),
+        kind: 'workspace',
+        scopes: new Set(sessionScopes('member', 'manager')),
+        orgRole: 'member',
+        workspaceRole: 'manager',
+        workspaceId: a.id,
+      },
+      {
+        name: 'member session',
+        key: await addSession(t.server.db, orgId, memberA, { createdAt: clock.now() }),
+        kind: 'workspace',
+        scopes: new Set(sessionScopes('member', 'member')),
+        orgRole: 'member',
+        workspaceRole: 'member',
+        workspaceId: a.id,
+      },
+      {
+        name: 'expired session',
+        key: await addSession(t.server.db, orgId, ownerId, { createdAt: clock.now() - 2 * 86_400_000 }),
+        kind: 'admin',
+        scopes: all,
+        orgRole: 'owner',
+        workspaceRole: 'admin',
+        workspaceId: c.id,
+        invalid: true,
+        invalidCode: 'SESSION_EXPIRED',
+      },
     ];
     // The rotated key's NEW secret is not in the list: rotating.body.key is the original secret.
 
     // Control-plane routes only (the gateway has its own tests); the log stream never ends by itself.
-    const routes = t.server.routes.filter(
-      (route) =>
-        !('public' in route.auth) &&
-        ('scim' in route.auth || route.auth.scope !== 'completions.write') &&
-        route.url !== '/v1/logs/stream',
-    );
+    // Logging out ends a session caller's session: that route comes last.
+    const isLogout = (route: RouteAccess) => route.url === '/v1/sessions/logout';
+    const routes = t.server.routes
+      .filter(
+        (route) =>
+          !('public' in route.auth) &&
+          ('scim' in route.auth || route.auth.scope !== 'completions.write') &&
+          route.url !== '/v1/logs/stream',
+      )
+      .sort((x, y) => Number(isLogout(x)) - Number(isLogout(y)));
     expect(routes.length).toBeGreaterThan(40);
     const mismatches: string[] = [];
     let checked = 0;

@@ -25,7 +25,7 @@ const auditRecord = z.object({
   timestamp: z.string(),
   organisation_id: z.uuid(),
   workspace_id: z.string().nullable(),
-  user_type: z.enum(['api_key', 'system', 'jwt']),
+  user_type: z.enum(['api_key', 'system', 'jwt', 'session']),
   user_id: z.string().nullable(),
   api_key_id: z.string().nullable(),
   action: z.string(),

@@ -72,6 +72,8 @@ export function serverError(baseUrl: string, status: number, body: unknown): Fat
   const err = (body as { error?: { message?: unknown; code?: unknown } } | null)?.error;
   const message = typeof err?.message === 'string' ? err.message : `HTTP ${status}`;
   const code = typeof err?.code === 'string' ? err.code : null;
+  if (status === 401 && (code === 'SESSION_EXPIRED' || code === 'INVALID_SESSION'))
+    return Object.assign(new FatalError(`the session was refused by ${baseUrl}: ${message}`), { status });
   if (status === 401)
     return Object.assign(
       new FatalError(

@@ -121,7 +121,14 @@ function auditRecord(request: FastifyRequest, reply: FastifyReply, clock: Clock)
     organisation_id: principal.organisationId,
     workspace_id: request.auditWorkspaceId ?? principal.workspaceId,
     timestamp: new Date(clock.now()).toISOString(),
-    actor_type: principal.via ? 'system' : principal.authMethod === 'jwt' ? 'jwt' : 'api_key',
+    // A session's records name the session in actor_key_id (its id), told apart by actor_type.
+    actor_type: principal.via
+      ? 'system'
+      : principal.authMethod === 'jwt'
+        ? 'jwt'
+        : principal.authMethod === 'session'
+          ? 'session'
+          : 'api_key',
     actor_key_id: principal.via ? null : principal.keyId,
     actor_user_id: principal.userId,
     action: audit.action,

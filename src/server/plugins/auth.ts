@@ -6,6 +6,8 @@ import { jwtLacksScope } from '../../auth/jwt/claims.js';
 import { looksLikeJwt } from '../../auth/jwt/token-shape.js';
 import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
 import { DATA_PLANE_SCOPES } from '../../auth/scopes.js';
+import { isSessionToken } from '../../auth/sessions/session-token.js';
+import type { SessionVerifier } from '../../auth/sessions/session-verifier.js';
 import { featureDisabledError, type Feature, type FeatureFlags } from '../../features/flags.js';
 import { AppError } from '../../lib/errors.js';
 import type { ScimTokenVerifier } from '../../auth/scim-tokens.js';
@@ -82,6 +84,7 @@ export function registerAuth(
     features: FeatureFlags;
     jwt: JwtGate;
     scim?: ScimTokenVerifier;
+    sessions?: SessionVerifier;
   },
 ): void {
   app.decorateRequest('principal', null);
@@ -122,20 +125,23 @@ export function registerAuth(
         `Missing API key: send it in the ${API_KEY_HEADER} header (or as Authorization: Bearer svc-…).`,
       );
     }
+    // A session from single sign-on (`svs-…`, docs/sso.md): the user acting, with their roles.
     // A JWT (docs/jwt.md) is told from a key by its shape; its refusals are audited there.
-    const result = looksLikeJwt(raw)
-      ? { ok: true as const, principal: await deps.jwt(raw, request) }
-      : await deps.keys.verify(raw);
-    if (!result.ok)
-      throw new AppError(
-        result.reason === 'workspace_archived' ? 'WORKSPACE_ARCHIVED' : 'INVALID_API_KEY',
-        REJECTIONS[result.reason],
-      );
-    request.verifiedPrincipal = result.principal;
+    if (deps.sessions && isSessionToken(raw)) request.verifiedPrincipal = await deps.sessions.authenticate(raw);
+    else if (looksLikeJwt(raw)) request.verifiedPrincipal = await deps.jwt(raw, request);
+    else {
+      const result = await deps.keys.verify(raw);
+      if (!result.ok)
+        throw new AppError(
+          result.reason === 'workspace_archived' ? 'WORKSPACE_ARCHIVED' : 'INVALID_API_KEY',
+          REJECTIONS[result.reason],
+        );
+      request.verifiedPrincipal = result.principal;
+    }
     // After authentication, so that only callers with a key learn how the deployment is set up.
     if (disabled) throw featureDisabledError(disabled);
 
-    const principal = result.principal;
+    const principal = request.verifiedPrincipal;
     const kind = keyKind(principal);
     if (!auth.keyTypes.includes(kind)) {
       throw new AppError(

@@ -18,6 +18,7 @@ import * as guardrails from './0016-guardrails.js';
 import * as guardrailVerdicts from './0017-guardrail-verdicts.js';
 import * as prompts from './0018-prompts.js';
 import * as jwt from './0019-jwt.js';
+import * as sessions from './0020-sessions.js';
 import * as scim from './0021-scim.js';
 import * as deployments from './0024-deployments.js';
 import * as integrationWorkspaces from './0025-integration-workspaces.js';
@@ -44,6 +45,7 @@ const migrations: Record<string, Migration> = {
   '0017-guardrail-verdicts': guardrailVerdicts,
   '0018-prompts': prompts,
   '0019-jwt': jwt,
+  '0020-sessions': sessions,
   '0021-scim': scim,
   '0024-deployments': deployments,
   '0025-integration-workspaces': integrationWorkspaces,

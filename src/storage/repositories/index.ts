@@ -24,6 +24,8 @@ import { createScimMappingRepository } from './scim-mappings.js';
 import { createScimTokenRepository } from './scim-tokens.js';
 import { createScimUserRepository } from './scim-users.js';
 import { createDeploymentRepository } from './deployments.js';
+import { createSessionRepository } from './sessions.js';
+import { createSsoRepository } from './sso.js';
 
 export function createRepositories(db: Db) {
   return {
@@ -52,6 +54,8 @@ export function createRepositories(db: Db) {
     scimGroups: createScimGroupRepository(db),
     scimMappings: createScimMappingRepository(db),
     deployments: createDeploymentRepository(db),
+    sessions: createSessionRepository(db),
+    sso: createSsoRepository(db),
   };
 }
 

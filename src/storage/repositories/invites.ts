@@ -27,7 +27,8 @@ export interface InviteAcceptance {
   now: string;
   user: Insertable<UsersTable>;
   memberships: Array<{ workspaceId: string; role: WorkspaceRole }>;
-  key: Insertable<ApiKeysTable>;
+  /** The first API key; none when the invite is accepted by signing in with single sign-on. */
+  key: Insertable<ApiKeysTable> | null;
 }
 
 export function createInviteRepository(db: Db) {
@@ -115,7 +116,7 @@ export function createInviteRepository(db: Db) {
     /**
      * Accepts an invite in one transaction: the invite turns accepted only if it is still pending
      * and unexpired (so that two concurrent accepts make one user), then the user, the memberships
-     * and the first API key are created. False when the invite was no longer acceptable.
+     * and the first API key (if any) are created. False when the invite was no longer acceptable.
      */
     accept: (acceptance: InviteAcceptance) =>
       db.transaction().execute(async (trx) => {
@@ -145,7 +146,7 @@ export function createInviteRepository(db: Db) {
             })
             .execute();
         }
-        await trx.insertInto('api_keys').values(acceptance.key).execute();
+        if (acceptance.key) await trx.insertInto('api_keys').values(acceptance.key).execute();
         return true;
       }),
   };

@@ -68,8 +68,9 @@ export function createUserRepository(db: Db) {
       db.updateTable('users').set(patch).where('id', '=', id).execute(),
 
     /**
-     * Removes a user in one transaction: their memberships (SCIM groups included) go, every key they own is revoked and
-     * detached from them (the key rows stay, so audit records still resolve), then the user row.
+     * Removes a user in one transaction: their memberships (SCIM groups included) go, every key
+     * they own is revoked and detached from them (the key rows stay, so audit records still
+     * resolve), their sessions end, then the user row.
      */
     remove: (id: string, stamp: string) =>
       db.transaction().execute(async (trx) => {
@@ -82,6 +83,12 @@ export function createUserRepository(db: Db) {
           .where('status', '!=', 'revoked')
           .execute();
         await trx.updateTable('api_keys').set({ user_id: null }).where('user_id', '=', id).execute();
+        await trx
+          .updateTable('sessions')
+          .set({ revoked_at: stamp, end_reason: 'user_removed' })
+          .where('user_id', '=', id)
+          .where('revoked_at', 'is', null)
+          .execute();
         await trx.deleteFrom('users').where('id', '=', id).execute();
       }),
   };

@@ -131,7 +131,8 @@ function replacementFor(schema: JsonSchema): fc.Arbitrary<{ label: string; value
       options.push(
         fc.constant({
           label: `without required ${key}`,
-          value: (old: unknown) => Object.fromEntries(Object.entries(old as object).filter(([k]) => k !== key)),
+          // A nullable object may have been generated as null: then it is an empty one.
+          value: (old: unknown) => Object.fromEntries(Object.entries(old ?? {}).filter(([k]) => k !== key)),
         }),
       );
     }
