@@ -56,6 +56,8 @@ export const SCOPES: readonly ScopeInfo[] = [
   { name: 'feedback.update', description: 'Update feedback.', workspace: true },
   { name: 'audit_logs.list', description: 'List audit records of administrative actions.', workspace: false },
   { name: 'mcp.invoke', description: 'Call MCP servers through the gateway.', workspace: true },
+  ...crud('mcp_integrations', 'MCP integrations (organisation-wide ones by admin keys)', true),
+  ...crud('mcp_servers', 'MCP servers, their capabilities, user access and connections', true),
 ];
 
 const byName = new Map(SCOPES.map((scope) => [scope.name, scope]));

@@ -127,6 +127,8 @@ export const settingsSchema = z
     metrics_enabled: onOff(true).describe('Serve GET /metrics (Prometheus text format).'),
     metrics_token: z.string().min(16).optional().describe('When set, GET /metrics requires Authorization: Bearer <metrics_token> instead of an API key.'),
     retention_interval_ms: z.coerce.number().int().min(1000).default(3_600_000).describe('How often request logs past LOG_RETENTION_DISPLAY are purged (in small batches).'),
+    mcp_timeout_ms: z.coerce.number().int().min(1000).max(3_600_000).default(60_000).describe('Time limit of one request to an upstream MCP server (the handshake, a list, a tool call; progress notifications restart it) and of its token request.'),
+    mcp_sync_interval_ms: z.coerce.number().int().min(0).default(3_600_000).describe('How often each MCP integration\'s capabilities and metadata are synced from its server (0: only on changes, tests and list-changed notifications). See docs/mcp.md.'),
   })
   .strict();
 

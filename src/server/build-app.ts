@@ -60,6 +60,7 @@ import { createPricingService } from '../pricing/create-pricing-service.js';
 import { createRequestLogWriter, type RequestLogWriter } from '../telemetry/request-log-writer.js';
 import { createChangeBus, type ChangeBus } from '../storage/change-bus.js';
 import { publishingCaches, subscribeCaches } from './shared-caches.js';
+import { createMcp, mcpGateway, registerMcpAdmin, type Mcp } from './mcp-parts.js';
 
 export interface AppDeps {
   config: Config;
@@ -92,6 +93,8 @@ export interface App {
   guardrails: GuardrailLookup;
   /** Every cache-clearing change, published here or received from another instance. */
   changes: ChangeBus;
+  /** MCP: pooled upstream connections, the capability sync (started by the server), the gateway's view. */
+  mcp: Mcp;
 }
 
 function logOnlyAlerts(logger: Logger): AlertSink {
@@ -321,6 +324,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerProviderCatalogRoute(zapp);
   const pricing = createPricingService({ config: deps.config, clock: deps.clock, logger: deps.logger });
   registerModelPricingRoutes(zapp, pricing);
+  const mcp = createMcp({
+    config: deps.config,
+    db: deps.db,
+    repos,
+    secretBox,
+    clock: deps.clock,
+    logger: deps.logger,
+    changes,
+  });
+  registerMcpAdmin(zapp, mcp, { repos, secretBox, clock: deps.clock, changes, checkGuardrails });
 
   const upstream = createUpstreamClient(
     {
@@ -345,9 +358,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await requestLogs.flush();
     await limits.close();
     await upstream.close();
+    await mcp.close();
   });
   for (const route of routes) controlPlaneSegments.add(route.url.split('/')[2] ?? '');
   controlPlaneSegments.delete('');
+  const gatewayGuards = features.enabled('guardrails') ? gatewayGuardrails(deps, guardrails) : null;
   await registerGatewayRoutes(app, {
     limits: limits.service,
     config: deps.config,
@@ -359,9 +374,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     logs: requestLogs,
     pricing,
     defaultWorkspaceId,
-    guardrails: features.enabled('guardrails') ? gatewayGuardrails(deps, guardrails) : null,
+    guardrails: gatewayGuards,
     controlPlane: [...routes],
     prompts: { lookup: prompts, canView: (principal) => securitySettings.canView(principal, 'prompts') },
+    mcp: mcpGateway(mcp, {
+      config: deps.config,
+      repos,
+      clock: deps.clock,
+      logger: deps.logger,
+      limits: limits.service,
+      logs: requestLogs,
+      guardrails: gatewayGuards,
+    }),
   });
 
   subscribeCaches(changes, {
@@ -371,9 +395,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     guardrails,
     limits: limits.service,
     settings: securitySettings,
+    mcp: mcp.directory,
   });
   await app.ready();
-  return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails, changes };
+  return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails, changes, mcp };
 }
 
 /**

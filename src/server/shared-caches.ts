@@ -35,6 +35,7 @@ export function subscribeCaches(
     guardrails: Clearable;
     limits: Clearable;
     settings: Clearable;
+    mcp: Clearable;
   },
 ): () => void {
   const clear: Record<Exclude<Change['topic'], 'key' | 'all'>, () => void> = {
@@ -44,6 +45,7 @@ export function subscribeCaches(
     guardrails: () => caches.guardrails.invalidate(),
     limits: () => caches.limits.invalidate(),
     settings: () => caches.settings.invalidate(),
+    mcp: () => caches.mcp.invalidate(),
   };
   return changes.on((change) => {
     if (change.topic === 'key') caches.keys.invalidate(change.id);

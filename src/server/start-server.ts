@@ -112,6 +112,7 @@ export async function startServer(options: {
   });
   keyLifecycle.start(KEY_LIFECYCLE_INTERVAL_MS);
   built.observability.start();
+  built.mcp.sync.start();
 
   const closeStorage = async () => {
     await changes.close();

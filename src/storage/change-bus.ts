@@ -6,7 +6,7 @@ import { afterCommit } from './request-transaction.js';
  */
 export type Change =
   | { topic: 'key'; id: string }
-  | { topic: 'keys' | 'credentials' | 'configs' | 'guardrails' | 'limits' | 'settings' | 'all' };
+  | { topic: 'keys' | 'credentials' | 'configs' | 'guardrails' | 'limits' | 'settings' | 'mcp' | 'all' };
 
 export type ChangeHandler = (change: Change) => void;
 
@@ -32,7 +32,7 @@ export interface ChangeTransport {
   backendPid?(): number | null;
 }
 
-const TOPICS = new Set(['key', 'keys', 'credentials', 'configs', 'guardrails', 'limits', 'settings', 'all']);
+const TOPICS = new Set(['key', 'keys', 'credentials', 'configs', 'guardrails', 'limits', 'settings', 'mcp', 'all']);
 
 /** A message from the wire, or null when it is not one of ours. */
 export function parseChange(message: string): Change | null {

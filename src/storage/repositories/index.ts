@@ -17,6 +17,8 @@ import { createUserRepository } from './users.js';
 import { createIntegrationModelRepository } from './integration-models.js';
 import { createModelAliasRepository } from './model-aliases.js';
 import { createPromptRepository } from './prompts.js';
+import { createMcpIntegrationRepository } from './mcp-integrations.js';
+import { createMcpServerRepository } from './mcp-servers.js';
 
 export function createRepositories(db: Db) {
   return {
@@ -38,6 +40,8 @@ export function createRepositories(db: Db) {
     integrationModels: createIntegrationModelRepository(db),
     modelAliases: createModelAliasRepository(db),
     prompts: createPromptRepository(db),
+    mcpIntegrations: createMcpIntegrationRepository(db),
+    mcpServers: createMcpServerRepository(db),
   };
 }
 
