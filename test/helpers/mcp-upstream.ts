@@ -10,19 +10,24 @@ import { listenOnLoopback } from './loopback-server.js';
 export interface UpstreamCatalogue {
   name: string;
   version: string;
+  /** Tools added to the built-in ones. */
   tools: string[];
+  /** Built-in tools the server leaves out. */
+  without: string[];
 }
 
 export interface McpUpstream {
   /** The MCP endpoint: `/mcp` (Streamable HTTP) or `/sse` (SSE). */
   url: string;
   catalogue: UpstreamCatalogue;
-  /** Headers of every request the server received, in order. */
-  received: IncomingHttpHeaders[];
+  /** Every request the server received, in order. */
+  received: Array<{ method: string; path: string; headers: IncomingHttpHeaders }>;
   /** Arguments of every tool call the server ran. */
   calls: Array<{ tool: string; args: Record<string, unknown> }>;
   /** Registers a tool on every live SSE connection (they send tools/list_changed). */
   addLiveTool(name: string): void;
+  /** SSE event streams open now. */
+  openStreams(): number;
   close(): Promise<void>;
 }
 
@@ -41,8 +46,13 @@ export async function startMcpUpstream(
   } = {},
 ): Promise<McpUpstream> {
   const transport = options.transport ?? 'http';
-  const catalogue: UpstreamCatalogue = { name: options.name ?? 'test-upstream', version: '1.0.0', tools: [] };
-  const received: IncomingHttpHeaders[] = [];
+  const catalogue: UpstreamCatalogue = {
+    name: options.name ?? 'test-upstream',
+    version: '1.0.0',
+    tools: [],
+    without: [],
+  };
+  const received: McpUpstream['received'] = [];
   const calls: McpUpstream['calls'] = [];
   const live = new Map<string, { transport: SSEServerTransport; server: McpServer }>();
 
@@ -76,10 +86,11 @@ export async function startMcpUpstream(
         return text(value.toUpperCase());
       },
     );
-    server.registerTool('fail', { description: 'Always fails' }, async () => {
-      calls.push({ tool: 'fail', args: {} });
-      return { ...text('it broke'), isError: true };
-    });
+    if (!catalogue.without.includes('fail'))
+      server.registerTool('fail', { description: 'Always fails' }, async () => {
+        calls.push({ tool: 'fail', args: {} });
+        return { ...text('it broke'), isError: true };
+      });
     for (const name of catalogue.tools)
       server.registerTool(name, { description: `Added tool ${name}` }, async () => {
         calls.push({ tool: name, args: {} });
@@ -111,12 +122,12 @@ export async function startMcpUpstream(
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    received.push(req.headers);
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    received.push({ method: req.method ?? '', path, headers: req.headers });
     if (options.authorize && !options.authorize(req.headers)) {
       res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
       return;
     }
-    const path = (req.url ?? '/').split('?')[0];
     if (transport === 'http' && path === '/mcp') {
       if (req.method !== 'POST') {
         res.writeHead(405, { allow: 'POST' }).end();
@@ -176,6 +187,7 @@ export async function startMcpUpstream(
           content: [{ type: 'text', text: name }],
         }));
     },
+    openStreams: () => live.size,
     close,
   };
 }
@@ -208,5 +220,5 @@ export async function startTokenEndpoint(client: { id: string; secret: string })
   });
   const loop = await listenOnLoopback(http);
   onTestFinished(() => loop.close());
-  return { url: `${loop.url}/oauth/token`, base: loop.url, issued, close: loop.close };
+  return { url: `${loop.url}/oauth/token`, base: loop.url, issued, close: () => loop.close() };
 }
