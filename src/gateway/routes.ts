@@ -258,7 +258,7 @@ function registerMcpRoutes(app: FastifyInstance, mcp: McpGateway): void {
     app.route({
       method,
       url: '/v1/mcp/*',
-      schema: { hide: true },
+      schema: { tags: MCP_TAG, summary: 'Anything else under /v1/mcp: 404 (never passed to a provider)' },
       config: MCP_CONFIG,
       handler: async (request) => {
         throw new AppError(
