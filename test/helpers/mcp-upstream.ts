@@ -86,6 +86,21 @@ export async function startMcpUpstream(
         return text(value.toUpperCase());
       },
     );
+    server.registerTool(
+      'count',
+      { description: 'Counts to n, telling its progress', inputSchema: { n: z.number() } },
+      async ({ n }, extra) => {
+        calls.push({ tool: 'count', args: { n } });
+        const token = extra._meta?.progressToken;
+        for (let i = 1; i <= n; i++)
+          if (token !== undefined)
+            await extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken: token, progress: i, total: n },
+            });
+        return text(`counted to ${n}`);
+      },
+    );
     if (!catalogue.without.includes('fail'))
       server.registerTool('fail', { description: 'Always fails' }, async () => {
         calls.push({ tool: 'fail', args: {} });

@@ -48,6 +48,7 @@ describe('svcgw mcp', () => {
       const tools = await ok(['mcp', 'servers', 'capabilities', 'tools', '--type', 'tool']);
       expect(tools.data.map((c: any) => `${c.name}:${c.enabled}`)).toEqual([
         'add:true',
+        'count:true',
         'echo:false',
         'fail:false',
         'shout:false',

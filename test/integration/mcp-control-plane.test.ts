@@ -234,20 +234,26 @@ describe('MCP integrations (control plane)', () => {
 
     const all = await admin.get(`/v1/mcp-integrations/${id}/capabilities`);
     expect(all.body.counts).toEqual({
-      tools: { total: 4, enabled: 4 },
+      tools: { total: 5, enabled: 5 },
       prompts: { total: 2, enabled: 2 },
       resources: { total: 1, enabled: 1 },
       resource_templates: { total: 1, enabled: 1 },
     });
-    expect(all.body).toMatchObject({ object: 'list', total: 8, has_more: false });
+    expect(all.body).toMatchObject({ object: 'list', total: 9, has_more: false });
     const echo = all.body.data.find((c: any) => c.name === 'echo');
     expect(echo).toMatchObject({ type: 'tool', title: 'Echo', description: 'Repeats the text', enabled: true });
     expect(echo.definition.inputSchema.properties.text).toEqual({ type: 'string' });
 
     const page1 = await admin.get(`/v1/mcp-integrations/${id}/capabilities?type=tool&page=1&page_size=3`);
     const page2 = await admin.get(`/v1/mcp-integrations/${id}/capabilities?type=tool&page=2&page_size=3`);
-    expect(page1.body).toMatchObject({ total: 4, has_more: true });
-    expect([...page1.body.data, ...page2.body.data].map((c: any) => c.name)).toEqual(['add', 'echo', 'fail', 'shout']);
+    expect(page1.body).toMatchObject({ total: 5, has_more: true });
+    expect([...page1.body.data, ...page2.body.data].map((c: any) => c.name)).toEqual([
+      'add',
+      'count',
+      'echo',
+      'fail',
+      'shout',
+    ]);
     expect(page2.body.has_more).toBe(false);
     expect(
       (await admin.get(`/v1/mcp-integrations/${id}/capabilities?type=tool&current_page=1&page_size=3`)).body.data,
@@ -264,7 +270,7 @@ describe('MCP integrations (control plane)', () => {
       ).body,
     ).toEqual({ success: true });
     const after = await admin.get(`/v1/mcp-integrations/${id}/capabilities`);
-    expect(after.body.counts.tools).toEqual({ total: 4, enabled: 3 });
+    expect(after.body.counts.tools).toEqual({ total: 5, enabled: 4 });
     expect(after.body.counts.resources).toEqual({ total: 1, enabled: 0 });
     const missing = await admin.put(`/v1/mcp-integrations/${id}/capabilities`, {
       capabilities: [{ name: 'nope', type: 'tool', enabled: false }],

@@ -75,7 +75,7 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
     expect(client.getServerVersion()).toMatchObject({ name: 'test-upstream', version: '1.0.0', title: 'tools-http' });
     expect(client.getInstructions()).toBe('Use echo to repeat things.');
     const tools = await client.listTools();
-    expect(tools.tools.map((tool) => tool.name).sort()).toEqual(['add', 'echo', 'fail', 'shout']);
+    expect(tools.tools.map((tool) => tool.name).sort()).toEqual(['add', 'count', 'echo', 'fail', 'shout']);
     expect(tools.tools.find((tool) => tool.name === 'add')?.inputSchema).toMatchObject({
       properties: { a: { type: 'number' }, b: { type: 'number' } },
     });
@@ -93,9 +93,16 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
       'files://{name}',
     ]);
     expect((await client.readResource({ uri: 'files://notes' })).contents[0]).toMatchObject({ text: 'file notes' });
+    // The upstream tool's progress reaches the client, on the call's own stream.
+    const progress: number[] = [];
+    const counted = await client.callTool({ name: 'count', arguments: { n: 3 } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
+    expect(counted.content).toEqual([{ type: 'text', text: 'counted to 3' }]);
+    expect(progress).toEqual([1, 2, 3]);
 
     const logs = await logsOf(t, admin);
-    expect(logs).toHaveLength(2);
+    expect(logs).toHaveLength(3);
     const add = logs.find((log) => log.mcp_tool === 'add')!;
     expect(add).toMatchObject({
       endpoint_type: 'mcp',
@@ -187,7 +194,7 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
     ).toEqual({ success: true });
 
     const client = await connect(t, 'filtered', key.key);
-    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['add', 'fail']);
+    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['add', 'count', 'fail']);
     await expect(client.callTool({ name: 'shout', arguments: { text: 'x' } })).rejects.toMatchObject({
       code: -32602,
       message: expect.stringContaining('Tool shout not found'),
@@ -202,7 +209,12 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
 
     // The other server of the integration keeps echo, not shout.
     const unfiltered = await connect(t, 'unfiltered', key.key);
-    expect((await unfiltered.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['add', 'echo', 'fail']);
+    expect((await unfiltered.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+      'add',
+      'count',
+      'echo',
+      'fail',
+    ]);
 
     const refused = (await logsOf(t, admin)).filter((log) => log.status_code === 404);
     expect(refused.map((log) => [log.mcp_tool, log.error_code]).sort()).toEqual([
@@ -212,11 +224,12 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
     const listed = await admin.get('/v1/mcp-servers/filtered/capabilities?type=tool');
     expect(listed.body.data.map((c: any) => [c.name, c.enabled, c.integration_enabled])).toEqual([
       ['add', true, true],
+      ['count', true, true],
       ['echo', false, true],
       ['fail', true, true],
       ['shout', false, false],
     ]);
-    expect(listed.body.counts.tools).toEqual({ total: 4, enabled: 2 });
+    expect(listed.body.counts.tools).toEqual({ total: 5, enabled: 3 });
   });
 
   it("enforces workspace and user access: another workspace's server is not found, a user without access is refused", async () => {
@@ -263,7 +276,7 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
     });
     await expect(connect(t, 'team-a-tools', aliceKey)).rejects.toThrow(/MCP_ACCESS_DENIED/);
     const bobClient = await connect(t, 'team-a-tools', bobKey);
-    expect((await bobClient.listTools()).tools.length).toBe(4);
+    expect((await bobClient.listTools()).tools.length).toBe(5);
 
     const access = await admin.get(`/v1/mcp-servers/${serverId}/user-access`);
     expect(access.body.default_user_access).toBe('deny');
@@ -442,7 +455,7 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
     expect(await t.server.mcp.sync.runOnce()).toBe(0); // synced less than the interval ago
     clock.advance(600_001);
     expect(await t.server.mcp.sync.runOnce()).toBe(1);
-    expect(await tools()).toEqual(['add:on', 'deploy:on', 'echo:on', 'shout:on']);
+    expect(await tools()).toEqual(['add:on', 'count:on', 'deploy:on', 'echo:on', 'shout:on']);
     const after = await admin.get('/v1/mcp-servers/changing/metadata');
     expect(after.body).toMatchObject({ server_version: '2.0.0', last_synced_at: '2026-06-01T10:10:00.001Z' });
 
@@ -454,7 +467,7 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
       server_name: 'changing-upstream',
       url: upstream.url,
     });
-    expect(await tools()).toEqual(['add:on', 'deploy:on', 'echo:on', 'fail:off', 'shout:on']);
+    expect(await tools()).toEqual(['add:on', 'count:on', 'deploy:on', 'echo:on', 'fail:off', 'shout:on']);
 
     // A server that is gone: the test says so, the metadata keeps the last good values and the error.
     await upstream.close();
