@@ -43,6 +43,8 @@ export async function startMcpUpstream(
     transport?: 'http' | 'sse';
     name?: string;
     authorize?: (headers: IncomingHttpHeaders) => boolean;
+    /** Publishes OAuth protected-resource metadata (RFC 9728) naming this authorization server. */
+    authorizationServer?: string;
   } = {},
 ): Promise<McpUpstream> {
   const transport = options.transport ?? 'http';
@@ -139,6 +141,16 @@ export async function startMcpUpstream(
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     received.push({ method: req.method ?? '', path, headers: req.headers });
+    if (options.authorizationServer && path.startsWith('/.well-known/oauth-protected-resource')) {
+      const address = `http://${req.headers.host}`;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          resource: `${address}${transport === 'sse' ? '/sse' : '/mcp'}`,
+          authorization_servers: [options.authorizationServer],
+        }),
+      );
+      return;
+    }
     if (options.authorize && !options.authorize(req.headers)) {
       res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
       return;
@@ -211,6 +223,19 @@ export async function startMcpUpstream(
 export async function startTokenEndpoint(client: { id: string; secret: string }) {
   const issued: string[] = [];
   const http = createServer((req, res) => {
+    if (req.url === '/.well-known/oauth-authorization-server') {
+      const issuer = `http://${req.headers.host}`;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          issuer,
+          authorization_endpoint: `${issuer}/oauth/authorize`,
+          token_endpoint: `${issuer}/oauth/token`,
+          response_types_supported: ['code'],
+          grant_types_supported: ['client_credentials'],
+        }),
+      );
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {

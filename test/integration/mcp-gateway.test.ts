@@ -323,7 +323,7 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
     expect(logs.find((log) => log.status_code === 429)).toMatchObject({ mcp_tool: 'add', error_code: 'RATE_LIMITED' });
   });
 
-  it('authenticates upstream with the client-credentials grant (token cached and sent as a bearer), or custom headers', async () => {
+  it('authenticates upstream with the client-credentials grant (token cached, sent as a bearer; token endpoint configured or discovered), or custom headers', async () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
     const tokens = await startTokenEndpoint({ id: 'svcgw-client', secret: 's3cret-value-0123456789' });
@@ -361,6 +361,24 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
     const audit = await admin.get('/v1/audit-logs?resource_type=mcp_integration');
     expect(JSON.stringify(audit.body)).not.toMatch(/s3cret-value|wrong-secret-value/);
     expect(t.logLines.join('\n')).not.toMatch(/s3cret-value|wrong-secret-value/);
+
+    // oauth_auto: the token endpoint is found by discovery from the MCP server's metadata.
+    const discovered = await startMcpUpstream({
+      authorizationServer: tokens.base,
+      authorize: (headers) => tokens.issued.some((token) => headers.authorization === `Bearer ${token}`),
+    });
+    await mcpServer(admin, discovered, {
+      slug: 'auto-tools',
+      integration: {
+        auth_type: 'oauth_auto',
+        configurations: { client_id: 'svcgw-client', client_secret: 's3cret-value-0123456789' },
+      },
+    });
+    const autoClient = await connect(t, 'auto-tools', key.key);
+    expect((await autoClient.callTool({ name: 'add', arguments: { a: 20, b: 1 } })).content).toEqual([
+      { type: 'text', text: '21' },
+    ]);
+    expect(discovered.received.some((r) => r.path.startsWith('/.well-known/oauth-protected-resource'))).toBe(true);
 
     // Custom headers: sent with every request.
     const keyed = await startMcpUpstream({ authorize: (headers) => headers['x-api-key'] === 'upstream-key-123' });
