@@ -122,6 +122,12 @@ export const ERROR_CODES = {
     summary:
       'A rate limit that covers the request is reached; `retry-after` and `x-ratelimit-*` say when it resets. The message names the policy.',
   },
+  NOT_ACCEPTABLE: {
+    status: 406,
+    type: 'invalid_request_error',
+    summary:
+      "The request's Accept header rules out every answer the route can give (an MCP endpoint answers JSON or an event stream: accept both).",
+  },
   PAYLOAD_TOO_LARGE: {
     status: 413,
     type: 'invalid_request_error',

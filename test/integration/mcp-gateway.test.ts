@@ -317,9 +317,27 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
       code: 429,
       message: expect.stringContaining('RATE_LIMITED'),
     });
+    // A plain HTTP client sees the limit's headers.
+    const raw = await fetch(`${t.baseUrl}/v1/mcp/limited/mcp`, {
+      method: 'POST',
+      headers: {
+        'x-service-api-key': key.key,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'add', arguments: { a: 1, b: 5 } },
+      }),
+    });
+    expect(raw.status).toBe(429);
+    expect(Number(raw.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(raw.headers.get('x-ratelimit-limit')).toBe('2');
     expect(upstream.calls).toHaveLength(2);
     const logs = await logsOf(t, admin);
-    expect(logs.map((log) => log.status_code).sort()).toEqual([200, 200, 429]);
+    expect(logs.map((log) => log.status_code).sort()).toEqual([200, 200, 429, 429]);
     expect(logs.find((log) => log.status_code === 429)).toMatchObject({ mcp_tool: 'add', error_code: 'RATE_LIMITED' });
   });
 
@@ -512,5 +530,50 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
         ),
       )
       .toContain('hotfix');
+  });
+
+  it('answers plain HTTP mistakes in the one error body', async () => {
+    const t = await startTestServer();
+    const admin = apiClient(t.baseUrl, t.adminKey);
+    const upstream = await startMcpUpstream();
+    await mcpServer(admin, upstream, { slug: 'plain' });
+    const key = await createWorkspaceKey(admin, { workspace_id: 'default', scopes: ['mcp.invoke'] });
+    const noScope = await createWorkspaceKey(admin, { workspace_id: 'default', scopes: ['completions.write'] });
+    const ping = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+      fetch(`${t.baseUrl}${path}`, {
+        method: 'POST',
+        headers: {
+          'x-service-api-key': key.key,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+        body,
+      });
+    const error = async (res: Response) =>
+      ((await res.json()) as { error: { code: string; param: string | null } }).error;
+
+    const ok = await post('/v1/mcp/plain/mcp', ping);
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain('"result":{}');
+    let res = await post('/v1/mcp/plain/mcp', ping, { accept: 'application/json' });
+    expect([res.status, (await error(res)).code]).toEqual([406, 'NOT_ACCEPTABLE']);
+    res = await post('/v1/mcp/plain/mcp', '{"hello":"world"}');
+    expect([res.status, (await error(res)).code]).toEqual([400, 'INVALID_REQUEST']);
+    res = await post('/v1/mcp/plain/mcp', '{not json');
+    expect([res.status, (await error(res)).code]).toEqual([400, 'INVALID_JSON']);
+    res = await post('/v1/mcp/nobody/mcp', ping);
+    expect([res.status, (await error(res)).code]).toEqual([404, 'NOT_FOUND']);
+    res = await post('/v1/mcp/plain/mcp', ping, { 'x-service-api-key': noScope.key });
+    expect([res.status, (await error(res)).code]).toEqual([403, 'MISSING_SCOPE']);
+    res = await post('/v1/mcp/plain/other', ping);
+    expect([res.status, (await error(res)).code]).toEqual([404, 'ROUTE_NOT_FOUND']);
+    const get = await fetch(`${t.baseUrl}/v1/mcp/plain/mcp`, { headers: { 'x-service-api-key': key.key } });
+    expect([get.status, get.headers.get('allow'), (await error(get)).code]).toEqual([
+      405,
+      'POST',
+      'METHOD_NOT_ALLOWED',
+    ]);
   });
 });

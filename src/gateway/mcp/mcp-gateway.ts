@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../auth/principal.js';
 import { AppError } from '../../lib/errors.js';
 import { rateHeaders, RateLimitedError, type LimitsService } from '../../limits/limits-service.js';
@@ -38,6 +39,27 @@ export interface McpHttpReply {
 }
 
 type JsonRpcMessage = { method?: unknown; params?: { name?: unknown } };
+
+/**
+ * What the SDK's transport would refuse with a JSON-RPC error body of its own is refused here, in
+ * svcgw's one error body: an Accept header without both answer types, a body that is not
+ * JSON-RPC.
+ */
+function checkRequest(request: McpHttpRequest): void {
+  const accept = String(request.headers.accept ?? '');
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream'))
+    throw new AppError(
+      'NOT_ACCEPTABLE',
+      'An MCP endpoint answers JSON or an event stream (Streamable HTTP): send Accept: application/json, text/event-stream.',
+      { param: 'accept' },
+    );
+  const body = request.body;
+  const messages = Array.isArray(body) ? body : [body];
+  if (messages.length === 0 || !messages.every((m) => JSONRPCMessageSchema.safeParse(m).success))
+    throw new AppError('INVALID_REQUEST', 'The body is not a JSON-RPC 2.0 message (or a batch of them).', {
+      param: 'body',
+    });
+}
 
 const messagesOf = (body: unknown): JsonRpcMessage[] =>
   (Array.isArray(body) ? body : [body]).filter(
@@ -83,6 +105,7 @@ export function createMcpGateway(deps: McpGatewayDeps) {
         if (admission.headers) reply.headers(rateHeaders(admission.headers, deps.clock.now()));
       } catch (error) {
         if (!(error instanceof RateLimitedError)) throw error;
+        reply.headers(error.headers);
         for (const refused of calls) logRefusedCall(context, refused, error);
         markHandled(request);
         throw error;
@@ -120,6 +143,7 @@ export function createMcpGateway(deps: McpGatewayDeps) {
   return async function handle(request: McpHttpRequest, reply: McpHttpReply, ref: string): Promise<void> {
     const principal = request.principal!;
     const view = await resolve(principal, ref);
+    checkRequest(request);
     const headers = readGatewayHeaders(request.headers);
     const context: CallContext = {
       principal,
