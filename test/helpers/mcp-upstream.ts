@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
@@ -28,6 +29,8 @@ export interface McpUpstream {
   addLiveTool(name: string): void;
   /** SSE event streams open now. */
   openStreams(): number;
+  /** Streamable HTTP with sessions: forgets every session (their requests then get 404). */
+  expireSessions(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -45,6 +48,8 @@ export async function startMcpUpstream(
     authorize?: (headers: IncomingHttpHeaders) => boolean;
     /** Publishes OAuth protected-resource metadata (RFC 9728) naming this authorization server. */
     authorizationServer?: string;
+    /** Streamable HTTP with sessions (Mcp-Session-Id) instead of a fresh server per request. */
+    sessions?: boolean;
   } = {},
 ): Promise<McpUpstream> {
   const transport = options.transport ?? 'http';
@@ -57,6 +62,7 @@ export async function startMcpUpstream(
   const received: McpUpstream['received'] = [];
   const calls: McpUpstream['calls'] = [];
   const live = new Map<string, { transport: SSEServerTransport; server: McpServer }>();
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
 
   function build(): McpServer {
     const server = new McpServer(
@@ -155,6 +161,26 @@ export async function startMcpUpstream(
       res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
       return;
     }
+    if (transport === 'http' && path === '/mcp' && options.sessions) {
+      const id = req.headers['mcp-session-id'];
+      if (typeof id === 'string') {
+        const found = sessions.get(id);
+        if (!found) {
+          res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"unknown session"}');
+          return;
+        }
+        await found.transport.handleRequest(req, res, req.method === 'POST' ? await readBody(req) : undefined);
+        return;
+      }
+      const server = build();
+      const http: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sid) => void sessions.set(sid, { transport: http, server }),
+      });
+      await server.connect(http);
+      await http.handleRequest(req, res, await readBody(req));
+      return;
+    }
     if (transport === 'http' && path === '/mcp') {
       if (req.method !== 'POST') {
         res.writeHead(405, { allow: 'POST' }).end();
@@ -197,7 +223,13 @@ export async function startMcpUpstream(
     });
   });
   const loop = await listenOnLoopback(http);
+  const expireSessions = async () => {
+    const all = [...sessions.values()];
+    sessions.clear();
+    for (const { server } of all) await server.close().catch(() => {});
+  };
   const close = async () => {
+    await expireSessions();
     for (const { server } of live.values()) await server.close().catch(() => {});
     await loop.close();
   };
@@ -215,6 +247,7 @@ export async function startMcpUpstream(
         }));
     },
     openStreams: () => live.size,
+    expireSessions,
     close,
   };
 }

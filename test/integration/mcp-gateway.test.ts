@@ -576,4 +576,29 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
       'METHOD_NOT_ALLOWED',
     ]);
   });
+
+  it('connects again when the upstream forgets its session (a Streamable HTTP server with sessions)', async () => {
+    const t = await startTestServer();
+    const admin = apiClient(t.baseUrl, t.adminKey);
+    const upstream = await startMcpUpstream({ sessions: true });
+    await mcpServer(admin, upstream, { slug: 'sessions' });
+    const key = await createWorkspaceKey(admin, { workspace_id: 'default', scopes: ['mcp.invoke'] });
+    const client = await connect(t, 'sessions', key.key);
+    const initializes = () =>
+      upstream.received.filter((r) => r.method === 'POST' && !r.headers['mcp-session-id']).length;
+
+    await client.callTool({ name: 'add', arguments: { a: 1, b: 1 } });
+    await client.callTool({ name: 'add', arguments: { a: 2, b: 2 } });
+    const before = initializes(); // the test's own connection and the pooled one
+    await upstream.expireSessions();
+    expect((await client.callTool({ name: 'add', arguments: { a: 3, b: 3 } })).content).toEqual([
+      { type: 'text', text: '6' },
+    ]);
+    expect(initializes()).toBe(before + 1);
+    expect(upstream.calls.map((c) => c.args)).toEqual([
+      { a: 1, b: 1 },
+      { a: 2, b: 2 },
+      { a: 3, b: 3 },
+    ]);
+  });
 });
