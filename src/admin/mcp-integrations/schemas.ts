@@ -38,10 +38,8 @@ const mcpUrl = z
 
 // Control characters would end up in an upstream request line.
 // eslint-disable-next-line no-control-regex
-const headerValue = z
-  .string()
-  .max(8192)
-  .regex(/^[^\u0000-\u001f\u007f]*$/, 'header values hold no control characters');
+const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
+const headerValue = z.string().max(8192).regex(NO_CONTROL, 'header values hold no control characters');
 const headerName = z
   .string()
   .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/, 'a header name is a token (letters, digits, - and a few signs)')
