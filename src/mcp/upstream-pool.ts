@@ -6,7 +6,12 @@ import { connectUpstream, sessionLost, upstreamError, type UpstreamSession } fro
 interface Entry {
   version: string;
   session: Promise<UpstreamSession>;
+  /** When a call last used it (the clock's milliseconds). */
+  usedAt: number;
 }
+
+/** A pooled connection nobody used for this long is closed (it is made again when needed). */
+const IDLE_MS = 10 * 60_000;
 
 /**
  * Upstream connections, one per integration, shared by every client call through every MCP
@@ -24,6 +29,8 @@ export interface McpUpstreams {
   use<T>(endpoint: McpEndpoint, work: (session: UpstreamSession) => Promise<T>): Promise<T>;
   /** Closes the integration's pooled session (it was changed or archived). */
   drop(integrationId: string): void;
+  /** Closes connections idle for ten minutes (runs every minute; tests call it). */
+  sweep(): void;
   close(): Promise<void>;
   readonly size: number;
 }
@@ -37,6 +44,13 @@ export function createMcpUpstreams(deps: {
 }): McpUpstreams {
   const entries = new Map<string, Entry>();
   let closing = false;
+  const sweeper = setInterval(() => sweep(), 60_000);
+  sweeper.unref();
+
+  function sweep(): void {
+    const idleSince = deps.clock.now() - IDLE_MS;
+    for (const [integrationId, entry] of entries) if (entry.usedAt < idleSince) forget(integrationId, entry);
+  }
 
   function forget(integrationId: string, entry: Entry): void {
     if (entries.get(integrationId) !== entry) return;
@@ -50,9 +64,16 @@ export function createMcpUpstreams(deps: {
   function session(endpoint: McpEndpoint): Promise<UpstreamSession> {
     if (closing) return Promise.reject(new Error('svcgw is shutting down'));
     const current = entries.get(endpoint.integrationId);
-    if (current && current.version === endpoint.version) return current.session;
+    if (current && current.version === endpoint.version) {
+      current.usedAt = deps.clock.now();
+      return current.session;
+    }
     if (current) forget(endpoint.integrationId, current);
-    const entry: Entry = { version: endpoint.version, session: Promise.resolve(null as never) };
+    const entry: Entry = {
+      version: endpoint.version,
+      session: Promise.resolve(null as never),
+      usedAt: deps.clock.now(),
+    };
     entry.session = connectUpstream(endpoint, {
       clock: deps.clock,
       timeoutMs: deps.timeoutMs,
@@ -97,12 +118,14 @@ export function createMcpUpstreams(deps: {
         return work(second);
       }
     },
+    sweep,
     drop(integrationId) {
       const entry = entries.get(integrationId);
       if (entry) forget(integrationId, entry);
     },
     async close() {
       closing = true;
+      clearInterval(sweeper);
       const all = [...entries.values()];
       entries.clear();
       await Promise.all(

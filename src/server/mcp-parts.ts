@@ -114,6 +114,7 @@ export function registerMcpAdmin(
     onChange,
     // The sync reads the committed row, so it starts once the change (and its audit record) commit.
     requestSync: (integrationId) => void afterCommit(() => mcp.sync.request(integrationId)),
+    onArchived: (integrationId) => void afterCommit(() => mcp.upstreams.drop(integrationId)),
   });
   registerMcpServers(app, {
     servers: deps.repos.mcpServers,

@@ -130,7 +130,8 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
   });
 
   it('bridges an SSE server too, over one pooled upstream connection for every client call, closed on shutdown', async () => {
-    const t = await startTestServer({ autoClose: false });
+    const clock = createManualClock(Date.parse('2026-06-01T10:00:00Z'));
+    const t = await startTestServer({ clock, autoClose: false });
     const admin = apiClient(t.baseUrl, t.adminKey);
     const upstream = await startMcpUpstream({ transport: 'sse', name: 'sse-upstream' });
     await mcpServer(admin, upstream, { slug: 'tools-sse', transport: 'sse' });
@@ -152,6 +153,18 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
     expect(upstream.openStreams()).toBe(1);
     expect(t.server.mcp.upstreams.size).toBe(1);
     expect(upstream.calls.filter((c) => c.tool === 'echo')).toHaveLength(4);
+
+    // Unused for ten minutes, the connection is closed; the next call makes a new one.
+    clock.advance(9 * 60_000);
+    t.server.mcp.upstreams.sweep();
+    expect(upstream.openStreams()).toBe(1);
+    clock.advance(2 * 60_000);
+    t.server.mcp.upstreams.sweep();
+    await expect.poll(() => upstream.openStreams()).toBe(0);
+    expect((await second.callTool({ name: 'add', arguments: { a: 1, b: 2 } })).content).toEqual([
+      { type: 'text', text: '3' },
+    ]);
+    expect(upstream.openStreams()).toBe(1);
 
     await first.close();
     await second.close();

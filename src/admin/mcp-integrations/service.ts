@@ -33,6 +33,8 @@ export interface McpIntegrationServiceDeps {
   onChange: () => void;
   /** The connection settings changed (or are new): sync the catalogue once the change commits. */
   requestSync: (integrationId: string) => void;
+  /** The integration was archived: its pooled upstream connection can go. */
+  onArchived?: (integrationId: string) => void;
 }
 
 type Configurations = Record<string, unknown>;
@@ -229,6 +231,7 @@ export function createMcpIntegrationService(deps: McpIntegrationServiceDeps) {
       if (row.status !== 'archived') {
         await deps.integrations.archiveWithServers(row.id, now());
         deps.onChange();
+        deps.onArchived?.(row.id);
       }
       return row;
     },

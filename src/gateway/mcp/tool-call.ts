@@ -51,11 +51,19 @@ class Refusal extends Error {
   }
 }
 
+const CALLER_ERRORS: ReadonlySet<number> = new Set([
+  ErrorCode.InvalidParams,
+  ErrorCode.InvalidRequest,
+  ErrorCode.MethodNotFound,
+]);
+
 /** An upstream failure as the client sees it and as the log records it. */
 function upstreamRefusal(error: unknown, server: string): Refusal {
   if (error instanceof Refusal) return error;
   if (error instanceof McpError) {
     if (error.code === Number(ErrorCode.RequestTimeout)) return new Refusal(error, 504, 'UPSTREAM_TIMEOUT');
+    // The server refused the call itself (an unknown tool, arguments its schema rejects).
+    if (CALLER_ERRORS.has(error.code)) return new Refusal(error, 400, 'INVALID_REQUEST');
     return new Refusal(error, 502, 'UPSTREAM_ERROR');
   }
   const message = error instanceof McpUpstreamError ? error.message : `The MCP server ${server} could not be reached.`;
