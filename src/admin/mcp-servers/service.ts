@@ -19,16 +19,13 @@ import {
 } from '../mcp-integrations/capability-schemas.js';
 import { metadataOf } from '../mcp-integrations/service.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
+import { createMcpServerAccess } from './access.js';
 import type {
-  ConnectionsQuery,
   CreateMcpServerBody,
-  DeleteConnectionsQuery,
   ListMcpServersQuery,
   McpServerListItem,
   McpServerObject,
   UpdateMcpServerBody,
-  UserAccessBody,
-  UserAccessQuery,
 } from './schemas.js';
 
 export interface McpServerServiceDeps {
@@ -131,14 +128,18 @@ export function createMcpServerService(deps: McpServerServiceDeps) {
     });
   }
 
-  async function reachable(row: McpServerRow, userId: string): Promise<boolean> {
-    const user = await deps.users.findById(row.organisation_id, userId);
-    if (!user) return false;
-    if (user.role === 'owner' || user.role === 'admin') return true;
-    return (await deps.workspaces.findMember(row.workspace_id, userId)) !== undefined;
-  }
+  const access = createMcpServerAccess({
+    servers: deps.servers,
+    workspaces: deps.workspaces,
+    users: deps.users,
+    clock: deps.clock,
+    find: (principal, ref, options) => (options?.active ? findActive(principal, ref) : find(principal, ref)),
+    onChange: deps.onChange,
+  });
 
   return {
+    ...access,
+
     async create(principal: Principal, body: CreateMcpServerBody): Promise<McpServerRow> {
       const workspace = await targetWorkspace(principal, body.workspace_id);
       const integration = await integrationFor(principal, body.mcp_integration_id, workspace);
@@ -280,78 +281,7 @@ export function createMcpServerService(deps: McpServerServiceDeps) {
       deps.onChange();
       return row;
     },
-
-    async userAccess(principal: Principal, ref: string, query: UserAccessQuery) {
-      const row = await find(principal, ref);
-      const window = mcpPageWindow(query);
-      const { total, rows } = await deps.servers.listUsers(row, window);
-      const allow = row.default_user_access === 'allow';
-      return {
-        object: 'list' as const,
-        data: rows.map((user) => ({
-          user_id: user.user_id,
-          first_name: user.first_name,
-          last_name: user.last_name,
-          email: user.email,
-          enabled: user.override === null ? allow : user.override === 1,
-          has_override: user.override !== null,
-          connection_status: user.connected_at === null ? ('not_connected' as const) : ('connected' as const),
-        })),
-        default_user_access: row.default_user_access,
-        total,
-        has_more: window.offset + rows.length < total,
-      };
-    },
-
-    async setUserAccess(principal: Principal, ref: string, body: UserAccessBody): Promise<McpServerRow> {
-      const row = await findActive(principal, ref);
-      for (const [i, entry] of body.user_access.entries())
-        if (!(await reachable(row, entry.user_id)))
-          throw notFound(`User ${entry.user_id} (not a member of the server's workspace)`, `user_access[${i}].user_id`);
-      await deps.servers.setUserAccess(row.id, {
-        defaultAccess: body.default_user_access,
-        users: body.user_access.map((entry) => ({ userId: entry.user_id, enabled: entry.enabled })),
-        stamp: now(),
-      });
-      deps.onChange();
-      return row;
-    },
-
-    async connections(principal: Principal, ref: string, query: ConnectionsQuery) {
-      const row = await find(principal, ref);
-      await sameWorkspace(principal, row, query.workspace_id);
-      const window = mcpPageWindow(query);
-      const { total, rows } = await deps.servers.listConnections(row.id, { ...window, userId: query.user_id });
-      return {
-        object: 'list' as const,
-        data: rows.map((c) => ({
-          user_id: c.user_id,
-          workspace_id: c.workspace_id,
-          connected: true,
-          created_at: c.created_at,
-          last_updated_at: c.last_updated_at,
-        })),
-        total,
-        has_more: window.offset + rows.length < total,
-      };
-    },
-
-    async deleteConnections(principal: Principal, ref: string, query: DeleteConnectionsQuery) {
-      const row = await find(principal, ref);
-      await sameWorkspace(principal, row, query.workspace_id);
-      await deps.servers.deleteConnections(row.id, query.user_id);
-      deps.onChange();
-      return row;
-    },
   };
-
-  /** A `workspace_id` filter must name the server's own workspace (the server lives in one). */
-  async function sameWorkspace(principal: Principal, row: McpServerRow, requested: string | undefined) {
-    if (requested === undefined) return;
-    const workspace = await deps.workspaces.findByIdOrSlug(principal.organisationId, requested);
-    if (!workspace || workspace.id !== row.workspace_id)
-      throw notFound(`Workspace ${requested} (the server belongs to another)`, 'workspace_id');
-  }
 }
 
 export type McpServerService = ReturnType<typeof createMcpServerService>;
