@@ -81,6 +81,8 @@ export function createUpstreamAuth(
         method: 'POST',
         headers,
         body: form.toString(),
+        // The credentials go to the configured endpoint only, never on to where it redirects.
+        redirect: 'error',
         signal: AbortSignal.timeout(deps.timeoutMs),
       });
     } catch (error) {
