@@ -63,6 +63,8 @@ export const SCOPES: readonly ScopeInfo[] = [
   { name: 'audit_logs.list', description: 'List audit records of administrative actions.', workspace: false },
   ...crud('scim', 'SCIM tokens and SCIM group to workspace mappings', false, ['create', 'list', 'delete']),
   { name: 'mcp.invoke', description: 'Call MCP servers through the gateway.', workspace: true },
+  ...crud('mcp_integrations', 'MCP integrations (organisation-wide ones by admin keys)', true),
+  ...crud('mcp_servers', 'MCP servers, their capabilities, user access and connections', true),
 ];
 
 const byName = new Map(SCOPES.map((scope) => [scope.name, scope]));

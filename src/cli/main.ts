@@ -12,6 +12,7 @@ import { invitesCommand } from './commands/invites.js';
 import { keysCommand } from './commands/keys.js';
 import { loginCommand, logoutCommand } from './commands/login.js';
 import { logsCommand } from './commands/logs.js';
+import { mcpCommand } from './commands/mcp-servers.js';
 import { membersCommand } from './commands/members.js';
 import { policiesCommand } from './commands/policies.js';
 import { providersCommand } from './commands/providers.js';
@@ -64,6 +65,7 @@ export function buildProgram(): Command {
   program.addCommand(deploymentsCommand());
   program.addCommand(guardrailsCommand());
   program.addCommand(promptsCommand());
+  program.addCommand(mcpCommand());
   program.addCommand(aliasesCommand());
   program.addCommand(policiesCommand());
   program.addCommand(logsCommand());

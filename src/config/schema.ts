@@ -162,6 +162,8 @@ export const settingsSchema = z
       .regex(/^[\x21\x23-\x5B\x5D-\x7E, ]*$/, 'must be comma-separated OAuth scopes')
       .default('')
       .describe('OIDC_CUSTOM_SCOPES: comma-separated scopes every OIDC sign-in asks for besides openid, email and profile.'),
+    mcp_timeout_ms: z.coerce.number().int().min(1000).max(3_600_000).default(60_000).describe('Time limit of one request to an upstream MCP server (the handshake, a list, a tool call; progress notifications restart it) and of its token request.'),
+    mcp_sync_interval_ms: z.coerce.number().int().min(0).default(3_600_000).describe('How often each MCP integration\'s capabilities and metadata are synced from its server (0: only on changes, tests and list-changed notifications). See docs/mcp.md.'),
   })
   .strict();
 

@@ -39,6 +39,11 @@ export class RequestLogDraft {
   guardrailVerdict: 'passed' | 'failed' | 'denied' | null = null;
   /** The prompt a prompt run used (its id, version number and label). */
   prompt: Pick<PromptUse, 'id' | 'version' | 'label'> | null = null;
+  /** An MCP tool call: the server, the tool, and the sizes (bytes of JSON) of its arguments and result. */
+  mcpServerId: string | null = null;
+  mcpTool: string | null = null;
+  requestBytes: number | null = null;
+  responseBytes: number | null = null;
 
   constructor(
     readonly principal: Principal,
@@ -101,6 +106,10 @@ export class RequestLogDraft {
       audio_seconds: usage?.audioSeconds ?? null,
       hook_results: this.hookResults,
       guardrail_verdict: this.guardrailVerdict,
+      mcp_server_id: this.mcpServerId,
+      mcp_tool: this.mcpTool,
+      request_bytes: this.requestBytes,
+      response_bytes: this.responseBytes,
     };
   }
 }

@@ -10,6 +10,7 @@ import { guardAnswer } from './guardrails/request-guard.js';
 import { createGatewayHandler, type GatewayDeps } from './handle-request.js';
 import { limitedBody } from './limited-body.js';
 import { reachableModels } from './model-list.js';
+import type { McpGateway } from './mcp/mcp-gateway.js';
 import { markHandled } from './refused-requests.js';
 import {
   createPromptRunner,
@@ -60,7 +61,7 @@ const MULTIPART_ROUTES: EndpointType[] = ['imageEdit', 'createTranscription', 'c
  */
 export async function registerGatewayRoutes(
   app: FastifyInstance,
-  deps: GatewayDeps & { controlPlane: RouteAccess[]; prompts?: GatewayPrompts },
+  deps: GatewayDeps & { controlPlane: RouteAccess[]; prompts?: GatewayPrompts; mcp?: McpGateway },
 ): Promise<void> {
   const pipeline = createGatewayHandler(deps);
   const handle = (route: GatewayRoute, request: FastifyRequest, reply: FastifyReply) => {
@@ -142,6 +143,9 @@ export async function registerGatewayRoutes(
     }
   });
 
+  const mcp = deps.mcp;
+  if (mcp) await app.register(async (scope) => registerMcpRoutes(scope, mcp));
+
   // Raw routes: the body streams to the provider untouched (multipart uploads, pass-through).
   await app.register(async (raw) => {
     raw.removeAllContentTypeParsers();
@@ -199,6 +203,70 @@ export async function registerGatewayRoutes(
       },
     );
   });
+}
+
+const MCP_CONFIG = { auth: { scope: 'mcp.invoke', keyTypes: BOTH_KEY_TYPES }, gateway: 'mcp' } as const;
+const MCP_TAG = ['MCP'];
+
+/**
+ * MCP servers' endpoints (`/v1/mcp/{server}/mcp`, Streamable HTTP). The body is parsed here and
+ * handed to the SDK's transport as parsed; the answer (JSON or an event stream) is written by
+ * the transport on the raw response. svcgw serves MCP without sessions: GET (a server event
+ * stream) and DELETE (ending a session) answer 405, and nothing else lives under /v1/mcp.
+ */
+function registerMcpRoutes(app: FastifyInstance, mcp: McpGateway): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    const bytes = body as Buffer;
+    if (exceedsJsonDepth(bytes)) return done(new AppError('INVALID_JSON', jsonTooDeepMessage()), undefined);
+    try {
+      done(null, JSON.parse(bytes.toString('utf8')));
+    } catch {
+      done(new AppError('INVALID_JSON', 'Request body is not valid JSON.'), undefined);
+    }
+  });
+  app.post<{ Params: { server: string } }>(
+    '/v1/mcp/:server/mcp',
+    {
+      schema: {
+        tags: MCP_TAG,
+        summary: "An MCP server's endpoint (Streamable HTTP; JSON-RPC in, JSON or an event stream out)",
+        description:
+          'Needs a key with mcp.invoke; the server is named by slug or id. See docs/mcp.md for access, logging, limits and guardrails.',
+      },
+      config: MCP_CONFIG,
+    },
+    (request, reply) => mcp(request, reply, request.params.server),
+  );
+  for (const method of ['GET', 'DELETE'] as const)
+    app.route({
+      method,
+      url: '/v1/mcp/:server/mcp',
+      schema: { tags: MCP_TAG, summary: `${method} on an MCP endpoint: 405 (svcgw serves MCP without sessions)` },
+      config: MCP_CONFIG,
+      handler: async (request, reply) => {
+        // Clients try GET after initialize and carry on without it: a normal step, not a failure to log.
+        markHandled(request);
+        reply.header('allow', 'POST');
+        throw new AppError(
+          'METHOD_NOT_ALLOWED',
+          `svcgw's MCP endpoints take POST only: they keep no session, so there is no event stream to GET or session to DELETE.`,
+        );
+      },
+    });
+  for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const)
+    app.route({
+      method,
+      url: '/v1/mcp/*',
+      schema: { tags: MCP_TAG, summary: 'Anything else under /v1/mcp: 404 (never passed to a provider)' },
+      config: MCP_CONFIG,
+      handler: async (request) => {
+        throw new AppError(
+          'ROUTE_NOT_FOUND',
+          `No route for ${request.method} ${request.url.split('?')[0]}; an MCP server's endpoint is /v1/mcp/{server}/mcp.`,
+        );
+      },
+    });
 }
 
 function hasProviderHeader(request: FastifyRequest): boolean {

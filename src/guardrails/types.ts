@@ -3,8 +3,8 @@ import type { EndpointType } from '../providers/endpoints.js';
 export type GuardrailHook = 'beforeRequestHook' | 'afterRequestHook';
 export const GUARDRAIL_HOOKS: readonly GuardrailHook[] = ['beforeRequestHook', 'afterRequestHook'];
 
-/** The gateway's endpoint families, plus Anthropic's native `/v1/messages`. */
-export type GuardrailEndpoint = EndpointType | 'messages';
+/** The gateway's endpoint families, plus Anthropic's native `/v1/messages` and MCP tool calls. */
+export type GuardrailEndpoint = EndpointType | 'messages' | 'mcp';
 
 /**
  * Settings of the server that change what checks may do. Both default to off: URLs found in

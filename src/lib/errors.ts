@@ -98,12 +98,24 @@ export const ERROR_CODES = {
     summary:
       "The gateway instance serves a deployment that does not take this request's workspace (its allowed_workspaces); the message names the deployment. Send the request to an instance of a deployment that allows the workspace.",
   },
+  MCP_ACCESS_DENIED: {
+    status: 403,
+    type: 'permission_error',
+    summary:
+      "The MCP server may not be used by this caller: its integration is not shared with the server's workspace, or the key's user has no access (user access of the server).",
+  },
   NOT_FOUND: {
     status: 404,
     type: 'not_found_error',
     summary: 'The resource does not exist (or belongs to another organisation).',
   },
   ROUTE_NOT_FOUND: { status: 404, type: 'not_found_error', summary: 'No route matches the method and path.' },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    type: 'invalid_request_error',
+    summary:
+      'The path exists but not for this method (an MCP endpoint takes POST only: svcgw serves MCP without sessions, see docs/mcp.md); `allow` names the methods.',
+  },
   CONFLICT: {
     status: 409,
     type: 'invalid_request_error',
@@ -149,6 +161,12 @@ export const ERROR_CODES = {
     type: 'rate_limit_error',
     summary:
       'A rate limit that covers the request is reached; `retry-after` and `x-ratelimit-*` say when it resets. The message names the policy.',
+  },
+  NOT_ACCEPTABLE: {
+    status: 406,
+    type: 'invalid_request_error',
+    summary:
+      "The request's Accept header rules out every answer the route can give (an MCP endpoint answers JSON or an event stream: accept both).",
   },
   PAYLOAD_TOO_LARGE: {
     status: 413,
@@ -244,6 +262,12 @@ export const ERROR_CODES = {
     type: 'permission_error',
     summary:
       'The API key has a default config with allow_config_override false: its requests cannot name another config.',
+  },
+  MCP_TOOL_ERROR: {
+    status: 200,
+    type: 'api_error',
+    summary:
+      'Seen in request logs only: an MCP tool answered with `isError: true`; the client got the result as the server gave it (status 200).',
   },
   CLIENT_CLOSED_REQUEST: {
     status: 499,

@@ -74,6 +74,7 @@ import { createChangeBus, type ChangeBus } from '../storage/change-bus.js';
 import { publishingCaches, subscribeCaches } from './shared-caches.js';
 import { registerDeployments } from '../admin/deployments/index.js';
 import { createServedDeploymentLookup } from '../deployments/served-deployment.js';
+import { createMcp, mcpGateway, registerMcpAdmin, type Mcp } from './mcp-parts.js';
 
 export interface AppDeps {
   config: Config;
@@ -110,6 +111,8 @@ export interface App {
   changes: ChangeBus;
   /** Users deactivated, reactivated or deleted by SCIM: what holds sessions listens here (docs/scim.md). */
   userStatus: UserStatusEvents;
+  /** MCP: pooled upstream connections, the capability sync (started by the server), the gateway's view. */
+  mcp: Mcp;
 }
 
 function logOnlyAlerts(logger: Logger): AlertSink {
@@ -399,6 +402,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     workspaces: repos.workspaces,
     pricing,
   });
+  const mcp = createMcp({
+    config: deps.config,
+    db: deps.db,
+    repos,
+    secretBox,
+    clock: deps.clock,
+    logger: deps.logger,
+    changes,
+  });
+  registerMcpAdmin(zapp, mcp, { repos, secretBox, clock: deps.clock, changes, checkGuardrails });
 
   const upstream = createUpstreamClient(
     {
@@ -423,9 +436,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await requestLogs.flush();
     await limits.close();
     await upstream.close();
+    await mcp.close();
   });
   for (const route of routes) controlPlaneSegments.add(route.url.split('/')[2] ?? '');
   controlPlaneSegments.delete('');
+  const gatewayGuards = features.enabled('guardrails') ? gatewayGuardrails(deps, guardrails) : null;
   await registerGatewayRoutes(app, {
     limits: limits.service,
     config: deps.config,
@@ -437,10 +452,19 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     logs: requestLogs,
     pricing,
     defaultWorkspaceId,
-    guardrails: features.enabled('guardrails') ? gatewayGuardrails(deps, guardrails) : null,
+    guardrails: gatewayGuards,
     deployment,
     controlPlane: [...routes],
     prompts: { lookup: prompts, canView: (principal) => securitySettings.canView(principal, 'prompts') },
+    mcp: mcpGateway(mcp, {
+      config: deps.config,
+      repos,
+      clock: deps.clock,
+      logger: deps.logger,
+      limits: limits.service,
+      logs: requestLogs,
+      guardrails: gatewayGuards,
+    }),
   });
 
   subscribeCaches(changes, {
@@ -463,9 +487,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       },
     },
     deployment,
+    mcp: mcp.directory,
   });
   await app.ready();
-  return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails, changes, userStatus };
+  return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails, changes, userStatus, mcp };
 }
 
 /** JWT authentication over the server's own tables, its key sets fetched on the server's clock. */

@@ -37,6 +37,7 @@ export function subscribeCaches(
     settings: Clearable;
     /** The deployment this instance serves, when it serves one. */
     deployment?: Clearable | null;
+    mcp: Clearable;
   },
 ): () => void {
   const clear: Record<Exclude<Change['topic'], 'key' | 'all'>, () => void> = {
@@ -51,6 +52,7 @@ export function subscribeCaches(
     },
     settings: () => caches.settings.invalidate(),
     deployments: () => caches.deployment?.invalidate(),
+    mcp: () => caches.mcp.invalidate(),
   };
   return changes.on((change) => {
     if (change.topic === 'key') caches.keys.invalidate(change.id);

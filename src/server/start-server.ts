@@ -150,6 +150,7 @@ export async function startServer(options: {
   });
   keyLifecycle.start(KEY_LIFECYCLE_INTERVAL_MS);
   built.observability.start();
+  built.mcp.sync.start();
 
   let closing: Promise<void> | null = null;
   return {

@@ -6,7 +6,9 @@ import { afterCommit } from './request-transaction.js';
  */
 export type Change =
   | { topic: 'key'; id: string }
-  | { topic: 'keys' | 'credentials' | 'configs' | 'guardrails' | 'limits' | 'settings' | 'deployments' | 'all' };
+  | {
+      topic: 'keys' | 'credentials' | 'configs' | 'guardrails' | 'limits' | 'settings' | 'deployments' | 'mcp' | 'all';
+    };
 
 export type ChangeHandler = (change: Change) => void;
 
@@ -41,6 +43,7 @@ const TOPICS = new Set([
   'limits',
   'settings',
   'deployments',
+  'mcp',
   'all',
 ]);
 

@@ -20,7 +20,7 @@ describe('generated documentation', () => {
     );
     for (const route of t.server.routes) {
       if (route.url === '/v1/openapi.json' || route.method === 'ANY') continue;
-      const path = route.url.replace(/:(\w+)/g, '{$1}');
+      const path = route.url.replace(/:(\w+)/g, '{$1}').replace(/\*$/, '{*}');
       expect(operations).toContain(`${route.method} ${path}`);
     }
     const create = res.body.paths['/v1/policies/rate-limits'].post;

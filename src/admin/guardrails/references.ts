@@ -9,7 +9,7 @@ export type GuardrailUseCheck = (input: {
   organisationId: string;
   workspaceId: string;
   uses: GuardrailUse[];
-  /** The request field the paths sit under (`config`, `defaults`). */
+  /** The request field the paths sit under (`config`, `defaults`; '' for fields at the top of the body). */
   field: string;
 }) => Promise<void>;
 
@@ -24,7 +24,7 @@ export function createGuardrailUseCheck(deps: {
   features: FeatureFlags;
 }): GuardrailUseCheck {
   return async ({ organisationId, workspaceId, uses, field }) => {
-    const paramOf = (path: string) => `${field}.${path}`;
+    const paramOf = (path: string) => (field === '' ? path : `${field}.${path}`);
     if (uses.length > 0 && !deps.features.enabled('guardrails')) {
       const error = featureDisabledError('guardrails');
       throw new AppError(error.code, error.message, { param: paramOf(uses[0]!.path) });

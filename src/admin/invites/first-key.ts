@@ -27,6 +27,10 @@ const MEMBER_SCOPES = [
   'usage_limits_policies.read',
   'feedback.create',
   'feedback.update',
+  'mcp_integrations.list',
+  'mcp_integrations.read',
+  'mcp_servers.list',
+  'mcp_servers.read',
 ].filter(isKnownScope);
 
 /**

@@ -47,6 +47,11 @@ export function toLogObject(row: RequestLogInsert, withBodies: boolean) {
     /** Every upstream attempt when a config routed the request: {target, provider, status, latency_ms, error_code?}. */
     attempts: row.attempts ? (JSON.parse(row.attempts) as unknown[]) : null,
     retry_count: row.retry_count ?? 0,
+    /** An MCP tool call (endpoint_type mcp): the MCP server, the tool, the sizes of its arguments and result in bytes. */
+    mcp_server_id: row.mcp_server_id ?? null,
+    mcp_tool: row.mcp_tool ?? null,
+    request_bytes: row.request_bytes ?? null,
+    response_bytes: row.response_bytes ?? null,
     span_id: row.span_id ?? null,
     parent_span_id: row.parent_span_id ?? null,
     span_name: row.span_name ?? null,

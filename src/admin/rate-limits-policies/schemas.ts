@@ -3,6 +3,8 @@ import { ENDPOINT_TYPES } from '../../providers/endpoints.js';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
 
 const METADATA_KEY = /^metadata\.[A-Za-z0-9_.-]{1,128}$/;
+/** What an `endpoint_type` condition may name: the provider endpoint families, and `mcp` (MCP tool calls). */
+const CONDITION_ENDPOINT_TYPES: readonly string[] = [...ENDPOINT_TYPES, 'mcp'];
 const BASE_KEYS = ['api_key', 'organisation_id', 'workspace_id'] as const;
 
 export const conditionSchema = z
@@ -19,11 +21,11 @@ export const conditionSchema = z
   })
   .strict()
   .superRefine((condition, ctx) => {
-    if (condition.key === 'endpoint_type' && !(ENDPOINT_TYPES as readonly string[]).includes(condition.value)) {
+    if (condition.key === 'endpoint_type' && !CONDITION_ENDPOINT_TYPES.includes(condition.value)) {
       ctx.addIssue({
         code: 'custom',
         path: ['value'],
-        message: `endpoint_type must be one of ${ENDPOINT_TYPES.join(', ')}`,
+        message: `endpoint_type must be one of ${CONDITION_ENDPOINT_TYPES.join(', ')}`,
       });
     }
   });

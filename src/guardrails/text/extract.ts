@@ -58,10 +58,22 @@ function stringOrStrings(body: Obj, key: string): TextSlot[] {
   );
 }
 
+/** Every string inside a JSON value (an MCP tool's arguments), depth first, all in one group. */
+function stringLeaves(value: unknown, path: JsonPath, depth = 0): TextSlot[] {
+  if (typeof value === 'string') return [{ path, text: value, group: 0 }];
+  if (depth > 32) return [];
+  if (Array.isArray(value)) return value.flatMap((item, i) => stringLeaves(item, [...path, i], depth + 1));
+  if (isObj(value)) return Object.entries(value).flatMap(([k, v]) => stringLeaves(v, [...path, k], depth + 1));
+  return [];
+}
+
 /** Every piece of text of a request body, in order. */
 export function requestTextSlots(endpoint: GuardrailEndpoint, body: unknown): TextSlot[] {
   if (!isObj(body)) return [];
   switch (endpoint) {
+    case 'mcp':
+      // An MCP tools/call's params: every string of its arguments.
+      return stringLeaves(body.arguments, ['arguments']);
     case 'chatComplete':
       return messageSlots(body.messages, 'messages', 0);
     case 'messages':
@@ -91,6 +103,14 @@ export function requestTextSlots(endpoint: GuardrailEndpoint, body: unknown): Te
 export function responseTextSlots(endpoint: GuardrailEndpoint, body: unknown): TextSlot[] {
   if (!isObj(body)) return [];
   switch (endpoint) {
+    case 'mcp':
+      // An MCP tool result: its text content items.
+      if (!Array.isArray(body.content)) return [];
+      return body.content.flatMap((item, index) =>
+        isObj(item) && item.type === 'text' && typeof item.text === 'string'
+          ? [{ path: ['content', index, 'text'], text: item.text, role: 'assistant', group: 0 }]
+          : [],
+      );
     case 'chatComplete': {
       if (!Array.isArray(body.choices)) return [];
       return body.choices.flatMap((choice, index) =>

@@ -20,6 +20,7 @@ import * as prompts from './0018-prompts.js';
 import * as jwt from './0019-jwt.js';
 import * as sessions from './0020-sessions.js';
 import * as scim from './0021-scim.js';
+import * as mcp from './0022-mcp.js';
 import * as deployments from './0024-deployments.js';
 import * as integrationWorkspaces from './0025-integration-workspaces.js';
 import * as exportChunks from './0026-export-chunks.js';
@@ -47,6 +48,7 @@ const migrations: Record<string, Migration> = {
   '0019-jwt': jwt,
   '0020-sessions': sessions,
   '0021-scim': scim,
+  '0022-mcp': mcp,
   '0024-deployments': deployments,
   '0025-integration-workspaces': integrationWorkspaces,
   '0026-export-chunks': exportChunks,

@@ -264,12 +264,23 @@ export function tablesInDependencyOrder(source: SQLite.Database): string[] {
 
 /**
  * Every encrypted value of the source: the stored provider keys (`encrypted_key`) and the
- * sealed fields of credential configurations, so that the caller can check the master key.
+ * sealed fields of credential and MCP integration configurations, so that the caller can check
+ * the master key.
  */
 export function sealedValues(source: SQLite.Database): string[] {
   const values: string[] = [];
-  for (const table of ['integrations', 'virtual_keys']) {
-    const rows = source.prepare(`SELECT encrypted_key, configurations FROM ${quote(table)}`).all() as Array<{
+  const tables = new Set(
+    (source.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as Array<{ name: string }>).map(
+      (t) => t.name,
+    ),
+  );
+  for (const [table, key] of [
+    ['integrations', 'encrypted_key'],
+    ['virtual_keys', 'encrypted_key'],
+    ['mcp_integrations', 'NULL'],
+  ] as const) {
+    if (!tables.has(table)) continue;
+    const rows = source.prepare(`SELECT ${key} AS encrypted_key, configurations FROM ${quote(table)}`).all() as Array<{
       encrypted_key: string | null;
       configurations: string;
     }>;

@@ -26,6 +26,8 @@ import { createScimUserRepository } from './scim-users.js';
 import { createDeploymentRepository } from './deployments.js';
 import { createSessionRepository } from './sessions.js';
 import { createSsoRepository } from './sso.js';
+import { createMcpIntegrationRepository } from './mcp-integrations.js';
+import { createMcpServerRepository } from './mcp-servers.js';
 
 export function createRepositories(db: Db) {
   return {
@@ -56,6 +58,8 @@ export function createRepositories(db: Db) {
     deployments: createDeploymentRepository(db),
     sessions: createSessionRepository(db),
     sso: createSsoRepository(db),
+    mcpIntegrations: createMcpIntegrationRepository(db),
+    mcpServers: createMcpServerRepository(db),
   };
 }
 

@@ -49,6 +49,10 @@ export const COLUMNS = [
   'guardrail_verdict',
   'prompt_version',
   'prompt_label',
+  'mcp_server_id',
+  'mcp_tool',
+  'request_bytes',
+  'response_bytes',
 ] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
 
 // ---------------------------------------------------------------------------------------------
