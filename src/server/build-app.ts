@@ -59,6 +59,8 @@ import { registerModelPricingRoutes } from '../admin/model-pricing/routes.js';
 import { createPricingService } from '../pricing/create-pricing-service.js';
 import { createRequestLogWriter, type RequestLogWriter } from '../telemetry/request-log-writer.js';
 import { createChangeBus, type ChangeBus } from '../storage/change-bus.js';
+import { createSecrets } from '../secrets/index.js';
+import { createRotationWriter, type RotationWriter } from '../secrets/rotation-writer.js';
 import { publishingCaches, subscribeCaches } from './shared-caches.js';
 
 export interface AppDeps {
@@ -92,6 +94,8 @@ export interface App {
   guardrails: GuardrailLookup;
   /** Every cache-clearing change, published here or received from another instance. */
   changes: ChangeBus;
+  /** Writes rotated API keys into the secret references their rotation policies name. */
+  rotationWriter: RotationWriter;
 }
 
 function logOnlyAlerts(logger: Logger): AlertSink {
@@ -163,12 +167,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     clock: deps.clock,
     ttlMs: deps.config.key_cache_ttl_ms,
   });
+  const secrets = createSecrets({ config: deps.config, clock: deps.clock });
   const { secretBox, resolver: localCredentials } = createCredentials({
     config: deps.config,
     db: deps.db,
     clock: deps.clock,
+    secrets: secrets.cache,
     logger: deps.logger,
   });
+  const rotationWriter = createRotationWriter({ db: deps.db, secretBox, managers: secrets.managers });
   // Everything below clears these caches through the bus, so that every instance clears its own.
   const { keys, credentials } = publishingCaches(changes, { keys: localKeys, credentials: localCredentials });
   const routes: RouteAccess[] = [];
@@ -261,6 +268,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       verifier: keys,
       clock: deps.clock,
       checkUserKeyPolicy: securitySettings.checkUserKeyPolicy,
+      secretReferences: repos.secretReferences,
+      rotationWriter,
     }),
     workspaces: createWorkspaceService({
       workspaces: repos.workspaces,
@@ -294,7 +303,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const prompts = createPromptLookup({ prompts: repos.prompts });
   registerPrompts(zapp, { repos, lookup: prompts, settings: securitySettings, clock: deps.clock });
   registerAuditLogRoutes(zapp, repos.auditLogs);
-  registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
+  registerCredentialRoutes(zapp, {
+    repos,
+    secretBox,
+    credentials,
+    clock: deps.clock,
+    ambientCredentials: deps.config.secret_manager_ambient_credentials,
+  });
   const visibility = createLogVisibility({ db: deps.db, settings: securitySettings });
   registerLogRoutes(zapp, {
     db: deps.db,
@@ -373,7 +388,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     settings: securitySettings,
   });
   await app.ready();
-  return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails, changes };
+  return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails, changes, rotationWriter };
 }
 
 /**

@@ -155,6 +155,7 @@ export interface Database {
   prompts: PromptsTable;
   prompt_versions: PromptVersionsTable;
   prompt_labels: PromptLabelsTable;
+  secret_references: SecretReferencesTable;
 }
 
 export type CredentialStatus = 'active' | 'archived';
@@ -180,6 +181,8 @@ export interface IntegrationsTable {
   last_reset_at: string | null;
   /** 1: every model not disabled in `integration_models` is allowed; 0: only those enabled there. */
   allow_all_models: number;
+  /** JSON array of {target_field, secret_reference_id, secret_key, value_format}: fields read from a secret manager. */
+  secret_mappings: string;
 }
 
 /** One model entry of an integration's catalogue (`/v1/integrations/{slug}/models`). */
@@ -248,6 +251,35 @@ export interface VirtualKeysTable {
   created_at: string;
   last_updated_at: string;
   last_reset_at: string | null;
+  /** JSON array of {target_field, secret_reference_id, secret_key, value_format}: fields read from a secret manager. */
+  secret_mappings: string;
+}
+
+export type SecretManagerType = 'aws_sm' | 'azure_kv' | 'hashicorp_vault';
+
+/**
+ * Where a secret lives in an external secret manager and how to sign in to it. `auth_config`
+ * is JSON whose secret fields are sealed with the master key; the secret itself is never stored.
+ */
+export interface SecretReferencesTable {
+  id: string;
+  organisation_id: string;
+  slug: string;
+  name: string;
+  description: string | null;
+  manager_type: SecretManagerType;
+  auth_config: string;
+  secret_path: string;
+  secret_key: string | null;
+  allow_all_workspaces: number;
+  /** JSON array of workspace ids (used when allow_all_workspaces is 0). */
+  allowed_workspaces: string;
+  tags: string;
+  status: CredentialStatus;
+  /** The user who created it, when the key had one. */
+  created_by: string | null;
+  created_at: string;
+  last_updated_at: string;
 }
 
 /** One gateway request, written in batches off the hot path. `cost` is null when unknown, never 0 for "unknown". */

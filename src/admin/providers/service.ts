@@ -7,6 +7,7 @@ import type { ProviderRepository, ProviderRow, ProviderWithType } from '../../st
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { parseTagFilter, RESERVED_PROVIDER_SLUGS } from '../credentials/schemas.js';
 import { credentialWorkspace } from '../credentials/workspace.js';
+import type { SecretMappingRules } from '../secret-references/mappings.js';
 import { pageWindow } from '../shared/pagination.js';
 import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
 import type { CreateProviderBody, ListProvidersQuery, ProviderObject, UpdateProviderBody } from './schemas.js';
@@ -21,6 +22,7 @@ export function createProviderService(deps: {
   integrations: IntegrationRepository;
   workspaces: WorkspaceRepository;
   clock: Clock;
+  mappings: SecretMappingRules;
   onChange: () => void;
 }) {
   const now = () => new Date(deps.clock.now()).toISOString();
@@ -49,6 +51,8 @@ export function createProviderService(deps: {
           param: 'integration_id',
         });
       }
+      // The integration's secret references must let this workspace read them.
+      await deps.mappings.assertUsableIn(principal, integration.secret_mappings, workspace.id, 'integration_id');
       const slug = body.slug ?? slugify(body.name);
       if (RESERVED_PROVIDER_SLUGS.has(slug))
         throw invalid('slug', `The provider slug ${slug} is reserved (it names the path /v1/providers/${slug}).`);

@@ -17,6 +17,7 @@ import * as modelCatalogue from './0015-model-catalogue.js';
 import * as guardrails from './0016-guardrails.js';
 import * as guardrailVerdicts from './0017-guardrail-verdicts.js';
 import * as prompts from './0018-prompts.js';
+import * as secretReferences from './0023-secret-references.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0016-guardrails': guardrails,
   '0017-guardrail-verdicts': guardrailVerdicts,
   '0018-prompts': prompts,
+  '0023-secret-references': secretReferences,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -17,6 +17,7 @@ import { createUserRepository } from './users.js';
 import { createIntegrationModelRepository } from './integration-models.js';
 import { createModelAliasRepository } from './model-aliases.js';
 import { createPromptRepository } from './prompts.js';
+import { createSecretReferenceRepository } from './secret-references.js';
 
 export function createRepositories(db: Db) {
   return {
@@ -38,6 +39,7 @@ export function createRepositories(db: Db) {
     integrationModels: createIntegrationModelRepository(db),
     modelAliases: createModelAliasRepository(db),
     prompts: createPromptRepository(db),
+    secretReferences: createSecretReferenceRepository(db),
   };
 }
 
