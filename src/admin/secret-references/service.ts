@@ -79,6 +79,11 @@ export function createSecretReferenceService(deps: {
     const parsed = (schema as z.ZodType).safeParse(auth);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
+      if (issue.code === 'unrecognized_keys')
+        throw invalid(
+          `auth_config.${issue.keys[0]}`,
+          `auth_config.${issue.keys[0]} is not a field of this sign-in method (a typo?).`,
+        );
       const path = issue.path.length > 0 ? issue.path.join('.') : discriminator;
       const message =
         path === discriminator
@@ -134,16 +139,14 @@ export function createSecretReferenceService(deps: {
     return current;
   }
 
-  /** Workspaces that use the reference now: virtual keys', workspace API keys', and those of the providers of integrations. */
-  async function workspacesUsing(uses: readonly SecretReferenceUse[]): Promise<Map<string, string>> {
-    const using = new Map<string, string>();
+  /** Workspaces that use the reference now, each with what uses it there: virtual keys, workspace API keys, providers of integrations. */
+  async function workspacesUsing(uses: readonly SecretReferenceUse[]): Promise<Map<string, string[]>> {
+    const using = new Map<string, string[]>();
+    const add = (workspaceId: string, by: string) => using.set(workspaceId, [...(using.get(workspaceId) ?? []), by]);
     for (const use of uses) {
-      if (use.kind === 'integration') {
-        for (const id of await deps.references.providerWorkspaces(use.id))
-          if (!using.has(id)) using.set(id, `integration ${use.slug}`);
-      } else if (use.workspaceId !== null && !using.has(use.workspaceId)) {
-        using.set(use.workspaceId, `${describeUse(use)}`);
-      }
+      if (use.kind === 'integration')
+        for (const id of await deps.references.providerWorkspaces(use.id)) add(id, describeUse(use));
+      else if (use.workspaceId !== null) add(use.workspaceId, describeUse(use));
     }
     return using;
   }
@@ -242,12 +245,18 @@ export function createSecretReferenceService(deps: {
         // Narrowing must not cut off a workspace that uses the reference: that would break it silently.
         const using = await workspacesUsing(await deps.references.findUses(row.organisation_id, row.id));
         const cut = [...using].filter(([workspaceId]) => !allowsWorkspace(next, workspaceId));
-        if (cut.length > 0)
+        if (cut.length > 0) {
+          const named = await Promise.all(
+            cut.map(
+              async ([id, by]) => `${(await deps.workspaces.findById(id))?.slug ?? id} (${by.join(', ')})`,
+            ),
+          );
           throw new AppError(
             'SECRET_REFERENCE_IN_USE',
-            `Secret reference ${row.slug} is in use in workspaces the new allowed_workspaces leave out: ${cut.map(([workspaceId, by]) => `${workspaceId} (by ${by})`).join(', ')}. Remove those mappings first, or keep the workspaces.`,
+            `Secret reference ${row.slug} is in use in workspaces the new allowed_workspaces leave out: ${named.join('; ')}. Remove those mappings first, or keep the workspaces.`,
             { param: 'allowed_workspaces' },
           );
+        }
         Object.assign(patch, next);
       }
       patch.last_updated_at = now();
