@@ -82,7 +82,7 @@ export async function startMockAws(options: { region?: string } = {}) {
     service: string,
   ): Promise<
     | { ok: true; accessKeyId: string; identity: AwsIdentity; region: string }
-    | { ok: false; status: number; type: string; message: string }
+    | { ok: false; status: number; type: string; message: string; accessKeyId?: string }
   > {
     const match = AUTH_RE.exec(String(req.headers.authorization ?? ''));
     if (!match)
@@ -148,6 +148,7 @@ export async function startMockAws(options: { region?: string } = {}) {
     if (expected !== signature)
       return {
         ok: false,
+        accessKeyId: accessKeyId!,
         status: 403,
         type: 'InvalidSignatureException',
         message:
@@ -182,7 +183,15 @@ export async function startMockAws(options: { region?: string } = {}) {
         body: { SecretId: input.SecretId ?? '' },
       });
     if (!checked.ok) {
-      record(checked.status);
+      calls.push({
+        service: 'secretsmanager',
+        action,
+        accessKeyId: checked.accessKeyId ?? null,
+        identity: null,
+        region: null,
+        status: checked.status,
+        body: { SecretId: input.SecretId ?? '' },
+      });
       return json(res, checked.status, { __type: checked.type, message: checked.message });
     }
     const arn = (name: string) => `arn:aws:secretsmanager:${region}:123456789012:secret:${name}-AbCdEf`;
