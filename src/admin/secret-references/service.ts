@@ -247,9 +247,7 @@ export function createSecretReferenceService(deps: {
         const cut = [...using].filter(([workspaceId]) => !allowsWorkspace(next, workspaceId));
         if (cut.length > 0) {
           const named = await Promise.all(
-            cut.map(
-              async ([id, by]) => `${(await deps.workspaces.findById(id))?.slug ?? id} (${by.join(', ')})`,
-            ),
+            cut.map(async ([id, by]) => `${(await deps.workspaces.findById(id))?.slug ?? id} (${by.join(', ')})`),
           );
           throw new AppError(
             'SECRET_REFERENCE_IN_USE',
