@@ -284,6 +284,12 @@ describe('secret references: create, read, list, update', () => {
     expect((await admin.post('/v1/secret-references', awsReference())).status).toBe(200);
   });
 
+  it('will not start with a secret_manager_ca_file it cannot read, naming the file', async () => {
+    await expect(
+      startTestServer({ env: { SVCGW_SECRET_MANAGER_CA_FILE: '/nonexistent/private-ca.pem' }, autoClose: false }),
+    ).rejects.toThrow('secret_manager_ca_file /nonexistent/private-ca.pem cannot be read');
+  });
+
   it('is for admin keys of organisation owners and admins holding the secret_references scopes', async () => {
     const pair = await startTenantPair();
     const { g, a } = pair;

@@ -160,14 +160,12 @@ export function createSecretReferenceService(deps: {
         });
       checkAuth(body.manager_type, body.auth_config);
       checkPath(body.manager_type, body.secret_path);
-      const { allowAll, allowed } = await access(
-        principal,
-        {
-          allow_all_workspaces: body.allow_all_workspaces ?? (body.allowed_workspaces === undefined ? true : undefined),
-          allowed_workspaces: body.allowed_workspaces,
-        },
-        { allowAll: true, allowed: [] },
-      );
+      // Neither field given: every workspace (the reference gateway's default).
+      const unrestricted = body.allow_all_workspaces === undefined && body.allowed_workspaces === undefined;
+      const { allowAll, allowed } = await access(principal, unrestricted ? { allow_all_workspaces: true } : body, {
+        allowAll: true,
+        allowed: [],
+      });
       const slug = body.slug ?? slugify(body.name);
       if (await deps.references.slugTaken(principal.organisationId, slug))
         throw new AppError('CONFLICT', `A secret reference with slug ${slug} already exists.`, { param: 'slug' });
