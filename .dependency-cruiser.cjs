@@ -5,7 +5,7 @@
  *   server     server/ (assembles fastify from the parts below)
  *   planes     gateway/, admin/ (admin may read gateway/config to validate configs; never the reverse)
  *   http       http/ (what routes declare: route config, the typed app)
- *   domain     auth/, cache/, limits/, pricing/, providers/, notifications/, workers/, bootstrap/, features/, guardrails/, prompts/, deployments/, mcp/
+ *   domain     auth/, cache/, limits/, pricing/, providers/, notifications/, workers/, bootstrap/, features/, guardrails/, prompts/, deployments/, mcp/, secrets/
  *   telemetry  telemetry/
  *   storage    storage/
  *   leaves     config/, lib/
@@ -31,6 +31,7 @@ const LAYERS = [
       'prompts',
       'deployments',
       'mcp',
+      'secrets',
     ],
   ],
   ['telemetry', ['telemetry']],

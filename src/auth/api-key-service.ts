@@ -39,6 +39,10 @@ export const ROTATION_PERIOD_MS: Record<RotationPeriod, number> = { weekly: 7 * 
 export interface StoredRotationPolicy {
   rotation_period: RotationPeriod | null;
   key_transition_period_ms: number;
+  /** A secret reference each rotation writes the new key to (by id); absent or null: none. */
+  secret_reference_id?: string | null;
+  /** The key of a JSON secret to set (else the reference's own secret_key, else the whole secret). */
+  secret_key?: string | null;
 }
 
 export const parseRotationPolicy = (json: string | null): StoredRotationPolicy | null =>

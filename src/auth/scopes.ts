@@ -41,6 +41,7 @@ export const SCOPES: readonly ScopeInfo[] = [
   ...crud('usage_limits_policies', 'usage-limits policies', true),
   ...crud('integrations', 'integrations (organisation provider credentials)', false),
   ...crud('providers', 'workspace providers', true),
+  ...crud('secret_references', 'secret references (where provider keys live in external secret managers)', false),
   ...crud('virtual_keys', 'virtual keys', true),
   { name: 'virtual_keys.copy', description: 'Copy virtual keys between workspaces.', workspace: true },
   { name: 'virtual_keys.duplicate', description: 'Duplicate virtual keys.', workspace: true },

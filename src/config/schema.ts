@@ -152,6 +152,18 @@ export const settingsSchema = z
     deployment_reported_version: version
       .optional()
       .describe('Rehearsal aid: the version this instance reports when it registers in its deployment, instead of its own; nothing else uses it.'),
+    secret_cache_ttl_ms: z.coerce
+      .number()
+      .int()
+      .min(1000)
+      .max(86_400_000)
+      .default(300_000)
+      .describe('How long a value read from a secret manager (secret references) is used before it is read again; a provider answering 401 makes it read again sooner.'),
+    secret_manager_timeout_ms: z.coerce.number().int().min(100).max(120_000).default(10_000).describe('Time-out of each call to a secret manager (AWS Secrets Manager, Azure Key Vault, HashiCorp Vault) and its sign-in service.'),
+    secret_manager_ca_file: z.string().min(1).optional().describe('PEM file of CA certificates trusted, besides the usual ones, for connections to secret managers and their sign-in services (a Vault behind a private CA).'),
+    secret_manager_ambient_credentials: onOff(true).describe('Secret references may sign in with the server\'s own identity: AWS serviceRole and assumedRole (the default credential chain), Azure managed and default, Vault kubernetes. OFF allows only credentials stored in the reference.'),
+    secret_manager_azure_challenge_verification: onOff(true).describe('Azure Key Vault: check that the sign-in challenge names the vault\'s own domain (the Azure SDK\'s default); turn off only for a vault whose URL is not in the domain it authenticates for.'),
+    vault_kubernetes_token_path: z.string().min(1).default('/var/run/secrets/kubernetes.io/serviceaccount/token').describe('The Kubernetes service-account token that secret references with vault_auth_type kubernetes send to Vault.'),
     retention_interval_ms: z.coerce.number().int().min(1000).default(3_600_000).describe('How often request logs past LOG_RETENTION_DISPLAY are purged (in small batches).'),
     public_url: z
       .url({ protocol: /^https?$/ })

@@ -15,6 +15,12 @@ export interface CredentialLookup {
   resolveAlias(principal: Principal, workspaceId: string, name: string): Promise<ModelAlias | null>;
   /** Every alias the workspace sees (its own, and the organisation's it does not shadow). */
   listAliases(principal: Principal, workspaceId: string): Promise<ModelAlias[]>;
+  /**
+   * After the provider refused a credential with fields read from a secret manager (401): the
+   * credential with those fields read again, or null when they did not change (a retry would
+   * not help).
+   */
+  refreshSecrets(credential: ResolvedCredential): Promise<ResolvedCredential | null>;
 }
 
 /**
@@ -56,4 +62,6 @@ export interface ResolvedCredential {
   source: { kind: 'provider' | 'virtual_key'; id: string; slug: string; integrationId: string | null };
   /** The integration's model catalogue; null for a virtual key (it has none: every model). */
   models: ModelPolicy | null;
+  /** Some fields (the key, settings) were read from a secret manager (`secret_mappings`). */
+  fromSecretManager: boolean;
 }

@@ -13,7 +13,8 @@ import { readGatewayHeaders, type GatewayHeaders } from './gateway-headers.js';
 import { parseJson, relayAnswer } from './relay-answer.js';
 import { lookUpCache, sendCached } from './cached-answer.js';
 import { RequestLogDraft } from './request-log-draft.js';
-import { resolveLeafTarget, type CredentialLookup } from './resolve-target.js';
+import { resolveLeafTarget, type CredentialLookup, type ResolvedTarget } from './resolve-target.js';
+import { retryWithFreshSecrets } from './secret-refresh.js';
 import type { ConfigSelector, SelectedConfig } from './routing/config-selector.js';
 import {
   HEADERS_LEAF,
@@ -267,17 +268,24 @@ export function createGatewayHandler(deps: GatewayDeps) {
             });
           });
         }
-        controller = new AbortController();
-        const outcome = await callTarget(callDeps, {
-          route,
-          request: attemptRequest,
-          path,
-          json: attemptJson,
-          headers,
-          target,
-          settings: leaf.settings,
-          controller,
-        });
+        const call = (to: ResolvedTarget) => {
+          controller = new AbortController();
+          return callTarget(callDeps, {
+            route,
+            request: attemptRequest,
+            path,
+            json: attemptJson,
+            headers,
+            target: to,
+            settings: leaf.settings,
+            controller,
+          });
+        };
+        const outcome = await retryWithFreshSecrets(
+          await call(target),
+          { route, target, headers, credentials: deps.credentials },
+          call,
+        );
         return { ...outcome, provider: target.provider.name };
       };
       let outcome: AttemptOutcome<UpstreamAnswer>;

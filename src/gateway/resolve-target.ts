@@ -16,7 +16,7 @@ export interface ResolvedTarget {
   /** How the credential was chosen, for the log: `provider:<slug>`, `virtual_key:<slug>`, `direct`, `custom_host`. */
   source: string;
   /** A stored provider or virtual key: its slug and model catalogue (what `model-access` checks). */
-  stored: { slug: string; models: ModelPolicy | null } | null;
+  stored: { slug: string; models: ModelPolicy | null; credential: ResolvedCredential } | null;
 }
 
 const HOW_TO =
@@ -118,7 +118,8 @@ function lookup(name: string): ProviderDefinition {
   return provider;
 }
 
-function fromStored(stored: ResolvedCredential, source: string, headers: GatewayHeaders): ResolvedTarget {
+/** The target of a stored credential; also its target again once its secrets were read afresh. */
+export function fromStored(stored: ResolvedCredential, source: string, headers: GatewayHeaders): ResolvedTarget {
   const provider = lookup(stored.providerType);
   const config = stored.configurations;
   const text = (key: string) => (typeof config[key] === 'string' ? config[key] : undefined);
@@ -133,6 +134,6 @@ function fromStored(stored: ResolvedCredential, source: string, headers: Gateway
     provider,
     context: { apiKey: stored.apiKey, customHost: stored.customHost, azure, configurations: config },
     source,
-    stored: { slug: stored.source.slug, models: stored.models },
+    stored: { slug: stored.source.slug, models: stored.models, credential: stored },
   };
 }

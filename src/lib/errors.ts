@@ -314,6 +314,24 @@ export const ERROR_CODES = {
     summary:
       'The one-time login code is malformed, unknown, already used or expired, or the code_verifier does not match the code_challenge of the login.',
   },
+  SECRET_REFERENCE_IN_USE: {
+    status: 400,
+    type: 'invalid_request_error',
+    summary:
+      'The secret reference is in use by integrations or virtual keys (or an API key rotation policy), which the message names; remove their mappings first. Also refused: narrowing allowed_workspaces below a workspace that uses it.',
+  },
+  SECRET_REFERENCE_FORBIDDEN: {
+    status: 403,
+    type: 'permission_error',
+    summary:
+      "The workspace is not in the secret reference's allowed_workspaces: a credential mapped to it cannot be saved or used there.",
+  },
+  SECRET_MANAGER_ERROR: {
+    status: 502,
+    type: 'api_error',
+    summary:
+      'A secret reference could not be read or written: its secret manager was unreachable, refused the sign-in, or has no such secret or key. The message names the reference and what the manager said, never a secret.',
+  },
   AB01_INVALID_CONFIG: {
     status: 400,
     type: 'invalid_request_error',

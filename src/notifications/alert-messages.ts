@@ -76,6 +76,18 @@ export function apiKeyRotated(facts: ApiKeyFacts & { rotatedAt: string; transiti
   };
 }
 
+/** A scheduled rotation whose new key could not be written to its secret reference: nothing changed, it is retried. */
+export function apiKeyRotationFailed(
+  facts: ApiKeyFacts & { dueAt: string; secretReference: string; reason: string },
+): AlertMessage {
+  return {
+    kind: 'api_key.rotation_failed',
+    dedupeKey: `api_key.rotation_failed:${facts.apiKeyId}:${facts.dueAt}`,
+    subject: `API key "${facts.apiKeyName}" could not be rotated into its secret manager`,
+    text: `The scheduled rotation of the API key "${facts.apiKeyName}" (${facts.apiKeyId}), due at ${facts.dueAt}, could not write the new key to the secret reference ${facts.secretReference}: ${facts.reason}\n\nThe current key was not changed and keeps working; the rotation is tried again every 30 seconds until the write succeeds. Check the secret reference's credentials and permissions (it needs to write the secret).${FOOTER}`,
+  };
+}
+
 export function apiKeyExpiring(facts: ApiKeyFacts & { expiresAt: string }): AlertMessage {
   return {
     kind: 'api_key.expiring',

@@ -10,6 +10,7 @@ export type NotificationKind =
   | 'usage_limit.exhausted'
   | 'api_key.rotation_upcoming'
   | 'api_key.rotated'
+  | 'api_key.rotation_failed'
   | 'api_key.expiring';
 
 export interface EnqueueInput {

@@ -71,6 +71,8 @@ import { registerModelPricingRoutes } from '../admin/model-pricing/routes.js';
 import { createPricingService } from '../pricing/create-pricing-service.js';
 import { createRequestLogWriter, type RequestLogWriter } from '../telemetry/request-log-writer.js';
 import { createChangeBus, type ChangeBus } from '../storage/change-bus.js';
+import { createSecrets } from '../secrets/index.js';
+import { createRotationWriter, type RotationWriter } from '../secrets/rotation-writer.js';
 import { publishingCaches, subscribeCaches } from './shared-caches.js';
 import { registerDeployments } from '../admin/deployments/index.js';
 import { createServedDeploymentLookup } from '../deployments/served-deployment.js';
@@ -113,6 +115,8 @@ export interface App {
   userStatus: UserStatusEvents;
   /** MCP: pooled upstream connections, the capability sync (started by the server), the gateway's view. */
   mcp: Mcp;
+  /** Writes rotated API keys into the secret references their rotation policies name. */
+  rotationWriter: RotationWriter;
 }
 
 function logOnlyAlerts(logger: Logger): AlertSink {
@@ -184,12 +188,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     clock: deps.clock,
     ttlMs: deps.config.key_cache_ttl_ms,
   });
+  const secrets = createSecrets({ config: deps.config, clock: deps.clock });
   const { secretBox, resolver: localCredentials } = createCredentials({
     config: deps.config,
     db: deps.db,
     clock: deps.clock,
+    secrets: secrets.cache,
     logger: deps.logger,
   });
+  const rotationWriter = createRotationWriter({ db: deps.db, secretBox, managers: secrets.managers });
   // Everything below clears these caches through the bus, so that every instance clears its own.
   const { keys, credentials } = publishingCaches(changes, { keys: localKeys, credentials: localCredentials });
   const routes: RouteAccess[] = [];
@@ -295,6 +302,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       verifier: keys,
       clock: deps.clock,
       checkUserKeyPolicy: securitySettings.checkUserKeyPolicy,
+      secretReferences: repos.secretReferences,
+      rotationWriter,
     }),
     workspaces: createWorkspaceService({
       workspaces: repos.workspaces,
@@ -360,7 +369,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ? createServedDeploymentLookup({ repo: repos.deployments, clock: deps.clock, deploymentId: deps.deploymentId })
     : null;
   registerAuditLogRoutes(zapp, repos.auditLogs);
-  registerCredentialRoutes(zapp, { repos, secretBox, credentials, clock: deps.clock });
+  registerCredentialRoutes(zapp, {
+    repos,
+    secretBox,
+    credentials,
+    clock: deps.clock,
+    ambientCredentials: deps.config.secret_manager_ambient_credentials,
+  });
   const visibility = createLogVisibility({ db: deps.db, settings: securitySettings });
   registerLogRoutes(zapp, {
     db: deps.db,
@@ -490,7 +505,20 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     mcp: mcp.directory,
   });
   await app.ready();
-  return { app, keys, routes, credentials, requestLogs, limits, observability, guardrails, changes, userStatus, mcp };
+  return {
+    app,
+    keys,
+    routes,
+    credentials,
+    requestLogs,
+    limits,
+    observability,
+    guardrails,
+    changes,
+    userStatus,
+    mcp,
+    rotationWriter,
+  };
 }
 
 /** JWT authentication over the server's own tables, its key sets fetched on the server's clock. */

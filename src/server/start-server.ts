@@ -147,6 +147,7 @@ export async function startServer(options: {
     logger,
     verifier: built.keys,
     enqueue: (input) => notifications.outbox.enqueue(input),
+    rotationWriter: built.rotationWriter,
   });
   keyLifecycle.start(KEY_LIFECYCLE_INTERVAL_MS);
   built.observability.start();

@@ -155,6 +155,7 @@ export interface JwtSettingsTable {
 export interface Database {
   organisations: OrganisationsTable;
   workspaces: WorkspacesTable;
+  secret_references: SecretReferencesTable;
   mcp_integrations: McpIntegrationsTable;
   mcp_integration_workspaces: McpIntegrationWorkspacesTable;
   mcp_capabilities: McpCapabilitiesTable;
@@ -226,6 +227,8 @@ export interface IntegrationsTable {
   allow_all_models: number;
   /** 1: every workspace may use the integration, unless `integration_workspaces` disables it there; 0: only those it enables. */
   all_workspaces: number;
+  /** JSON array of {target_field, secret_reference_id, secret_key, value_format}: fields read from a secret manager. */
+  secret_mappings: string;
 }
 
 /** A workspace's own setting for an integration (`/v1/integrations/{slug}/workspaces`); wins over `all_workspaces`. */
@@ -304,6 +307,35 @@ export interface VirtualKeysTable {
   created_at: string;
   last_updated_at: string;
   last_reset_at: string | null;
+  /** JSON array of {target_field, secret_reference_id, secret_key, value_format}: fields read from a secret manager. */
+  secret_mappings: string;
+}
+
+export type SecretManagerType = 'aws_sm' | 'azure_kv' | 'hashicorp_vault';
+
+/**
+ * Where a secret lives in an external secret manager and how to sign in to it. `auth_config`
+ * is JSON whose secret fields are sealed with the master key; the secret itself is never stored.
+ */
+export interface SecretReferencesTable {
+  id: string;
+  organisation_id: string;
+  slug: string;
+  name: string;
+  description: string | null;
+  manager_type: SecretManagerType;
+  auth_config: string;
+  secret_path: string;
+  secret_key: string | null;
+  allow_all_workspaces: number;
+  /** JSON array of workspace ids (used when allow_all_workspaces is 0). */
+  allowed_workspaces: string;
+  tags: string;
+  status: CredentialStatus;
+  /** The user who created it, when the key had one. */
+  created_by: string | null;
+  created_at: string;
+  last_updated_at: string;
 }
 
 /** One gateway request, written in batches off the hot path. `cost` is null when unknown, never 0 for "unknown". */

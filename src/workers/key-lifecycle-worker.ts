@@ -10,9 +10,12 @@ import type { Clock } from '../lib/clock.js';
 import {
   apiKeyExpiring,
   apiKeyRotated,
+  apiKeyRotationFailed,
   apiKeyRotationUpcoming,
   type AlertMessage,
 } from '../notifications/alert-messages.js';
+import { rotateThroughSecretManager, rotationTargetOf } from '../auth/vault-rotation.js';
+import type { RotationWriter } from '../secrets/rotation-writer.js';
 import type { EnqueueInput } from '../notifications/outbox.js';
 import type { Db } from '../storage/database.js';
 import { createApiKeyRepository, type ApiKeyRow } from '../storage/repositories/api-keys.js';
@@ -48,6 +51,8 @@ export interface KeyLifecycleDeps {
   verifier: Pick<ApiKeyVerifier, 'invalidate'>;
   /** The notification outbox's enqueue; true when the notice was stored (not a duplicate). */
   enqueue: (input: EnqueueInput) => Promise<boolean>;
+  /** Writes new keys to the secret references rotation policies name (see auth/vault-rotation.ts). */
+  rotationWriter?: RotationWriter;
 }
 
 /**
@@ -59,6 +64,8 @@ export interface KeyLifecycleDeps {
  * A scheduled rotation issues no secret that somebody would have to be sent: it moves the
  * current secret into its transition period and puts a secret nobody knows in its place. The
  * owner gets the new key with POST /v1/api-keys/{id}/rotate (see docs/api-key-rotation.md).
+ * When the policy names a secret reference, the new key is written there instead, and clients
+ * that read it from the secret manager pick it up with nobody collecting it.
  */
 export function createKeyLifecycleWorker(deps: KeyLifecycleDeps) {
   const keys = createApiKeyRepository(deps.db);
@@ -93,6 +100,8 @@ export function createKeyLifecycleWorker(deps: KeyLifecycleDeps) {
       const period = policy?.rotation_period ?? null;
       const next = period === null ? null : iso(nextRotationPast(Date.parse(row.next_rotation_at!), period, now));
       const guard = { key_hash: row.key_hash, next_rotation_at: row.next_rotation_at };
+      const target = rotationTargetOf(row);
+      if (target) return rotateIntoSecretManager(row, target, guard, next, now);
       if (row.new_key_pending_since !== null) {
         // Nobody collected the secret of the last scheduled rotation: no issued secret is current, so there is nothing to rotate.
         await keys.updateIfUnchanged(row.id, guard, { next_rotation_at: next });
@@ -111,6 +120,47 @@ export function createKeyLifecycleWorker(deps: KeyLifecycleDeps) {
       if (applied) deps.verifier.invalidate(row.id);
       return applied;
     });
+  }
+
+  /** A due rotation of a key whose policy names a secret reference; a failed write is noticed and retried. */
+  async function rotateIntoSecretManager(
+    row: ApiKeyRow,
+    target: NonNullable<ReturnType<typeof rotationTargetOf>>,
+    guard: { key_hash: string; next_rotation_at: string | null },
+    next: string | null,
+    now: number,
+  ): Promise<boolean> {
+    const policy = parseRotationPolicy(row.rotation_policy);
+    if (!deps.rotationWriter)
+      throw new Error('no secret manager writer is configured for rotations into secret references');
+    const result = await rotateThroughSecretManager(
+      { keys, writer: deps.rotationWriter, verifier: deps.verifier },
+      row,
+      {
+        target,
+        now,
+        transitionMs: policy?.key_transition_period_ms ?? MIN_TRANSITION_MS,
+        guard,
+        done: { next_rotation_at: next },
+      },
+    );
+    if (result.ok || result.reason === 'conflict') return result.ok;
+    const reason = result.error instanceof Error ? result.error.message : String(result.error);
+    logger.error(
+      { apiKeyId: row.id, secretReferenceId: target.secretReferenceId, reason },
+      'scheduled API key rotation could not write the new key to its secret reference; the current key stays, retried next run',
+    );
+    await notify(
+      row,
+      apiKeyRotationFailed({
+        apiKeyId: row.id,
+        apiKeyName: row.name,
+        dueAt: row.next_rotation_at!,
+        secretReference: target.secretReferenceId,
+        reason,
+      }),
+    );
+    return false;
   }
 
   /** The key's user, then the organisation's owners and admins (and the workspace's admins and managers). */
@@ -142,6 +192,11 @@ export function createKeyLifecycleWorker(deps: KeyLifecycleDeps) {
         rotatedAt: row.last_rotated_at!,
         transitionEndsAt: row.previous_key_expires_at!,
       });
+      const target = rotationTargetOf(row);
+      if (target && row.new_key_pending_since === null) {
+        const lead = `The new key was written to the secret reference ${target.secretReferenceId}${target.secretKey ? ` (key ${target.secretKey})` : ''}: clients that read it from the secret manager pick it up, nobody has to collect it. After ${row.previous_key_expires_at} requests with the previous key are refused.`;
+        return notify(row, { ...message, text: `${lead}\n\n${message.text}` });
+      }
       if (row.new_key_pending_since === null || row.new_key_pending_since !== row.last_rotated_at)
         return notify(row, message);
       const lead = `This was a scheduled rotation. No new key was issued to anyone yet: call ${rotateCall(row)} with a key allowed to update this key to receive it (it is shown once, in the response). After ${row.previous_key_expires_at} requests with the previous key are refused.`;
@@ -157,7 +212,10 @@ export function createKeyLifecycleWorker(deps: KeyLifecycleDeps) {
           apiKeyName: row.name,
           nextRotationAt: row.next_rotation_at!,
         });
-        const lead = `To rotate it yourself before then, call ${rotateCall(row)}: you receive the new key at once, and that rotation takes the place of the scheduled one. Otherwise, at ${row.next_rotation_at}, the current key enters its transition period and stops working when it ends; the same call then gives you the new key.`;
+        const target = rotationTargetOf(row);
+        const lead = target
+          ? `At ${row.next_rotation_at} the new key will be written to the secret reference ${target.secretReferenceId}, where clients that read it pick it up; the current key then stays valid for its transition period. Nothing needs to be done.`
+          : `To rotate it yourself before then, call ${rotateCall(row)}: you receive the new key at once, and that rotation takes the place of the scheduled one. Otherwise, at ${row.next_rotation_at}, the current key enters its transition period and stops working when it ends; the same call then gives you the new key.`;
         return notify(row, { ...message, text: `${lead}\n\n${message.text}` });
       },
     );

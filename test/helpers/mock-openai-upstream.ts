@@ -82,6 +82,8 @@ export interface MockOpenAI {
   waitForAborted(count?: number): Promise<void>;
   /** Clears recorded requests, the abort count and the behaviour. */
   reset(): void;
+  /** From now on, OpenAI routes answer 401 unless this key is sent (as the `apiKey` option; undefined: any key). */
+  acceptApiKey(key: string | undefined): void;
   /** Closes the server and destroys open sockets (hanging and held streams included). */
   close(): Promise<void>;
 }
@@ -151,6 +153,7 @@ export function mockReply(lastUserMessage: string, words = 5): string {
 
 export async function startMockOpenAI(options: MockOpenAIOptions = {}): Promise<MockOpenAI> {
   const record = options.record ?? true;
+  let acceptedKey = options.apiKey;
   const chunkDelayMs = options.chunkDelayMs ?? 0;
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -296,7 +299,7 @@ export async function startMockOpenAI(options: MockOpenAIOptions = {}): Promise<
     };
     const route = ROUTES[`${ctx.method} ${path}`] ?? dynamicRoute(ctx);
     if (!route) return send(res, echoReply(ctx, url));
-    if (options.apiKey !== undefined && !route.open && req.headers.authorization !== `Bearer ${options.apiKey}`) {
+    if (acceptedKey !== undefined && !route.open && req.headers.authorization !== `Bearer ${acceptedKey}`) {
       return send(
         res,
         openaiError(401, 'Incorrect API key provided.', 'invalid_request_error', null, 'invalid_api_key'),
@@ -362,6 +365,9 @@ export async function startMockOpenAI(options: MockOpenAIOptions = {}): Promise<
     waitForAborted(count = 1) {
       if (aborted >= count) return Promise.resolve();
       return new Promise((resolve) => abortWaiters.push({ count, resolve }));
+    },
+    acceptApiKey(key) {
+      acceptedKey = key;
     },
     reset() {
       requests.length = 0;

@@ -188,6 +188,8 @@ describe('rotation_policy', () => {
       rotation_period: 'weekly',
       next_rotation_at: '2026-02-07T10:00:00.000Z',
       key_transition_period_ms: 3_600_000,
+      secret_reference_id: null,
+      secret_key: null,
     });
 
     const monthly = await createWorkspaceKey(admin, { workspace_id: 'default', scopes: [] });
@@ -198,6 +200,8 @@ describe('rotation_policy', () => {
       rotation_period: 'monthly',
       next_rotation_at: '2026-02-28T10:00:00.000Z',
       key_transition_period_ms: 1_800_000,
+      secret_reference_id: null,
+      secret_key: null,
     });
 
     expect(
@@ -211,6 +215,8 @@ describe('rotation_policy', () => {
       rotation_period: null,
       next_rotation_at: '2026-02-10T10:00:00.000Z',
       key_transition_period_ms: 1_800_000,
+      secret_reference_id: null,
+      secret_key: null,
     });
 
     expect((await admin.put(`/v1/api-keys/${monthly.id}`, { rotation_policy: null })).status).toBe(200);
@@ -347,6 +353,8 @@ describe('scheduled rotation', () => {
       rotation_period: null,
       next_rotation_at: null,
       key_transition_period_ms: 1_800_000,
+      secret_reference_id: null,
+      secret_key: null,
     });
 
     clock.set(Date.parse('2026-03-05T00:00:00Z'));

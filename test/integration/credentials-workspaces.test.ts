@@ -234,6 +234,7 @@ describe('virtual keys', () => {
       created_at: expect.any(String),
       last_updated_at: expect.any(String),
       last_reset_at: null,
+      secret_mappings: [],
       object: 'virtual-key',
     });
     expect((await a.get(`/v1/virtual-keys/${created.body.id}`)).body.slug).toBe('legacy');
@@ -252,6 +253,7 @@ describe('virtual keys', () => {
       source: { kind: 'virtual_key', id: created.body.id, slug: 'legacy', integrationId: null },
       // Virtual keys carry no model list: any model.
       models: null,
+      fromSecretManager: false,
     });
     // Providers are the newer name for virtual keys: `@legacy` finds it too.
     expect((await t.server.credentials.resolveProvider(principal, teamA.id, 'legacy')).source.kind).toBe('virtual_key');

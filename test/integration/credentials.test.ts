@@ -56,6 +56,7 @@ describe('integrations: create, read, list', () => {
         last_updated_at: expect.any(String),
         last_reset_at: null,
         allow_all_models: true,
+        secret_mappings: [],
         object: 'integration',
       });
     }
@@ -83,6 +84,7 @@ describe('integrations: create, read, list', () => {
       configurations: { openai_organization: 'org-123', custom_host: 'https://proxy.example.com/v1' },
       source: { kind: 'provider', id: provider.body.id, slug: 'openai-prod', integrationId: created.body.id },
       models: { allowAll: true, entries: new Map() },
+      fromSecretManager: false,
     });
   });
 

@@ -23,6 +23,19 @@ export const rotationPolicyField = z
     rotation_period: z.enum(['weekly', 'monthly']).nullable().optional(),
     next_rotation_at: z.iso.datetime({ offset: true }).nullable().optional(),
     key_transition_period_ms: transitionPeriod.optional(),
+    secret_reference_id: idOrSlug
+      .nullable()
+      .optional()
+      .describe(
+        'A secret reference (id or slug) each rotation writes the new key to, so that clients reading it there pick it up; organisation owners and admins only.',
+      ),
+    secret_key: z
+      .string()
+      .min(1)
+      .max(256)
+      .nullable()
+      .optional()
+      .describe("The key of a JSON secret to set; else the reference's secret_key, else the whole secret."),
   })
   .strict()
   .superRefine((policy, ctx) => {
@@ -151,6 +164,8 @@ export const apiKeyObject = z.object({
       rotation_period: z.enum(['weekly', 'monthly']).nullable(),
       next_rotation_at: z.string().nullable(),
       key_transition_period_ms: z.number(),
+      secret_reference_id: z.string().nullable().describe('The secret reference rotations write the new key to (id).'),
+      secret_key: z.string().nullable(),
     })
     .nullable(),
   defaults: keyDefaultsObject,

@@ -20,6 +20,10 @@ import type { ConfigRepository } from '../../storage/repositories/configs.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import type { ApiKeyType } from '../../storage/schema.js';
 import type { CheckUserKeyPolicy } from '../settings/security-settings.js';
+import type { SecretReferenceRepository } from '../../storage/repositories/secret-references.js';
+import type { RotationWriter } from '../../secrets/rotation-writer.js';
+import { allowsWorkspace } from '../../secrets/target.js';
+import { rotateThroughSecretManager, rotationTargetOf } from '../../auth/vault-rotation.js';
 import { pageWindow } from '../shared/pagination.js';
 import { effectiveWorkspaceRole, resolveWorkspace } from '../shared/workspace-access.js';
 import { createLockoutGuard } from './lockout-guard.js';
@@ -45,6 +49,8 @@ export function createApiKeyAdminService(deps: {
   usage: UsageCounterRepository;
   verifier: ApiKeyVerifier;
   clock: Clock;
+  secretReferences: SecretReferenceRepository;
+  rotationWriter: RotationWriter;
 }) {
   const now = () => new Date(deps.clock.now()).toISOString();
   const lockout = createLockoutGuard(deps.keys, now);
@@ -75,9 +81,12 @@ export function createApiKeyAdminService(deps: {
   }
 
   /** The stored policy and its first due time: `next_rotation_at` as given, else one period from now. */
-  function rotationFields(
+  async function rotationFields(
+    principal: Principal,
+    keyWorkspaceId: string | null,
     input: RotationPolicyInput | null | undefined,
-  ): Pick<ApiKeyRow, 'rotation_policy' | 'next_rotation_at'> {
+    keyId: string | null = null,
+  ): Promise<Pick<ApiKeyRow, 'rotation_policy' | 'next_rotation_at'>> {
     if (!input) return { rotation_policy: null, next_rotation_at: null };
     const at = input.next_rotation_at
       ? Date.parse(input.next_rotation_at)
@@ -88,7 +97,53 @@ export function createApiKeyAdminService(deps: {
       rotation_period: input.rotation_period ?? null,
       key_transition_period_ms: input.key_transition_period_ms ?? MIN_TRANSITION_MS,
     };
+    if (input.secret_reference_id) {
+      stored.secret_reference_id = await rotationReference(principal, keyWorkspaceId, input.secret_reference_id, keyId);
+      stored.secret_key = input.secret_key ?? null;
+    } else if (input.secret_key) {
+      throw invalid('rotation_policy.secret_key', 'secret_key needs secret_reference_id.');
+    }
     return { rotation_policy: JSON.stringify(stored), next_rotation_at: new Date(at).toISOString() };
+  }
+
+  /**
+   * The id of a secret reference a rotation may write to: an active one, named by an
+   * organisation owner or admin (writing overwrites the secret), that allows the key's
+   * workspace and that no provider credential and no other key's rotation uses.
+   */
+  async function rotationReference(
+    principal: Principal,
+    keyWorkspaceId: string | null,
+    idOrSlug: string,
+    keyId: string | null,
+  ): Promise<string> {
+    const param = 'rotation_policy.secret_reference_id';
+    if (!isOrgAdmin(principal))
+      throw new AppError(
+        'ROLE_NOT_ALLOWED',
+        'Only organisation owners and admins may send rotated keys to a secret reference.',
+        { param },
+      );
+    const row = await deps.secretReferences.findByIdOrSlug(principal.organisationId, idOrSlug);
+    if (!row || row.status !== 'active')
+      throw new AppError('NOT_FOUND', `Secret reference ${idOrSlug} not found (or deleted).`, { param });
+    if (keyWorkspaceId !== null && !allowsWorkspace(row, keyWorkspaceId))
+      throw new AppError(
+        'SECRET_REFERENCE_FORBIDDEN',
+        `Secret reference ${row.slug} does not allow this key's workspace (see its allowed_workspaces).`,
+        { param },
+      );
+    const other = (await deps.secretReferences.findUses(principal.organisationId, row.id)).find(
+      (use) => use.id !== keyId,
+    );
+    if (other)
+      throw invalid(
+        param,
+        other.kind === 'api_key'
+          ? `Secret reference ${row.slug} already receives the rotated key of API key "${other.slug}".`
+          : `Secret reference ${row.slug} holds the provider key of ${other.kind === 'integration' ? 'integration' : 'virtual key'} ${other.slug}; a rotation would overwrite it.`,
+      );
+    return row.id;
   }
 
   /**
@@ -197,6 +252,49 @@ export function createApiKeyAdminService(deps: {
     return { ...object, usage_limits: { ...object.usage_limits, current_usage: usage } };
   }
 
+  /**
+   * A manual rotation of a key whose policy names a secret reference: the new key goes to the
+   * reference too (see auth/vault-rotation.ts for the order), so that its readers keep a valid
+   * key. A failed write changes nothing and is a 502.
+   */
+  async function rotateIntoSecretManager(
+    row: ApiKeyRow,
+    target: NonNullable<ReturnType<typeof rotationTargetOf>>,
+    at: number,
+    body: RotateApiKeyBody | null | undefined,
+  ) {
+    const policy = parseRotationPolicy(row.rotation_policy)!;
+    const transitionMs = body?.key_transition_period_ms ?? policy.key_transition_period_ms;
+    const result = await rotateThroughSecretManager(
+      { keys: deps.keys, writer: deps.rotationWriter, verifier: deps.verifier },
+      row,
+      {
+        target,
+        now: at,
+        transitionMs,
+        guard: { key_hash: row.key_hash },
+        done: {
+          next_rotation_at: policy.rotation_period
+            ? new Date(nextRotationAfter(at, policy.rotation_period)).toISOString()
+            : null,
+        },
+      },
+    );
+    if (!result.ok && result.reason === 'conflict')
+      throw new AppError(
+        'CONFLICT',
+        'The API key was rotated at the same moment by another request; read it again and retry.',
+      );
+    if (!result.ok)
+      throw new AppError(
+        'SECRET_MANAGER_ERROR',
+        `The new key could not be written to the secret reference of the rotation policy, so the key was not rotated: ${result.error instanceof Error ? result.error.message : String(result.error)}`,
+        { cause: result.error },
+      );
+    const fresh = (await deps.keys.findById(row.organisation_id, row.id))!;
+    return { row: fresh, raw: result.raw, transitionExpiresAt: fresh.previous_key_expires_at! };
+  }
+
   return {
     async createAdminKey(principal: Principal, body: CreateApiKeyBody) {
       if (!isOrgAdmin(principal))
@@ -217,7 +315,7 @@ export function createApiKeyAdminService(deps: {
         scopes: JSON.stringify(body.scopes),
         expires_at: checkExpiry(body.expires_at),
         ...limitsOf(body, deps.clock.now()),
-        ...rotationFields(body.rotation_policy),
+        ...(await rotationFields(principal, null, body.rotation_policy)),
         defaults: await defaultsOf(principal, null, body.defaults),
       });
     },
@@ -264,7 +362,7 @@ export function createApiKeyAdminService(deps: {
               ).expiresAt
             : expiresAt,
         ...limitsOf(body, deps.clock.now()),
-        ...rotationFields(body.rotation_policy),
+        ...(await rotationFields(principal, workspace.id, body.rotation_policy)),
         defaults: await defaultsOf(principal, workspace.id, body.defaults),
       });
     },
@@ -312,7 +410,8 @@ export function createApiKeyAdminService(deps: {
         // A later (or no) expiry brings back a key the lifecycle worker marked expired.
         if (row.status === 'expired') patch.status = 'active';
       }
-      if (body.rotation_policy !== undefined) Object.assign(patch, rotationFields(body.rotation_policy));
+      if (body.rotation_policy !== undefined)
+        Object.assign(patch, await rotationFields(principal, row.workspace_id, body.rotation_policy, row.id));
       if (body.defaults !== undefined) patch.defaults = await defaultsOf(principal, row.workspace_id, body.defaults);
       if (body.rate_limits !== undefined)
         patch.rate_limits = limitsOf({ rate_limits: body.rate_limits }, deps.clock.now()).rate_limits;
@@ -339,6 +438,8 @@ export function createApiKeyAdminService(deps: {
           'The API key has expired; extend expires_at (PUT /v1/api-keys/{apiKeyId}) before rotating it.',
         );
       }
+      const target = rotationTargetOf(row);
+      if (target) return rotateIntoSecretManager(row, target, at, body);
       const stamp = new Date(at).toISOString();
       const raw = generateRawKey();
       const patch: Partial<ApiKeyRow> = {
@@ -417,6 +518,8 @@ function toObject(row: ApiKeyRow, now: number): ApiKeyObject {
             rotation_period: policy.rotation_period,
             next_rotation_at: row.next_rotation_at,
             key_transition_period_ms: policy.key_transition_period_ms,
+            secret_reference_id: policy.secret_reference_id ?? null,
+            secret_key: policy.secret_key ?? null,
           },
     defaults:
       row.defaults === null

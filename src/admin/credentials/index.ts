@@ -17,6 +17,10 @@ import { registerProviderRoutes } from '../providers/routes.js';
 import { createProviderService } from '../providers/service.js';
 import { registerVirtualKeyRoutes } from '../virtual-keys/routes.js';
 import { createVirtualKeyService } from '../virtual-keys/service.js';
+import { createSecretMappingRules } from '../secret-references/mappings.js';
+import { registerSecretReferenceRoutes } from '../secret-references/routes.js';
+import { createSecretReferenceService } from '../secret-references/service.js';
+import type { SecretCache } from '../../secrets/secret-cache.js';
 import { createCredentialResolver, type CredentialResolver } from './resolve.js';
 import { sealStoredConfigurations } from './seal-stored.js';
 
@@ -26,7 +30,15 @@ export { createCredentialResolver, type CredentialResolver, type ResolvedCredent
  * The secret box (from the master key) and the one credential resolver of a server. The same
  * resolver goes to the admin routes, which invalidate it on every change, and to the gateway.
  */
-export function createCredentials(deps: { config: Config; db: Db; clock: Clock; logger?: Logger; ttlMs?: number }): {
+export function createCredentials(deps: {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  /** Values read from secret managers, for fields mapped to secret references. */
+  secrets: SecretCache;
+  logger?: Logger;
+  ttlMs?: number;
+}): {
   secretBox: SecretBox;
   resolver: CredentialResolver;
 } {
@@ -42,12 +54,17 @@ export function createCredentials(deps: { config: Config; db: Db; clock: Clock; 
     db: deps.db,
     secretBox,
     clock: deps.clock,
+    secrets: deps.secrets,
+    ...(deps.logger ? { logger: deps.logger } : {}),
     ...(deps.ttlMs !== undefined ? { ttlMs: deps.ttlMs } : {}),
   });
   return { secretBox, resolver };
 }
 
-/** Integrations (and their models), providers, virtual keys and model aliases: what the gateway resolves. */
+/**
+ * Integrations (and their models), providers, virtual keys, model aliases and the secret
+ * references their fields may be read from: what the gateway resolves.
+ */
 export function registerCredentialRoutes(
   app: ZodApp,
   deps: {
@@ -61,14 +78,18 @@ export function registerCredentialRoutes(
       | 'integrationModels'
       | 'modelAliases'
       | 'configs'
+      | 'secretReferences'
     >;
     secretBox: SecretBox;
     credentials: CredentialResolver;
     clock: Clock;
+    /** Whether secret references may sign in with the server's own identity (secret_manager_ambient_credentials). */
+    ambientCredentials: boolean;
   },
 ): void {
   const { repos, secretBox, clock } = deps;
   const onChange = () => deps.credentials.invalidateAll();
+  const mappings = createSecretMappingRules({ references: repos.secretReferences, workspaces: repos.workspaces });
   // Secret fields stored in clear by older versions are encrypted before the server answers.
   app.addHook('onReady', async () => {
     if ((await sealStoredConfigurations({ stores: [repos.integrations, repos.virtualKeys], secretBox })) > 0)
@@ -82,6 +103,7 @@ export function registerCredentialRoutes(
       workspaces: repos.workspaces,
       secretBox,
       clock,
+      mappings,
       onChange,
     }),
   );
@@ -124,6 +146,7 @@ export function registerCredentialRoutes(
       integrationWorkspaces: repos.integrationWorkspaces,
       workspaces: repos.workspaces,
       clock,
+      mappings,
       onChange,
     }),
   );
@@ -135,6 +158,18 @@ export function registerCredentialRoutes(
       workspaces: repos.workspaces,
       secretBox,
       clock,
+      mappings,
+      onChange,
+    }),
+  );
+  registerSecretReferenceRoutes(
+    app,
+    createSecretReferenceService({
+      references: repos.secretReferences,
+      workspaces: repos.workspaces,
+      secretBox,
+      clock,
+      ambientCredentials: deps.ambientCredentials,
       onChange,
     }),
   );

@@ -7,11 +7,15 @@ import type { Db } from '../../storage/database.js';
 import { createIntegrationModelRepository } from '../../storage/repositories/integration-models.js';
 import { createModelAliasRepository } from '../../storage/repositories/model-aliases.js';
 import { createProviderRepository } from '../../storage/repositories/providers.js';
+import { createSecretReferenceRepository } from '../../storage/repositories/secret-references.js';
 import { createVirtualKeyRepository, type VirtualKeyRow } from '../../storage/repositories/virtual-keys.js';
+import type { SecretCache } from '../../secrets/secret-cache.js';
+import type { Logger } from '../../telemetry/logger.js';
 import { assertWorkspaceReachable } from '../shared/workspace-access.js';
 import type { ModelPolicy, ReachableProvider, ResolvedCredential } from '../../gateway/credential-lookup.js';
 import { createAliasCache, modelPolicies, modelPolicy } from './catalogue.js';
 import { openConfigurations } from './secrets.js';
+import { createSecretFields, type LoadedCredential, type MappedField } from './secret-fields.js';
 
 export type { ResolvedCredential };
 
@@ -19,7 +23,7 @@ export const DEFAULT_CREDENTIAL_TTL_MS = 60_000;
 const SLUG_RE = /^[a-zA-Z0-9_-]{1,255}$/;
 
 interface Entry {
-  value: ResolvedCredential;
+  value: LoadedCredential;
   loadedAt: number;
 }
 
@@ -32,19 +36,35 @@ interface Entry {
  *
  * Providers are the newer name for virtual keys, so each lookup falls back to the other kind
  * in the same workspace: `@slug` finds a virtual key, and `x-service-virtual-key` a provider.
+ *
+ * Fields mapped to secret references are not kept here: each lookup takes them from the
+ * secret cache (see secret-fields.ts), which reads them from their manager when needed.
  */
-export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; clock: Clock; ttlMs?: number }) {
+export function createCredentialResolver(deps: {
+  db: Db;
+  secretBox: SecretBox;
+  clock: Clock;
+  secrets: SecretCache;
+  logger?: Logger;
+  ttlMs?: number;
+}) {
   const providers = createProviderRepository(deps.db);
   const virtualKeys = createVirtualKeyRepository(deps.db);
   const integrationModels = createIntegrationModelRepository(deps.db);
+  const secretFields = createSecretFields({
+    references: createSecretReferenceRepository(deps.db),
+    secretBox: deps.secretBox,
+    cache: deps.secrets,
+    logger: deps.logger,
+  });
   const ttlMs = deps.ttlMs ?? DEFAULT_CREDENTIAL_TTL_MS;
   const aliases = createAliasCache({ aliases: createModelAliasRepository(deps.db), clock: deps.clock, ttlMs });
   const cache = new Map<string, Entry>();
-  const inFlight = new Map<string, Promise<ResolvedCredential | null>>();
+  const inFlight = new Map<string, Promise<LoadedCredential | null>>();
   // Bumped by invalidateAll, so that a load that started before a change cannot cache its stale result.
   let generation = 0;
 
-  function cached(key: string, load: () => Promise<ResolvedCredential | null>): Promise<ResolvedCredential | null> {
+  function cached(key: string, load: () => Promise<LoadedCredential | null>): Promise<LoadedCredential | null> {
     const hit = cache.get(key);
     if (hit && deps.clock.now() - hit.loadedAt < ttlMs) return Promise.resolve(hit.value);
     const pending = inFlight.get(key);
@@ -69,16 +89,25 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
     organisationId: string,
     workspaceId: string,
     slug: string,
-  ): Promise<ResolvedCredential | null> {
+    param: string,
+  ): Promise<LoadedCredential | null> {
     const row = await providers.findActiveForGateway(organisationId, workspaceId, slug);
     if (!row || row.integration_status !== 'active') return null;
     const models = modelPolicy(row.allow_all_models, await integrationModels.list(row.integration_id));
+    const fields = await secretFields.load(
+      organisationId,
+      workspaceId,
+      row.secret_mappings,
+      `provider @${row.slug}`,
+      param,
+    );
     return build(
       row.ai_provider_id,
       row.encrypted_key,
       row.configurations,
       { kind: 'provider', id: row.id, slug: row.slug, integrationId: row.integration_id },
       models,
+      fields,
     );
   }
 
@@ -86,15 +115,24 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
     organisationId: string,
     workspaceId: string,
     slug: string,
-  ): Promise<ResolvedCredential | null> {
+    param: string,
+  ): Promise<LoadedCredential | null> {
     const row: VirtualKeyRow | undefined = await virtualKeys.findActiveBySlug(organisationId, slug);
     if (!row || row.workspace_id !== workspaceId) return null;
+    const fields = await secretFields.load(
+      organisationId,
+      workspaceId,
+      row.secret_mappings,
+      `virtual key ${row.slug}`,
+      param,
+    );
     return build(
       row.provider,
       row.encrypted_key,
       row.configurations,
       { kind: 'virtual_key', id: row.id, slug: row.slug, integrationId: null },
       null,
+      fields,
     );
   }
 
@@ -104,16 +142,19 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
     storedConfig: string,
     source: ResolvedCredential['source'],
     models: ModelPolicy | null,
-  ): ResolvedCredential {
+    fields: MappedField[],
+  ): LoadedCredential {
     const configurations = Object.freeze(openConfigurations(deps.secretBox, storedConfig));
-    return Object.freeze({
+    const base = Object.freeze({
       providerType,
       apiKey: encryptedKey === null ? null : deps.secretBox.decrypt(encryptedKey),
       customHost: typeof configurations.custom_host === 'string' ? configurations.custom_host : null,
       configurations,
       source: Object.freeze(source),
       models,
+      fromSecretManager: fields.length > 0,
     });
+    return { base, fields };
   }
 
   function checkAccess(principal: Principal, workspaceId: string, slug: string, param: string, what: string): void {
@@ -139,10 +180,11 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
       const org = principal.organisationId;
       const found = await cached(
         `provider:${org}:${workspaceId}:${slug}`,
-        async () => (await loadProvider(org, workspaceId, slug)) ?? (await loadVirtualKey(org, workspaceId, slug)),
+        async () =>
+          (await loadProvider(org, workspaceId, slug, param)) ?? (await loadVirtualKey(org, workspaceId, slug, param)),
       );
       if (!found) throw notFound('Provider', `@${nameOrMasked(slug)}`, param);
-      return found;
+      return secretFields.apply(found, param);
     },
 
     /** `x-service-virtual-key: slug`. */
@@ -152,11 +194,19 @@ export function createCredentialResolver(deps: { db: Db; secretBox: SecretBox; c
       const org = principal.organisationId;
       const found = await cached(
         `virtual_key:${org}:${workspaceId}:${slug}`,
-        async () => (await loadVirtualKey(org, workspaceId, slug)) ?? (await loadProvider(org, workspaceId, slug)),
+        async () =>
+          (await loadVirtualKey(org, workspaceId, slug, param)) ?? (await loadProvider(org, workspaceId, slug, param)),
       );
       if (!found) throw notFound('Virtual key', nameOrMasked(slug), param);
-      return found;
+      return secretFields.apply(found, param);
     },
+
+    /** A credential whose secret-manager fields a provider refused, with those fields read again (null: unchanged). */
+    refreshSecrets: (credential: ResolvedCredential): Promise<ResolvedCredential | null> =>
+      secretFields.refresh(
+        credential,
+        credential.source.kind === 'virtual_key' ? 'x-service-virtual-key' : 'x-service-provider',
+      ),
 
     /** Active providers of the workspace; read each time (a list, not the hot path). */
     async listProviders(principal: Principal, workspaceId: string): Promise<ReachableProvider[]> {

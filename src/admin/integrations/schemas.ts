@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
+import { secretMappingsField, storedMappingsObject } from '../secret-references/mappings.js';
 import {
   configurationsSchema,
   credentialName,
@@ -26,6 +27,7 @@ export const createIntegrationBody = z
       .describe('Workspace (id or slug) of the default provider; the default workspace when left out.'),
     create_default_provider: z.boolean().default(true),
     default_provider_slug: credentialSlug.optional(),
+    secret_mappings: secretMappingsField.optional(),
   })
   .strict();
 
@@ -38,6 +40,7 @@ export const updateIntegrationBody = z
       .optional()
       .describe('Replaces the stored object. A secret field sent back as its mask keeps its stored value.'),
     tags: tagsSchema.optional(),
+    secret_mappings: secretMappingsField.optional().describe('Replaces the stored mappings ([] removes them all).'),
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, { message: 'send at least one field to change' });
@@ -71,6 +74,7 @@ export const integrationObject = z.object({
     .describe(
       'Whether models not disabled in GET /v1/integrations/{slug}/models are allowed (true), or only those enabled there.',
     ),
+  secret_mappings: storedMappingsObject,
   object: z.literal('integration'),
 });
 

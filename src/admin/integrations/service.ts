@@ -15,6 +15,7 @@ import { resolveWorkspace } from '../shared/workspace-access.js';
 import { checkHostConfigured, requireProviderType } from '../credentials/provider-types.js';
 import { parseTagFilter, RESERVED_PROVIDER_SLUGS } from '../credentials/schemas.js';
 import { maskConfigurations, sealConfigurations, sealKey } from '../credentials/secrets.js';
+import { mappingsOf, type SecretMappingRules } from '../secret-references/mappings.js';
 import type {
   CreateIntegrationBody,
   IntegrationObject,
@@ -28,6 +29,8 @@ export interface IntegrationServiceDeps {
   workspaces: WorkspaceRepository;
   secretBox: SecretBox;
   clock: Clock;
+  /** Checks `secret_mappings` (references, fields, workspaces) and gives their stored form. */
+  mappings: SecretMappingRules;
   /** Called after every change, so that the gateway stops using what it resolved before. */
   onChange: () => void;
 }
@@ -93,6 +96,7 @@ export function createIntegrationService(deps: IntegrationServiceDeps) {
         last_reset_at: null,
         allow_all_models: 1,
         all_workspaces: 1,
+        secret_mappings: '[]',
       };
 
       let provider: ProviderRow | null = null;
@@ -125,6 +129,12 @@ export function createIntegrationService(deps: IntegrationServiceDeps) {
         };
       }
 
+      if (body.secret_mappings)
+        integration.secret_mappings = await deps.mappings.store(
+          principal,
+          body.secret_mappings,
+          provider ? [provider.workspace_id] : [],
+        );
       try {
         await deps.integrations.insertWithDefaultProvider(integration, provider);
       } catch (error) {
@@ -167,6 +177,12 @@ export function createIntegrationService(deps: IntegrationServiceDeps) {
         patch.configurations = sealConfigurations(deps.secretBox, body.configurations, row.configurations);
       }
       if (body.tags !== undefined) patch.tags = JSON.stringify(body.tags);
+      if (body.secret_mappings !== undefined)
+        patch.secret_mappings = await deps.mappings.store(
+          principal,
+          body.secret_mappings,
+          await deps.mappings.workspacesOfIntegration(row.id),
+        );
       await deps.integrations.update(row.id, patch);
       deps.onChange();
       return { ...row, ...patch };
@@ -202,6 +218,7 @@ export function toIntegrationObject(row: IntegrationRow): IntegrationObject {
     last_updated_at: row.last_updated_at,
     last_reset_at: row.last_reset_at,
     allow_all_models: row.allow_all_models === 1,
+    secret_mappings: mappingsOf(row.secret_mappings),
     object: 'integration',
   };
 }

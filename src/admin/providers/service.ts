@@ -8,6 +8,7 @@ import type { WorkspaceRepository } from '../../storage/repositories/workspaces.
 import type { IntegrationWorkspaceRepository } from '../../storage/repositories/integration-workspaces.js';
 import { parseTagFilter, RESERVED_PROVIDER_SLUGS } from '../credentials/schemas.js';
 import { credentialWorkspace } from '../credentials/workspace.js';
+import type { SecretMappingRules } from '../secret-references/mappings.js';
 import { pageWindow } from '../shared/pagination.js';
 import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
 import type { CreateProviderBody, ListProvidersQuery, ProviderObject, UpdateProviderBody } from './schemas.js';
@@ -23,6 +24,7 @@ export function createProviderService(deps: {
   integrationWorkspaces: IntegrationWorkspaceRepository;
   workspaces: WorkspaceRepository;
   clock: Clock;
+  mappings: SecretMappingRules;
   onChange: () => void;
 }) {
   const now = () => new Date(deps.clock.now()).toISOString();
@@ -57,6 +59,8 @@ export function createProviderService(deps: {
           `Integration ${integration.slug} is not enabled for workspace ${workspace.slug}; enable it with PUT /v1/integrations/${integration.slug}/workspaces.`,
           { param: 'integration_id' },
         );
+      // The integration's secret references must let this workspace read them.
+      await deps.mappings.assertUsableIn(principal, integration.secret_mappings, workspace.id, 'integration_id');
       const slug = body.slug ?? slugify(body.name);
       if (RESERVED_PROVIDER_SLUGS.has(slug))
         throw invalid('slug', `The provider slug ${slug} is reserved (it names the path /v1/providers/${slug}).`);

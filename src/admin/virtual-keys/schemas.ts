@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
+import { secretMappingsField, storedMappingsObject } from '../secret-references/mappings.js';
 import {
   configurationsSchema,
   credentialName,
@@ -14,7 +15,11 @@ export const createVirtualKeyBody = z
   .object({
     name: credentialName,
     provider: providerTypeId.describe('A provider id of the registry, such as openai or azure-openai.'),
-    key: providerKey.describe('The provider API key; stored encrypted and never shown again.'),
+    key: providerKey
+      .optional()
+      .describe(
+        'The provider API key; stored encrypted and never shown again. Required unless secret_mappings maps key.',
+      ),
     note: freeText.nullable().optional(),
     slug: credentialSlug.optional(),
     workspace_id: idOrSlug
@@ -23,6 +28,7 @@ export const createVirtualKeyBody = z
         'Workspace (id or slug); a workspace key uses its own, an admin key the default workspace when left out.',
       ),
     configurations: configurationsSchema.optional(),
+    secret_mappings: secretMappingsField.optional(),
   })
   .strict();
 
@@ -34,6 +40,7 @@ export const updateVirtualKeyBody = z
     configurations: configurationsSchema
       .optional()
       .describe('Replaces the stored object. A secret field sent back as its mask keeps its stored value.'),
+    secret_mappings: secretMappingsField.optional().describe('Replaces the stored mappings ([] removes them all).'),
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, { message: 'send at least one field to change' });
@@ -62,6 +69,7 @@ export const virtualKeyObject = z.object({
   created_at: z.string(),
   last_updated_at: z.string(),
   last_reset_at: z.string().nullable(),
+  secret_mappings: storedMappingsObject,
   object: z.literal('virtual-key'),
 });
 

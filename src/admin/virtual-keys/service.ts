@@ -9,6 +9,7 @@ import type { WorkspaceRepository } from '../../storage/repositories/workspaces.
 import { checkHostConfigured, requireProviderType } from '../credentials/provider-types.js';
 import { maskConfigurations, sealConfigurations, sealKey } from '../credentials/secrets.js';
 import { credentialWorkspace } from '../credentials/workspace.js';
+import { mappingsOf, type SecretMappingRules } from '../secret-references/mappings.js';
 import { pageWindow } from '../shared/pagination.js';
 import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
 import type { CreateVirtualKeyBody, ListVirtualKeysQuery, UpdateVirtualKeyBody, VirtualKeyObject } from './schemas.js';
@@ -23,6 +24,7 @@ export function createVirtualKeyService(deps: {
   workspaces: WorkspaceRepository;
   secretBox: SecretBox;
   clock: Clock;
+  mappings: SecretMappingRules;
   onChange: () => void;
 }) {
   const now = () => new Date(deps.clock.now()).toISOString();
@@ -41,6 +43,8 @@ export function createVirtualKeyService(deps: {
       const definition = requireProviderType(body.provider, 'provider');
       const configurations = body.configurations ?? {};
       checkHostConfigured(definition, configurations, 'configurations');
+      if (body.key === undefined && !deps.mappings.mapsKey(body.secret_mappings))
+        throw invalid('key', 'key is required, unless secret_mappings maps target_field key.');
       const slug = body.slug ?? slugify(body.name);
       if (await deps.virtualKeys.slugTaken(principal.organisationId, slug)) {
         throw new AppError('CONFLICT', `A virtual key with slug ${slug} already exists.`, { param: 'slug' });
@@ -53,13 +57,16 @@ export function createVirtualKeyService(deps: {
         slug,
         name: body.name,
         provider: definition.name,
-        ...sealKey(deps.secretBox, body.key),
+        ...sealKey(deps.secretBox, body.key ?? null),
         note: body.note ?? null,
         configurations: sealConfigurations(deps.secretBox, configurations),
         status: 'active',
         created_at: stamp,
         last_updated_at: stamp,
         last_reset_at: null,
+        secret_mappings: body.secret_mappings
+          ? await deps.mappings.store(principal, body.secret_mappings, [workspace.id])
+          : '[]',
       };
       try {
         await deps.virtualKeys.insert(row);
@@ -100,6 +107,14 @@ export function createVirtualKeyService(deps: {
         checkHostConfigured(requireProviderType(row.provider, 'provider'), body.configurations, 'configurations');
         patch.configurations = sealConfigurations(deps.secretBox, body.configurations, row.configurations);
       }
+      if (body.secret_mappings !== undefined) {
+        if (row.encrypted_key === null && body.key === undefined && !deps.mappings.mapsKey(body.secret_mappings))
+          throw invalid(
+            'secret_mappings',
+            'This virtual key has no stored key: keep a mapping of target_field key, or send key.',
+          );
+        patch.secret_mappings = await deps.mappings.store(principal, body.secret_mappings, [row.workspace_id]);
+      }
       await deps.virtualKeys.update(row.id, patch);
       deps.onChange();
       return { ...row, ...patch };
@@ -134,6 +149,7 @@ export function toVirtualKeyObject(row: VirtualKeyRow): VirtualKeyObject {
     created_at: row.created_at,
     last_updated_at: row.last_updated_at,
     last_reset_at: row.last_reset_at,
+    secret_mappings: mappingsOf(row.secret_mappings),
     object: 'virtual-key',
   };
 }

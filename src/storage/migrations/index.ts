@@ -21,6 +21,7 @@ import * as jwt from './0019-jwt.js';
 import * as sessions from './0020-sessions.js';
 import * as scim from './0021-scim.js';
 import * as mcp from './0022-mcp.js';
+import * as secretReferences from './0023-secret-references.js';
 import * as deployments from './0024-deployments.js';
 import * as integrationWorkspaces from './0025-integration-workspaces.js';
 import * as exportChunks from './0026-export-chunks.js';
@@ -49,6 +50,7 @@ const migrations: Record<string, Migration> = {
   '0020-sessions': sessions,
   '0021-scim': scim,
   '0022-mcp': mcp,
+  '0023-secret-references': secretReferences,
   '0024-deployments': deployments,
   '0025-integration-workspaces': integrationWorkspaces,
   '0026-export-chunks': exportChunks,

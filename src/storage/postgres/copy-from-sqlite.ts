@@ -263,9 +263,9 @@ export function tablesInDependencyOrder(source: SQLite.Database): string[] {
 }
 
 /**
- * Every encrypted value of the source: the stored provider keys (`encrypted_key`) and the
- * sealed fields of credential and MCP integration configurations, so that the caller can check
- * the master key.
+ * Every encrypted value of the source: the stored provider keys (`encrypted_key`), the sealed
+ * fields of credential and MCP integration configurations and of secret references'
+ * `auth_config`, so that the caller can check the master key.
  */
 export function sealedValues(source: SQLite.Database): string[] {
   const values: string[] = [];
@@ -292,6 +292,14 @@ export function sealedValues(source: SQLite.Database): string[] {
       }
     }
   }
+  const references = source.prepare(`SELECT auth_config FROM ${quote('secret_references')}`).all() as Array<{
+    auth_config: string;
+  }>;
+  for (const row of references)
+    for (const field of Object.values(JSON.parse(row.auth_config) as Record<string, unknown>)) {
+      const sealed = (field as { $sealed?: unknown } | null)?.$sealed;
+      if (typeof sealed === 'string') values.push(sealed);
+    }
   return values;
 }
 

@@ -28,6 +28,7 @@ import { createSessionRepository } from './sessions.js';
 import { createSsoRepository } from './sso.js';
 import { createMcpIntegrationRepository } from './mcp-integrations.js';
 import { createMcpServerRepository } from './mcp-servers.js';
+import { createSecretReferenceRepository } from './secret-references.js';
 
 export function createRepositories(db: Db) {
   return {
@@ -60,6 +61,7 @@ export function createRepositories(db: Db) {
     sso: createSsoRepository(db),
     mcpIntegrations: createMcpIntegrationRepository(db),
     mcpServers: createMcpServerRepository(db),
+    secretReferences: createSecretReferenceRepository(db),
   };
 }
 

@@ -109,6 +109,7 @@ export function createProviderRepository(db: Db) {
           'i.configurations',
           'i.status as integration_status',
           'i.allow_all_models',
+          'i.secret_mappings',
         ])
         .where('p.organisation_id', '=', organisationId)
         .where('p.workspace_id', '=', workspaceId)
