@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import { addUser } from './fixtures.js';
 import { apiClient, type ApiClient } from './http.js';
+import { startMcpUpstream } from './mcp-upstream.js';
 import type { TestServer } from './start-test-server.js';
 
 /**
@@ -159,6 +160,59 @@ export async function referenceContext(t: TestServer): Promise<{
         })
       ).id,
   );
+
+  // MCP: integrations point at a real MCP server (official SDK, 127.0.0.1) that has the `search`
+  // tool the reference's examples switch, so capability lists, metadata and `/test` answer from
+  // a real sync. The main integration is shared with the workspace, where the servers are made.
+  const upstream = await startMcpUpstream();
+  upstream.catalogue.tools.push('search');
+  await twice('mcpIntegration', async (suffix) => {
+    const created = await made('/v1/mcp-integrations', {
+      name: `Contract MCP ${suffix}`,
+      url: upstream.url,
+      transport: 'http',
+      auth_type: 'none',
+    });
+    const synced = await t.server.mcp.sync.sync(created.id);
+    expect(synced.ok, `setup: sync of MCP integration ${suffix}`).toBe(true);
+    return created.id;
+  });
+  const shared = await owner.put(`/v1/mcp-integrations/${context.mcpIntegration}/workspaces`, {
+    workspaces: [{ id: ws.id, enabled: true }],
+  });
+  expect(shared.status, `setup: share the MCP integration: ${JSON.stringify(shared.body)}`).toBe(200);
+  await twice(
+    'mcpServer',
+    async (suffix) =>
+      (
+        await made('/v1/mcp-servers', {
+          name: `Contract MCP server ${suffix}`,
+          mcp_integration_id: context.mcpIntegration,
+          workspace_id: ws.id,
+        })
+      ).id,
+  );
+
+  await twice(
+    'secretReference',
+    async (suffix) =>
+      (
+        await made('/v1/secret-references', {
+          name: `Contract secret ${suffix}`,
+          manager_type: 'hashicorp_vault',
+          auth_config: {
+            vault_auth_type: 'token',
+            vault_addr: 'https://vault.example.com:8200',
+            vault_token: `hvs.contract-${suffix}`,
+          },
+          secret_path: `secret/contract-${suffix}`,
+        })
+      ).id,
+  );
+  // A SCIM group mapping by group name (the group need not exist yet); only the doomed one is used.
+  context['scimMapping:doomed'] = (
+    await made('/v1/scim/workspaces', { workspace_id: ws.id, role: 'member', scim_group_name: 'Contract doomed' })
+  ).id;
 
   // A request log (with a trace for feedback), a finished export and two drafts.
   const now = Date.now();
