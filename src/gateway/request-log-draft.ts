@@ -39,6 +39,11 @@ export class RequestLogDraft {
   guardrailVerdict: 'passed' | 'failed' | 'denied' | null = null;
   /** The prompt a prompt run used (its id, version number and label). */
   prompt: Pick<PromptUse, 'id' | 'version' | 'label'> | null = null;
+  /** Agent gateway calls (docs/agents.md): the agent server, the JSON-RPC method, and the body sizes. */
+  agentServerId: string | null = null;
+  rpcMethod: string | null = null;
+  requestBytes: number | null = null;
+  responseBytes: number | null = null;
 
   constructor(
     readonly principal: Principal,
@@ -101,6 +106,10 @@ export class RequestLogDraft {
       audio_seconds: usage?.audioSeconds ?? null,
       hook_results: this.hookResults,
       guardrail_verdict: this.guardrailVerdict,
+      agent_server_id: this.agentServerId,
+      rpc_method: this.rpcMethod,
+      request_bytes: this.requestBytes,
+      response_bytes: this.responseBytes,
     };
   }
 }

@@ -65,6 +65,12 @@ import { createPricingService } from '../pricing/create-pricing-service.js';
 import { createRequestLogWriter, type RequestLogWriter } from '../telemetry/request-log-writer.js';
 import { createChangeBus, type ChangeBus } from '../storage/change-bus.js';
 import { publishingCaches, subscribeCaches } from './shared-caches.js';
+import { registerAgents } from '../admin/agents/index.js';
+import { createAgentDirectory } from '../agents/directory.js';
+import { createAgentGateway } from '../gateway/agents/agent-gateway.js';
+import { registerAgentGatewayRoutes } from '../gateway/agents/routes.js';
+import { createAgentIntegrationRepository } from '../storage/repositories/agent-integrations.js';
+import { createAgentServerRepository } from '../storage/repositories/agent-servers.js';
 
 export interface AppDeps {
   config: Config;
@@ -344,6 +350,24 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerProviderCatalogRoute(zapp);
   const pricing = createPricingService({ config: deps.config, clock: deps.clock, logger: deps.logger });
   registerModelPricingRoutes(zapp, pricing);
+  // Agent integrations hold credentials: their changes travel as credential changes (docs/agents.md).
+  const agentRepos = {
+    integrations: createAgentIntegrationRepository(deps.db),
+    servers: createAgentServerRepository(deps.db),
+  };
+  const agentDirectory = createAgentDirectory({ ...agentRepos, secretBox, clock: deps.clock });
+  changes.on((change) => {
+    if (change.topic === 'credentials' || change.topic === 'all') agentDirectory.invalidate();
+  });
+  registerAgents(zapp, {
+    repos,
+    ...agentRepos,
+    secretBox,
+    clock: deps.clock,
+    onChange: () => changes.publish({ topic: 'credentials' }),
+    cardTimeoutMs: deps.config.upstream_headers_timeout_ms,
+    ...(deps.upstreamDispatcher ? { dispatcher: deps.upstreamDispatcher } : {}),
+  });
 
   const upstream = createUpstreamClient(
     {
@@ -369,6 +393,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await limits.close();
     await upstream.close();
   });
+  // Before the segments below, so that no other /v1/agents/… path is passed through to a provider.
+  await registerAgentGatewayRoutes(
+    zapp,
+    createAgentGateway({
+      directory: agentDirectory,
+      limits: limits.service,
+      logs: requestLogs,
+      clock: deps.clock,
+      upstream,
+      capture: deps.config.log_bodies ? deps.config.log_body_max_bytes : 0,
+    }),
+  );
   for (const route of routes) controlPlaneSegments.add(route.url.split('/')[2] ?? '');
   controlPlaneSegments.delete('');
   await registerGatewayRoutes(app, {

@@ -47,6 +47,11 @@ export function toLogObject(row: RequestLogInsert, withBodies: boolean) {
     /** Every upstream attempt when a config routed the request: {target, provider, status, latency_ms, error_code?}. */
     attempts: row.attempts ? (JSON.parse(row.attempts) as unknown[]) : null,
     retry_count: row.retry_count ?? 0,
+    /** Agent gateway calls: the agent server, the JSON-RPC method (message/send, SendMessage, …), the body sizes in bytes. */
+    agent_server_id: row.agent_server_id ?? null,
+    rpc_method: row.rpc_method ?? null,
+    request_bytes: row.request_bytes ?? null,
+    response_bytes: row.response_bytes ?? null,
     span_id: row.span_id ?? null,
     parent_span_id: row.parent_span_id ?? null,
     span_name: row.span_name ?? null,

@@ -1,9 +1,12 @@
 import { z } from 'zod';
+import { AGENT_ENDPOINT_TYPE } from '../../agents/protocol.js';
 import { ENDPOINT_TYPES } from '../../providers/endpoints.js';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
 
 const METADATA_KEY = /^metadata\.[A-Za-z0-9_.-]{1,128}$/;
 const BASE_KEYS = ['api_key', 'organisation_id', 'workspace_id'] as const;
+/** The provider endpoint families, and the agent gateway's calls (docs/agents.md). */
+const POLICY_ENDPOINT_TYPES: readonly string[] = [...ENDPOINT_TYPES, AGENT_ENDPOINT_TYPE];
 
 export const conditionSchema = z
   .object({
@@ -19,11 +22,11 @@ export const conditionSchema = z
   })
   .strict()
   .superRefine((condition, ctx) => {
-    if (condition.key === 'endpoint_type' && !(ENDPOINT_TYPES as readonly string[]).includes(condition.value)) {
+    if (condition.key === 'endpoint_type' && !POLICY_ENDPOINT_TYPES.includes(condition.value)) {
       ctx.addIssue({
         code: 'custom',
         path: ['value'],
-        message: `endpoint_type must be one of ${ENDPOINT_TYPES.join(', ')}`,
+        message: `endpoint_type must be one of ${POLICY_ENDPOINT_TYPES.join(', ')}`,
       });
     }
   });

@@ -19,6 +19,7 @@ import * as guardrailVerdicts from './0017-guardrail-verdicts.js';
 import * as prompts from './0018-prompts.js';
 import * as jwt from './0019-jwt.js';
 import * as exportChunks from './0026-export-chunks.js';
+import * as agents from './0027-agents.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0018-prompts': prompts,
   '0019-jwt': jwt,
   '0026-export-chunks': exportChunks,
+  '0027-agents': agents,
 };
 
 export const migrationProvider: MigrationProvider = {

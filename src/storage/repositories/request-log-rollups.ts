@@ -49,6 +49,10 @@ export const COLUMNS = [
   'guardrail_verdict',
   'prompt_version',
   'prompt_label',
+  'agent_server_id',
+  'rpc_method',
+  'request_bytes',
+  'response_bytes',
 ] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
 
 // ---------------------------------------------------------------------------------------------
