@@ -365,7 +365,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     secretBox,
     clock: deps.clock,
     onChange: () => changes.publish({ topic: 'credentials' }),
-    cardTimeoutMs: deps.config.upstream_headers_timeout_ms,
+    // An admin request waits for the card read: a few seconds, not a provider's generous time-out.
+    cardTimeoutMs: Math.min(deps.config.upstream_headers_timeout_ms, 10_000),
     ...(deps.upstreamDispatcher ? { dispatcher: deps.upstreamDispatcher } : {}),
   });
 

@@ -23,10 +23,15 @@ export const userAccessDefault = z.enum(['allow', 'deny']);
 export const agentUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
   .max(2048)
-  .refine((url) => {
-    const parsed = new URL(url);
-    return parsed.username === '' && parsed.password === '';
-  }, 'put credentials in configurations (custom_headers or bearer_token), not in the URL');
+  // Refinements run on values the format check refused too: an unparsable URL is left to that check.
+  .refine(
+    (url) => {
+      if (!URL.canParse(url)) return true;
+      const parsed = new URL(url);
+      return parsed.username === '' && parsed.password === '';
+    },
+    { message: 'put credentials in configurations (custom_headers or bearer_token), not in the URL' },
+  );
 
 /** Custom headers sent on every call to the agent; values are secrets (`[REDACTED]` keeps the stored one). */
 const customHeaders = z.record(z.string(), z.string()).superRefine((headers, ctx) => {
