@@ -22,6 +22,7 @@ import { dbCommand } from './commands/db.js';
 import { configsCommand } from './commands/configs.js';
 import { guardrailsCommand } from './commands/guardrails.js';
 import { promptsCommand } from './commands/prompts.js';
+import { agentsCommand } from './commands/agents.js';
 import { feedbackCommand } from './commands/feedback.js';
 import { workspacesCommand } from './commands/workspaces.js';
 import { FatalError } from './fatal-error.js';
@@ -60,6 +61,7 @@ export function buildProgram(): Command {
   program.addCommand(configsCommand());
   program.addCommand(guardrailsCommand());
   program.addCommand(promptsCommand());
+  program.addCommand(agentsCommand());
   program.addCommand(aliasesCommand());
   program.addCommand(policiesCommand());
   program.addCommand(logsCommand());
