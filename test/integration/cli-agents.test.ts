@@ -96,6 +96,23 @@ describe('svcgw agents', () => {
       });
       expect(((await answer.json()) as any).result.artifacts[0].parts[0].text).toBe('echo: from the cli test');
 
+      // docs/agents.md: a rate-limits policy on agent calls.
+      const policy = await ok(
+        ['policies', 'rate-limits', 'create', '--workspace', 'default', '--name', 'agents 60 rpm per key'].concat([
+          '--condition',
+          'endpoint_type=agent',
+          '--group-by',
+          'api_key',
+          '--unit',
+          'rpm',
+          '--value',
+          '60',
+        ]),
+      );
+      expect((await api.get(`/v1/policies/rate-limits/${policy.id}`)).body.conditions).toEqual([
+        { key: 'endpoint_type', value: 'agent' },
+      ]);
+
       await fails(['agents', 'servers', 'user-access', 'echo', '--user', 'nobody'], 2, /--user takes/);
       await fails(['agents', 'integrations', 'create', '--name', 'x', '--url', 'ftp://x'], 1, /url/);
       await fails(['agents', 'servers', 'get', 'nope'], 1, /not found/);
