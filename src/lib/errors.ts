@@ -243,7 +243,7 @@ export const ERROR_CODES = {
     status: 502,
     type: 'api_error',
     summary:
-      "The agent server has no JSON-RPC endpoint svcgw can call: its agent's card could not be read, or names none on the integration's origin; sync the integration or set its rpc_url.",
+      "The agent server's agent cannot be used: its card could not be read or names no JSON-RPC endpoint on the integration's origin (sync the integration or set its rpc_url), or it refused the integration's credentials.",
   },
   AB01_INVALID_CONFIG: {
     status: 400,

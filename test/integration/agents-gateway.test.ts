@@ -256,6 +256,12 @@ describe('agent gateway', () => {
       workspaces: [{ id: 'team-a', enabled: true }],
     });
     expect((await send(serviceKey)).status).toBe(200);
+    // The agent refuses the integration's credentials: the operator's problem, not the caller's key.
+    await admin.put(`/v1/agent-integrations/${integration.id}`, { configurations: { bearer_token: 'wrong' } });
+    expect(await codeOf(await send(serviceKey))).toEqual({ status: 502, code: 'AGENT_UNAVAILABLE' });
+    expect((await fetch(server.card_url, { headers: { 'x-service-api-key': serviceKey } })).status).toBe(502);
+    await admin.put(`/v1/agent-integrations/${integration.id}`, { configurations: { bearer_token: 'peer-secret' } });
+    expect((await send(serviceKey)).status).toBe(200);
     await admin.delete(`/v1/agent-servers/${server.id}`);
     expect(await codeOf(await send(serviceKey))).toEqual({ status: 404, code: 'NOT_FOUND' });
 

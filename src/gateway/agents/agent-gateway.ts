@@ -36,6 +36,8 @@ export type AgentRequest = GatewayRequest & { readonly protocol: string };
 /** Bytes of a JSON answer read to find a JSON-RPC error for the log; a card answer is read whole up to the card limit. */
 const INSPECT_BYTES = 64 * 1024;
 const MAX_CARD_BYTES = 1024 * 1024;
+/** Statuses with which an agent refuses the integration's credentials. */
+const REFUSED_CREDENTIALS: ReadonlySet<number> = new Set([401, 403, 407]);
 
 /** One call on its way: what the log record, the limits and the abort need. */
 interface Exchange {
@@ -74,7 +76,6 @@ export function createAgentGateway(deps: AgentGatewayDeps) {
     draft.provider = 'a2a';
     draft.model = target.slug;
     draft.agentServerId = target.serverId;
-    draft.responseBytes = 0;
     reply.header('x-service-request-id', draft.id);
     const exchange: Exchange = { target, draft, controller: new AbortController() };
     const admission: Admission = { tokenLimits: [], reservation: null, headers: null };
@@ -143,7 +144,9 @@ export function createAgentGateway(deps: AgentGatewayDeps) {
         if (res.statusCode !== 200)
           throw new AppError(
             'AGENT_UNAVAILABLE',
-            `The agent's card could not be read: the agent answered HTTP ${res.statusCode}.`,
+            REFUSED_CREDENTIALS.has(res.statusCode)
+              ? `The agent refused the credentials of agent integration ${target.integrationSlug} (HTTP ${res.statusCode}); check its auth.`
+              : `The agent's card could not be read: the agent answered HTTP ${res.statusCode}.`,
           );
         let card: unknown;
         try {
@@ -225,6 +228,14 @@ export function createAgentGateway(deps: AgentGatewayDeps) {
     draft: RequestLogDraft,
     carriesCard: boolean,
   ): Promise<unknown> {
+    if (REFUSED_CREDENTIALS.has(res.statusCode)) {
+      res.body.resume();
+      // The agent judged svcgw's credentials, not the caller's key: the operator's to fix, not the client's.
+      throw new AppError(
+        'AGENT_UNAVAILABLE',
+        `The agent refused the credentials of agent integration ${target.integrationSlug} (HTTP ${res.statusCode}); check its auth.`,
+      );
+    }
     const contentType = String(res.headers['content-type'] ?? 'application/json');
     draft.isStream = contentType.includes('text/event-stream');
     if (res.statusCode >= 400) {
