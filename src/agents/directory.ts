@@ -15,7 +15,7 @@ export interface AgentTarget {
   workspaceId: string;
   integrationId: string;
   integrationSlug: string;
-  /** False when the integration is archived or not enabled for the server's workspace. */
+  /** False when the integration is not enabled for the server's workspace. */
   integrationUsable: boolean;
   cardUrl: string;
   /** The JSON-RPC endpoint: the integration's rpc_url, else the one its card names; null when neither is known. */
@@ -49,12 +49,11 @@ export function createAgentDirectory(deps: {
       ? await deps.servers.findById(organisationId, idOrSlug.toLowerCase())
       : await deps.servers.findBySlug(organisationId, idOrSlug);
     if (!server || server.status !== 'active') return null;
+    // An archived integration takes its servers with it.
     const integration = await deps.integrations.findById(organisationId, server.integration_id);
-    if (!integration) return null;
+    if (!integration || integration.status !== 'active') return null;
     const [usable, skills, serverSkills, overrides] = await Promise.all([
-      integration.status === 'active'
-        ? deps.integrations.usableInWorkspace(integration.id, server.workspace_id)
-        : Promise.resolve(false),
+      deps.integrations.usableInWorkspace(integration.id, server.workspace_id),
       deps.integrations.listSkills(integration.id),
       deps.servers.listSkillSwitches(server.id),
       deps.servers.listUserOverrides(server.id),

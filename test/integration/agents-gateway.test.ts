@@ -276,7 +276,7 @@ describe('agent gateway', () => {
 
   it('logs every call with its server, method and sizes, and a rate-limit policy on endpoint_type agent limits agent calls', async () => {
     const clock = createManualClock(Date.parse('2026-05-04T10:00:05Z'));
-    const { t, admin, server, call, logs } = await setup({ clock });
+    const { t, admin, server, integration, call, logs } = await setup({ clock });
     const policy = await admin.post(
       '/v1/policies/rate-limits',
       validPolicy({ conditions: [{ key: 'endpoint_type', value: 'agent' }], value: 2, workspace_id: 'default' }),
@@ -323,5 +323,9 @@ describe('agent gateway', () => {
     const stream = records.find((r) => r.rpc_method === 'message/stream');
     expect(stream).toMatchObject({ stream: true, status_code: 200, agent_server_id: server.id });
     expect(stream.response_bytes).toBeGreaterThan(300);
+
+    // An archived integration takes its servers with it.
+    expect((await admin.delete(`/v1/agent-integrations/${integration.id}`)).status).toBe(200);
+    expect((await call(body)).status).toBe(404);
   });
 });

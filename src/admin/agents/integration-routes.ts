@@ -182,12 +182,10 @@ export function registerAgentIntegrationRoutes(
     async (request) => {
       const read = reads.take(request);
       if (!read) throw new Error('the card read of a sync is made before its handler');
-      const principal = request.principal!;
-      const answer = await service.sync(principal, request.params.id, read);
-      const row = await service.find(principal, request.params.id);
+      const { row, metadata } = await service.sync(request.principal!, request.params.id, read);
       request.auditResourceId = row.id;
       request.auditWorkspaceId = row.workspace_id;
-      return answer;
+      return metadata;
     },
   );
 

@@ -309,11 +309,15 @@ export function createAgentIntegrationService(deps: {
     },
 
     /** Stores a card read made for this integration (sync, a server's test). */
-    async sync(principal: Principal, idOrSlug: string, read: CardRead): Promise<MetadataObject> {
+    async sync(
+      principal: Principal,
+      idOrSlug: string,
+      read: CardRead,
+    ): Promise<{ row: AgentIntegrationRow; metadata: MetadataObject }> {
       const row = await findChangeable(principal, idOrSlug);
       const synced = await saveRead(row, read);
       deps.onChange();
-      return metadataOf(synced, (await deps.integrations.listSkills(row.id)).length);
+      return { row, metadata: metadataOf(synced, (await deps.integrations.listSkills(row.id)).length) };
     },
 
     /** The card read of an integration a server uses, whoever may test the server (no change rights needed). */

@@ -104,7 +104,7 @@ export function createAgentGateway(deps: AgentGatewayDeps) {
       if (!target.integrationUsable)
         throw new AppError(
           'AGENT_ACCESS_DENIED',
-          `The agent integration of agent server ${target.slug} is not enabled for its workspace (or is archived).`,
+          `The agent integration of agent server ${target.slug} is not enabled for its workspace.`,
         );
       if (!userMayCall(target, principal))
         throw new AppError('AGENT_ACCESS_DENIED', `The key's user has no access to agent server ${target.slug}.`);
