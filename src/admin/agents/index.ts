@@ -6,6 +6,8 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import type { AgentIntegrationRepository } from '../../storage/repositories/agent-integrations.js';
 import type { AgentServerRepository } from '../../storage/repositories/agent-servers.js';
 import type { Repositories } from '../../storage/repositories/index.js';
+import { createAgentIntegrationAccess } from './integration-access.js';
+import { createIntegrationFinder } from './integration-finder.js';
 import { registerAgentIntegrationRoutes } from './integration-routes.js';
 import { createAgentIntegrationService } from './integration-service.js';
 import { registerAgentServerRoutes } from './server-routes.js';
@@ -36,8 +38,10 @@ export function registerAgents(
       timeoutMs: deps.cardTimeoutMs,
       ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
     });
+  const finder = createIntegrationFinder(deps.integrations);
   const integrations = createAgentIntegrationService({
     integrations: deps.integrations,
+    finder,
     workspaces: deps.repos.workspaces,
     secretBox: deps.secretBox,
     clock: deps.clock,
@@ -51,6 +55,13 @@ export function registerAgents(
     clock: deps.clock,
     onChange: deps.onChange,
   });
-  registerAgentIntegrationRoutes(app, integrations, readCard);
+  const access = createAgentIntegrationAccess({
+    integrations: deps.integrations,
+    workspaces: deps.repos.workspaces,
+    finder,
+    clock: deps.clock,
+    onChange: deps.onChange,
+  });
+  registerAgentIntegrationRoutes(app, { service: integrations, access, readCard });
   registerAgentServerRoutes(app, { servers, integrations, readCard });
 }

@@ -3,6 +3,7 @@ import type { CardRead } from '../../agents/card-reader.js';
 import { ADMIN_ONLY, BOTH_KEY_TYPES } from '../../http/route-config.js';
 import type { ZodApp } from '../../http/zod-app.js';
 import { listBody } from '../shared/pagination.js';
+import type { AgentIntegrationAccess } from './integration-access.js';
 import type { AgentIntegrationService } from './integration-service.js';
 import { createPrefetch } from './prefetch.js';
 import {
@@ -31,9 +32,9 @@ const CREDENTIALS =
 
 export function registerAgentIntegrationRoutes(
   app: ZodApp,
-  service: AgentIntegrationService,
-  readCard: CardReader,
+  deps: { service: AgentIntegrationService; access: AgentIntegrationAccess; readCard: CardReader },
 ): void {
+  const { service, access, readCard } = deps;
   const reads = createPrefetch<CardRead>();
 
   app.get(
@@ -225,7 +226,7 @@ export function registerAgentIntegrationRoutes(
       config: { auth: auth('read') },
     },
     async (request) => {
-      const { total, data, counts } = await service.skills(request.principal!, request.params.id, request.query);
+      const { total, data, counts } = await access.skills(request.principal!, request.params.id, request.query);
       return { ...listBody(data, total), counts };
     },
   );
@@ -245,7 +246,7 @@ export function registerAgentIntegrationRoutes(
       config: { auth: auth('update'), audit: audit('update_skills') },
     },
     async (request) => {
-      const row = await service.setSkills(request.principal!, request.params.id, request.body);
+      const row = await access.setSkills(request.principal!, request.params.id, request.body);
       request.auditResourceId = row.id;
       request.auditWorkspaceId = row.workspace_id;
       return { success: true as const };
@@ -263,7 +264,7 @@ export function registerAgentIntegrationRoutes(
       },
       config: { auth: { scope: 'agent_integrations.read', keyTypes: ADMIN_ONLY } },
     },
-    async (request) => service.workspaceAccess(request.principal!, request.params.id),
+    async (request) => access.workspaceAccess(request.principal!, request.params.id),
   );
 
   app.put(
@@ -281,7 +282,7 @@ export function registerAgentIntegrationRoutes(
       config: { auth: { scope: 'agent_integrations.update', keyTypes: ADMIN_ONLY }, audit: audit('update_workspaces') },
     },
     async (request) => {
-      const row = await service.setWorkspaceAccess(request.principal!, request.params.id, request.body);
+      const row = await access.setWorkspaceAccess(request.principal!, request.params.id, request.body);
       request.auditResourceId = row.id;
       return {};
     },

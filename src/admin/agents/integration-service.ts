@@ -3,8 +3,8 @@ import type { CardRead } from '../../agents/card-reader.js';
 import { authHeaders, openAuth, sealAuth, type AgentAuth, type AgentAuthType } from '../../agents/upstream-auth.js';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
-import { AppError, invalid, notFound } from '../../lib/errors.js';
-import { isUuid, newId, slugify } from '../../lib/ids.js';
+import { AppError, invalid } from '../../lib/errors.js';
+import { newId, slugify } from '../../lib/ids.js';
 import { REDACTED } from '../../lib/redact.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { AgentIntegrationRepository, AgentIntegrationRow } from '../../storage/repositories/agent-integrations.js';
@@ -16,13 +16,9 @@ import type {
   IntegrationObject,
   ListIntegrationsQuery,
   MetadataObject,
-  PageQuery,
-  SkillObject,
-  SkillsBody,
   UpdateIntegrationBody,
-  WorkspaceAccessBody,
-  WorkspaceAccessObject,
 } from './schemas.js';
+import type { IntegrationFinder } from './integration-finder.js';
 import { FORGOTTEN_CARD, metadataOf, syncFrom } from './sync.js';
 
 /** Where a card is read and with what credentials: what a sync needs, worked out before the request's transaction. */
@@ -40,6 +36,7 @@ export interface CardTarget {
  */
 export function createAgentIntegrationService(deps: {
   integrations: AgentIntegrationRepository;
+  finder: IntegrationFinder;
   workspaces: WorkspaceRepository;
   secretBox: SecretBox;
   clock: Clock;
@@ -53,34 +50,7 @@ export function createAgentIntegrationService(deps: {
       throw new AppError('NOT_FOUND', `Organisation ${organisationId} not found.`, { param: 'organisation_id' });
   }
 
-  /**
-   * An integration the caller may see: 404 for another organisation's, another workspace's, and
-   * (for a workspace key) an organisation integration not enabled for its workspace.
-   */
-  async function find(principal: Principal, idOrSlug: string): Promise<AgentIntegrationRow> {
-    const row = isUuid(idOrSlug)
-      ? await deps.integrations.findById(principal.organisationId, idOrSlug.toLowerCase())
-      : await deps.integrations.findBySlug(principal.organisationId, idOrSlug);
-    if (!row || !(await visible(principal, row))) throw notFound('Agent integration', 'id');
-    return row;
-  }
-
-  async function visible(principal: Principal, row: AgentIntegrationRow): Promise<boolean> {
-    if (principal.workspaceId === null) return true;
-    if (row.workspace_id !== null) return row.workspace_id === principal.workspaceId;
-    return deps.integrations.usableInWorkspace(row.id, principal.workspaceId);
-  }
-
-  async function findChangeable(principal: Principal, idOrSlug: string): Promise<AgentIntegrationRow> {
-    const row = await find(principal, idOrSlug);
-    if (row.workspace_id === null && principal.workspaceId !== null)
-      throw new AppError(
-        'WORKSPACE_FORBIDDEN',
-        "A workspace key uses the organisation's agent integrations but cannot change them; use an admin key.",
-      );
-    if (row.status !== 'active') throw invalid('id', `Agent integration ${row.slug} is archived.`);
-    return row;
-  }
+  const { find, findChangeable } = deps.finder;
 
   function checkAuth(type: AgentAuthType, auth: AgentAuth): void {
     if (type === 'headers' && Object.keys(auth.headers ?? {}).length === 0)
@@ -336,100 +306,7 @@ export function createAgentIntegrationService(deps: {
       const row = await find(principal, idOrSlug);
       return metadataOf(row, (await deps.integrations.listSkills(row.id)).length);
     },
-
-    async skills(principal: Principal, idOrSlug: string, page: PageQuery) {
-      const row = await find(principal, idOrSlug);
-      const all = (await deps.integrations.listSkills(row.id)).map(skillOf);
-      const start = page.current_page * page.page_size;
-      return {
-        total: all.length,
-        data: all.slice(start, start + page.page_size),
-        counts: { total: all.length, enabled: all.filter((skill) => skill.enabled).length },
-      };
-    },
-
-    async setSkills(principal: Principal, idOrSlug: string, body: SkillsBody): Promise<AgentIntegrationRow> {
-      const row = await findChangeable(principal, idOrSlug);
-      const known = new Set((await deps.integrations.listSkills(row.id)).map((skill) => skill.skill_id));
-      body.skills.forEach((skill, i) => {
-        if (!known.has(skill.id))
-          throw invalid(
-            `skills[${i}].id`,
-            `The agent's card has no skill ${skill.id} (as last synced); sync the integration first.`,
-          );
-      });
-      await deps.integrations.setSkills(
-        row.id,
-        body.skills.map((s) => ({ skillId: s.id, enabled: s.enabled })),
-      );
-      await deps.integrations.update(row.id, { updated_by: actor(principal), last_updated_at: now() });
-      deps.onChange();
-      return row;
-    },
-
-    async workspaceAccess(principal: Principal, idOrSlug: string): Promise<WorkspaceAccessObject> {
-      const row = await organisationOwned(principal, idOrSlug);
-      const [switches, workspaces] = await Promise.all([
-        deps.integrations.listWorkspaceAccess(row.id),
-        deps.workspaces.list({
-          organisationId: principal.organisationId,
-          statuses: ['active'],
-          limit: 10_000,
-          offset: 0,
-        }),
-      ]);
-      const byWorkspace = new Map(switches.map((entry) => [entry.workspace_id, entry.enabled === 1]));
-      const data = workspaces.rows.map((workspace) => {
-        const own = byWorkspace.get(workspace.id);
-        return {
-          id: workspace.id,
-          slug: workspace.slug,
-          name: workspace.name,
-          enabled: own ?? row.global_workspace_access === 1,
-          has_override: own !== undefined,
-        };
-      });
-      return {
-        object: 'list',
-        total: data.length,
-        data,
-        global_workspace_access: { enabled: row.global_workspace_access === 1 },
-      };
-    },
-
-    async setWorkspaceAccess(
-      principal: Principal,
-      idOrSlug: string,
-      body: WorkspaceAccessBody,
-    ): Promise<AgentIntegrationRow> {
-      const row = await organisationOwned(principal, idOrSlug);
-      if (row.status !== 'active') throw invalid('id', `Agent integration ${row.slug} is archived.`);
-      const entries: Array<{ workspaceId: string; enabled: boolean }> = [];
-      for (const [i, entry] of body.workspaces.entries()) {
-        const workspace = await deps.workspaces.findByIdOrSlug(principal.organisationId, entry.id);
-        if (!workspace)
-          throw new AppError('NOT_FOUND', `Workspace ${entry.id} not found.`, { param: `workspaces[${i}].id` });
-        entries.push({ workspaceId: workspace.id, enabled: entry.enabled });
-      }
-      await deps.integrations.setWorkspaceAccess(row.id, entries, {
-        replace: body.override_existing_workspace_access,
-        ...(body.global_workspace_access ? { global: body.global_workspace_access.enabled } : {}),
-        patch: { updated_by: actor(principal), last_updated_at: now() },
-      });
-      deps.onChange();
-      return row;
-    },
   };
-
-  async function organisationOwned(principal: Principal, idOrSlug: string): Promise<AgentIntegrationRow> {
-    const row = await find(principal, idOrSlug);
-    if (row.workspace_id !== null)
-      throw invalid(
-        'id',
-        `Agent integration ${row.slug} belongs to one workspace; workspace access is for organisation integrations.`,
-      );
-    return row;
-  }
 }
 
 export type AgentIntegrationService = ReturnType<typeof createAgentIntegrationService>;
@@ -444,25 +321,3 @@ function authOf(configurations: CreateIntegrationBody['configurations']): AgentA
 const storedHeader = (auth: AgentAuth, name: string): string | undefined =>
   auth.headers?.[name] ??
   Object.entries(auth.headers ?? {}).find(([stored]) => stored.toLowerCase() === name.toLowerCase())?.[1];
-
-function skillOf(row: {
-  skill_id: string;
-  name: string;
-  description: string | null;
-  details: string;
-  enabled: number;
-}): SkillObject {
-  const details = JSON.parse(row.details) as Pick<SkillObject, 'tags' | 'examples' | 'input_modes' | 'output_modes'>;
-  return {
-    id: row.skill_id,
-    name: row.name,
-    description: row.description,
-    tags: details.tags ?? [],
-    examples: details.examples ?? [],
-    input_modes: details.input_modes ?? [],
-    output_modes: details.output_modes ?? [],
-    enabled: row.enabled === 1,
-  };
-}
-
-export { skillOf };

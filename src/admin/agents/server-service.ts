@@ -15,7 +15,7 @@ import type { UserRepository } from '../../storage/repositories/users.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
 import type { CardTarget } from './integration-service.js';
-import { skillOf } from './integration-service.js';
+import { skillOf } from './integration-access.js';
 import type { PageQuery, SkillsBody } from './schemas.js';
 import type {
   CreateServerBody,
