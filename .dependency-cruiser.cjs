@@ -5,7 +5,7 @@
  *   server     server/ (assembles fastify from the parts below)
  *   planes     gateway/, admin/ (admin may read gateway/config to validate configs; never the reverse)
  *   http       http/ (what routes declare: route config, the typed app)
- *   domain     auth/, cache/, limits/, pricing/, providers/, notifications/, workers/, bootstrap/, features/, guardrails/, prompts/, deployments/, mcp/, secrets/
+ *   domain     agents/, auth/, cache/, limits/, pricing/, providers/, notifications/, workers/, bootstrap/, features/, guardrails/, prompts/, deployments/, mcp/, secrets/
  *   telemetry  telemetry/
  *   storage    storage/
  *   leaves     config/, lib/
@@ -18,6 +18,7 @@ const LAYERS = [
   [
     'domain',
     [
+      'agents',
       'auth',
       'cache',
       'limits',

@@ -66,6 +66,13 @@ export const SCOPES: readonly ScopeInfo[] = [
   { name: 'mcp.invoke', description: 'Call MCP servers through the gateway.', workspace: true },
   ...crud('mcp_integrations', 'MCP integrations (organisation-wide ones by admin keys)', true),
   ...crud('mcp_servers', 'MCP servers, their capabilities, user access and connections', true),
+  ...crud('agent_integrations', 'agent integrations (remote A2A agents; organisation-wide ones by admin keys)', true),
+  ...crud('agent_servers', 'agent servers (an agent integration in a workspace), their skills and user access', true),
+  {
+    name: 'agents.invoke',
+    description: 'Call agent servers through the agent gateway (/v1/agents/…).',
+    workspace: true,
+  },
 ];
 
 const byName = new Map(SCOPES.map((scope) => [scope.name, scope]));
@@ -80,4 +87,4 @@ export const WORKSPACE_SCOPES: readonly string[] = SCOPES.filter((scope) => scop
  * Scopes of the data plane (provider traffic). Every other authenticated route is the
  * control plane, which API_ACCESS_ENABLED=OFF turns off as a whole.
  */
-export const DATA_PLANE_SCOPES: ReadonlySet<string> = new Set(['completions.write', 'mcp.invoke']);
+export const DATA_PLANE_SCOPES: ReadonlySet<string> = new Set(['completions.write', 'mcp.invoke', 'agents.invoke']);

@@ -25,6 +25,7 @@ import { configsCommand } from './commands/configs.js';
 import { deploymentsCommand } from './commands/deployments.js';
 import { guardrailsCommand } from './commands/guardrails.js';
 import { promptsCommand } from './commands/prompts.js';
+import { agentsCommand } from './commands/agents.js';
 import { feedbackCommand } from './commands/feedback.js';
 import { workspacesCommand } from './commands/workspaces.js';
 import { FatalError } from './fatal-error.js';
@@ -66,6 +67,7 @@ export function buildProgram(): Command {
   program.addCommand(guardrailsCommand());
   program.addCommand(promptsCommand());
   program.addCommand(mcpCommand());
+  program.addCommand(agentsCommand());
   program.addCommand(aliasesCommand());
   program.addCommand(policiesCommand());
   program.addCommand(logsCommand());

@@ -42,6 +42,9 @@ export class RequestLogDraft {
   /** An MCP tool call: the server, the tool, and the sizes (bytes of JSON) of its arguments and result. */
   mcpServerId: string | null = null;
   mcpTool: string | null = null;
+  /** Agent gateway calls (docs/agents.md): the agent server, the JSON-RPC method, and the body sizes. */
+  agentServerId: string | null = null;
+  rpcMethod: string | null = null;
   requestBytes: number | null = null;
   responseBytes: number | null = null;
 
@@ -108,6 +111,8 @@ export class RequestLogDraft {
       guardrail_verdict: this.guardrailVerdict,
       mcp_server_id: this.mcpServerId,
       mcp_tool: this.mcpTool,
+      agent_server_id: this.agentServerId,
+      rpc_method: this.rpcMethod,
       request_bytes: this.requestBytes,
       response_bytes: this.responseBytes,
     };

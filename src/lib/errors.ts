@@ -332,6 +332,24 @@ export const ERROR_CODES = {
     summary:
       'A secret reference could not be read or written: its secret manager was unreachable, refused the sign-in, or has no such secret or key. The message names the reference and what the manager said, never a secret.',
   },
+  AGENT_ACCESS_DENIED: {
+    status: 403,
+    type: 'permission_error',
+    summary:
+      "The agent server is closed to this caller: the key's user is not allowed by the server's user access, or the server's agent integration is not enabled for its workspace (docs/agents.md).",
+  },
+  AGENT_SKILL_DISABLED: {
+    status: 403,
+    type: 'permission_error',
+    summary:
+      'The message names (metadata skill_id) a skill that is disabled on the agent server or its integration; disabled skills are also left out of the card the gateway serves.',
+  },
+  AGENT_UNAVAILABLE: {
+    status: 502,
+    type: 'api_error',
+    summary:
+      "The agent server's agent cannot be used: its card could not be read or names no JSON-RPC endpoint on the integration's origin (sync the integration or set its rpc_url), or it refused the integration's credentials.",
+  },
   AB01_INVALID_CONFIG: {
     status: 400,
     type: 'invalid_request_error',

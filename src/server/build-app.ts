@@ -77,6 +77,12 @@ import { publishingCaches, subscribeCaches } from './shared-caches.js';
 import { registerDeployments } from '../admin/deployments/index.js';
 import { createServedDeploymentLookup } from '../deployments/served-deployment.js';
 import { createMcp, mcpGateway, registerMcpAdmin, type Mcp } from './mcp-parts.js';
+import { registerAgents } from '../admin/agents/index.js';
+import { createAgentDirectory } from '../agents/directory.js';
+import { createAgentGateway } from '../gateway/agents/agent-gateway.js';
+import { registerAgentGatewayRoutes } from '../gateway/agents/routes.js';
+import { createAgentIntegrationRepository } from '../storage/repositories/agent-integrations.js';
+import { createAgentServerRepository } from '../storage/repositories/agent-servers.js';
 
 export interface AppDeps {
   config: Config;
@@ -427,6 +433,25 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     changes,
   });
   registerMcpAdmin(zapp, mcp, { repos, secretBox, clock: deps.clock, changes, checkGuardrails });
+  // Agent integrations hold credentials: their changes travel as credential changes (docs/agents.md).
+  const agentRepos = {
+    integrations: createAgentIntegrationRepository(deps.db),
+    servers: createAgentServerRepository(deps.db),
+  };
+  const agentDirectory = createAgentDirectory({ ...agentRepos, secretBox, clock: deps.clock });
+  changes.on((change) => {
+    if (change.topic === 'credentials' || change.topic === 'all') agentDirectory.invalidate();
+  });
+  registerAgents(zapp, {
+    repos,
+    ...agentRepos,
+    secretBox,
+    clock: deps.clock,
+    onChange: () => changes.publish({ topic: 'credentials' }),
+    // An admin request waits for the card read: a few seconds, not a provider's generous time-out.
+    cardTimeoutMs: Math.min(deps.config.upstream_headers_timeout_ms, 10_000),
+    ...(deps.upstreamDispatcher ? { dispatcher: deps.upstreamDispatcher } : {}),
+  });
 
   const upstream = createUpstreamClient(
     {
@@ -453,6 +478,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await upstream.close();
     await mcp.close();
   });
+  // Before the segments below, so that no other /v1/agents/… path is passed through to a provider.
+  await registerAgentGatewayRoutes(
+    zapp,
+    createAgentGateway({
+      directory: agentDirectory,
+      limits: limits.service,
+      logs: requestLogs,
+      clock: deps.clock,
+      upstream,
+      capture: deps.config.log_bodies ? deps.config.log_body_max_bytes : 0,
+    }),
+  );
   for (const route of routes) controlPlaneSegments.add(route.url.split('/')[2] ?? '');
   controlPlaneSegments.delete('');
   const gatewayGuards = features.enabled('guardrails') ? gatewayGuardrails(deps, guardrails) : null;

@@ -5,6 +5,9 @@ import type { OrgRole, WorkspaceRole } from '../../storage/schema.js';
 const MEMBER_SCOPES = [
   'completions.write',
   'mcp.invoke',
+  'agents.invoke',
+  'agent_servers.list',
+  'agent_servers.read',
   'workspaces.read',
   'workspace_users.list',
   'workspace_users.read',

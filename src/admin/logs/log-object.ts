@@ -50,6 +50,9 @@ export function toLogObject(row: RequestLogInsert, withBodies: boolean) {
     /** An MCP tool call (endpoint_type mcp): the MCP server, the tool, the sizes of its arguments and result in bytes. */
     mcp_server_id: row.mcp_server_id ?? null,
     mcp_tool: row.mcp_tool ?? null,
+    /** Agent gateway calls: the agent server, the JSON-RPC method (message/send, SendMessage, …), the body sizes in bytes. */
+    agent_server_id: row.agent_server_id ?? null,
+    rpc_method: row.rpc_method ?? null,
     request_bytes: row.request_bytes ?? null,
     response_bytes: row.response_bytes ?? null,
     span_id: row.span_id ?? null,

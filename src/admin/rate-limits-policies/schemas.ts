@@ -1,10 +1,14 @@
 import { z } from 'zod';
+import { AGENT_ENDPOINT_TYPE } from '../../agents/protocol.js';
 import { ENDPOINT_TYPES } from '../../providers/endpoints.js';
 import { idOrSlug, paginationQuery } from '../shared/pagination.js';
 
 const METADATA_KEY = /^metadata\.[A-Za-z0-9_.-]{1,128}$/;
-/** What an `endpoint_type` condition may name: the provider endpoint families, and `mcp` (MCP tool calls). */
-const CONDITION_ENDPOINT_TYPES: readonly string[] = [...ENDPOINT_TYPES, 'mcp'];
+/**
+ * What an `endpoint_type` condition may name: the provider endpoint families, `mcp` (MCP tool
+ * calls) and the agent gateway's calls (docs/agents.md).
+ */
+const CONDITION_ENDPOINT_TYPES: readonly string[] = [...ENDPOINT_TYPES, 'mcp', AGENT_ENDPOINT_TYPE];
 const BASE_KEYS = ['api_key', 'organisation_id', 'workspace_id'] as const;
 
 export const conditionSchema = z

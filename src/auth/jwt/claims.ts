@@ -53,7 +53,7 @@ const isProblem = (value: unknown): value is ClaimProblem =>
   typeof value === 'object' && value !== null && 'reason' in value;
 
 /**
- * Scopes a JWT may use: the data plane's (`completions.write`, `mcp.invoke`) and, on the control
+ * Scopes a JWT may use: the data plane's (`completions.write`, `mcp.invoke`, `agents.invoke`) and, on the control
  * plane, only reading and listing (`.read`, `.list`, `.view`), as the spec says; and only
  * scopes a workspace key may hold, since a token acts in one workspace. Others are dropped.
  */

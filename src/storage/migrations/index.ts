@@ -25,6 +25,7 @@ import * as secretReferences from './0023-secret-references.js';
 import * as deployments from './0024-deployments.js';
 import * as integrationWorkspaces from './0025-integration-workspaces.js';
 import * as exportChunks from './0026-export-chunks.js';
+import * as agents from './0027-agents.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -54,6 +55,7 @@ const migrations: Record<string, Migration> = {
   '0024-deployments': deployments,
   '0025-integration-workspaces': integrationWorkspaces,
   '0026-export-chunks': exportChunks,
+  '0027-agents': agents,
 };
 
 export const migrationProvider: MigrationProvider = {

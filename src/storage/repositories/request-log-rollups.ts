@@ -51,6 +51,8 @@ export const COLUMNS = [
   'prompt_label',
   'mcp_server_id',
   'mcp_tool',
+  'agent_server_id',
+  'rpc_method',
   'request_bytes',
   'response_bytes',
 ] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
