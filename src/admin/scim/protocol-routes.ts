@@ -12,8 +12,9 @@ import {
   schemaResource,
   serviceProviderConfig,
 } from './protocol/discovery.js';
+import type { Principal } from '../../auth/principal.js';
 import { GROUP_FILTERS, type ScimGroupService } from './groups-service.js';
-import { listQueryOf, listResponse, project, projectionOf } from './protocol/list-query.js';
+import { listQueryOf, listResponse, project, projectionOf, type ListQuery } from './protocol/list-query.js';
 import { matchesIfNoneMatch } from './protocol/preconditions.js';
 import { locationOf } from './protocol/resource-meta.js';
 import { ScimError } from './protocol/scim-errors.js';
@@ -134,130 +135,126 @@ export function registerScimProtocolRoutes(
     return answer(reply, 200, found);
   });
 
-  const users = services.users;
-  app.get(
-    `${SCIM_BASE_PATH}/Users`,
-    { schema: doc('List users (filter eq, startIndex, count)'), config },
-    async (request, reply) => {
-      const query = listQueryOf(request.query as Record<string, unknown>, USER_FILTERS);
-      const { total, resources } = await users.list(request.principal!, query, baseUrlOf(request));
-      const shown = resources.map((resource) => project(resource, query.projection));
-      return answer(reply, 200, listResponse(shown, total, query.startIndex));
+  registerResourceRoutes(app, {
+    path: 'Users',
+    auditAs: 'user',
+    filters: USER_FILTERS,
+    service: services.users,
+    summaries: {
+      list: 'List users (filter eq, startIndex, count)',
+      get: 'Get a user',
+      create: 'Provision a user',
+      replace: 'Replace a user',
+      patch: 'Change a user (PatchOp; active: false deactivates)',
+      remove: 'Delete a user',
     },
-  );
-  app.get(`${SCIM_BASE_PATH}/Users/:id`, { schema: doc('Get a user', true), config }, async (request, reply) =>
-    answerRead(request, reply, await users.get(request.principal!, idOf(request), baseUrlOf(request))),
-  );
-  app.post(
-    `${SCIM_BASE_PATH}/Users`,
-    { schema: doc('Provision a user'), config: audited('user', 'create') },
-    async (request, reply) => {
-      const view = await users.create(request.principal!, bodyOf(request), baseUrlOf(request));
-      request.auditResourceId = view.row.id;
-      reply.header('location', locationOf(baseUrlOf(request), 'Users', view.row.id));
-      return answer(reply, 201, view.resource, view.version);
+  });
+  registerResourceRoutes(app, {
+    path: 'Groups',
+    auditAs: 'group',
+    filters: GROUP_FILTERS,
+    service: services.groups,
+    summaries: {
+      list: 'List groups (filter eq, startIndex, count)',
+      get: 'Get a group',
+      create: 'Create a group',
+      replace: 'Replace a group',
+      patch: 'Change a group (PatchOp; members add, remove, replace)',
+      remove: 'Delete a group',
     },
-  );
-  app.put(
-    `${SCIM_BASE_PATH}/Users/:id`,
-    { schema: doc('Replace a user', true), config: audited('user', 'update') },
-    async (request, reply) => {
-      request.auditResourceId = idOf(request);
-      const view = await users.replace(
-        request.principal!,
-        idOf(request),
-        bodyOf(request),
-        ifMatchOf(request),
-        baseUrlOf(request),
-      );
-      return answer(reply, 200, view.resource, view.version);
-    },
-  );
-  app.patch(
-    `${SCIM_BASE_PATH}/Users/:id`,
-    { schema: doc('Change a user (PatchOp; active: false deactivates)', true), config: audited('user', 'update') },
-    async (request, reply) => {
-      request.auditResourceId = idOf(request);
-      const view = await users.patch(
-        request.principal!,
-        idOf(request),
-        bodyOf(request),
-        ifMatchOf(request),
-        baseUrlOf(request),
-      );
-      return answer(reply, 200, view.resource, view.version);
-    },
-  );
-  app.delete(
-    `${SCIM_BASE_PATH}/Users/:id`,
-    { schema: doc('Delete a user', true), config: audited('user', 'delete') },
-    async (request, reply) => {
-      request.auditResourceId = idOf(request);
-      await users.remove(request.principal!, idOf(request), ifMatchOf(request), baseUrlOf(request));
-      return reply.code(204).send();
-    },
-  );
+  });
+}
 
-  const groups = services.groups;
-  app.get(
-    `${SCIM_BASE_PATH}/Groups`,
-    { schema: doc('List groups (filter eq, startIndex, count)'), config },
-    async (request, reply) => {
-      const query = listQueryOf(request.query as Record<string, unknown>, GROUP_FILTERS);
-      const { total, resources } = await groups.list(request.principal!, query, baseUrlOf(request));
-      const shown = resources.map((resource) => project(resource, query.projection));
-      return answer(reply, 200, listResponse(shown, total, query.startIndex));
-    },
-  );
-  app.get(`${SCIM_BASE_PATH}/Groups/:id`, { schema: doc('Get a group', true), config }, async (request, reply) =>
-    answerRead(request, reply, await groups.get(request.principal!, idOf(request), baseUrlOf(request))),
+interface ResourceView {
+  resource: JsonObject;
+  version: string;
+}
+
+/** What the Users and Groups routes ask of their service: the same operations on either resource. */
+interface ScimResourceService<Attr extends string> {
+  list(
+    principal: Principal,
+    query: ListQuery<Attr>,
+    baseUrl: string,
+  ): Promise<{ total: number; resources: JsonObject[] }>;
+  get(principal: Principal, id: string, baseUrl: string): Promise<ResourceView>;
+  create(principal: Principal, body: unknown, baseUrl: string): Promise<ResourceView & { row: { id: string } }>;
+  replace(
+    principal: Principal,
+    id: string,
+    body: unknown,
+    ifMatch: string | undefined,
+    baseUrl: string,
+  ): Promise<ResourceView>;
+  patch(
+    principal: Principal,
+    id: string,
+    body: unknown,
+    ifMatch: string | undefined,
+    baseUrl: string,
+  ): Promise<ResourceView>;
+  remove(principal: Principal, id: string, ifMatch: string | undefined, baseUrl: string): Promise<void>;
+}
+
+/** List, read, create, replace, patch and delete of one SCIM resource type (RFC 7644 §3). */
+function registerResourceRoutes<Attr extends string>(
+  app: ZodApp,
+  resource: {
+    path: 'Users' | 'Groups';
+    auditAs: 'user' | 'group';
+    filters: Readonly<Record<string, Attr>>;
+    service: ScimResourceService<Attr>;
+    summaries: Record<'list' | 'get' | 'create' | 'replace' | 'patch' | 'remove', string>;
+  },
+): void {
+  const { service, summaries } = resource;
+  const collection = `${SCIM_BASE_PATH}/${resource.path}`;
+  const one = `${collection}/:id`;
+  app.get(collection, { schema: doc(summaries.list), config }, async (request, reply) => {
+    const query = listQueryOf(request.query as Record<string, unknown>, resource.filters);
+    const { total, resources } = await service.list(request.principal!, query, baseUrlOf(request));
+    const shown = resources.map((found) => project(found, query.projection));
+    return answer(reply, 200, listResponse(shown, total, query.startIndex));
+  });
+  app.get(one, { schema: doc(summaries.get, true), config }, async (request, reply) =>
+    answerRead(request, reply, await service.get(request.principal!, idOf(request), baseUrlOf(request))),
   );
   app.post(
-    `${SCIM_BASE_PATH}/Groups`,
-    { schema: doc('Create a group'), config: audited('group', 'create') },
+    collection,
+    { schema: doc(summaries.create), config: audited(resource.auditAs, 'create') },
     async (request, reply) => {
-      const view = await groups.create(request.principal!, bodyOf(request), baseUrlOf(request));
+      const view = await service.create(request.principal!, bodyOf(request), baseUrlOf(request));
       request.auditResourceId = view.row.id;
-      reply.header('location', locationOf(baseUrlOf(request), 'Groups', view.row.id));
+      reply.header('location', locationOf(baseUrlOf(request), resource.path, view.row.id));
       return answer(reply, 201, view.resource, view.version);
     },
   );
-  app.put(
-    `${SCIM_BASE_PATH}/Groups/:id`,
-    { schema: doc('Replace a group', true), config: audited('group', 'update') },
-    async (request, reply) => {
-      request.auditResourceId = idOf(request);
-      const view = await groups.replace(
-        request.principal!,
-        idOf(request),
-        bodyOf(request),
-        ifMatchOf(request),
-        baseUrlOf(request),
-      );
-      return answer(reply, 200, view.resource, view.version);
-    },
-  );
-  app.patch(
-    `${SCIM_BASE_PATH}/Groups/:id`,
-    { schema: doc('Change a group (PatchOp; members add, remove, replace)', true), config: audited('group', 'update') },
-    async (request, reply) => {
-      request.auditResourceId = idOf(request);
-      const view = await groups.patch(
-        request.principal!,
-        idOf(request),
-        bodyOf(request),
-        ifMatchOf(request),
-        baseUrlOf(request),
-      );
-      return answer(reply, 200, view.resource, view.version);
-    },
-  );
+  for (const [method, change] of [
+    ['put', 'replace'],
+    ['patch', 'patch'],
+  ] as const) {
+    app[method](
+      one,
+      { schema: doc(summaries[change], true), config: audited(resource.auditAs, 'update') },
+      async (request, reply) => {
+        request.auditResourceId = idOf(request);
+        const view = await service[change](
+          request.principal!,
+          idOf(request),
+          bodyOf(request),
+          ifMatchOf(request),
+          baseUrlOf(request),
+        );
+        return answer(reply, 200, view.resource, view.version);
+      },
+    );
+  }
   app.delete(
-    `${SCIM_BASE_PATH}/Groups/:id`,
-    { schema: doc('Delete a group', true), config: audited('group', 'delete') },
+    one,
+    { schema: doc(summaries.remove, true), config: audited(resource.auditAs, 'delete') },
     async (request, reply) => {
       request.auditResourceId = idOf(request);
-      await groups.remove(request.principal!, idOf(request), ifMatchOf(request), baseUrlOf(request));
+      await service.remove(request.principal!, idOf(request), ifMatchOf(request), baseUrlOf(request));
       return reply.code(204).send();
     },
   );
