@@ -17,7 +17,7 @@ import {
 } from './catalog-schemas.js';
 import type { CollectionService } from './collection-service.js';
 import type { LabelService } from './label-service.js';
-import { promptAuth } from './prompt-routes.js';
+import { promptAuth } from './prompt-auth.js';
 
 /** Prompt collections and labels: the folders and version labels of the prompts family. */
 export function registerCatalogRoutes(

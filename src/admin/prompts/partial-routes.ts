@@ -2,18 +2,17 @@ import { z } from 'zod';
 import type { ZodApp } from '../../http/zod-app.js';
 import { listBody } from '../shared/pagination.js';
 import type { PartialService } from './partial-service.js';
-import { promptAuth } from './prompt-routes.js';
+import { promptAuth } from './prompt-auth.js';
+import { registerTemplateLifecycleRoutes } from './template-lifecycle-routes.js';
 import {
   createPartialBody,
   listPartialsQuery,
-  makeDefaultBody,
   partialObject,
   partialParams,
   partialVersionParams,
   partialSummary,
   partialVersionObject,
   updatePartialBody,
-  versionLabelBody,
 } from './schemas.js';
 
 const TAG = ['PromptPartials'];
@@ -93,26 +92,6 @@ export function registerPartialRoutes(app: ZodApp, service: PartialService): voi
     },
   );
 
-  app.delete(
-    '/v1/prompts/partials/:promptPartialId',
-    {
-      schema: {
-        tags: TAG,
-        summary: 'Archive a prompt partial',
-        description: 'Prompts that include it then fail to render (400 naming the partial) until it is restored.',
-        params: partialParams,
-        response: { 200: z.object({}) },
-      },
-      config: { auth: promptAuth('delete'), audit: audit('delete') },
-    },
-    async (request) => {
-      const row = await service.archive(request.principal!, request.params.promptPartialId);
-      request.auditResourceId = row.id;
-      request.auditWorkspaceId = row.workspace_id;
-      return {};
-    },
-  );
-
   app.get(
     '/v1/prompts/partials/:promptPartialId/versions',
     {
@@ -132,45 +111,25 @@ export function registerPartialRoutes(app: ZodApp, service: PartialService): voi
     },
   );
 
-  app.put(
-    '/v1/prompts/partials/:promptPartialId/versions/:versionId',
+  registerTemplateLifecycleRoutes(
+    app,
     {
-      schema: {
-        tags: TAG,
-        summary: "Set or clear a partial version's label (svcgw), for {{>slug@label}}",
-        description: 'A label is on at most one version of a partial: it moves here from any other version.',
-        params: partialVersionParams,
-        body: versionLabelBody,
-        response: { 200: z.object({}) },
+      base: '/v1/prompts/partials',
+      param: 'promptPartialId',
+      params: partialParams,
+      versionParams: partialVersionParams,
+      tags: TAG,
+      resourceType: 'prompt_partial',
+      summaries: {
+        archive: 'Archive a prompt partial',
+        label: "Set or clear a partial version's label (svcgw), for {{>slug@label}}",
+        makeDefault: 'Make a version of a partial the default one',
       },
-      config: { auth: promptAuth('update'), audit: audit('label') },
-    },
-    async (request) => {
-      const { promptPartialId, versionId } = request.params;
-      const row = await service.setVersionLabel(request.principal!, promptPartialId, versionId, request.body.label_id);
-      request.auditResourceId = row.id;
-      request.auditWorkspaceId = row.workspace_id;
-      return {};
-    },
-  );
-
-  app.put(
-    '/v1/prompts/partials/:promptPartialId/makeDefault',
-    {
-      schema: {
-        tags: TAG,
-        summary: 'Make a version of a partial the default one',
-        params: partialParams,
-        body: makeDefaultBody,
-        response: { 200: z.object({}) },
+      descriptions: {
+        archive: 'Prompts that include it then fail to render (400 naming the partial) until it is restored.',
+        label: 'A label is on at most one version of a partial: it moves here from any other version.',
       },
-      config: { auth: promptAuth('update'), audit: audit('make_default') },
     },
-    async (request) => {
-      const row = await service.makeDefault(request.principal!, request.params.promptPartialId, request.body.version);
-      request.auditResourceId = row.id;
-      request.auditWorkspaceId = row.workspace_id;
-      return {};
-    },
+    service,
   );
 }

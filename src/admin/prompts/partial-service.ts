@@ -3,10 +3,8 @@ import { AppError } from '../../lib/errors.js';
 import { newId, slugify } from '../../lib/ids.js';
 import { parsedTemplates, partialsOf } from '../../prompts/index.js';
 import type { PromptRow, PromptVersionRow } from '../../storage/repositories/prompts.js';
-import { isUniqueViolation } from '../../storage/repositories/integrations.js';
-import { pageWindow } from '../shared/pagination.js';
-import { resolveWorkspace } from '../shared/workspace-access.js';
 import type { PromptContext, PromptDeps } from './context.js';
+import { createTemplateLifecycle } from './template-lifecycle.js';
 import type {
   CreatePartialBody,
   ListPartialsQuery,
@@ -32,60 +30,23 @@ export function createPartialService(deps: PromptDeps, ctx: PromptContext) {
     await lookup.partials(principal.organisationId, workspaceId, refs, new Map(), [slug]);
   }
 
-  const find = (principal: Principal, ref: string) => lookup.find(principal, 'partial', ref);
+  const lifecycle = createTemplateLifecycle(deps, ctx, 'partial');
+  const { find, writable } = lifecycle;
 
   return {
     async list(principal: Principal, query: ListPartialsQuery) {
-      await ctx.assertView(principal);
-      const workspace = await resolveWorkspace(deps.workspaces, principal, query.workspace_id, { required: false });
-      const collection =
-        query.collection_id === undefined
-          ? null
-          : await ctx.collection(principal, query.collection_id, 'collection_id');
-      const { total, rows } = await repo.list({
-        organisationId: principal.organisationId,
-        kind: 'partial',
-        workspaceId: workspace?.id,
-        collectionId: collection?.id,
-        search: query.search,
-        status: query.status,
-        ...pageWindow(query),
-      });
+      const { total, rows } = await lifecycle.list(principal, query);
       return { total, data: rows.map(toSummary) };
     },
 
     async create(principal: Principal, body: CreatePartialBody) {
       await ctx.assertWrite(principal);
-      const { workspaceId, collectionId } = await ctx.place(principal, body);
+      const placement = await ctx.place(principal, body);
       const slug = body.slug ?? slugify(body.name);
-      await checkTemplate(principal, workspaceId, slug, body.string);
-      if (await repo.findActiveBySlug(principal.organisationId, 'partial', slug))
-        throw new AppError('CONFLICT', `An active partial with slug ${slug} already exists.`, { param: 'slug' });
-      const stamp = ctx.now();
-      const version = partialVersion(newId(), 1, body.string, body.version_description ?? null, stamp, principal);
-      const row: PromptRow = {
-        id: version.prompt_id,
-        organisation_id: principal.organisationId,
-        workspace_id: workspaceId,
-        collection_id: collectionId,
-        kind: 'partial',
-        slug,
-        name: body.name,
-        status: 'active',
-        default_version_id: version.id,
-        created_at: stamp,
-        last_updated_at: stamp,
-      };
-      try {
-        await repo.insert(row, version);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `The slug ${slug} was taken at the same moment.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      await checkTemplate(principal, placement.workspaceId, slug, body.string);
+      await lifecycle.assertSlugFree(principal.organisationId, slug);
+      const version = partialVersion(newId(), 1, body.string, body.version_description ?? null, ctx.now(), principal);
+      const row = await lifecycle.insert(principal, placement, { slug, name: body.name }, version);
       return { row, version };
     },
 
@@ -97,16 +58,11 @@ export function createPartialService(deps: PromptDeps, ctx: PromptContext) {
 
     /** A new `string` saves a new version; name and status change in place. */
     async update(principal: Principal, ref: string, body: UpdatePartialBody) {
-      await ctx.assertView(principal);
-      const row = await find(principal, ref);
-      await ctx.assertWrite(principal);
+      const row = await writable(principal, ref);
       const patch: Partial<PromptRow> = { last_updated_at: ctx.now() };
       if (body.name !== undefined) patch.name = body.name;
       if (body.status !== undefined && body.status !== row.status) {
-        if (body.status === 'active' && (await repo.findActiveBySlug(row.organisation_id, 'partial', row.slug)))
-          throw new AppError('CONFLICT', `An active partial with slug ${row.slug} already exists.`, {
-            param: 'status',
-          });
+        if (body.status === 'active') await lifecycle.assertSlugFree(row.organisation_id, row.slug, 'status');
         patch.status = body.status;
       }
       let versionId = row.default_version_id;
@@ -128,13 +84,7 @@ export function createPartialService(deps: PromptDeps, ctx: PromptContext) {
       return { row: { ...row, ...patch }, versionId };
     },
 
-    async archive(principal: Principal, ref: string): Promise<PromptRow> {
-      await ctx.assertView(principal);
-      const row = await find(principal, ref);
-      await ctx.assertWrite(principal);
-      if (row.status !== 'archived') await repo.update(row.id, { status: 'archived', last_updated_at: ctx.now() });
-      return row;
-    },
+    archive: lifecycle.archive,
 
     async listVersions(principal: Principal, ref: string): Promise<PartialVersionObject[]> {
       await ctx.assertView(principal);
@@ -155,27 +105,8 @@ export function createPartialService(deps: PromptDeps, ctx: PromptContext) {
     },
 
     /** As for prompts: a label moves to this version, so that `{{>slug@label}}` includes it. */
-    async setVersionLabel(principal: Principal, ref: string, versionRef: string, labelRef: string | null) {
-      await ctx.assertView(principal);
-      const row = await find(principal, ref);
-      await ctx.assertWrite(principal);
-      const version = await lookup.version(row, versionRef, 'versionId');
-      const labelId = labelRef === null ? null : await ctx.visibleLabel(principal, row, labelRef);
-      await repo.setVersionLabel(row.id, version.id, labelId);
-      await repo.update(row.id, { last_updated_at: ctx.now() });
-      return row;
-    },
-
-    async makeDefault(principal: Principal, ref: string, versionNumber: number) {
-      await ctx.assertView(principal);
-      const row = await find(principal, ref);
-      await ctx.assertWrite(principal);
-      const version = await repo.findVersionNumber(row.id, versionNumber);
-      if (!version)
-        throw new AppError('NOT_FOUND', `Prompt partial version ${versionNumber} not found`, { param: 'version' });
-      await repo.update(row.id, { default_version_id: version.id, last_updated_at: ctx.now() });
-      return row;
-    },
+    setVersionLabel: lifecycle.setVersionLabel,
+    makeDefault: lifecycle.makeDefault,
   };
 }
 

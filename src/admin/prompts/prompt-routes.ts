@@ -1,23 +1,21 @@
 import { z } from 'zod';
 import type { ZodApp } from '../../http/zod-app.js';
-import { BOTH_KEY_TYPES } from '../../http/route-config.js';
 import { listBody } from '../shared/pagination.js';
 import {
   createPromptBody,
   listPromptsQuery,
-  makeDefaultBody,
   promptObject,
   promptParams,
   promptSummary,
   promptVersionParams,
   promptVersionSummary,
   updatePromptBody,
-  versionLabelBody,
 } from './schemas.js';
 import type { PromptService } from './prompt-service.js';
+import { promptAuth } from './prompt-auth.js';
+import { registerTemplateLifecycleRoutes } from './template-lifecycle-routes.js';
 
 const TAG = ['Prompts'];
-export const promptAuth = (verb: string) => ({ scope: `prompts.${verb}`, keyTypes: BOTH_KEY_TYPES });
 const audit = (action: string) => ({ resourceType: 'prompt', action });
 const ACCESS =
   'Workspace members and managers need the security setting membersViewPrompts / managersViewPrompts to read, and membersWritePrompts / managersWritePrompts to write (403 ROLE_NOT_ALLOWED).';
@@ -101,27 +99,6 @@ export function registerPromptRoutes(app: ZodApp, service: PromptService): void 
     },
   );
 
-  app.delete(
-    '/v1/prompts/:promptId',
-    {
-      schema: {
-        tags: TAG,
-        summary: 'Archive a prompt',
-        description:
-          'Archives: runs no longer find it, its slug is free, and it stays readable by id with its versions.',
-        params: promptParams,
-        response: { 200: z.object({}) },
-      },
-      config: { auth: promptAuth('delete'), audit: audit('delete') },
-    },
-    async (request) => {
-      const row = await service.archive(request.principal!, request.params.promptId);
-      request.auditResourceId = row.id;
-      request.auditWorkspaceId = row.workspace_id;
-      return {};
-    },
-  );
-
   app.get(
     '/v1/prompts/:promptId/versions',
     {
@@ -155,45 +132,25 @@ export function registerPromptRoutes(app: ZodApp, service: PromptService): void 
     async (request) => service.getVersion(request.principal!, request.params.promptId, request.params.versionId),
   );
 
-  app.put(
-    '/v1/prompts/:promptId/versions/:versionId',
+  registerTemplateLifecycleRoutes(
+    app,
     {
-      schema: {
-        tags: TAG,
-        summary: "Set or clear a version's label (versions are otherwise immutable)",
-        description: 'A label is on at most one version of a prompt: it moves here from any other version.',
-        params: promptVersionParams,
-        body: versionLabelBody,
-        response: { 200: z.object({}) },
+      base: '/v1/prompts',
+      param: 'promptId',
+      params: promptParams,
+      versionParams: promptVersionParams,
+      tags: TAG,
+      resourceType: 'prompt',
+      summaries: {
+        archive: 'Archive a prompt',
+        label: "Set or clear a version's label (versions are otherwise immutable)",
+        makeDefault: 'Make a version the default (published) one',
       },
-      config: { auth: promptAuth('update'), audit: audit('label') },
-    },
-    async (request) => {
-      const { promptId, versionId } = request.params;
-      const row = await service.setVersionLabel(request.principal!, promptId, versionId, request.body.label_id);
-      request.auditResourceId = row.id;
-      request.auditWorkspaceId = row.workspace_id;
-      return {};
-    },
-  );
-
-  app.put(
-    '/v1/prompts/:promptId/makeDefault',
-    {
-      schema: {
-        tags: TAG,
-        summary: 'Make a version the default (published) one',
-        params: promptParams,
-        body: makeDefaultBody,
-        response: { 200: z.object({}) },
+      descriptions: {
+        archive: 'Archives: runs no longer find it, its slug is free, and it stays readable by id with its versions.',
+        label: 'A label is on at most one version of a prompt: it moves here from any other version.',
       },
-      config: { auth: promptAuth('update'), audit: audit('make_default') },
     },
-    async (request) => {
-      const row = await service.makeDefault(request.principal!, request.params.promptId, request.body.version);
-      request.auditResourceId = row.id;
-      request.auditWorkspaceId = row.workspace_id;
-      return {};
-    },
+    service,
   );
 }

@@ -3,10 +3,8 @@ import { AppError, invalid } from '../../lib/errors.js';
 import { isUuid, newId, slugify } from '../../lib/ids.js';
 import { contentOf, parsedTemplates, partialsOf, splitRef } from '../../prompts/index.js';
 import type { PromptRow, PromptVersionRow } from '../../storage/repositories/prompts.js';
-import { isUniqueViolation } from '../../storage/repositories/integrations.js';
-import { pageWindow } from '../shared/pagination.js';
-import { resolveWorkspace } from '../shared/workspace-access.js';
 import type { PromptContext, PromptDeps } from './context.js';
+import { createTemplateLifecycle } from './template-lifecycle.js';
 import type {
   CreatePromptBody,
   ListPromptsQuery,
@@ -91,74 +89,31 @@ export function createPromptService(deps: PromptDeps, ctx: PromptContext) {
     return config.id;
   }
 
-  async function find(principal: Principal, ref: string) {
-    return lookup.find(principal, 'prompt', ref);
-  }
-
-  async function assertSlugFree(organisationId: string, slug: string): Promise<void> {
-    if (await repo.findActiveBySlug(organisationId, 'prompt', slug))
-      throw new AppError('CONFLICT', `An active prompt with slug ${slug} already exists.`, { param: 'slug' });
-  }
+  const lifecycle = createTemplateLifecycle(deps, ctx, 'prompt');
+  const { find, writable } = lifecycle;
 
   return {
     async list(principal: Principal, query: ListPromptsQuery) {
-      await ctx.assertView(principal);
-      const workspace = await resolveWorkspace(deps.workspaces, principal, query.workspace_id, { required: false });
-      const collection =
-        query.collection_id === undefined
-          ? null
-          : await ctx.collection(principal, query.collection_id, 'collection_id');
-      const { total, rows } = await repo.list({
-        organisationId: principal.organisationId,
-        kind: 'prompt',
-        workspaceId: workspace?.id,
-        collectionId: collection?.id,
-        search: query.search,
-        status: query.status,
-        ...pageWindow(query),
-      });
+      const { total, rows } = await lifecycle.list(principal, query);
       return { total, data: rows.map((row) => toSummary(row, row.model)) };
     },
 
     async create(principal: Principal, body: CreatePromptBody) {
       await ctx.assertWrite(principal);
-      const { workspaceId, collectionId } = await ctx.place(principal, body);
-      const content = await checkedContent(principal, workspaceId, body, null);
+      const placement = await ctx.place(principal, body);
+      const content = await checkedContent(principal, placement.workspaceId, body, null);
       const slug = body.slug ?? slugify(body.name);
-      await assertSlugFree(principal.organisationId, slug);
-      const stamp = ctx.now();
+      await lifecycle.assertSlugFree(principal.organisationId, slug);
       const version: PromptVersionRow = {
         ...content,
         id: newId(),
         prompt_id: newId(),
         version: 1,
         label_id: null,
-        created_at: stamp,
+        created_at: ctx.now(),
         created_by_key_id: principal.keyId,
       };
-      const row: PromptRow = {
-        id: version.prompt_id,
-        organisation_id: principal.organisationId,
-        workspace_id: workspaceId,
-        collection_id: collectionId,
-        kind: 'prompt',
-        slug,
-        name: body.name,
-        status: 'active',
-        default_version_id: version.id,
-        created_at: stamp,
-        last_updated_at: stamp,
-      };
-      try {
-        await repo.insert(row, version);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `The slug ${slug} was taken at the same moment.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      const row = await lifecycle.insert(principal, placement, { slug, name: body.name }, version);
       return { row, version };
     },
 
@@ -171,9 +126,7 @@ export function createPromptService(deps: PromptDeps, ctx: PromptContext) {
     },
 
     async update(principal: Principal, ref: string, body: UpdatePromptBody) {
-      await ctx.assertView(principal);
-      const row = await find(principal, ref);
-      await ctx.assertWrite(principal);
+      const row = await writable(principal, ref);
       const patch: Partial<PromptRow> = { last_updated_at: ctx.now() };
       if (body.name !== undefined) patch.name = body.name;
       if (body.collection_id !== undefined) {
@@ -203,14 +156,7 @@ export function createPromptService(deps: PromptDeps, ctx: PromptContext) {
       return { row: { ...row, ...patch }, versionId: version.id };
     },
 
-    /** Deleting archives: the slug is free again, runs no longer find it, and it stays readable by id. */
-    async archive(principal: Principal, ref: string): Promise<PromptRow> {
-      await ctx.assertView(principal);
-      const row = await find(principal, ref);
-      await ctx.assertWrite(principal);
-      if (row.status !== 'archived') await repo.update(row.id, { status: 'archived', last_updated_at: ctx.now() });
-      return row;
-    },
+    archive: lifecycle.archive,
 
     async listVersions(principal: Principal, ref: string): Promise<PromptVersionSummary[]> {
       await ctx.assertView(principal);
@@ -224,27 +170,8 @@ export function createPromptService(deps: PromptDeps, ctx: PromptContext) {
       return toObject(row, await lookup.version(row, versionRef, 'versionId'));
     },
 
-    /** Versions are immutable but for their label, which moves here from any other version of the prompt. */
-    async setVersionLabel(principal: Principal, ref: string, versionRef: string, labelRef: string | null) {
-      await ctx.assertView(principal);
-      const row = await find(principal, ref);
-      await ctx.assertWrite(principal);
-      const version = await lookup.version(row, versionRef, 'versionId');
-      const labelId = labelRef === null ? null : await ctx.visibleLabel(principal, row, labelRef);
-      await repo.setVersionLabel(row.id, version.id, labelId);
-      await repo.update(row.id, { last_updated_at: ctx.now() });
-      return row;
-    },
-
-    async makeDefault(principal: Principal, ref: string, versionNumber: number) {
-      await ctx.assertView(principal);
-      const row = await find(principal, ref);
-      await ctx.assertWrite(principal);
-      const version = await repo.findVersionNumber(row.id, versionNumber);
-      if (!version) throw new AppError('NOT_FOUND', `Prompt version ${versionNumber} not found`, { param: 'version' });
-      await repo.update(row.id, { default_version_id: version.id, last_updated_at: ctx.now() });
-      return row;
-    },
+    setVersionLabel: lifecycle.setVersionLabel,
+    makeDefault: lifecycle.makeDefault,
   };
 }
 
