@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { AgentCard } from '@a2a-js/sdk';
-import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
+import type { AgentCard } from '@a2a-js/sdk';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 
 /** What reading an agent's card gave: the card (in the 1.0 shape), or why there is none. */
@@ -16,6 +15,10 @@ export interface CardReadOptions {
 }
 
 const MAX_CARD_BYTES = 1024 * 1024;
+
+// The A2A SDK is loaded when the first card is read, not by every server.
+let sdk: Promise<[typeof import('@a2a-js/sdk'), typeof import('@a2a-js/sdk/client')]> | undefined;
+const loadSdk = () => (sdk ??= Promise.all([import('@a2a-js/sdk'), import('@a2a-js/sdk/client')]));
 
 /**
  * Reads an agent's card with the A2A SDK's card resolver, which asks for the 1.0 card and turns
@@ -46,6 +49,7 @@ export async function readAgentCard(
     return new Response(body, { status: response.status, headers: { 'content-type': 'application/json' } });
   }) as typeof fetch;
   try {
+    const [{ AgentCard: cardCodec }, { DefaultAgentCardResolver }] = await loadSdk();
     const resolver = new DefaultAgentCardResolver({ fetchImpl, legacyCompat: { enabled: true } });
     const card = await resolver.resolve(target.cardUrl, '');
     if (typeof card?.name !== 'string' || card.name.length === 0)
@@ -55,7 +59,7 @@ export async function readAgentCard(
       status: status ?? 200,
       elapsedMs: elapsed(),
       card,
-      json: JSON.stringify(AgentCard.toJSON(card)),
+      json: JSON.stringify(cardCodec.toJSON(card)),
     };
   } catch (error) {
     return { ok: false, status, elapsedMs: elapsed(), error: describe(error, status) };

@@ -1,12 +1,12 @@
-import { A2A_PROTOCOL_VERSION } from '@a2a-js/sdk';
-
 /**
  * What svcgw knows of the A2A protocol (https://a2a-protocol.org), as the official SDK
  * (@a2a-js/sdk) implements it: version 1.0, with the 0.3 JSON-RPC method names still accepted
  * by agents that keep 0.3 clients working. The gateway relays any method; these lists only say
  * which answers stream and which carry a card.
  */
-export const A2A_VERSION = A2A_PROTOCOL_VERSION;
+// The SDK's A2A_PROTOCOL_VERSION, written out so that this module does not load the SDK
+// (test/unit/agents-card.test.ts checks they agree).
+export const A2A_VERSION = '1.0';
 
 /** The endpoint type of agent gateway calls in request logs, analytics and rate-limit conditions. */
 export const AGENT_ENDPOINT_TYPE = 'agent';

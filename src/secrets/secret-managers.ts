@@ -1,7 +1,4 @@
 import { authMethodOf, usesAmbientIdentity } from './auth-config.js';
-import { createAwsSecretsManager } from './aws-secrets-manager.js';
-import { createAzureKeyVault } from './azure-key-vault.js';
-import { createHashicorpVault } from './hashicorp-vault.js';
 import { withSecret } from './secret-value.js';
 import {
   SecretManagerError,
@@ -18,27 +15,45 @@ export interface SecretManagers {
   write(target: SecretTarget, key: string | null, text: string): Promise<void>;
 }
 
-export function createSecretManagers(network: SecretNetwork, backends?: Partial<Record<string, SecretBackend>>) {
-  const byType: Record<SecretTarget['managerType'], SecretBackend> = {
-    aws_sm: backends?.aws_sm ?? createAwsSecretsManager(network),
-    azure_kv: backends?.azure_kv ?? createAzureKeyVault(network),
-    hashicorp_vault: backends?.hashicorp_vault ?? createHashicorpVault(network),
-  };
+type ManagerType = SecretTarget['managerType'];
 
-  function backendFor(target: SecretTarget): SecretBackend {
+/**
+ * Each vendor's SDK is loaded when a reference of its kind is first used: together they hold tens
+ * of megabytes that a server without secret references should not carry.
+ */
+const LOADERS: Record<ManagerType, (network: SecretNetwork) => Promise<SecretBackend>> = {
+  aws_sm: async (network) => (await import('./aws-secrets-manager.js')).createAwsSecretsManager(network),
+  azure_kv: async (network) => (await import('./azure-key-vault.js')).createAzureKeyVault(network),
+  hashicorp_vault: async (network) => (await import('./hashicorp-vault.js')).createHashicorpVault(network),
+};
+
+export function createSecretManagers(network: SecretNetwork, backends?: Partial<Record<string, SecretBackend>>) {
+  const loaded = new Map<ManagerType, Promise<SecretBackend>>();
+
+  function backendOf(type: ManagerType): Promise<SecretBackend> {
+    let backend = loaded.get(type);
+    if (!backend) {
+      const given = backends?.[type];
+      backend = given ? Promise.resolve(given) : LOADERS[type](network);
+      loaded.set(type, backend);
+    }
+    return backend;
+  }
+
+  async function backendFor(target: SecretTarget): Promise<SecretBackend> {
     if (!network.ambientCredentials && usesAmbientIdentity(target.auth))
       throw new SecretManagerError(
         'invalid',
         `Secret reference ${target.slug} signs in with the server's own identity (${authMethodOf(target.auth)}), which this server does not allow (secret_manager_ambient_credentials is off).`,
       );
-    return byType[target.managerType];
+    return backendOf(target.managerType);
   }
 
   const managers: SecretManagers = {
-    read: (target) => backendFor(target).read(target),
+    read: async (target) => (await backendFor(target)).read(target),
 
     async write(target, key, text) {
-      const backend = backendFor(target);
+      const backend = await backendFor(target);
       let current: SecretValue | null = null;
       if (key !== null || target.managerType === 'hashicorp_vault') {
         try {

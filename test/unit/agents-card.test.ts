@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { cardUrlOf, rpcOriginProblem, servedCard } from '../../src/agents/card.js';
 import { readRpcCall, rpcErrorOf } from '../../src/agents/json-rpc.js';
 import { publicBaseUrl } from '../../src/agents/public-url.js';
+import { A2A_VERSION } from '../../src/agents/protocol.js';
 
 const GATEWAY = 'https://gw.example.test/v1/agents/echo';
 const hidden = (id: string) => id === 'secret';
@@ -135,5 +136,12 @@ describe('the public base URL', () => {
       publicBaseUrl({ host: 'a.test', 'x-forwarded-host': 'evil/path', 'x-forwarded-proto': 'javascript' }, 'http'),
     ).toBe('http://a.test');
     expect(publicBaseUrl({ host: '[::1]:8787' }, 'http')).toBe('http://[::1]:8787');
+  });
+});
+
+describe('the A2A protocol version', () => {
+  it('is the one the official SDK implements (written out so the server need not load the SDK)', async () => {
+    const { A2A_PROTOCOL_VERSION } = await import('@a2a-js/sdk');
+    expect(A2A_VERSION).toBe(A2A_PROTOCOL_VERSION);
   });
 });

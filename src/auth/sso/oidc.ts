@@ -1,4 +1,4 @@
-import * as client from 'openid-client';
+import type * as OpenId from 'openid-client';
 import { AppError } from '../../lib/errors.js';
 import { looksLikeEmail, optionalName, type SsoIdentity } from './identity.js';
 import { isLoopbackHost } from './loopback.js';
@@ -36,23 +36,28 @@ export const isInsecureIssuerAllowed = (issuer: string): boolean => {
  */
 export function createOidcClient(options: { extraScopes: readonly string[]; timeoutMs?: number }) {
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const discovered = new Map<string, Promise<client.Configuration>>();
+  const discovered = new Map<string, Promise<OpenId.Configuration>>();
+  // openid-client is loaded on the first OIDC login, not by every server.
+  let library: Promise<typeof OpenId> | undefined;
+  const openid = () => (library ??= import('openid-client'));
 
-  function configuration(settings: OidcProviderSettings, secret: string | null): Promise<client.Configuration> {
+  function configuration(settings: OidcProviderSettings, secret: string | null): Promise<OpenId.Configuration> {
     const cacheKey = JSON.stringify([settings.issuer, settings.client_id, secret]);
     let found = discovered.get(cacheKey);
     if (!found) {
       const insecure = new URL(settings.issuer).protocol === 'http:';
-      found = client
-        .discovery(
-          new URL(settings.issuer),
-          settings.client_id,
-          secret ?? undefined,
-          secret === null ? client.None() : client.ClientSecretBasic(secret),
-          {
-            ...(insecure ? { execute: [client.allowInsecureRequests] } : {}),
-            timeout: Math.ceil(timeoutMs / 1000),
-          },
+      found = openid()
+        .then((client) =>
+          client.discovery(
+            new URL(settings.issuer),
+            settings.client_id,
+            secret ?? undefined,
+            secret === null ? client.None() : client.ClientSecretBasic(secret),
+            {
+              ...(insecure ? { execute: [client.allowInsecureRequests] } : {}),
+              timeout: Math.ceil(timeoutMs / 1000),
+            },
+          ),
         )
         .catch((error: unknown) => {
           discovered.delete(cacheKey);
@@ -78,6 +83,7 @@ export function createOidcClient(options: { extraScopes: readonly string[]; time
       start: OidcLoginStart,
     ): Promise<string> {
       const config = await configuration(settings, secret);
+      const client = await openid();
       return client
         .buildAuthorizationUrl(config, {
           redirect_uri: start.redirectUri,
@@ -97,9 +103,10 @@ export function createOidcClient(options: { extraScopes: readonly string[]; time
       answer: { redirectUri: string; query: URLSearchParams; state: string; nonce: string; codeVerifier: string },
     ): Promise<SsoIdentity> {
       const config = await configuration(settings, secret);
+      const client = await openid();
       const currentUrl = new URL(answer.redirectUri);
       for (const [name, value] of answer.query) currentUrl.searchParams.append(name, value);
-      let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
+      let tokens: Awaited<ReturnType<typeof OpenId.authorizationCodeGrant>>;
       try {
         tokens = await client.authorizationCodeGrant(config, currentUrl, {
           pkceCodeVerifier: answer.codeVerifier,
@@ -147,8 +154,19 @@ export function createOidcClient(options: { extraScopes: readonly string[]; time
 
 export type OidcClient = ReturnType<typeof createOidcClient>;
 
+/**
+ * The library's OAuth error answers, told by name: the library itself is loaded lazily, so its
+ * classes are not at hand for `instanceof`.
+ */
+type OAuthErrorName = 'AuthorizationResponseError' | 'ResponseBodyError';
+const isOAuthError = (
+  error: unknown,
+  name: OAuthErrorName,
+): error is OpenId.AuthorizationResponseError | OpenId.ResponseBodyError =>
+  error instanceof Error && error.name === name && typeof (error as { error?: unknown }).error === 'string';
+
 function describe(error: unknown): string {
-  if (error instanceof client.AuthorizationResponseError || error instanceof client.ResponseBodyError)
+  if (isOAuthError(error, 'AuthorizationResponseError') || isOAuthError(error, 'ResponseBodyError'))
     return `${error.error}${error.error_description ? ` (${error.error_description})` : ''}`;
   const cause = (error as { cause?: { code?: unknown } }).cause;
   const message = error instanceof Error ? error.message : String(error);
@@ -158,11 +176,11 @@ function describe(error: unknown): string {
 /** What went wrong in the exchange, as the error the login ends with. */
 function refusal(error: unknown): AppError {
   if (error instanceof AppError) return error;
-  if (error instanceof client.AuthorizationResponseError)
+  if (isOAuthError(error, 'AuthorizationResponseError'))
     return new AppError('SSO_LOGIN_FAILED', `The OIDC provider refused the login: ${describe(error)}.`, {
       cause: error,
     });
-  if (error instanceof client.ResponseBodyError)
+  if (isOAuthError(error, 'ResponseBodyError'))
     return new AppError('SSO_LOGIN_FAILED', `The OIDC provider refused the code exchange: ${describe(error)}.`, {
       cause: error,
     });

@@ -1,4 +1,4 @@
-import { SAML, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
+import type { CacheProvider, Profile, SAML } from '@node-saml/node-saml';
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { AppError } from '../../lib/errors.js';
 import { looksLikeEmail, optionalName, type SsoIdentity } from './identity.js';
@@ -84,9 +84,13 @@ function onlyRequest(request: SamlRequest): CacheProvider {
  * checked too.
  */
 export function createSamlServiceProvider() {
-  function saml(settings: SamlProviderSettings, callbackUrl: string, request: SamlRequest): SAML {
+  // node-saml and its XML stack are loaded on the first SAML login, not by every server.
+  let library: Promise<typeof import('@node-saml/node-saml')> | undefined;
+
+  async function saml(settings: SamlProviderSettings, callbackUrl: string, request: SamlRequest): Promise<SAML> {
     const cert = normaliseCertificate(settings.idp_cert);
     if (!cert) throw new AppError('SSO_NOT_CONFIGURED', 'The SAML identity provider certificate is not valid.');
+    const { SAML, ValidateInResponseTo } = await (library ??= import('@node-saml/node-saml'));
     return new SAML({
       callbackUrl,
       entryPoint: settings.entry_point,
@@ -106,14 +110,14 @@ export function createSamlServiceProvider() {
 
   return {
     /** The identity provider's URL with the AuthnRequest whose id is `requestId`. */
-    authorizeUrl(settings: SamlProviderSettings, callbackUrl: string, request: SamlRequest, relayState: string) {
-      return saml(settings, callbackUrl, request).getAuthorizeUrlAsync(relayState, undefined, {});
+    async authorizeUrl(settings: SamlProviderSettings, callbackUrl: string, request: SamlRequest, relayState: string) {
+      return (await saml(settings, callbackUrl, request)).getAuthorizeUrlAsync(relayState, undefined, {});
     },
 
     /** This service provider's metadata, for the identity provider's administrator. */
-    metadata(settings: SamlProviderSettings, callbackUrl: string): string {
+    async metadata(settings: SamlProviderSettings, callbackUrl: string): Promise<string> {
       const unused = { id: newSamlRequestId(), issuedAt: new Date().toISOString() };
-      return saml(settings, callbackUrl, unused).generateServiceProviderMetadata(null, null);
+      return (await saml(settings, callbackUrl, unused)).generateServiceProviderMetadata(null, null);
     },
 
     /** Validates the posted SAMLResponse and reads who signed in. */
@@ -125,7 +129,7 @@ export function createSamlServiceProvider() {
     ): Promise<SsoIdentity> {
       let profile: Profile | null;
       try {
-        ({ profile } = await saml(settings, callbackUrl, request).validatePostResponseAsync(posted));
+        ({ profile } = await (await saml(settings, callbackUrl, request)).validatePostResponseAsync(posted));
       } catch (error) {
         throw new AppError('SSO_LOGIN_FAILED', `The SAML response was refused: ${reason(error)}`, { cause: error });
       }
