@@ -84,26 +84,35 @@ async function fetchGuardrails(client: Client, file: ApplyFile): Promise<Guardra
 /** Reads what the file's sections need; an admin key can read all of it. */
 export async function fetchCurrentState(client: Client, file: ApplyFile): Promise<CurrentState> {
   const need = (n: number) => n > 0;
-  const [workspaces, integrations, providers, rateLimits, usageLimits, apiKeys, configs, deployments, secretReferences] =
-    await Promise.all([
-      fetchAll<WorkspaceRow>(client, '/v1/workspaces', { status: 'active,archived' }),
-      need(file.integrations.length + file.providers.length)
-        ? fetchAll<IntegrationRow>(client, '/v1/integrations', { status: 'active' })
-        : [],
-      need(file.providers.length) ? fetchAll<ProviderRow>(client, '/v1/providers', { status: 'active' }) : [],
-      need(file.policies.rate_limits.length)
-        ? fetchAll<PolicyRow>(client, '/v1/policies/rate-limits', { status: 'active' })
-        : [],
-      need(file.policies.usage_limits.length)
-        ? fetchAll<PolicyRow>(client, '/v1/policies/usage-limits', { status: 'active' })
-        : [],
-      need(file.api_keys.length) ? fetchAll<ApiKeyRow>(client, '/v1/api-keys') : [],
-      fetchConfigs(client, file),
-      need(file.deployments.length) ? fetchAll<DeploymentRow>(client, '/v1/deployments', { status: 'active' }) : [],
-      need(file.secret_references.length)
-        ? fetchAll<SecretReferenceRow>(client, '/v1/secret-references', { status: 'active' })
-        : [],
-    ]);
+  const [
+    workspaces,
+    integrations,
+    providers,
+    rateLimits,
+    usageLimits,
+    apiKeys,
+    configs,
+    deployments,
+    secretReferences,
+  ] = await Promise.all([
+    fetchAll<WorkspaceRow>(client, '/v1/workspaces', { status: 'active,archived' }),
+    need(file.integrations.length + file.providers.length)
+      ? fetchAll<IntegrationRow>(client, '/v1/integrations', { status: 'active' })
+      : [],
+    need(file.providers.length) ? fetchAll<ProviderRow>(client, '/v1/providers', { status: 'active' }) : [],
+    need(file.policies.rate_limits.length)
+      ? fetchAll<PolicyRow>(client, '/v1/policies/rate-limits', { status: 'active' })
+      : [],
+    need(file.policies.usage_limits.length)
+      ? fetchAll<PolicyRow>(client, '/v1/policies/usage-limits', { status: 'active' })
+      : [],
+    need(file.api_keys.length) ? fetchAll<ApiKeyRow>(client, '/v1/api-keys') : [],
+    fetchConfigs(client, file),
+    need(file.deployments.length) ? fetchAll<DeploymentRow>(client, '/v1/deployments', { status: 'active' }) : [],
+    need(file.secret_references.length)
+      ? fetchAll<SecretReferenceRow>(client, '/v1/secret-references', { status: 'active' })
+      : [],
+  ]);
   return {
     workspaces,
     integrations,

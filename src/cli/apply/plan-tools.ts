@@ -184,9 +184,7 @@ export function planToolFamily(
         `${label} integration ${i.slug}: it belongs to ${ctx.wsOf(now) ?? 'the organisation'} on the server and cannot move`,
       );
     if (!now || now.sync_status === 'pending') unsynced.add(i.slug);
-    const fields = defined(
-      pick(i, ['name', 'url', 'description', 'configurations', ...family.extraIntegrationFields]),
-    );
+    const fields = defined(pick(i, ['name', 'url', 'description', 'configurations', ...family.extraIntegrationFields]));
     const path = `${family.integrationsPath}/${enc(i.slug)}`;
     const changes = now
       ? changedFields(now, fields, {
@@ -219,9 +217,7 @@ export function planToolFamily(
         enabled,
       }));
       const changes = [
-        ...(access.global !== undefined && access.global !== current.global_workspace_access.enabled
-          ? ['global']
-          : []),
+        ...(access.global !== undefined && access.global !== current.global_workspace_access.enabled ? ['global'] : []),
         ...wanted
           .filter((w) => {
             const row = current.data.find((d) => d.slug === w.slug);
@@ -251,8 +247,7 @@ export function planToolFamily(
         switches,
         (items) => ({ method: 'PUT', path: `${path}/${family.switchesPath}`, body: family.switchBody(items) }),
       );
-      if (family.syncsInBackground && unsynced.has(i.slug) && planned.request)
-        planned.awaits = `${path}/metadata`;
+      if (family.syncsInBackground && unsynced.has(i.slug) && planned.request) planned.awaits = `${path}/metadata`;
       steps.push(planned);
     }
   }

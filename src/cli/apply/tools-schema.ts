@@ -19,11 +19,7 @@ const workspaceAccess = z
   .strict();
 
 const userAccess = z
-  .array(
-    z
-      .object({ user: ref.describe("the user's e-mail address or id"), enabled: z.boolean() })
-      .strict(),
-  )
+  .array(z.object({ user: ref.describe("the user's e-mail address or id"), enabled: z.boolean() }).strict())
   .optional();
 
 const integrationFields = {
@@ -50,9 +46,7 @@ const mcpSlug = z
   .string()
   .max(255)
   .regex(/^[a-zA-Z0-9_-]+$/, 'an MCP integration slug takes letters, digits, - and _');
-const agentSlug = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9-]{1,62}$/, 'slug is 2–63 lower-case letters, digits and dashes');
+const agentSlug = z.string().regex(/^[a-z0-9][a-z0-9-]{1,62}$/, 'slug is 2–63 lower-case letters, digits and dashes');
 
 /** Switches on the tools, prompts and resources the MCP server lists; those not named are left as they are. */
 const capabilities = z
@@ -68,9 +62,7 @@ const capabilities = z
   .optional();
 
 /** Switches on the skills the agent's card lists; those not named are left as they are. */
-const skills = z
-  .array(z.object({ id: z.string().min(1).max(255), enabled: z.boolean() }).strict())
-  .optional();
+const skills = z.array(z.object({ id: z.string().min(1).max(255), enabled: z.boolean() }).strict()).optional();
 
 export const toolSections = {
   mcp_integrations: z
@@ -90,7 +82,9 @@ export const toolSections = {
     .array(
       z
         .object({
-          slug: z.string().regex(/^[a-z0-9][a-z0-9_-]{2,49}$/, 'an MCP server slug is 3–50 lower-case letters, digits, - and _'),
+          slug: z
+            .string()
+            .regex(/^[a-z0-9][a-z0-9_-]{2,49}$/, 'an MCP server slug is 3–50 lower-case letters, digits, - and _'),
           ...serverFields,
           input_guardrails: z.array(z.unknown()).nullable().optional(),
           output_guardrails: z.array(z.unknown()).nullable().optional(),
@@ -112,9 +106,7 @@ export const toolSections = {
         .strict(),
     )
     .default([]),
-  agent_servers: z
-    .array(z.object({ slug: agentSlug, ...serverFields, skills }).strict())
-    .default([]),
+  agent_servers: z.array(z.object({ slug: agentSlug, ...serverFields, skills }).strict()).default([]),
 };
 
 export interface ToolSectionsFile {

@@ -1,7 +1,18 @@
 import { Command } from 'commander';
 import { confirmFirst, YES_HELP } from '../confirm.js';
 import { FatalError } from '../fatal-error.js';
-import { clientCommand, defined, done, examples, integer, jsonValue, list, printOne, run, type Context } from './common.js';
+import {
+  clientCommand,
+  defined,
+  done,
+  examples,
+  integer,
+  jsonValue,
+  list,
+  printOne,
+  run,
+  type Context,
+} from './common.js';
 
 interface JwtOptions {
   jwksUrl?: string;
@@ -46,7 +57,7 @@ function settingsOf(o: JwtOptions): Record<string, unknown> {
 /** `svcgw jwt`: the organisation's JWT authentication (docs/jwt.md), over /v1/settings/jwt. */
 export function jwtCommand(): Command {
   const group = new Command('jwt').description(
-    "JWT authentication: requests may carry a token from your identity provider (get, set, delete)",
+    'JWT authentication: requests may carry a token from your identity provider (get, set, delete)',
   );
   group.addCommand(
     examples(
@@ -59,11 +70,15 @@ export function jwtCommand(): Command {
   group.addCommand(
     examples(
       clientCommand('set', 'replace the JWT settings; what is not given takes its default')
-        .option('--jwks-url <url>', "where the identity provider publishes its keys (jwks_uri)")
+        .option('--jwks-url <url>', 'where the identity provider publishes its keys (jwks_uri)')
         .option('--issuer <iss>', 'the exact iss accepted')
         .option('--audience <aud>', 'an accepted aud; comma-separated or repeated', list)
         .option('--any-audience', 'skip the audience check (not recommended)')
-        .option('--algorithm <alg>', 'an accepted signature algorithm (RS256, ES256, EdDSA, …); repeat for several', list)
+        .option(
+          '--algorithm <alg>',
+          'an accepted signature algorithm (RS256, ES256, EdDSA, …); repeat for several',
+          list,
+        )
         .option('--clock-tolerance <seconds>', 'slack on exp and nbf (0 to 300)', integer(0, 300))
         .option('--jwks-cache <seconds>', 'how long fetched keys are used (60 to 86400)', integer(60, 86400))
         .option('--require-known-user', 'refuse tokens whose user is no svcgw user')

@@ -22,7 +22,9 @@ const COLUMNS: Column<ScimToken>[] = [
 ];
 
 function tokensCommand(): Command {
-  const group = new Command('tokens').description('the tokens identity providers use to call the SCIM API: list, create, revoke');
+  const group = new Command('tokens').description(
+    'the tokens identity providers use to call the SCIM API: list, create, revoke',
+  );
   group.addCommand(
     examples(
       pagingOptions(clientCommand('list', 'list SCIM tokens (never the tokens themselves)')).action(
@@ -44,7 +46,8 @@ function tokensCommand(): Command {
             });
             ctx.out.result(
               created,
-              () => `Created SCIM token ${created.name} (${created.id}). Store it now; it is not shown again:\n${created.token}`,
+              () =>
+                `Created SCIM token ${created.name} (${created.id}). Store it now; it is not shown again:\n${created.token}`,
             );
           }),
         ),

@@ -72,7 +72,11 @@ function referenceOptions(command: Command): Command {
       )
       .option('--path <path>', 'secret_path: the secret in the manager (AWS name or ARN, Key Vault name, Vault path)')
       .option('--key <key>', 'secret_key: a key of a JSON secret or a field of a Vault entry')
-      .option('--workspace <workspaces>', 'only these workspaces (ids or slugs) may use it; comma-separated or repeated', list)
+      .option(
+        '--workspace <workspaces>',
+        'only these workspaces (ids or slugs) may use it; comma-separated or repeated',
+        list,
+      )
       .option('--all-workspaces', 'every workspace may use it'),
   );
 }
@@ -212,11 +216,7 @@ export function secretReferencesCommand(): Command {
         .argument('<reference>', 'slug or id')
         .action(
           run(async (ctx, ref: string) =>
-            done(
-              ctx,
-              await ctx.client.delete(`/v1/secret-references/${enc(ref)}`),
-              `Deleted secret reference ${ref}.`,
-            ),
+            done(ctx, await ctx.client.delete(`/v1/secret-references/${enc(ref)}`), `Deleted secret reference ${ref}.`),
           ),
         ),
       ['svcgw secret-references delete openai-vault --yes'],
