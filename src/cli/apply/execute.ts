@@ -5,7 +5,9 @@ import { createProgress } from '../output.js';
 import type { AliasRow, CatalogueState, IntegrationModelsRow } from './plan-models.js';
 import type { ApplyFile } from './schema.js';
 import type { GuardrailRow } from './guardrails.js';
+import { fetchToolState } from './fetch-tools.js';
 import { fetchPromptState } from './prompts.js';
+import type { SecretReferenceRow } from './secret-references.js';
 import {
   findConfig,
   type ApiKeyRow,
@@ -15,26 +17,29 @@ import {
   type IntegrationRow,
   type PolicyRow,
   type ProviderRow,
-  type Resource,
   type Step,
   type WorkspaceRow,
 } from './plan.js';
 
+/** Lists whose pages are smaller than 1000 items. */
+const PAGE_SIZES: Record<string, number> = { '/v1/mcp-servers': 100 };
+
 /** Every page of a list; `T` is what its items are. */
-async function fetchAll<T extends Resource>(
+async function fetchAll<T extends { id: string }>(
   client: Client,
   path: string,
   query: Record<string, string> = {},
 ): Promise<T[]> {
   const rows: T[] = [];
+  const size = PAGE_SIZES[path] ?? 1000;
   for (let page = 0; ; page++) {
     const body = await client.get<{ total: number; data: T[] }>(path, {
       ...query,
-      page_size: 1000,
+      page_size: size,
       current_page: page,
     });
     rows.push(...body.data);
-    if (body.data.length < 1000 || rows.length >= body.total) return rows;
+    if (body.data.length < size || rows.length >= body.total) return rows;
   }
 }
 
@@ -79,23 +84,35 @@ async function fetchGuardrails(client: Client, file: ApplyFile): Promise<Guardra
 /** Reads what the file's sections need; an admin key can read all of it. */
 export async function fetchCurrentState(client: Client, file: ApplyFile): Promise<CurrentState> {
   const need = (n: number) => n > 0;
-  const [workspaces, integrations, providers, rateLimits, usageLimits, apiKeys, configs, deployments] =
-    await Promise.all([
-      fetchAll<WorkspaceRow>(client, '/v1/workspaces', { status: 'active,archived' }),
-      need(file.integrations.length + file.providers.length)
-        ? fetchAll<IntegrationRow>(client, '/v1/integrations', { status: 'active' })
-        : [],
-      need(file.providers.length) ? fetchAll<ProviderRow>(client, '/v1/providers', { status: 'active' }) : [],
-      need(file.policies.rate_limits.length)
-        ? fetchAll<PolicyRow>(client, '/v1/policies/rate-limits', { status: 'active' })
-        : [],
-      need(file.policies.usage_limits.length)
-        ? fetchAll<PolicyRow>(client, '/v1/policies/usage-limits', { status: 'active' })
-        : [],
-      need(file.api_keys.length) ? fetchAll<ApiKeyRow>(client, '/v1/api-keys') : [],
-      fetchConfigs(client, file),
-      need(file.deployments.length) ? fetchAll<DeploymentRow>(client, '/v1/deployments', { status: 'active' }) : [],
-    ]);
+  const [
+    workspaces,
+    integrations,
+    providers,
+    rateLimits,
+    usageLimits,
+    apiKeys,
+    configs,
+    deployments,
+    secretReferences,
+  ] = await Promise.all([
+    fetchAll<WorkspaceRow>(client, '/v1/workspaces', { status: 'active,archived' }),
+    need(file.integrations.length + file.providers.length)
+      ? fetchAll<IntegrationRow>(client, '/v1/integrations', { status: 'active' })
+      : [],
+    need(file.providers.length) ? fetchAll<ProviderRow>(client, '/v1/providers', { status: 'active' }) : [],
+    need(file.policies.rate_limits.length)
+      ? fetchAll<PolicyRow>(client, '/v1/policies/rate-limits', { status: 'active' })
+      : [],
+    need(file.policies.usage_limits.length)
+      ? fetchAll<PolicyRow>(client, '/v1/policies/usage-limits', { status: 'active' })
+      : [],
+    need(file.api_keys.length) ? fetchAll<ApiKeyRow>(client, '/v1/api-keys') : [],
+    fetchConfigs(client, file),
+    need(file.deployments.length) ? fetchAll<DeploymentRow>(client, '/v1/deployments', { status: 'active' }) : [],
+    need(file.secret_references.length)
+      ? fetchAll<SecretReferenceRow>(client, '/v1/secret-references', { status: 'active' })
+      : [],
+  ]);
   return {
     workspaces,
     integrations,
@@ -105,6 +122,8 @@ export async function fetchCurrentState(client: Client, file: ApplyFile): Promis
     apiKeys,
     configs,
     deployments,
+    secretReferences,
+    tools: await fetchToolState(client, file, (path, query) => fetchAll(client, path, query)),
     guardrails: await fetchGuardrails(client, file),
     prompts: await fetchPromptState(client, file, workspaces),
     ...(await fetchCatalogue(client, file, integrations)),
@@ -179,6 +198,7 @@ interface DryRunAnswer {
 export async function checkPlanOnServer(client: Client, steps: readonly Step[]): Promise<void> {
   const sent: { step: Step; request: NonNullable<Step['request']> }[] = [];
   for (const s of steps) {
+    if (s.awaits) continue; // needs a sync that a rolled-back integration never gets
     if (s.request) sent.push({ step: s, request: s.request });
     if (s.then) sent.push({ step: s, request: s.then });
   }
@@ -192,6 +212,23 @@ export async function checkPlanOnServer(client: Client, steps: readonly Step[]):
     new FatalError(`${error!.message} (HTTP ${status}${error!.code ? ` ${error!.code}` : ''})`),
     null,
   );
+}
+
+/** How long an apply waits for an MCP integration's first sync, and how often it looks. */
+const SYNC_WAIT_MS = 30_000;
+const SYNC_POLL_MS = 250;
+
+/** Waits until `path` (an integration's metadata) says the sync is done, or says why not. */
+async function waitForSync(client: Client, path: string): Promise<void> {
+  for (let waited = 0; ; waited += SYNC_POLL_MS) {
+    const meta = await client.get<{ sync_status: string; sync_error?: string | null }>(path);
+    if (meta.sync_status === 'synced') return;
+    if (meta.sync_status === 'error')
+      throw new FatalError(`its integration could not be synced, so its capabilities are unknown: ${meta.sync_error}`);
+    if (waited >= SYNC_WAIT_MS)
+      throw new FatalError(`its integration's capabilities were not synced within ${SYNC_WAIT_MS / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, SYNC_POLL_MS));
+  }
 }
 
 export interface CreatedKey {
@@ -219,6 +256,7 @@ export async function executePlan(
       // Only the answer to an API key's create is read: it is the new key, shown this once.
       let body: Omit<CreatedKey, 'name'>;
       try {
+        if (s.awaits) await waitForSync(client, s.awaits);
         body = await client.request<Omit<CreatedKey, 'name'>>(s.request!.method, s.request!.path, {
           body: s.request!.body,
         });

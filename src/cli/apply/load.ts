@@ -48,12 +48,17 @@ export function parseApplyFile(text: string, source: string, env: NodeJS.Process
 function checkUnique(file: ApplyFile, source: string): void {
   const lists: [string, string[]][] = [
     ['workspaces', file.workspaces.map((w) => w.slug)],
+    ['secret_references', file.secret_references.map((r) => r.slug)],
     ['integrations', file.integrations.map((i) => i.slug)],
     ['providers', file.providers.map((p) => `${p.workspace ?? ''}/${p.slug}`)],
     ['configs', file.configs.map((c) => c.slug)],
     ['deployments', file.deployments.map((d) => d.slug)],
     ['policies.rate_limits', file.policies.rate_limits.map((p) => `${p.workspace ?? ''}/${p.name}`)],
     ['policies.usage_limits', file.policies.usage_limits.map((p) => `${p.workspace ?? ''}/${p.name}`)],
+    ['mcp_integrations', file.mcp_integrations.map((i) => i.slug)],
+    ['mcp_servers', file.mcp_servers.map((s) => s.slug)],
+    ['agent_integrations', file.agent_integrations.map((i) => i.slug)],
+    ['agent_servers', file.agent_servers.map((s) => s.slug)],
     ['api_keys', file.api_keys.map((k) => `${k.workspace ?? ''}/${k.type}/${k.name}`)],
   ];
   for (const [section, ids] of lists) {

@@ -15,7 +15,20 @@ export type Kind =
   | 'prompt_label'
   | 'prompt_collection'
   | 'prompt_partial'
-  | 'prompt';
+  | 'prompt'
+  | 'secret_reference'
+  | 'mcp_integration'
+  | 'mcp_integration_access'
+  | 'mcp_integration_capabilities'
+  | 'mcp_server'
+  | 'mcp_server_capabilities'
+  | 'mcp_server_user_access'
+  | 'agent_integration'
+  | 'agent_integration_access'
+  | 'agent_integration_skills'
+  | 'agent_server'
+  | 'agent_server_skills'
+  | 'agent_server_user_access';
 export type Action = 'create' | 'update' | 'unchanged';
 
 export interface Request {
@@ -34,6 +47,12 @@ export interface Step {
   request?: Request;
   /** A second request, sent once `request` succeeded (a config declared archived is created, then archived). */
   then?: Request;
+  /**
+   * A path whose `sync_status` must leave `pending` before `request` is sent: switches on MCP
+   * capabilities exist once the integration's background sync has listed them. A dry run, which
+   * cannot sync an integration it rolls back, leaves such a step out.
+   */
+  awaits?: string;
 }
 
 /**

@@ -3,6 +3,8 @@ import { planCatalogue, type CatalogueState } from './plan-models.js';
 import type { ApplyFile } from './schema.js';
 import { planGuardrails, type GuardrailRow } from './guardrails.js';
 import { planPrompts, type PromptState } from './prompts.js';
+import { planSecretReferences, type SecretReferenceRow } from './secret-references.js';
+import { planTools, type ToolState } from './plan-tools.js';
 import type {
   Action,
   ApiKeyRow,
@@ -50,6 +52,10 @@ export interface CurrentState extends CatalogueState {
   guardrails?: GuardrailRow[];
   /** Prompt labels, collections, partials and prompts the file names. */
   prompts?: PromptState;
+  /** Active secret references (when the file has some). */
+  secretReferences?: SecretReferenceRow[];
+  /** MCP and agent integrations and servers, with what the file's entries switch. */
+  tools?: ToolState;
 }
 
 export class PlanError extends Error {}
@@ -92,8 +98,9 @@ export function findConfig(rows: readonly ConfigRow[], slug: string): ConfigRow 
 }
 
 /**
- * Compares the file with the server and says, in dependency order (workspaces → integrations
- * → providers → guardrails → configs → deployments → policies → keys), what would be created,
+ * Compares the file with the server and says, in dependency order (workspaces → secret references
+ * → integrations → providers → guardrails → configs → deployments → MCP and agent integrations and
+ * servers → policies → keys), what would be created,
  * updated or left alone.
  * Pure: the caller fetched `current` and runs the requests.
  */
@@ -130,6 +137,17 @@ export function planApply(file: ApplyFile, current: CurrentState): Step[] {
       ),
     );
   }
+
+  // Before integrations, which may map them.
+  steps.push(
+    ...planSecretReferences(
+      file.secret_references,
+      current.secretReferences ?? [],
+      (id) => wsById.get(id) ?? id,
+      needWs,
+      problems,
+    ),
+  );
 
   for (const i of file.integrations) {
     const now = current.integrations.find((row) => row.slug === i.slug);
@@ -284,6 +302,9 @@ export function planApply(file: ApplyFile, current: CurrentState): Step[] {
       ),
     );
   }
+
+  // After guardrails, which MCP servers name.
+  if (current.tools) steps.push(...planTools(file, current.tools, { wsOf, needWs, defaultWs, problems }));
 
   const catalogue = planCatalogue(
     file,

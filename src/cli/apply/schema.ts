@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { guardrailEntry } from './guardrails.js';
 import { promptSections } from './prompts.js';
+import { secretReferenceEntry } from './secret-references.js';
+import { toolSections } from './tools-schema.js';
 
 const condition = z.object({ key: z.string().min(1), value: z.string() }).strict();
 const groupBy = z.object({ key: z.string().min(1) }).strict();
@@ -162,12 +164,13 @@ const apiKey = z
 /**
  * The `svcgw apply` file: what should exist. Workspaces, integrations, providers and configs are
  * known by slug; policies, keys and aliases by name within their workspace (aliases without one are
- * organisation-wide); an integration's models by slug within it. Nothing absent from the file is
- * removed.
+ * organisation-wide); an integration's models by slug within it; secret references, MCP and agent
+ * integrations and servers by slug. Nothing absent from the file is removed.
  */
 export const applyFileSchema = z
   .object({
     workspaces: z.array(workspace).default([]),
+    secret_references: z.array(secretReferenceEntry).default([]),
     integrations: z.array(integration).default([]),
     providers: z.array(provider).default([]),
     guardrails: z.array(guardrailEntry).default([]),
@@ -183,6 +186,7 @@ export const applyFileSchema = z
     api_keys: z.array(apiKey).default([]),
     aliases: z.array(alias).default([]),
     ...promptSections,
+    ...toolSections,
   })
   .strict();
 

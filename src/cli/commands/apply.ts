@@ -61,7 +61,28 @@ by slug; its config and allowed_workspaces are named by slug:
     - { slug: eu-production, name: EU production, type: production, config: prod-fallback,
         allowed_workspaces: [team-a], rate_limits: [{ type: requests, unit: rpm, value: 6000 }] }
 prompt_labels, prompt_collections, prompt_partials, prompts: the prompts family (docs/prompts.md), labels
-known by name, the others by slug; a changed template or setting becomes a new version, made the default one.`;
+known by name, the others by slug; a changed template or setting becomes a new version, made the default one.
+secret_references (docs/secret-references.md), known by slug; auth_config secrets come from \${VARIABLES}
+and are compared by their masks; allowed_workspaces by slug (null: every workspace):
+  secret_references:
+    - { slug: openai-vault, name: OpenAI in Vault, manager_type: hashicorp_vault, secret_path: secret/openai,
+        auth_config: { vault_auth_type: token, vault_addr: "https://vault:8200", vault_token: "\${VAULT_TOKEN}" } }
+mcp_integrations, mcp_servers, agent_integrations, agent_servers (docs/mcp.md, docs/agents.md), known by
+slug; a server names its integration and workspace by slug, user_access names users by e-mail address:
+  mcp_integrations:
+    - { slug: github, name: GitHub, url: "https://mcp.example.com/mcp", auth_type: headers,
+        configurations: { custom_headers: { Authorization: "Bearer \${GITHUB_TOKEN}" } },
+        workspace_access: { global: false, workspaces: { team-a: true } },
+        capabilities: [{ name: delete_repo, type: tool, enabled: false }] }
+  mcp_servers:
+    - { slug: team-github, name: Team GitHub, integration: github, workspace: team-a, default_user_access: deny,
+        user_access: [{ user: ada@example.com, enabled: true }] }
+  agent_integrations: [{ slug: research, name: Research, url: "https://agents.internal/research",
+                         auth_type: bearer, configurations: { bearer_token: "\${AGENT_TOKEN}" },
+                         skills: [{ id: whisper, enabled: false }] }]
+  agent_servers: [{ slug: research, name: Research, integration: research, workspace: team-a }]
+Capability switches of an MCP integration made in the same run wait for its first sync (at most 30 s);
+a dry run cannot check them and leaves them out.`;
 
 /** `--json`: the failure next to the report, so that a script sees both what was done and why it stopped. */
 function errorObject(error: unknown) {
@@ -80,7 +101,7 @@ export function applyCommand(): Command {
   return examples(
     clientCommand(
       'apply',
-      'make the server match a YAML or JSON file of workspaces, integrations, providers, configs, policies and API keys (identified by slug, or by name for policies and keys). Idempotent: applying the same file again changes nothing. Nothing missing from the file is removed. ${VAR} in the file takes an environment variable (for provider keys).',
+      'make the server match a YAML or JSON file of workspaces, secret references, integrations, providers, guardrails, configs, deployments, MCP and agent integrations and servers, prompts, policies and API keys (identified by slug, or by name for policies and keys). Idempotent: applying the same file again changes nothing. Nothing missing from the file is removed. ${VAR} in the file takes an environment variable (for provider keys).',
     )
       .summary('provision workspaces, credentials, configs, policies and keys from a file')
       .requiredOption('-f, --file <file>', 'the file (- for standard input)')
