@@ -25,6 +25,9 @@ interface CacheEntry {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** Raw keys whose hash is remembered; a client sends the same few keys on every request. */
+const MAX_MEMOISED_HASHES = 10_000;
+
 /** The spec's minimum transition, and the default when neither the request nor the policy sets one. */
 export const MIN_TRANSITION_MS = 1_800_000;
 /** An upper bound, so that a transition end is always a representable date. */
@@ -91,6 +94,30 @@ export const isWellFormedKey = (raw: string): boolean => RAW_KEY_RE.test(raw);
  */
 export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Clock; ttlMs: number }) {
   const byHash = new Map<string, CacheEntry>();
+  /**
+   * Raw key → its SHA-256, for keys that verified (an unknown key is hashed every time, so
+   * guessing fills nothing). Only the hash is remembered: every request still goes through the
+   * cache entry, its TTL and its status checks, so a revoked or rotated key is refused as before.
+   * The lookup by raw string is no secret-dependent comparison an attacker can steer: V8's string
+   * hash is seeded per process, and the stored digest is still compared in constant time on load.
+   */
+  const hashes = new Map<string, string>();
+
+  function hashOf(raw: string): string {
+    return hashes.get(raw) ?? hashKey(raw);
+  }
+
+  function remember(raw: string, hash: string): void {
+    if (hashes.has(raw)) return;
+    // Oldest out first (a Map keeps insertion order): the bound holds under any number of keys.
+    if (hashes.size >= MAX_MEMOISED_HASHES) hashes.delete(hashes.keys().next().value as string);
+    hashes.set(raw, hash);
+  }
+
+  function forgetHashes(dropped: ReadonlySet<string> | null): void {
+    if (dropped === null) return hashes.clear();
+    for (const [raw, hash] of hashes) if (dropped.has(hash)) hashes.delete(raw);
+  }
   /** Keys that live in this process only (the startup file's, see server/startup-admin.ts). */
   const inMemory = new Map<string, Principal>();
   // Bumped by every invalidation, so that a load that read the row before a change cannot cache it after.
@@ -119,9 +146,10 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
    */
   async function verify(raw: string): Promise<VerifyResult> {
     if (!isWellFormedKey(raw)) return { ok: false, reason: 'malformed' };
-    const held = inMemory.get(hashKey(raw));
+    const hash = hashOf(raw);
+    const held = inMemory.get(hash);
     if (held) return { ok: true, principal: held };
-    const entry = await load(hashKey(raw));
+    const entry = await load(hash);
     if (!entry) return { ok: false, reason: 'unknown' };
     const { row } = entry;
     const now = deps.clock.now();
@@ -134,6 +162,7 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
     if (row.workspace_status === 'archived') return { ok: false, reason: 'workspace_archived' };
     // Deactivation (SCIM active: false) suspends the user's keys; reactivation brings them back.
     if (row.user_deactivated_at) return { ok: false, reason: 'user_deactivated' };
+    remember(raw, hash);
     return { ok: true, principal: entry.principal };
   }
 
@@ -143,7 +172,13 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
     /** Forget a key after it changed (revoked, updated, rotated). */
     invalidate(keyId: string): void {
       generation += 1;
-      for (const [hash, entry] of byHash) if (entry.row.id === keyId) byHash.delete(hash);
+      const dropped = new Set<string>();
+      for (const [hash, entry] of byHash)
+        if (entry.row.id === keyId) {
+          byHash.delete(hash);
+          dropped.add(hash);
+        }
+      forgetHashes(dropped);
     },
 
     /**
@@ -160,6 +195,7 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
     invalidateAll(): void {
       generation += 1;
       byHash.clear();
+      forgetHashes(null);
     },
   };
 }

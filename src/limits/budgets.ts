@@ -68,13 +68,26 @@ export const budgetKey = (budget: Budget) =>
   budgetCounterKey(budget.scopeType, budget.scopeId, budget.valueKey, budget.periodStart);
 
 export function applicableBudgets(sources: readonly BudgetSource[], facts: RequestFacts): Budget[] {
-  return sources
-    .filter((source) => !source.conditions || matchesAll(source.conditions, facts))
-    .map(({ conditions: _conditions, groupBy, ...source }) => ({
-      ...source,
-      valueKey: groupBy ? bucketOf(groupBy, facts) : '',
+  const budgets: Budget[] = [];
+  for (const source of sources) {
+    if (source.conditions && !matchesAll(source.conditions, facts)) continue;
+    // Field by field: an object rest (`{ conditions, groupBy, ...rest }`) took a slow runtime path on every request.
+    budgets.push({
+      scopeType: source.scopeType,
+      scopeId: source.scopeId,
+      label: source.label,
+      name: source.name,
+      type: source.type,
+      creditLimit: source.creditLimit,
+      alertThreshold: source.alertThreshold,
+      periodStart: source.periodStart,
+      resetAt: source.resetAt,
+      workspaceId: source.workspaceId,
+      valueKey: source.groupBy ? bucketOf(source.groupBy, facts) : '',
       organisationId: facts.organisationId,
-    }));
+    });
+  }
+  return budgets;
 }
 
 const amountFor = (budget: Budget, value: { cost: number | null; tokens: number | null }): number =>

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { createApiKeyVerifier, generateRawKey, hashKey } from '../../../src/auth/api-key-service.js';
+import type { ApiKeyRepository, ApiKeyWithRoles } from '../../../src/storage/repositories/api-keys.js';
+
+/** One stored key, as the repository returns it; the verifier only calls the lookup by hash. */
+function storeWith(raw: string) {
+  const row = {
+    id: 'key-1',
+    key_hash: hashKey(raw),
+    previous_key_hash: null,
+    previous_key_expires_at: null,
+    status: 'active',
+    expires_at: null,
+    type: 'workspace',
+    organisation_id: 'org-1',
+    workspace_id: 'ws-1',
+    user_id: null,
+    org_role: null,
+    workspace_role: null,
+    workspace_status: 'active',
+    scopes: '["completions.write"]',
+    rate_limits: null,
+    usage_limits: null,
+    defaults: null,
+    created_at: '2026-11-24T00:00:00.000Z',
+    name: 'bench',
+  } as unknown as ApiKeyWithRoles;
+  const lookups: string[] = [];
+  const repo = {
+    findByAnyHashWithRoles: (hash: string) => {
+      lookups.push(hash);
+      return Promise.resolve(hash === row.key_hash ? { ...row } : undefined);
+    },
+  } as unknown as ApiKeyRepository;
+  return { row, repo, lookups };
+}
+
+describe('API key verifier', () => {
+  it('refuses a revoked key at once, although its hash was remembered', async () => {
+    const raw = generateRawKey();
+    const store = storeWith(raw);
+    const verifier = createApiKeyVerifier({ repo: store.repo, clock: { now: () => 0 }, ttlMs: 60_000 });
+    expect((await verifier.verify(raw)).ok).toBe(true);
+    expect((await verifier.verify(raw)).ok).toBe(true);
+    expect(store.lookups).toEqual([hashKey(raw)]); // the second request read no database
+
+    store.row.status = 'revoked';
+    verifier.invalidate('key-1');
+    expect(await verifier.verify(raw)).toEqual({ ok: false, reason: 'revoked' });
+    expect(store.lookups).toEqual([hashKey(raw), hashKey(raw)]);
+  });
+
+  it('answers unknown for a key that differs in one character from a remembered one', async () => {
+    const raw = generateRawKey();
+    const store = storeWith(raw);
+    const verifier = createApiKeyVerifier({ repo: store.repo, clock: { now: () => 0 }, ttlMs: 60_000 });
+    expect((await verifier.verify(raw)).ok).toBe(true);
+    const other = `${raw.slice(0, -1)}${raw.endsWith('A') ? 'B' : 'A'}`;
+    expect(await verifier.verify(other)).toEqual({ ok: false, reason: 'unknown' });
+  });
+});
