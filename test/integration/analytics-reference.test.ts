@@ -353,6 +353,7 @@ describe('the groups users, ai-models and metadata/{metadataKey}', () => {
 
     for (const [query, param] of [
       ['cost_min=cheap', 'cost_min'],
+      ['total_units_min=1.5', 'total_units_min'],
       ['weighted_feedback_max=11', 'weighted_feedback_max'],
       ['ai_org_model=gpt-4o', 'ai_org_model'],
     ]) {

@@ -67,8 +67,14 @@ export async function rowConditions(db: Db, organisationId: string, query: RowFi
       const raw = query[key];
       if (raw === undefined) continue;
       const value = Number(raw);
-      if (raw.trim() === '' || !Number.isFinite(value) || value < 0)
-        throw invalid(key, `${key} must be a number of 0 or more${name === 'cost' ? ' (cents)' : ''}.`);
+      // Token counts are integer columns (PostgreSQL refuses 0.5 for one): whole numbers only.
+      if (raw.trim() === '' || !Number.isFinite(value) || value < 0 || (name !== 'cost' && !Number.isInteger(value)))
+        throw invalid(
+          key,
+          name === 'cost'
+            ? `${key} must be a number of 0 or more (cents).`
+            : `${key} must be a whole number of 0 or more.`,
+        );
       out.push({ sql: `${column} ${op} ?`, params: [value * scale] });
     }
   }
