@@ -137,6 +137,8 @@ export interface AuditLogsTable {
   request_body: string | null;
   response_status_code: number;
   client_ip: string | null;
+  /** The country the proxy in front named (`cf-ipcountry` / `x-country`); absent on records from before 0031. */
+  country?: string | null;
   request_id: string;
   /** Why an authentication was refused (failed JWTs); null for every other record. */
   detail?: string | null;

@@ -160,13 +160,22 @@ describe("the reference gateway's other analytics graphs", () => {
       { timestamp: at('08:00'), retry: [], fallback: 0 },
     ]);
     const latency = await get(`/v1/analytics/graphs/cache/latency?${HOURS}`);
-    expect(latency.summary).toEqual({ avg: 150 });
-    expect(latency.data_points.map((p: { avg: number | null }) => p.avg)).toEqual([150, null, null]);
+    expect(latency.summary).toEqual({ avg: 150, avg_exact: 150 });
+    // Hours without hits: 0 ms, and null in the exact value (no data).
+    expect(latency.data_points.map((p: { avg: number }) => p.avg)).toEqual([150, 0, 0]);
+    expect(latency.data_points.map((p: { avg_exact: number | null }) => p.avg_exact)).toEqual([150, null, null]);
     const cache = await get('/v1/analytics/summary/cache');
     // Misses: 300 + 400 + 500 + 100 + 600 + 50 = 1950 ms over 6 → 325; 1 − 150/325.
     expect(cache).toMatchObject({
       object: 'analytics-summary',
-      summary: { hits: 2, avg_latency: 150, total_requests: 8, cache_speedup: 0.5385 },
+      summary: {
+        hits: 2,
+        avg_latency: 150,
+        avg_latency_exact: 150,
+        total_requests: 8,
+        cache_speedup: 53.85,
+        cache_speedup_fraction: 0.5385,
+      },
     });
   });
 
@@ -225,9 +234,10 @@ describe('the groups users, ai-models and metadata/{metadataKey}', () => {
       object: 'list',
       total: 3,
       data: [
-        { user: 'alice', requests: 2, cost: 0.003, object: 'analytics-group' },
-        { user: 'bob', requests: 2, cost: 0.0005, object: 'analytics-group' },
-        { user: 'carol', requests: 1, cost: 0, object: 'analytics-group' },
+        // As the reference types them: strings, the cost in cents; dollars in cost_usd.
+        { user: 'alice', requests: '2', cost: '0.3', cost_usd: 0.003, object: 'analytics-group' },
+        { user: 'bob', requests: '2', cost: '0.05', cost_usd: 0.0005, object: 'analytics-group' },
+        { user: 'carol', requests: '1', cost: '0', cost_usd: 0, object: 'analytics-group' },
       ],
     });
     expect(await get('/v1/analytics/groups/users?page_size=1&current_page=1')).toMatchObject({
@@ -255,7 +265,8 @@ describe('the groups users, ai-models and metadata/{metadataKey}', () => {
         {
           metadata_value: 'a',
           requests: 2,
-          cost: 0.0015,
+          cost: 0.15,
+          cost_usd: 0.0015,
           avg_tokens: 20,
           avg_weighted_feedback: 4.667,
           requests_with_feedback: 2,
@@ -265,7 +276,8 @@ describe('the groups users, ai-models and metadata/{metadataKey}', () => {
         {
           metadata_value: 'b',
           requests: 1,
-          cost: 0.002,
+          cost: 0.2,
+          cost_usd: 0.002,
           avg_tokens: 50,
           avg_weighted_feedback: null,
           requests_with_feedback: 0,
@@ -296,6 +308,59 @@ describe('the groups users, ai-models and metadata/{metadataKey}', () => {
     const both = await admin.get(`/v1/analytics/graphs/requests?${ours}&time_of_generation_min=2026-05-01T00:00:00Z`);
     expect(both.status).toBe(400);
     expect(both.body.error).toMatchObject({ code: 'INVALID_REQUEST', param: 'time_of_generation_min' });
+  });
+
+  it("take the reference's per-request filters: each keeps the requests it names and leaves out the rest", async () => {
+    const { get, admin, t } = await setUp();
+    const total = async (query: string) =>
+      (await get(`/v1/analytics/graphs/requests?${HOURS}&${query}`)).summary.total as number;
+    // Tokens: 30, 50, 10 on the first three requests.
+    expect(await total('total_units_min=30')).toBe(2);
+    expect(await total('total_units_max=20')).toBe(1);
+    // Cost in cents: 0.1, 0.2 and 0.05.
+    expect(await total('cost_min=0.1')).toBe(2);
+    expect(await total('cost_min=0.1&cost_max=0.15')).toBe(1);
+    expect(await total('cost_min=5')).toBe(0);
+    expect(await total('prompt_token_min=1')).toBe(0);
+    expect(await total('completion_token_max=1000')).toBe(0);
+    expect(await total(`api_key_ids=${K3}`)).toBe(1);
+    expect(await total(`api_key_ids=${K1},${K3}`)).toBe(8);
+    expect(await total(`api_key_ids=${randomUUID()}`)).toBe(0);
+    expect(await total('ai_org_model=anthropic__claude')).toBe(1);
+    expect(await total('ai_org_model=anthropic__claude,openai__gpt-4o-mini')).toBe(2);
+    expect(await total('ai_org_model=openai__claude')).toBe(0);
+    expect(await total(`trace_id=${T3}`)).toBe(1);
+    expect(await total('trace_id=no-such-trace')).toBe(0);
+    expect(await total('span_id=no-such-span')).toBe(0);
+    expect(await total('configs=no-such-config')).toBe(0);
+    expect(await total('prompt_slug=no-such-prompt')).toBe(0);
+    expect(await total('virtual_keys=no-such-key')).toBe(0);
+
+    // Feedback on T1 (8) and T3 (−2): the trace's weighted average.
+    const keyA = await createWorkspaceKey(admin, { workspace_id: 'default', scopes: ['feedback.create'] });
+    const a = apiClient(t.baseUrl, keyA.key);
+    expect((await a.post('/v1/feedback', { trace_id: T1, value: 8 })).status).toBe(200);
+    expect((await a.post('/v1/feedback', { trace_id: T3, value: -2 })).status).toBe(200);
+    expect(await total('weighted_feedback_min=0')).toBe(1);
+    expect(await total('weighted_feedback_max=0')).toBe(1);
+    expect(await total('weighted_feedback_min=-10')).toBe(2);
+    expect(await total('weighted_feedback_min=9')).toBe(0);
+    // The cost graph says the same, in cents and dollars.
+    expect((await get(`/v1/analytics/graphs/cost?${HOURS}&cost_min=0.1`)).summary).toMatchObject({
+      total: 0.3,
+      total_usd: 0.003,
+    });
+
+    for (const [query, param] of [
+      ['cost_min=cheap', 'cost_min'],
+      ['total_units_min=1.5', 'total_units_min'],
+      ['weighted_feedback_max=11', 'weighted_feedback_max'],
+      ['ai_org_model=gpt-4o', 'ai_org_model'],
+    ]) {
+      const refused = await admin.get(`/v1/analytics/graphs/requests?${query}`);
+      expect(refused.status, query).toBe(400);
+      expect(refused.body.error).toMatchObject({ code: 'INVALID_REQUEST', param });
+    }
   });
 
   it('refuses what it does not know with the parameter named', async () => {

@@ -425,49 +425,63 @@ describe('analytics over known rows', () => {
       { timestamp: at('09:00'), total: 0 },
     ]);
     const latency = await get(`/v1/analytics/graphs/latency?${range}`);
-    expect(latency.summary).toEqual({ avg: 144, p50: near(120), p90: near(300), p95: near(400), p99: 500 });
+    // The reference's units: whole milliseconds, with the exact value beside each (`_exact`).
+    expect(latency.summary).toMatchObject({
+      avg: 144,
+      avg_exact: 144,
+      p50: near(120),
+      p90: near(300),
+      p95: near(400),
+      p99: 500,
+      p99_exact: 500,
+    });
+    // No data: 0 in the reference's field, null in its companion.
     expect(latency.data_points[0]).toEqual({
       timestamp: at('05:00'),
-      avg: null,
-      p50: null,
-      p90: null,
-      p95: null,
-      p99: null,
+      ...{ avg: 0, p50: 0, p90: 0, p95: 0, p99: 0 },
+      ...{ avg_exact: null, p50_exact: null, p90_exact: null, p95_exact: null, p99_exact: null },
     });
     expect(latency.data_points[1]).toEqual({
       timestamp: at('06:00'),
-      avg: 150,
-      p50: 100,
-      p90: 200,
-      p95: 200,
-      p99: 200,
+      ...{ avg: 150, p50: 100, p90: 200, p95: 200, p99: 200 },
+      ...{ avg_exact: 150, p50_exact: 100, p90_exact: 200, p95_exact: 200, p99_exact: 200 },
     });
-    expect((await get(`/v1/analytics/graphs/cost?${range}`)).data_points[2]).toEqual({
+    // Costs in cents, dollars in `_usd`.
+    const cost = await get(`/v1/analytics/graphs/cost?${range}`);
+    expect(cost.data_points[2]).toEqual({
       timestamp: at('07:00'),
-      total: 0.0005,
-      avg: 0.000166666666667,
+      total: 0.05,
+      avg: 0.0166666666667,
+      total_usd: 0.0005,
+      avg_usd: 0.000166666666667,
     });
+    expect(cost.data_points[0]).toEqual({ timestamp: at('05:00'), total: 0, avg: 0, total_usd: 0, avg_usd: null });
     expect((await get(`/v1/analytics/graphs/tokens?${range}`)).summary).toEqual({ total: 2090, avg: 90.87 });
     expect((await get(`/v1/analytics/graphs/errors?${range}`)).data_points.map((p: any) => p.total)).toEqual([
       0, 0, 2, 0, 0,
     ]);
-    expect((await get(`/v1/analytics/graphs/errors/rate?${range}`)).data_points.map((p: any) => p.rate)).toEqual([
-      null,
-      0,
-      0.6667,
-      0,
-      null,
-    ]);
+    // Rates in percent, fractions in `_fraction` (null: no requests in the bucket).
+    const rates = (await get(`/v1/analytics/graphs/errors/rate?${range}`)).data_points;
+    expect(rates.map((p: any) => p.rate)).toEqual([0, 0, 66.67, 0, 0]);
+    expect(rates.map((p: any) => p.rate_fraction)).toEqual([null, 0, 0.6667, 0, null]);
     const cache = await get(`/v1/analytics/graphs/cache/hit-rate?${range}`);
-    expect(cache.summary).toEqual({ total: 2, rate: 0.08 });
+    expect(cache.summary).toEqual({ total: 2, rate: 8, rate_fraction: 0.08 });
     expect(cache.data_points[1]).toEqual({
       timestamp: at('06:00'),
       total: 1,
       simple_hits: 1,
       semantic_hits: 0,
-      rate: 0.5,
+      rate: 50,
+      rate_fraction: 0.5,
+      cumulative_simple_cache_savings: 0,
+      cumulative_semantic_cache_savings: 0,
     });
-    expect(cache.data_points[2]).toMatchObject({ simple_hits: 0, semantic_hits: 1, rate: 0.3333 });
+    expect(cache.data_points[2]).toMatchObject({
+      simple_hits: 0,
+      semantic_hits: 1,
+      rate: 33.33,
+      rate_fraction: 0.3333,
+    });
     // The default window (7 days) is drawn per day: 8 buckets, today's holds everything.
     const daily = await get('/v1/analytics/graphs/requests');
     expect(daily.interval).toBe('day');

@@ -81,4 +81,47 @@ describe('audit log', () => {
     // Workspace keys cannot read the organisation's audit log.
     expect((await apiClient(t.baseUrl, other.key).get('/v1/audit-logs')).status).toBe(403);
   });
+
+  it("takes the reference's filters: organisation_id, uri, request_id, user_type, response_status_code, client_ip, country", async () => {
+    const t = await startTestServer();
+    const admin = apiClient(t.baseUrl, t.adminKey);
+    const organisationId = (await admin.get('/v1/workspaces/default')).body.organisation_id;
+    const created = await admin.post('/v1/workspaces', { name: 'Team A', slug: 'team-a' }, { 'cf-ipcountry': 'de' });
+    expect(created.status).toBe(200);
+    const requestId = created.headers.get('x-request-id')!;
+    await admin.post('/v1/policies/rate-limits', validPolicy(), { 'x-country': 'FR' }); // 400: no workspace
+    const list = (query: string) => admin.get(`/v1/audit-logs?${query}`);
+
+    expect((await list(`organisation_id=${organisationId}`)).body.total).toBe(2);
+    const other = await list('organisation_id=00000000-0000-4000-8000-000000000000');
+    expect(other.status).toBe(400);
+    expect(other.body.error).toMatchObject({
+      param: 'organisation_id',
+      message: expect.stringMatching(/own organisation/),
+    });
+
+    const byUri = await list('uri=/v1/workspaces');
+    expect(byUri.body.data.map((r: any) => r.resource_type)).toEqual(['workspace']);
+    expect((await list('uri=/v1/workspaces/team-a')).body.total).toBe(0);
+
+    const byRequest = await list(`request_id=${requestId}`);
+    expect(byRequest.body.data).toHaveLength(1);
+    expect(byRequest.body.data[0]).toMatchObject({ request_id: requestId, country: 'DE', client_ip: '127.0.0.1' });
+    expect((await list('request_id=no-such-request')).body.total).toBe(0);
+
+    expect((await list('user_type=api_key')).body.total).toBe(2);
+    expect((await list('user_type=user')).body.total).toBe(0);
+    expect((await list('user_type=robot')).status).toBe(400);
+
+    expect((await list('response_status_code=400')).body.data.map((r: any) => r.country)).toEqual(['FR']);
+    expect((await list('response_status_code=200')).body.data.map((r: any) => r.resource_type)).toEqual(['workspace']);
+    expect((await list('response_status_code=abc')).status).toBe(400);
+
+    expect((await list('client_ip=127.0.0.1')).body.total).toBe(2);
+    expect((await list('client_ip=10.0.0.1')).body.total).toBe(0);
+
+    expect((await list('country=de')).body.data.map((r: any) => r.resource_type)).toEqual(['workspace']);
+    expect((await list('country=US')).body.total).toBe(0);
+    expect((await list('country=Germany')).status).toBe(400);
+  });
 });

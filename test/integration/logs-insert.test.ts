@@ -86,7 +86,16 @@ describe('POST /v1/logs: request logs of calls made outside the gateway', () => 
 
     // They count in analytics, under their user and model.
     const users = await admin.get('/v1/analytics/groups/users');
-    expect(users.body.data).toEqual([{ user: 'ada', requests: 1, cost: log.cost, object: 'analytics-group' }]);
+    // As the reference types them: strings, the cost in cents; dollars in cost_usd.
+    expect(users.body.data).toEqual([
+      {
+        user: 'ada',
+        requests: '1',
+        cost: String(Number((log.cost * 100).toPrecision(12))),
+        cost_usd: log.cost,
+        object: 'analytics-group',
+      },
+    ]);
     // And the change is audited without the request's contents.
     const audit = await admin.get('/v1/audit-logs?resource_type=request_log');
     expect(audit.body.data).toHaveLength(1);

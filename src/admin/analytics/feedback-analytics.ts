@@ -1,5 +1,12 @@
 import type { Db } from '../../storage/database.js';
-import { createStatementRunner, dimensionConditions, metadataConditions, type RowFilter } from './reader.js';
+import {
+  createStatementRunner,
+  dimensionConditions,
+  metadataConditions,
+  readsRows,
+  requestConditions,
+  type RowFilter,
+} from './reader.js';
 
 /** Feedback of a group: how many, and the sums behind the weighted average Σ value·weight / Σ weight. */
 export interface FeedbackTotals {
@@ -23,7 +30,7 @@ const filtersRequests = (filter: RowFilter) =>
   filter.model !== undefined ||
   (filter.statusCodes?.length ?? 0) > 0 ||
   filter.guardrailVerdict !== undefined ||
-  Object.keys(filter.metadata ?? {}).length > 0;
+  readsRows(filter);
 
 /**
  * The feedback graphs: feedback given in the window (feedback.created_at), in the filter's
@@ -43,7 +50,11 @@ export function createFeedbackAnalytics(db: Db) {
     }
     if (filtersRequests(filter)) {
       // Unqualified names inside resolve to request_logs, the innermost table.
-      const inner = [...dimensionConditions(filter, params, dialect), ...metadataConditions(filter, params, dialect)];
+      const inner = [
+        ...dimensionConditions(filter, params, dialect),
+        ...metadataConditions(filter, params, dialect),
+        ...requestConditions(filter, params),
+      ];
       out.push(
         `EXISTS (SELECT 1 FROM request_logs WHERE request_logs.trace_id = f.trace_id AND request_logs.organisation_id = f.organisation_id AND ${inner.join(' AND ')})`,
       );

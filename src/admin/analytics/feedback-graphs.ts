@@ -2,9 +2,12 @@ import type { FeedbackAnalytics, FeedbackTotals } from './feedback-analytics.js'
 import { buckets, graphBody, INTERVALS, type Interval } from './graphs.js';
 import type { RowFilter } from './reader.js';
 
-/** Σ value·weight / Σ weight, 3 decimals; null without feedback (or with weights of 0 only). */
+/**
+ * Σ value·weight / Σ weight, 3 decimals; 0 without feedback (or with weights of 0 only), as the
+ * reference's schema wants a number: the count beside it (`feedbacks` graph, `total`) tells.
+ */
 const weighted = (t: FeedbackTotals | undefined) =>
-  t && t.weightSum > 0 ? Number((t.weightedSum / t.weightSum).toFixed(3)) : null;
+  t && t.weightSum > 0 ? Number((t.weightedSum / t.weightSum).toFixed(3)) : 0;
 
 /** `feedbacks`: how many feedbacks were given, per bucket. */
 export async function feedbackCountGraph(feedback: FeedbackAnalytics, filter: RowFilter, interval: Interval) {

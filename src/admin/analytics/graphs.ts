@@ -1,14 +1,15 @@
 import { totalsHelpers } from './columns.js';
 import type { AnalyticsReader, RowFilter } from './reader.js';
+import { costFields, latencyFields, orZero, rateFields } from './reference-units.js';
 import { merge, newTotals, percentile, type Totals } from './totals.js';
 
-const { average, money, round } = totalsHelpers;
+const { average, round } = totalsHelpers;
 
 type Values = Record<string, number | null>;
 
 interface Metric {
   latencies?: boolean;
-  /** Over the whole window, and per bucket; an empty bucket has totals of zero (averages null). */
+  /** Over the whole window, and per bucket; an empty bucket has totals and averages of 0 (companions null). */
   values(t: Totals): Values;
   /** The fields of `values` that the summary carries (default: all). */
   summary?: readonly string[];
@@ -21,31 +22,35 @@ export const METRICS: Record<string, Metric> = {
   requests: { values: (t) => ({ total: t.requests }) },
   cost: {
     values: (t) => ({
-      total: money(t.cost),
-      avg: t.requests === 0 ? null : Number((t.cost / t.requests).toPrecision(12)),
+      ...costFields('total', t.cost),
+      ...costFields('avg', t.requests === 0 ? null : t.cost / t.requests),
     }),
+    summary: ['total', 'avg', 'total_usd', 'avg_usd'],
   },
   latency: {
     latencies: true,
     values: (t) => ({
-      avg: average(t.latencySum, t.requests),
-      p50: percentile(t, 0.5),
-      p90: percentile(t, 0.9),
-      p95: percentile(t, 0.95),
-      p99: percentile(t, 0.99),
+      ...latencyFields('avg', average(t.latencySum, t.requests)),
+      ...latencyFields('p50', percentile(t, 0.5)),
+      ...latencyFields('p90', percentile(t, 0.9)),
+      ...latencyFields('p95', percentile(t, 0.95)),
+      ...latencyFields('p99', percentile(t, 0.99)),
     }),
   },
-  tokens: { values: (t) => ({ total: t.totalTokens, avg: average(t.totalTokens, t.tokenRows) }) },
+  tokens: { values: (t) => ({ total: t.totalTokens, avg: orZero(average(t.totalTokens, t.tokenRows)) }) },
   errors: { values: (t) => ({ total: errors(t) }) },
-  'errors/rate': { values: (t) => ({ rate: t.requests === 0 ? null : round(errors(t) / t.requests, 4) }) },
+  'errors/rate': { values: (t) => rateFields('rate', t.requests === 0 ? null : round(errors(t) / t.requests, 4)) },
   'cache/hit-rate': {
     values: (t) => ({
       total: t.cacheHits,
       simple_hits: t.cacheHits - t.semanticHits,
       semantic_hits: t.semanticHits,
-      rate: average(t.cacheHits, t.requests, 4),
+      ...rateFields('rate', average(t.cacheHits, t.requests, 4)),
+      // svcgw does not record what a hit would have cost (a hit's cost is 0), so nothing is counted as saved.
+      cumulative_simple_cache_savings: 0,
+      cumulative_semantic_cache_savings: 0,
     }),
-    summary: ['total', 'rate'],
+    summary: ['total', 'rate', 'rate_fraction'],
   },
 };
 

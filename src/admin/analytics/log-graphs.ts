@@ -2,6 +2,7 @@ import { totalsHelpers } from './columns.js';
 import { buckets, graphBody, INTERVALS, type Interval } from './graphs.js';
 import type { CacheLatency, LogAnalytics, RescuedRow } from './log-analytics.js';
 import type { AnalyticsReader, RowFilter } from './reader.js';
+import { latencyFields, orZero, rateFields } from './reference-units.js';
 
 const { average } = totalsHelpers;
 
@@ -21,12 +22,12 @@ export async function userRequestsGraph(logs: LogAnalytics, filter: RowFilter, i
   const all = whole.get(0) ?? { users: 0, requests: 0 };
   const points = buckets(filter, interval).map(({ bucket, timestamp }) => {
     const b = per.get(bucket);
-    return { timestamp, avg: b ? average(b.requests, b.users, 2) : null };
+    return { timestamp, avg: b ? orZero(average(b.requests, b.users, 2)) : 0 };
   });
   return graphBody(
     filter,
     interval,
-    { total: all.requests, unique: all.users, avg: average(all.requests, all.users, 2) },
+    { total: all.requests, unique: all.users, avg: orZero(average(all.requests, all.users, 2)) },
     points,
   );
 }
@@ -124,15 +125,15 @@ export async function cacheLatencyGraph(logs: LogAnalytics, filter: RowFilter, i
   ]);
   const points = buckets(filter, interval).map(({ bucket, timestamp }) => ({
     timestamp,
-    avg: hitAverage(per.get(bucket)),
+    ...latencyFields('avg', hitAverage(per.get(bucket))),
   }));
-  return graphBody(filter, interval, { avg: hitAverage(whole.get(0)) }, points);
+  return graphBody(filter, interval, latencyFields('avg', hitAverage(whole.get(0))), points);
 }
 
 /**
  * `GET /v1/analytics/summary/cache`: cache hits, their average latency, all requests, and
- * `cache_speedup`, the fraction of latency a hit saved against the average request that went to
- * a provider (1 − hit latency / other latency; null without both kinds).
+ * `cache_speedup`, the share of latency a hit saved against the average request that went to
+ * a provider (1 − hit latency / other latency; in percent, 0 without both kinds).
  */
 export async function cacheSummary(logs: LogAnalytics, filter: RowFilter) {
   const c = (await logs.cacheLatency(filter, null)).get(0) ?? {
@@ -149,9 +150,12 @@ export async function cacheSummary(logs: LogAnalytics, filter: RowFilter) {
     end_time: new Date(filter.to).toISOString(),
     summary: {
       hits: c.hits,
-      avg_latency: hit,
+      ...latencyFields('avg_latency', hit),
       total_requests: c.requests,
-      cache_speedup: hit === null || miss === null || miss === 0 ? null : Number((1 - hit / miss).toFixed(4)),
+      ...rateFields(
+        'cache_speedup',
+        hit === null || miss === null || miss === 0 ? null : Number((1 - hit / miss).toFixed(4)),
+      ),
     },
   };
 }

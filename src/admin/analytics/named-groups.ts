@@ -2,8 +2,9 @@ import { totalsHelpers } from './columns.js';
 import type { GroupRow } from './groups.js';
 import { USER_METADATA_KEY, type LogAnalytics, type MetadataGroup } from './log-analytics.js';
 import type { AnalyticsReader, RowFilter } from './reader.js';
+import { costFields } from './reference-units.js';
 
-const { average, money } = totalsHelpers;
+const { average } = totalsHelpers;
 
 type Page = { limit: number; offset: number };
 
@@ -14,14 +15,20 @@ function page<T>(rows: T[], window: Page): { total: number; data: T[] } {
   return { total: rows.length, data: rows.slice(window.offset, window.offset + window.limit) };
 }
 
+function stringCents(usd: number) {
+  const { cost, cost_usd } = costFields('cost', usd);
+  return { cost: String(cost), cost_usd };
+}
+
 /** `groups/users`: requests and cost per user (metadata `_user`). */
 export async function userGroups(logs: LogAnalytics, filter: RowFilter, window: Page) {
   const rows = (await logs.byMetadata(filter, USER_METADATA_KEY)).sort(byRequests);
   return page(
     rows.map((g): GroupRow => ({
+      // The reference types both as strings; the cents' companion cost_usd stays a number.
       user: g.value,
-      requests: g.requests,
-      cost: money(g.cost),
+      requests: String(g.requests),
+      ...stringCents(g.cost),
       object: 'analytics-group',
     })),
     window,
@@ -51,7 +58,7 @@ export async function metadataGroups(logs: LogAnalytics, filter: RowFilter, key:
     rows.map((g): GroupRow => ({
       metadata_value: g.value,
       requests: g.requests,
-      cost: money(g.cost),
+      ...costFields('cost', g.cost),
       avg_tokens: average(g.tokenSum, g.tokenRows),
       avg_weighted_feedback: g.feedbackWeights > 0 ? Number((g.feedbackWeighted / g.feedbackWeights).toFixed(3)) : null,
       requests_with_feedback: g.withFeedback,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { invalid } from '../../lib/errors.js';
 import { idOrSlug } from '../shared/pagination.js';
+import { rowFilterNames, type RowFilterName } from './row-conditions.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
@@ -48,7 +49,34 @@ export const filterQuery = {
     .optional()
     .describe('end_time, as the reference gateway names it.'),
   workspace_slug: idOrSlug.optional().describe('workspace_id, as the reference gateway names it (a slug or an id).'),
+  ...referenceRowFilters(),
 };
+
+/** The reference's per-request filters (row-conditions.ts checks and applies them). */
+function referenceRowFilters() {
+  const help: Record<RowFilterName, string> = {
+    total_units_min: 'Only requests of at least this many tokens.',
+    total_units_max: 'Only requests of at most this many tokens.',
+    cost_min: 'Only requests that cost at least this much (US cents).',
+    cost_max: 'Only requests that cost at most this much (US cents).',
+    prompt_token_min: 'Only requests of at least this many prompt tokens.',
+    prompt_token_max: 'Only requests of at most this many prompt tokens.',
+    completion_token_min: 'Only requests of at least this many completion tokens.',
+    completion_token_max: 'Only requests of at most this many completion tokens.',
+    api_key_ids: 'Only requests made with these API keys (ids, comma-separated).',
+    ai_org_model: 'Only these provider__model pairs, comma-separated (openai__gpt-4o).',
+    trace_id: 'Only requests of this trace.',
+    span_id: 'Only requests of this span.',
+    configs: 'Only requests routed by these configs (ids or slugs, comma-separated).',
+    prompt_slug: 'Only runs of this prompt (slug or id).',
+    virtual_keys: 'Only requests made with these virtual keys (slugs, comma-separated).',
+    weighted_feedback_min: "Only requests whose trace's weighted feedback is at least this (-10 to 10).",
+    weighted_feedback_max: "Only requests whose trace's weighted feedback is at most this (-10 to 10).",
+  };
+  return Object.fromEntries(
+    rowFilterNames.map((name) => [name, z.string().max(4096).optional().describe(help[name])]),
+  ) as Record<RowFilterName, z.ZodOptional<z.ZodString>>;
+}
 
 /** The reference gateway's names of three filters, and ours. */
 const SYNONYMS = [

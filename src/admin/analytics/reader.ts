@@ -8,6 +8,7 @@ import {
   type RollupPeriod,
 } from '../../storage/repositories/request-logs.js';
 import { POSTGRES, postgresRunner, SQLITE, type AnalyticsDialect } from './reader-dialects.js';
+import type { RowCondition } from './row-conditions.js';
 import { addRow, newTotals, type Totals } from './totals.js';
 
 const HOUR_MS = 3_600_000;
@@ -28,7 +29,13 @@ export interface RowFilter {
   guardrailVerdict?: string | undefined;
   /** Pairs the request's metadata must hold; such queries read request_logs, not rollups. */
   metadata?: Readonly<Record<string, string>> | undefined;
+  /** Conditions on single requests (the reference's cost, token, trace, … filters); such queries read request_logs. */
+  rows?: readonly RowCondition[] | undefined;
 }
+
+/** Whether a filter needs request_logs rows (metadata or per-request conditions), which rollups cannot answer. */
+export const readsRows = (filter: RowFilter): boolean =>
+  Object.keys(filter.metadata ?? {}).length > 0 || (filter.rows?.length ?? 0) > 0;
 
 /** The request-log columns analytics group by. */
 export type GroupColumn =
@@ -132,7 +139,7 @@ export function createAnalyticsReader(db: Db) {
         addRow(t, row);
       }
     };
-    if (filter.metadata && Object.keys(filter.metadata).length > 0) {
+    if (readsRows(filter)) {
       collect(await rawQuery(filter, grouping, options.latencies, filter.from, filter.to));
       return out;
     }
@@ -229,7 +236,13 @@ export function logConditions(
     'created_at <= ?',
     ...dimensionConditions(filter, params, dialect),
   ];
-  return [...conditions, ...metadataConditions(filter, params, dialect)];
+  return [...conditions, ...metadataConditions(filter, params, dialect), ...requestConditions(filter, params)];
+}
+
+/** The per-request conditions of a filter; adds their parameters. */
+export function requestConditions(filter: RowFilter, params: unknown[]): string[] {
+  for (const condition of filter.rows ?? []) params.push(...condition.params);
+  return (filter.rows ?? []).map((condition) => condition.sql);
 }
 
 /** Conditions on request_logs.metadata holding every pair of the filter; adds their parameters. */

@@ -4,6 +4,7 @@ import type { ObservabilityDeps } from '../observability/deps.js';
 import { governedRole } from '../settings/access.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
 import type { RowFilter } from './reader.js';
+import { rowConditions } from './row-conditions.js';
 import { foldSynonyms, parseMetadata, parseStatusCodes, timeWindow, type FilterQuery } from './params.js';
 
 /**
@@ -31,11 +32,12 @@ export async function rowFilter(
     );
   }
   const metadata = parseMetadata(query.metadata);
+  const rows = await rowConditions(deps.db, principal.organisationId, query);
   const window = timeWindow(
     query,
     deps.clock.now(),
     { logDays: deps.config.log_retention_display, metricsDays: deps.config.metrics_retention_display },
-    { metadata: metadata !== undefined || options.readsLogs === true },
+    { metadata: metadata !== undefined || rows.length > 0 || options.readsLogs === true },
   );
   const workspace = await resolveWorkspace(deps.repos.workspaces, principal, query.workspace_id, { required: false });
   const owner = await deps.visibility.ownDataOnly(principal);
@@ -50,6 +52,7 @@ export async function rowFilter(
     statusCodes: parseStatusCodes(query.status_code),
     guardrailVerdict: query.guardrail_verdict,
     metadata,
+    rows,
   };
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FeatureFlags } from '../../features/flags.js';
+import { clientCountry } from '../../lib/client-country.js';
 import type { Clock } from '../../lib/clock.js';
 import { errorBody } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -143,6 +144,7 @@ function auditRecord(request: FastifyRequest, reply: FastifyReply, clock: Clock)
         : safeJson(redactSecrets(audit.recordBody ? audit.recordBody(request.body) : request.body, audit.secretFields)),
     response_status_code: reply.statusCode,
     client_ip: request.ip,
+    country: clientCountry(request.headers),
     request_id: request.id,
   };
 }

@@ -7,6 +7,7 @@ import { AppError, type ErrorCode } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { redactSecrets, safeJson } from '../../lib/redact.js';
 import type { AuditLogRepository } from '../../storage/repositories/audit-logs.js';
+import { clientCountry } from '../../lib/client-country.js';
 
 /** Authenticates a request that carries a JWT; throws the refusal after recording it. */
 export type JwtGate = (token: string, request: FastifyRequest) => Promise<Principal>;
@@ -72,6 +73,7 @@ async function record(
       request_body: null,
       response_status_code: status,
       client_ip: request.ip,
+      country: clientCountry(request.headers),
       request_id: request.id,
       detail: failure.message,
     })

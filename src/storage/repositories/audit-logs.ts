@@ -15,6 +15,13 @@ export interface AuditFilter {
   resourceId?: string;
   action?: string;
   method?: string;
+  /** The path called, exactly (no query string). */
+  uri?: string;
+  requestId?: string;
+  actorTypes?: readonly AuditLogsTable['actor_type'][];
+  responseStatusCode?: number;
+  clientIp?: string;
+  country?: string;
   limit: number;
   offset: number;
 }
@@ -35,6 +42,13 @@ export function createAuditLogRepository(db: Db) {
       if (filter.resourceId) query = query.where('resource_id', '=', filter.resourceId);
       if (filter.action) query = query.where('action', '=', filter.action);
       if (filter.method) query = query.where('method', '=', filter.method);
+      if (filter.uri) query = query.where('path', '=', filter.uri);
+      if (filter.requestId) query = query.where('request_id', '=', filter.requestId);
+      if (filter.actorTypes) query = query.where('actor_type', 'in', filter.actorTypes);
+      if (filter.responseStatusCode !== undefined)
+        query = query.where('response_status_code', '=', filter.responseStatusCode);
+      if (filter.clientIp) query = query.where('client_ip', '=', filter.clientIp);
+      if (filter.country) query = query.where('country', '=', filter.country.toUpperCase());
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('seq', 'desc').limit(filter.limit).offset(filter.offset).execute();
       return { total: Number(total), rows };
