@@ -251,26 +251,26 @@ export function createGatewayHandler(deps: GatewayDeps) {
           typeof leaf.settings.overrideParams?.model === 'string' ? leaf.settings.overrideParams.model : draft.model;
         const estimate = async () => {
           const [price, maxOutputTokens] = model
-              ? await Promise.all([
-                  deps.pricing.priceOf(target.provider.name, model),
-                  deps.pricing.maxOutputOf(target.provider.name, model),
-                ])
-              : [null, null];
-            const bodyBytes = request.rawBody?.length ?? (Number(request.headers['content-length']) || 0);
-            // The body as the provider gets it: a config's override_params (max_tokens, …) included.
-            const body =
-              attemptJson && leaf.settings.overrideParams
-                ? { ...attemptJson, ...leaf.settings.overrideParams }
-                : attemptJson;
-            return estimateRequest({
-              endpointType: route.endpointType,
-              method: request.method,
-              body,
-              bodyBytes,
-              model: model ?? null,
-              price,
-              maxOutputTokens,
-            });
+            ? await Promise.all([
+                deps.pricing.priceOf(target.provider.name, model),
+                deps.pricing.maxOutputOf(target.provider.name, model),
+              ])
+            : [null, null];
+          const bodyBytes = request.rawBody?.length ?? (Number(request.headers['content-length']) || 0);
+          // The body as the provider gets it: a config's override_params (max_tokens, …) included.
+          const body =
+            attemptJson && leaf.settings.overrideParams
+              ? { ...attemptJson, ...leaf.settings.overrideParams }
+              : attemptJson;
+          return estimateRequest({
+            endpointType: route.endpointType,
+            method: request.method,
+            body,
+            bodyBytes,
+            model: model ?? null,
+            price,
+            maxOutputTokens,
+          });
         };
         if (admission.reservation === null)
           admission.reservation = await deps.limits.reserveBudgets(principal, facts, estimate);

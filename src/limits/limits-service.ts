@@ -317,7 +317,10 @@ export function createLimitsService(deps: LimitsDeps) {
             `The ${budget!.label} is a cost budget and this request's model has no price, so its cost cannot be bounded; add a price for the model or set default_model_price.`,
           );
         defaultPrice = deps.defaultPrice;
-        estimated = { ...estimated, cost: costOfTokens(defaultPrice, estimated.promptTokens, estimated.completionTokens) };
+        estimated = {
+          ...estimated,
+          cost: costOfTokens(defaultPrice, estimated.promptTokens, estimated.completionTokens),
+        };
       }
       const result = await guarded(() => reserve(deps.store, [budget!], estimated, now, defaultPrice), {
         ok: true as const,

@@ -52,7 +52,10 @@ export function createResetWorker(deps: { db: Db; clock: Clock; logger: Logger; 
     return due.length;
   }
 
-  async function resetOwn(table: 'api_keys' | 'workspaces' | 'deployments' | 'providers' | 'virtual_keys', now: number): Promise<number> {
+  async function resetOwn(
+    table: 'api_keys' | 'workspaces' | 'deployments' | 'providers' | 'virtual_keys',
+    now: number,
+  ): Promise<number> {
     const rows = await deps.db
       .selectFrom(table)
       .select(['id', 'usage_limits'])

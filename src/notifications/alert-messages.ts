@@ -4,13 +4,7 @@ import type { EnqueueInput } from './outbox.js';
 export type AlertMessage = Pick<EnqueueInput, 'kind' | 'dedupeKey' | 'subject' | 'text'>;
 
 export type LimitedResource =
-    | 'api_key'
-  | 'virtual_key'
-  | 'provider'
-  | 'workspace'
-  | 'integration_workspace'
-  | 'usage_limits_policy'
-  | 'deployment';
+  'api_key' | 'virtual_key' | 'provider' | 'workspace' | 'integration_workspace' | 'usage_limits_policy' | 'deployment';
 
 export interface UsageLimitFacts {
   resourceType: LimitedResource;

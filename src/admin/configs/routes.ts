@@ -129,7 +129,13 @@ export function registerConfigRoutes(app: ZodApp, service: ConfigService): void 
       const { row, versionId } = await service.update(request.principal!, request.params.slug, request.body);
       request.auditResourceId = row.id;
       request.auditWorkspaceId = row.workspace_id;
-      return { id: row.id, slug: row.slug, version_id: versionId, success: true as const, data: { version_id: versionId } };
+      return {
+        id: row.id,
+        slug: row.slug,
+        version_id: versionId,
+        success: true as const,
+        data: { version_id: versionId },
+      };
     },
   );
 

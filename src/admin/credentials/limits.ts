@@ -98,7 +98,10 @@ export function limitPatch(
 export function limitFieldsOf(row: Omit<LimitColumns, 'last_reset_at'>) {
   return {
     usage_limits: row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as Record<string, unknown>),
-    rate_limits: row.rate_limits === null ? null : (JSON.parse(row.rate_limits) as Array<{ type: string; unit: string; value: number }>),
+    rate_limits:
+      row.rate_limits === null
+        ? null
+        : (JSON.parse(row.rate_limits) as Array<{ type: string; unit: string; value: number }>),
     expires_at: row.expires_at,
     // The reference has a number here and does not say what it counts; svcgw resets with the boolean on PUT.
     reset_usage: null,

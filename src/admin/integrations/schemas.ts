@@ -82,7 +82,9 @@ export const integrationObject = z.object({
 export const integrationDetailObject = integrationObject.extend({
   global_workspace_access_settings: z
     .object({ enabled: z.boolean() })
-    .describe('Whether workspaces without a setting of their own may use it (see GET /v1/integrations/{slug}/workspaces).'),
+    .describe(
+      'Whether workspaces without a setting of their own may use it (see GET /v1/integrations/{slug}/workspaces).',
+    ),
   workspace_count: z.number().int().describe('How many active workspaces may use it.'),
   pricing_adjustments: z.null().describe('Always null: svcgw does not adjust prices per integration.'),
 });

@@ -58,7 +58,9 @@ export const providerObject = z.object({
   name: z.string(),
   note: z.string().nullable(),
   tags: z.record(z.string(), z.string()),
-  status: z.enum([...credentialStatus.options, 'expired']).describe('expired: past expires_at (still stored as active).'),
+  status: z
+    .enum([...credentialStatus.options, 'expired'])
+    .describe('expired: past expires_at (still stored as active).'),
   created_at: z.string(),
   last_updated_at: z.string(),
   last_reset_at: z.string().nullable(),

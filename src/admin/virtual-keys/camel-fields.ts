@@ -27,7 +27,7 @@ const CAMEL_TO_SETTING = {
 type CamelName = keyof typeof CAMEL_TO_SETTING;
 
 const camelText = (setting: string) =>
-  z.unknown().optional().describe(`Same as configurations.${setting} (null: not set).`) as z.ZodOptional<z.ZodUnknown>;
+  z.unknown().optional().describe(`Same as configurations.${setting} (null: not set).`);
 
 export const camelSettingFields = {
   ...(Object.fromEntries(
@@ -84,7 +84,10 @@ export function mergeCamelSettings(
   const own = body.configurations ?? {};
   for (const [setting, camel] of sentAs) {
     if (setting in own && JSON.stringify(own[setting as keyof Configurations]) !== JSON.stringify(moved[setting]))
-      throw invalid(camel, `${camel} and configurations.${setting} are the same setting and disagree; send one of them.`);
+      throw invalid(
+        camel,
+        `${camel} and configurations.${setting} are the same setting and disagree; send one of them.`,
+      );
   }
   const merged = { ...(body.configurations ?? base ?? {}), ...moved };
   const parsed = configurationsSchema.safeParse(merged);

@@ -60,7 +60,13 @@ export function registerVirtualKeyRoutes(app: ZodApp, service: VirtualKeyService
       const row = await service.create(request.principal!, request.body);
       request.auditResourceId = row.id;
       request.auditWorkspaceId = row.workspace_id;
-      return { id: row.id, slug: row.slug, object: 'virtual-key' as const, success: true as const, data: { slug: row.slug } };
+      return {
+        id: row.id,
+        slug: row.slug,
+        object: 'virtual-key' as const,
+        success: true as const,
+        data: { slug: row.slug },
+      };
     },
   );
 

@@ -74,7 +74,9 @@ export const virtualKeyObject = z.object({
   model_config: z
     .record(z.string(), z.unknown())
     .describe("The reference's name for configurations: the same object, secret fields masked."),
-  status: z.enum([...credentialStatus.options, 'expired']).describe('expired: past expires_at (still stored as active).'),
+  status: z
+    .enum([...credentialStatus.options, 'expired'])
+    .describe('expired: past expires_at (still stored as active).'),
   created_at: z.string(),
   last_updated_at: z.string(),
   last_reset_at: z.string().nullable(),
