@@ -1,4 +1,5 @@
 import type { Principal } from '../auth/principal.js';
+import type { CredentialLimits } from '../limits/credential-limits.js';
 
 /**
  * The gateway's port to stored credentials (`@provider` slugs, virtual keys) and to the model
@@ -64,4 +65,6 @@ export interface ResolvedCredential {
   models: ModelPolicy | null;
   /** Some fields (the key, settings) were read from a secret manager (`secret_mappings`). */
   fromSecretManager: boolean;
+  /** Its expiry, rate limits and budget, checked on each attempt sent with it; null when it has none. */
+  limits: CredentialLimits | null;
 }

@@ -4,7 +4,13 @@ import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
 import { estimateRequest } from '../limits/estimate.js';
-import { rateHeaders, RateLimitedError, type Admission, type LimitsService } from '../limits/limits-service.js';
+import {
+  mergeAdmission,
+  rateHeaders,
+  RateLimitedError,
+  type Admission,
+  type LimitsService,
+} from '../limits/limits-service.js';
 import type { PricingService } from '../pricing/pricing-service.js';
 import type { RequestLogWriter } from '../telemetry/request-log-writer.js';
 import type { GatewayReply, GatewayRequest, GatewayRoute } from './exchange.js';
@@ -241,33 +247,37 @@ export function createGatewayHandler(deps: GatewayDeps) {
           attemptJson = await guard.checkTarget(leaf, json, target.provider.name);
           if (attemptJson !== json) attemptRequest = withJsonBody(sent, attemptJson);
         }
-        if (admission.reservation === null) {
-          const model =
-            typeof leaf.settings.overrideParams?.model === 'string' ? leaf.settings.overrideParams.model : draft.model;
-          admission.reservation = await deps.limits.reserveBudgets(principal, facts, async () => {
-            const [price, maxOutputTokens] = model
-              ? await Promise.all([
-                  deps.pricing.priceOf(target.provider.name, model),
-                  deps.pricing.maxOutputOf(target.provider.name, model),
-                ])
-              : [null, null];
-            const bodyBytes = request.rawBody?.length ?? (Number(request.headers['content-length']) || 0);
-            // The body as the provider gets it: a config's override_params (max_tokens, …) included.
-            const body =
-              attemptJson && leaf.settings.overrideParams
-                ? { ...attemptJson, ...leaf.settings.overrideParams }
-                : attemptJson;
-            return estimateRequest({
-              endpointType: route.endpointType,
-              method: request.method,
-              body,
-              bodyBytes,
-              model: model ?? null,
-              price,
-              maxOutputTokens,
-            });
+        const model =
+          typeof leaf.settings.overrideParams?.model === 'string' ? leaf.settings.overrideParams.model : draft.model;
+        const estimate = async () => {
+          const [price, maxOutputTokens] = model
+            ? await Promise.all([
+                deps.pricing.priceOf(target.provider.name, model),
+                deps.pricing.maxOutputOf(target.provider.name, model),
+              ])
+            : [null, null];
+          const bodyBytes = request.rawBody?.length ?? (Number(request.headers['content-length']) || 0);
+          // The body as the provider gets it: a config's override_params (max_tokens, …) included.
+          const body =
+            attemptJson && leaf.settings.overrideParams
+              ? { ...attemptJson, ...leaf.settings.overrideParams }
+              : attemptJson;
+          return estimateRequest({
+            endpointType: route.endpointType,
+            method: request.method,
+            body,
+            bodyBytes,
+            model: model ?? null,
+            price,
+            maxOutputTokens,
           });
-        }
+        };
+        if (admission.reservation === null)
+          admission.reservation = await deps.limits.reserveBudgets(principal, facts, estimate);
+        // The provider's or virtual key's own limits count only the attempts sent with it.
+        const own = target.stored?.credential.limits
+          ? await deps.limits.admitCredential(target.stored.credential.limits, facts, estimate)
+          : null;
         const call = (to: ResolvedTarget) => {
           controller = new AbortController();
           return callTarget(callDeps, {
@@ -281,11 +291,19 @@ export function createGatewayHandler(deps: GatewayDeps) {
             controller,
           });
         };
-        const outcome = await retryWithFreshSecrets(
-          await call(target),
-          { route, target, headers, credentials: deps.credentials },
-          call,
-        );
+        let outcome: Awaited<ReturnType<typeof call>>;
+        try {
+          outcome = await retryWithFreshSecrets(
+            await call(target),
+            { route, target, headers, credentials: deps.credentials },
+            call,
+          );
+        } catch (error) {
+          if (own) await deps.limits.releaseCredential(own);
+          throw error;
+        }
+        if (own && outcome.ok) mergeAdmission(admission, own);
+        else if (own) await deps.limits.releaseCredential(own);
         return { ...outcome, provider: target.provider.name };
       };
       let outcome: AttemptOutcome<UpstreamAnswer>;

@@ -156,6 +156,12 @@ export const ERROR_CODES = {
     summary:
       'Guardrails apply to this request, but its route passes bodies through uninspected (multipart, native pass-through); it is refused rather than sent unguarded.',
   },
+  CREDENTIAL_EXPIRED: {
+    status: 403,
+    type: 'permission_error',
+    summary:
+      'The provider or virtual key the request is sent with has passed its expires_at; a later expires_at (PUT) brings it back.',
+  },
   RATE_LIMITED: {
     status: 429,
     type: 'rate_limit_error',

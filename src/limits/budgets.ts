@@ -4,7 +4,7 @@ import { bucketOf, matchesAll, type Condition, type RequestFacts } from './match
 
 /** A budget as configured: a policy (which matches and groups), or the limit of a key, a workspace or a deployment. */
 export interface BudgetSource {
-  scopeType: 'policy' | 'api_key' | 'workspace' | 'deployment';
+  scopeType: 'policy' | 'api_key' | 'workspace' | 'deployment' | 'provider' | 'virtual_key';
   scopeId: string;
   /** For messages: `usage limits policy "x" (id)`. */
   label: string;

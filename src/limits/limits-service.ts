@@ -20,12 +20,14 @@ import {
 } from './budgets.js';
 import { costOfTokens } from './estimate.js';
 import type { CounterStore } from './counter-store.js';
+import { credentialLabel, type CredentialLimits } from './credential-limits.js';
 import type { DeploymentLimits } from './deployment-limits.js';
 import type { RequestFacts } from './matching.js';
 import { periodStart } from './periods.js';
 import {
   applicableRateLimits,
   checkRateLimits,
+  credentialRateLimits,
   settleTokens,
   type AppliedRateLimit,
   type ParsedRatePolicy,
@@ -263,6 +265,81 @@ export function createLimitsService(deps: LimitsDeps) {
       }, undefined);
     },
 
+    /**
+     * The limits of the provider or virtual key an attempt is sent with: an expired one is
+     * refused (CREDENTIAL_EXPIRED), its rate limits are counted (RATE_LIMITED with the usual
+     * headers) and its budget reserves the estimate (USAGE_LIMIT_EXCEEDED). What it returns is
+     * merged into the request's admission once the attempt succeeds, or released if it fails.
+     */
+    async admitCredential(
+      credential: CredentialLimits,
+      facts: RequestFacts,
+      estimate: () => Promise<Estimate>,
+    ): Promise<Pick<Admission, 'tokenLimits' | 'reservation'>> {
+      const now = deps.clock.now();
+      if (credential.expiresAt !== null && Date.parse(credential.expiresAt) <= now)
+        throw new AppError(
+          'CREDENTIAL_EXPIRED',
+          `The ${credentialLabel(credential)} expired at ${credential.expiresAt}; set a later expires_at to use it again.`,
+        );
+      const applied = credentialRateLimits(credential, now);
+      let tokenLimits: AppliedRateLimit[] = [];
+      if (applied.length > 0) {
+        const decision = await guarded(() => checkRateLimits(deps.store, applied, now), {
+          allowed: true as const,
+          tokenLimits: [],
+          headers: null,
+        });
+        if (!decision.allowed) throw new RateLimitedError(decision.limit, decision.headers, now);
+        tokenLimits = decision.tokenLimits;
+      }
+      if (!credential.usageLimits || !features.enabled('usage_limits')) return { tokenLimits, reservation: null };
+      const [budget] = applicableBudgets(
+        [
+          ownBudget(
+            credential.kind,
+            credential.id,
+            `usage limit of the ${credentialLabel(credential)}`,
+            credential.name,
+            credential.usageLimits,
+            credential.createdAt,
+            credential.workspaceId,
+          ),
+        ],
+        facts,
+      );
+      let estimated = await estimate();
+      let defaultPrice: ModelPrice | undefined;
+      if (estimated.cost === null && budget!.type === 'cost') {
+        if (!deps.defaultPrice)
+          throw new AppError(
+            'USAGE_LIMIT_EXCEEDED',
+            `The ${budget!.label} is a cost budget and this request's model has no price, so its cost cannot be bounded; add a price for the model or set default_model_price.`,
+          );
+        defaultPrice = deps.defaultPrice;
+        estimated = {
+          ...estimated,
+          cost: costOfTokens(defaultPrice, estimated.promptTokens, estimated.completionTokens),
+        };
+      }
+      const result = await guarded(() => reserve(deps.store, [budget!], estimated, now, defaultPrice), {
+        ok: true as const,
+        reservation: { budgets: [], amounts: [] },
+      });
+      if (!result.ok)
+        throw new AppError('USAGE_LIMIT_EXCEEDED', refusal(result.budget, result.used, result.needed, estimated));
+      return { tokenLimits, reservation: result.reservation };
+    },
+
+    /** Gives back what an attempt that failed reserved in its credential's budget. */
+    async releaseCredential(admitted: Pick<Admission, 'reservation'>): Promise<void> {
+      const reservation = admitted.reservation;
+      if (!reservation || reservation.budgets.length === 0) return;
+      await guarded(async () => {
+        await settle(deps.store, reservation, null, deps.clock.now());
+      }, undefined);
+    },
+
     /** Empties one budget bucket of the current period (the admin API's usage reset). */
     async resetBucket(
       scopeType: BudgetSource['scopeType'],
@@ -284,6 +361,20 @@ export function createLimitsService(deps: LimitsDeps) {
 }
 
 export type LimitsService = ReturnType<typeof createLimitsService>;
+
+/** Adds what a credential's limits admitted to the request's admission, so that the request's settlement covers them. */
+export function mergeAdmission(admission: Admission, own: Pick<Admission, 'tokenLimits' | 'reservation'>): void {
+  admission.tokenLimits = [...admission.tokenLimits, ...own.tokenLimits];
+  if (!own.reservation || own.reservation.budgets.length === 0) return;
+  const current = admission.reservation;
+  admission.reservation = current
+    ? {
+        budgets: [...current.budgets, ...own.reservation.budgets],
+        amounts: [...current.amounts, ...own.reservation.amounts],
+        defaultPrice: current.defaultPrice ?? own.reservation.defaultPrice,
+      }
+    : own.reservation;
+}
 
 /** A 429 that carries the headers a rate-limited client needs. */
 export class RateLimitedError extends AppError {
@@ -330,7 +421,7 @@ function policyBudget(row: UsageLimitPoliciesTable): BudgetSource {
 }
 
 function ownBudget(
-  scopeType: 'api_key' | 'workspace' | 'deployment',
+  scopeType: 'api_key' | 'workspace' | 'deployment' | 'provider' | 'virtual_key',
   scopeId: string,
   label: string,
   name: string,

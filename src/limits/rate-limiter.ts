@@ -1,5 +1,6 @@
 import type { RateLimitPolicyRow } from '../storage/repositories/rate-limit-policies.js';
 import type { CounterStore } from './counter-store.js';
+import { credentialLabel, type CredentialLimits } from './credential-limits.js';
 import type { DeploymentLimits } from './deployment-limits.js';
 import { bucketOf, matchesAll, type Condition, type RequestFacts } from './matching.js';
 import type { RateLimitEntry } from './schemas.js';
@@ -77,6 +78,24 @@ export function applicableRateLimits(
     });
   });
   return applied;
+}
+
+/** The rate limits of the provider or virtual key a request is sent with: counted per credential. */
+export function credentialRateLimits(
+  credential: Pick<CredentialLimits, 'kind' | 'id' | 'slug' | 'rateLimits'>,
+  now: number,
+): AppliedRateLimit[] {
+  return (credential.rateLimits ?? []).map((limit, index) => {
+    const window = windowAt(limit.unit, now);
+    return {
+      label: `rate limit ${limit.value} ${limit.type} per ${limit.unit} of the ${credentialLabel(credential)}`,
+      policyId: null,
+      type: limit.type,
+      value: limit.value,
+      key: `rl:c:${credential.id}:${index}:${limit.unit}:${window.start}`,
+      windowEnd: window.end,
+    };
+  });
 }
 
 /**

@@ -52,7 +52,10 @@ export function createResetWorker(deps: { db: Db; clock: Clock; logger: Logger; 
     return due.length;
   }
 
-  async function resetOwn(table: 'api_keys' | 'workspaces' | 'deployments', now: number): Promise<number> {
+  async function resetOwn(
+    table: 'api_keys' | 'workspaces' | 'deployments' | 'providers' | 'virtual_keys',
+    now: number,
+  ): Promise<number> {
     const rows = await deps.db
       .selectFrom(table)
       .select(['id', 'usage_limits'])
@@ -94,7 +97,9 @@ export function createResetWorker(deps: { db: Db; clock: Clock; logger: Logger; 
       (await resetPolicies(now)) +
       (await resetOwn('api_keys', now)) +
       (await resetOwn('workspaces', now)) +
-      (await resetOwn('deployments', now));
+      (await resetOwn('deployments', now)) +
+      (await resetOwn('providers', now)) +
+      (await resetOwn('virtual_keys', now));
     if (count > 0) {
       deps.logger.info({ budgets: count }, 'usage limits reset for a new period');
       deps.onReset();

@@ -4,7 +4,7 @@ import type { EnqueueInput } from './outbox.js';
 export type AlertMessage = Pick<EnqueueInput, 'kind' | 'dedupeKey' | 'subject' | 'text'>;
 
 export type LimitedResource =
-  'api_key' | 'virtual_key' | 'workspace' | 'integration_workspace' | 'usage_limits_policy' | 'deployment';
+  'api_key' | 'virtual_key' | 'provider' | 'workspace' | 'integration_workspace' | 'usage_limits_policy' | 'deployment';
 
 export interface UsageLimitFacts {
   resourceType: LimitedResource;
@@ -26,6 +26,7 @@ const label: Record<LimitedResource, string> = {
   integration_workspace: 'integration (workspace)',
   usage_limits_policy: 'usage limits policy',
   deployment: 'deployment',
+  provider: 'provider',
 };
 
 const FOOTER = '\n\nThis alert was sent by svcgw to the administrators of your organisation and workspace.';

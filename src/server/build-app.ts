@@ -250,6 +250,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     onBudgetsReset: () => {
       changes.publish({ topic: 'limits' });
       keys.invalidateAll();
+      // Providers and virtual keys carry budgets too: their resolved limits hold the period start.
+      credentials.invalidateAll();
     },
   });
   // Any change to policies, keys or workspaces clears the limits' caches before its answer is sent.

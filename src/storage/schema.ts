@@ -297,6 +297,12 @@ export interface ProvidersTable {
   created_at: string;
   last_updated_at: string;
   last_reset_at: string | null;
+  /** JSON UsageLimits (with last_reset_at), or null. */
+  usage_limits: string | null;
+  /** JSON array of rate limits, or null. */
+  rate_limits: string | null;
+  /** After it, the gateway refuses the credential. */
+  expires_at: string | null;
 }
 
 /** The legacy workspace credential (`x-service-virtual-key`): provider type and key in one. */
@@ -317,6 +323,12 @@ export interface VirtualKeysTable {
   last_reset_at: string | null;
   /** JSON array of {target_field, secret_reference_id, secret_key, value_format}: fields read from a secret manager. */
   secret_mappings: string;
+  /** JSON UsageLimits (with last_reset_at), or null. */
+  usage_limits: string | null;
+  /** JSON array of rate limits, or null. */
+  rate_limits: string | null;
+  /** After it, the gateway refuses the credential. */
+  expires_at: string | null;
 }
 
 export type SecretManagerType = 'aws_sm' | 'azure_kv' | 'hashicorp_vault';

@@ -22,7 +22,12 @@ describe('configs: create, read, versions', () => {
     const admin = apiClient(t.baseUrl, t.adminKey);
     const created = await admin.post('/v1/configs', { name: 'Prod fallback', slug: 'prod-fallback', config: fallback });
     expect(created.status).toBe(200);
-    expect(Object.keys(created.body).sort()).toEqual(['id', 'object', 'slug', 'version_id']);
+    expect(Object.keys(created.body).sort()).toEqual(['data', 'id', 'object', 'slug', 'success', 'version_id']);
+    // The reference's wrapper sits beside svcgw's fields.
+    expect(created.body).toMatchObject({
+      success: true,
+      data: { id: created.body.id, version_id: created.body.version_id },
+    });
     expect(created.body).toMatchObject({ slug: 'prod-fallback', object: 'config' });
 
     const got = await admin.get('/v1/configs/prod-fallback');

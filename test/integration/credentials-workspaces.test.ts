@@ -81,6 +81,10 @@ describe('providers', () => {
       created_at: expect.any(String),
       last_updated_at: expect.any(String),
       last_reset_at: null,
+      usage_limits: null,
+      rate_limits: null,
+      expires_at: null,
+      reset_usage: null,
       object: 'provider',
     });
     expect((await a.get(`/v1/providers/${created.body.id}`)).body.id).toBe(created.body.id);
@@ -216,7 +220,7 @@ describe('virtual keys', () => {
       configurations: { custom_host: 'http://127.0.0.1:9/v1' },
     });
     expect(created.status).toBe(200);
-    expect(Object.keys(created.body).sort()).toEqual(['id', 'object', 'slug']);
+    expect(Object.keys(created.body).sort()).toEqual(['data', 'id', 'object', 'slug', 'success']);
     expect(created.body).toMatchObject({ slug: 'legacy', object: 'virtual-key' });
 
     const got = await a.get('/v1/virtual-keys/legacy');
@@ -230,11 +234,16 @@ describe('virtual keys', () => {
       note: 'old app',
       masked_key: 'sk-v****LMNO',
       configurations: { custom_host: 'http://127.0.0.1:9/v1' },
+      model_config: { custom_host: 'http://127.0.0.1:9/v1' },
       status: 'active',
       created_at: expect.any(String),
       last_updated_at: expect.any(String),
       last_reset_at: null,
       secret_mappings: [],
+      usage_limits: null,
+      rate_limits: null,
+      expires_at: null,
+      reset_usage: null,
       object: 'virtual-key',
     });
     expect((await a.get(`/v1/virtual-keys/${created.body.id}`)).body.slug).toBe('legacy');
@@ -254,6 +263,7 @@ describe('virtual keys', () => {
       // Virtual keys carry no model list: any model.
       models: null,
       fromSecretManager: false,
+      limits: null,
     });
     // Providers are the newer name for virtual keys: `@legacy` finds it too.
     expect((await t.server.credentials.resolveProvider(principal, teamA.id, 'legacy')).source.kind).toBe('virtual_key');
@@ -296,7 +306,8 @@ describe('virtual keys', () => {
       [{ configurations: { custom_host: 'file:///etc/passwd' } }, 'configurations.custom_host'],
       [{ configurations: { azure_api_version: '2024/../x' } }, 'configurations.azure_api_version'],
       [{ provider: 'predibase' }, 'configurations.custom_host'],
-      [{ rate_limits: {} }, 'body'],
+      [{ rate_limits: {} }, 'rate_limits'],
+      [{ unknownField: 1 }, 'body'],
     ];
     for (const [overrides, param] of cases) {
       const res = await a.post('/v1/virtual-keys', { ...base, ...overrides });

@@ -57,6 +57,10 @@ describe('integrations: create, read, list', () => {
         last_reset_at: null,
         allow_all_models: true,
         secret_mappings: [],
+        // The reference's detail fields: every workspace may use it, and there is one.
+        global_workspace_access_settings: { enabled: true },
+        workspace_count: 1,
+        pricing_adjustments: null,
         object: 'integration',
       });
     }
@@ -85,6 +89,7 @@ describe('integrations: create, read, list', () => {
       source: { kind: 'provider', id: provider.body.id, slug: 'openai-prod', integrationId: created.body.id },
       models: { allowAll: true, entries: new Map() },
       fromSecretManager: false,
+      limits: null,
     });
   });
 

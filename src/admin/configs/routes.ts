@@ -29,13 +29,20 @@ export function registerConfigRoutes(app: ZodApp, service: ConfigService): void 
         tags: TAG,
         summary: 'List configs',
         querystring: listConfigsQuery,
-        response: { 200: z.object({ object: z.literal('list'), total: z.number(), data: z.array(configSummary) }) },
+        response: {
+          200: z.object({
+            object: z.literal('list'),
+            total: z.number(),
+            data: z.array(configSummary),
+            success: z.literal(true).describe("The reference's wrapper flag, beside svcgw's list fields."),
+          }),
+        },
       },
       config: { auth: auth('list') },
     },
     async (request) => {
       const { total, data } = await service.list(request.principal!, request.query);
-      return listBody(data, total);
+      return { ...listBody(data, total), success: true as const };
     },
   );
 
@@ -48,7 +55,14 @@ export function registerConfigRoutes(app: ZodApp, service: ConfigService): void 
         description: INVALID_CONFIG,
         body: createConfigBody,
         response: {
-          200: z.object({ id: z.uuid(), slug: z.string(), version_id: z.uuid(), object: z.literal('config') }),
+          200: z.object({
+            id: z.uuid(),
+            slug: z.string(),
+            version_id: z.uuid(),
+            object: z.literal('config'),
+            success: z.literal(true),
+            data: z.object({ id: z.uuid(), version_id: z.uuid() }).describe("The reference's wrapper."),
+          }),
         },
       },
       config: { auth: auth('create'), audit: audit('create') },
@@ -57,7 +71,14 @@ export function registerConfigRoutes(app: ZodApp, service: ConfigService): void 
       const { row, version } = await service.create(request.principal!, request.body);
       request.auditResourceId = row.id;
       request.auditWorkspaceId = row.workspace_id;
-      return { id: row.id, slug: row.slug, version_id: version.id, object: 'config' as const };
+      return {
+        id: row.id,
+        slug: row.slug,
+        version_id: version.id,
+        object: 'config' as const,
+        success: true as const,
+        data: { id: row.id, version_id: version.id },
+      };
     },
   );
 
@@ -68,11 +89,19 @@ export function registerConfigRoutes(app: ZodApp, service: ConfigService): void 
         tags: TAG,
         summary: 'Get a config (its latest version)',
         params: configParams,
-        response: { 200: configObject },
+        response: {
+          200: configObject.extend({
+            success: z.literal(true),
+            data: configObject.describe("The reference's wrapper: the same object again."),
+          }),
+        },
       },
       config: { auth: auth('read') },
     },
-    async (request) => service.get(request.principal!, request.params.slug),
+    async (request) => {
+      const config = await service.get(request.principal!, request.params.slug);
+      return { ...config, success: true as const, data: config };
+    },
   );
 
   app.put(
@@ -84,7 +113,15 @@ export function registerConfigRoutes(app: ZodApp, service: ConfigService): void 
         description: `A changed config is saved as a new version, which becomes the one in use. ${INVALID_CONFIG}`,
         params: configParams,
         body: updateConfigBody,
-        response: { 200: z.object({ id: z.uuid(), slug: z.string(), version_id: z.uuid() }) },
+        response: {
+          200: z.object({
+            id: z.uuid(),
+            slug: z.string(),
+            version_id: z.uuid(),
+            success: z.literal(true),
+            data: z.object({ version_id: z.uuid() }).describe("The reference's wrapper."),
+          }),
+        },
       },
       config: { auth: auth('update'), audit: audit('update') },
     },
@@ -92,7 +129,13 @@ export function registerConfigRoutes(app: ZodApp, service: ConfigService): void 
       const { row, versionId } = await service.update(request.principal!, request.params.slug, request.body);
       request.auditResourceId = row.id;
       request.auditWorkspaceId = row.workspace_id;
-      return { id: row.id, slug: row.slug, version_id: versionId };
+      return {
+        id: row.id,
+        slug: row.slug,
+        version_id: versionId,
+        success: true as const,
+        data: { version_id: versionId },
+      };
     },
   );
 

@@ -23,6 +23,15 @@ export const createConfigBody = z
     slug: configSlug.optional(),
     workspace_id: idOrSlug.optional(),
     config: configBody,
+    isDefault: z
+      .number()
+      .int()
+      .refine((value) => value === 0, {
+        message:
+          'isDefault 1 is not supported: svcgw has no default config per workspace; give an API key a default config with defaults.config_id instead.',
+      })
+      .optional()
+      .describe('Only 0 is taken (see the message of 1).'),
   })
   .strict();
 
@@ -62,6 +71,9 @@ export const configSummary = z.object({
   version: z.number().int(),
   created_at: z.string(),
   last_updated_at: z.string(),
+  is_default: z.literal(0).describe('Always 0: svcgw has no default config per workspace (API keys name theirs).'),
+  owner_id: z.string().optional().describe('The API key that created the config (absent when unknown).'),
+  updated_by: z.string().optional().describe('The API key that saved its latest version (absent when unknown).'),
   object: z.literal('config'),
 });
 
@@ -77,6 +89,17 @@ export const configVersionObject = z.object({
   created_at: z.string(),
   created_by_key_id: z.string().nullable(),
   object: z.literal('config_version'),
+  // The reference's fields of a version item: the config's own, as of now.
+  id: z.uuid().describe('The config id (same as config_id).'),
+  name: z.string(),
+  workspace_id: z.uuid(),
+  organisation_id: z.uuid(),
+  status: configStatus,
+  is_default: z.literal(0),
+  owner_id: z.string().optional(),
+  updated_by: z.string().optional().describe('The API key that saved this version (absent when unknown).'),
+  last_updated_at: z.string(),
+  format: z.literal('json'),
 });
 
 export type CreateConfigBody = z.infer<typeof createConfigBody>;

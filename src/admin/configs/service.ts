@@ -122,7 +122,10 @@ export function createConfigService(deps: {
         status: query.status,
         ...pageWindow(query),
       });
-      return { total, data: rows.map((row) => toSummary(row, row.version)) };
+      return {
+        total,
+        data: rows.map((row) => ({ ...toSummary(row, row.version), ...authors(row.owner_id, row.updated_by) })),
+      };
     },
 
     /** Admin keys without `workspace_id` create in the default workspace; workspace keys in their own. */
@@ -171,7 +174,12 @@ export function createConfigService(deps: {
     async get(principal: Principal, slugOrId: string): Promise<ConfigObject> {
       const row = await findConfig(principal, slugOrId);
       const version = await latestVersion(row);
-      return { ...toSummary(row, version.version), config: publicConfig(version.config) };
+      const first = version.version === 1 ? version : await deps.configs.findVersionNumber(row.id, 1);
+      return {
+        ...toSummary(row, version.version),
+        ...authors(first?.created_by_key_id ?? null, version.created_by_key_id),
+        config: publicConfig(version.config),
+      };
     },
 
     /** A changed `config` becomes a new version (the latest, hence the one in use); name and status change in place. */
@@ -226,7 +234,9 @@ export function createConfigService(deps: {
 
     async listVersions(principal: Principal, slugOrId: string): Promise<ConfigVersionObject[]> {
       const row = await findConfig(principal, slugOrId);
-      return (await deps.configs.listVersions(row.id)).map((version) => toVersionObject(row, version));
+      const versions = await deps.configs.listVersions(row.id);
+      const owner = versions.find((version) => version.version === 1)?.created_by_key_id ?? null;
+      return versions.map((version) => toVersionObject(row, version, owner));
     },
 
     /** One version by number (`1`, `2`, …) or by version id. */
@@ -238,7 +248,8 @@ export function createConfigService(deps: {
           ? await deps.configs.findVersion(row.id, version.toLowerCase())
           : undefined;
       if (!found) throw notFound('Config version', 'version');
-      return toVersionObject(row, found);
+      const first = found.version === 1 ? found : await deps.configs.findVersionNumber(row.id, 1);
+      return toVersionObject(row, found, first?.created_by_key_id ?? null);
     },
   };
 }
@@ -257,11 +268,12 @@ function toSummary(row: ConfigRow, version: number): ConfigSummary {
     version,
     created_at: row.created_at,
     last_updated_at: row.last_updated_at,
+    is_default: 0,
     object: 'config',
   };
 }
 
-function toVersionObject(row: ConfigRow, version: ConfigVersionRow): ConfigVersionObject {
+function toVersionObject(row: ConfigRow, version: ConfigVersionRow, ownerId: string | null): ConfigVersionObject {
   return {
     version_id: version.id,
     version: version.version,
@@ -272,7 +284,21 @@ function toVersionObject(row: ConfigRow, version: ConfigVersionRow): ConfigVersi
     created_at: version.created_at,
     created_by_key_id: version.created_by_key_id,
     object: 'config_version',
+    id: row.id,
+    name: row.name,
+    workspace_id: row.workspace_id,
+    organisation_id: row.organisation_id,
+    status: row.status,
+    is_default: 0,
+    ...authors(ownerId, version.created_by_key_id),
+    last_updated_at: row.last_updated_at,
+    format: 'json',
   };
+}
+
+/** `owner_id` and `updated_by` as the reference names them: API key ids, left out when unknown. */
+function authors(ownerId: string | null, updatedBy: string | null): { owner_id?: string; updated_by?: string } {
+  return { ...(ownerId ? { owner_id: ownerId } : {}), ...(updatedBy ? { updated_by: updatedBy } : {}) };
 }
 
 /** A stored config as the API shows it: inline `api_key` values are never sent back. */

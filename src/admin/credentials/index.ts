@@ -99,6 +99,7 @@ export function registerCredentialRoutes(
     app,
     createIntegrationService({
       integrations: repos.integrations,
+      access: repos.integrationWorkspaces,
       providers: repos.providers,
       workspaces: repos.workspaces,
       secretBox,

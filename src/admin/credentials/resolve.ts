@@ -10,6 +10,7 @@ import { createProviderRepository } from '../../storage/repositories/providers.j
 import { createSecretReferenceRepository } from '../../storage/repositories/secret-references.js';
 import { createVirtualKeyRepository, type VirtualKeyRow } from '../../storage/repositories/virtual-keys.js';
 import type { SecretCache } from '../../secrets/secret-cache.js';
+import { credentialLimitsOf, type CredentialLimits } from '../../limits/credential-limits.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { assertWorkspaceReachable } from '../shared/workspace-access.js';
 import type { ModelPolicy, ReachableProvider, ResolvedCredential } from '../../gateway/credential-lookup.js';
@@ -108,6 +109,7 @@ export function createCredentialResolver(deps: {
       { kind: 'provider', id: row.id, slug: row.slug, integrationId: row.integration_id },
       models,
       fields,
+      credentialLimitsOf('provider', row),
     );
   }
 
@@ -133,6 +135,7 @@ export function createCredentialResolver(deps: {
       { kind: 'virtual_key', id: row.id, slug: row.slug, integrationId: null },
       null,
       fields,
+      credentialLimitsOf('virtual_key', row),
     );
   }
 
@@ -143,6 +146,7 @@ export function createCredentialResolver(deps: {
     source: ResolvedCredential['source'],
     models: ModelPolicy | null,
     fields: MappedField[],
+    limits: CredentialLimits | null,
   ): LoadedCredential {
     const configurations = Object.freeze(openConfigurations(deps.secretBox, storedConfig));
     const base = Object.freeze({
@@ -153,6 +157,7 @@ export function createCredentialResolver(deps: {
       source: Object.freeze(source),
       models,
       fromSecretManager: fields.length > 0,
+      limits,
     });
     return { base, fields };
   }

@@ -4,6 +4,7 @@ import type { ZodApp } from '../../http/zod-app.js';
 import { listBody } from '../shared/pagination.js';
 import {
   createIntegrationBody,
+  integrationDetailObject,
   integrationObject,
   integrationParams,
   listIntegrationsQuery,
@@ -62,7 +63,7 @@ export function registerIntegrationRoutes(app: ZodApp, service: IntegrationServi
         tags: TAG,
         summary: 'Get an integration (key masked)',
         params: integrationParams,
-        response: { 200: integrationObject },
+        response: { 200: integrationDetailObject },
       },
       config: { auth: auth('read') },
     },

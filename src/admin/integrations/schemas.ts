@@ -78,7 +78,19 @@ export const integrationObject = z.object({
   object: z.literal('integration'),
 });
 
+/** GET /v1/integrations/{slug}: the object with the reference's detail fields. */
+export const integrationDetailObject = integrationObject.extend({
+  global_workspace_access_settings: z
+    .object({ enabled: z.boolean() })
+    .describe(
+      'Whether workspaces without a setting of their own may use it (see GET /v1/integrations/{slug}/workspaces).',
+    ),
+  workspace_count: z.number().int().describe('How many active workspaces may use it.'),
+  pricing_adjustments: z.null().describe('Always null: svcgw does not adjust prices per integration.'),
+});
+
 export type CreateIntegrationBody = z.infer<typeof createIntegrationBody>;
 export type UpdateIntegrationBody = z.infer<typeof updateIntegrationBody>;
 export type ListIntegrationsQuery = z.infer<typeof listIntegrationsQuery>;
 export type IntegrationObject = z.infer<typeof integrationObject>;
+export type IntegrationDetailObject = z.infer<typeof integrationDetailObject>;

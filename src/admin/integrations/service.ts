@@ -16,8 +16,10 @@ import { checkHostConfigured, requireProviderType } from '../credentials/provide
 import { parseTagFilter, RESERVED_PROVIDER_SLUGS } from '../credentials/schemas.js';
 import { maskConfigurations, sealConfigurations, sealKey } from '../credentials/secrets.js';
 import { mappingsOf, type SecretMappingRules } from '../secret-references/mappings.js';
+import type { IntegrationWorkspaceRepository } from '../../storage/repositories/integration-workspaces.js';
 import type {
   CreateIntegrationBody,
+  IntegrationDetailObject,
   IntegrationObject,
   ListIntegrationsQuery,
   UpdateIntegrationBody,
@@ -25,6 +27,7 @@ import type {
 
 export interface IntegrationServiceDeps {
   integrations: IntegrationRepository;
+  access: Pick<IntegrationWorkspaceRepository, 'enabledCount'>;
   providers: ProviderRepository;
   workspaces: WorkspaceRepository;
   secretBox: SecretBox;
@@ -126,6 +129,9 @@ export function createIntegrationService(deps: IntegrationServiceDeps) {
           created_at: stamp,
           last_updated_at: stamp,
           last_reset_at: null,
+          usage_limits: null,
+          rate_limits: null,
+          expires_at: null,
         };
       }
 
@@ -162,7 +168,15 @@ export function createIntegrationService(deps: IntegrationServiceDeps) {
       return { total, data: rows.map(toIntegrationObject) };
     },
 
-    get: async (principal: Principal, idOrSlug: string) => toIntegrationObject(await find(principal, idOrSlug)),
+    async get(principal: Principal, idOrSlug: string): Promise<IntegrationDetailObject> {
+      const row = await find(principal, idOrSlug);
+      return {
+        ...toIntegrationObject(row),
+        global_workspace_access_settings: { enabled: row.all_workspaces === 1 },
+        workspace_count: await deps.access.enabledCount(row),
+        pricing_adjustments: null,
+      };
+    },
 
     async update(principal: Principal, idOrSlug: string, body: UpdateIntegrationBody): Promise<IntegrationRow> {
       const row = await find(principal, idOrSlug);

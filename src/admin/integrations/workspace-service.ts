@@ -66,6 +66,9 @@ export function createIntegrationWorkspaceService(deps: {
       created_at: stamp,
       last_updated_at: stamp,
       last_reset_at: null,
+      usage_limits: null,
+      rate_limits: null,
+      expires_at: null,
     };
   }
 

@@ -8,6 +8,7 @@ import {
   tagsQuery,
   tagsSchema,
 } from '../credentials/schemas.js';
+import { credentialLimitFields, credentialLimitUpdateFields, limitObjectFields } from '../credentials/limits.js';
 
 export const createProviderBody = z
   .object({
@@ -21,6 +22,7 @@ export const createProviderBody = z
       .describe(
         'Workspace (id or slug); a workspace key uses its own, an admin key the default workspace when left out.',
       ),
+    ...credentialLimitFields,
   })
   .strict();
 
@@ -29,6 +31,7 @@ export const updateProviderBody = z
     name: credentialName.optional(),
     note: freeText.nullable().optional(),
     tags: tagsSchema.optional(),
+    ...credentialLimitUpdateFields,
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, { message: 'send at least one field to change' });
@@ -55,10 +58,13 @@ export const providerObject = z.object({
   name: z.string(),
   note: z.string().nullable(),
   tags: z.record(z.string(), z.string()),
-  status: credentialStatus,
+  status: z
+    .enum([...credentialStatus.options, 'expired'])
+    .describe('expired: past expires_at (still stored as active).'),
   created_at: z.string(),
   last_updated_at: z.string(),
   last_reset_at: z.string().nullable(),
+  ...limitObjectFields,
   object: z.literal('provider'),
 });
 

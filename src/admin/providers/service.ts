@@ -8,6 +8,7 @@ import type { WorkspaceRepository } from '../../storage/repositories/workspaces.
 import type { IntegrationWorkspaceRepository } from '../../storage/repositories/integration-workspaces.js';
 import { parseTagFilter, RESERVED_PROVIDER_SLUGS } from '../credentials/schemas.js';
 import { credentialWorkspace } from '../credentials/workspace.js';
+import { limitFieldsOf, limitPatch, newLimitColumns, shownStatus } from '../credentials/limits.js';
 import type { SecretMappingRules } from '../secret-references/mappings.js';
 import { pageWindow } from '../shared/pagination.js';
 import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
@@ -83,6 +84,7 @@ export function createProviderService(deps: {
         created_at: stamp,
         last_updated_at: stamp,
         last_reset_at: null,
+        ...newLimitColumns(body, deps.clock.now()),
       };
       try {
         await deps.providers.insert(row);
@@ -109,11 +111,11 @@ export function createProviderService(deps: {
         ...(tags ? { tags } : {}),
         ...pageWindow(query),
       });
-      return { total, data: rows.map(toProviderObject) };
+      return { total, data: rows.map((row) => toProviderObject(row, deps.clock.now())) };
     },
 
     get: async (principal: Principal, idOrSlug: string, workspaceId: string | undefined) =>
-      toProviderObject(await find(principal, idOrSlug, workspaceId)),
+      toProviderObject(await find(principal, idOrSlug, workspaceId), deps.clock.now()),
 
     async update(
       principal: Principal,
@@ -127,6 +129,7 @@ export function createProviderService(deps: {
       if (body.name !== undefined) patch.name = body.name;
       if (body.note !== undefined) patch.note = body.note;
       if (body.tags !== undefined) patch.tags = JSON.stringify(body.tags);
+      Object.assign(patch, limitPatch(row, body, deps.clock.now()));
       await deps.providers.update(row.id, patch);
       deps.onChange();
       return { ...row, ...patch };
@@ -146,7 +149,7 @@ export function createProviderService(deps: {
 
 export type ProviderService = ReturnType<typeof createProviderService>;
 
-export function toProviderObject(row: ProviderWithType): ProviderObject {
+export function toProviderObject(row: ProviderWithType, now: number): ProviderObject {
   return {
     id: row.id,
     organisation_id: row.organisation_id,
@@ -157,10 +160,11 @@ export function toProviderObject(row: ProviderWithType): ProviderObject {
     name: row.name,
     note: row.note,
     tags: JSON.parse(row.tags) as Record<string, string>,
-    status: row.status,
+    status: shownStatus(row.status, row.expires_at, now),
     created_at: row.created_at,
     last_updated_at: row.last_updated_at,
     last_reset_at: row.last_reset_at,
+    ...limitFieldsOf(row),
     object: 'provider',
   };
 }

@@ -44,7 +44,15 @@ export function registerVirtualKeyRoutes(app: ZodApp, service: VirtualKeyService
         description:
           'The legacy credential: a provider type and key, used in the gateway as x-service-virtual-key: <slug>. Providers and integrations replace it.',
         body: createVirtualKeyBody,
-        response: { 200: z.object({ id: z.uuid(), slug: z.string(), object: z.literal('virtual-key') }) },
+        response: {
+          200: z.object({
+            id: z.uuid(),
+            slug: z.string(),
+            object: z.literal('virtual-key'),
+            success: z.literal(true),
+            data: z.object({ slug: z.string() }).describe("The reference's wrapper, beside svcgw's own fields."),
+          }),
+        },
       },
       config: { auth: auth('create'), audit: audit('create') },
     },
@@ -52,7 +60,13 @@ export function registerVirtualKeyRoutes(app: ZodApp, service: VirtualKeyService
       const row = await service.create(request.principal!, request.body);
       request.auditResourceId = row.id;
       request.auditWorkspaceId = row.workspace_id;
-      return { id: row.id, slug: row.slug, object: 'virtual-key' as const };
+      return {
+        id: row.id,
+        slug: row.slug,
+        object: 'virtual-key' as const,
+        success: true as const,
+        data: { slug: row.slug },
+      };
     },
   );
 

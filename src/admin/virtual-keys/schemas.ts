@@ -10,6 +10,8 @@ import {
   providerKey,
   providerTypeId,
 } from '../credentials/schemas.js';
+import { credentialLimitFields, credentialLimitUpdateFields, limitObjectFields } from '../credentials/limits.js';
+import { camelSettingFields } from './camel-fields.js';
 
 export const createVirtualKeyBody = z
   .object({
@@ -29,6 +31,8 @@ export const createVirtualKeyBody = z
       ),
     configurations: configurationsSchema.optional(),
     secret_mappings: secretMappingsField.optional(),
+    ...credentialLimitFields,
+    ...camelSettingFields,
   })
   .strict();
 
@@ -41,6 +45,8 @@ export const updateVirtualKeyBody = z
       .optional()
       .describe('Replaces the stored object. A secret field sent back as its mask keeps its stored value.'),
     secret_mappings: secretMappingsField.optional().describe('Replaces the stored mappings ([] removes them all).'),
+    ...credentialLimitUpdateFields,
+    ...camelSettingFields,
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, { message: 'send at least one field to change' });
@@ -65,11 +71,17 @@ export const virtualKeyObject = z.object({
   note: z.string().nullable(),
   masked_key: z.string().nullable().describe('The key masked (sk-p****abcd); the key itself is never returned.'),
   configurations: z.record(z.string(), z.unknown()),
-  status: credentialStatus,
+  model_config: z
+    .record(z.string(), z.unknown())
+    .describe("The reference's name for configurations: the same object, secret fields masked."),
+  status: z
+    .enum([...credentialStatus.options, 'expired'])
+    .describe('expired: past expires_at (still stored as active).'),
   created_at: z.string(),
   last_updated_at: z.string(),
   last_reset_at: z.string().nullable(),
   secret_mappings: storedMappingsObject,
+  ...limitObjectFields,
   object: z.literal('virtual-key'),
 });
 

@@ -9,6 +9,8 @@ import type { WorkspaceRepository } from '../../storage/repositories/workspaces.
 import { checkHostConfigured, requireProviderType } from '../credentials/provider-types.js';
 import { maskConfigurations, sealConfigurations, sealKey } from '../credentials/secrets.js';
 import { credentialWorkspace } from '../credentials/workspace.js';
+import { limitFieldsOf, limitPatch, newLimitColumns, shownStatus } from '../credentials/limits.js';
+import { mergeCamelSettings } from './camel-fields.js';
 import { mappingsOf, type SecretMappingRules } from '../secret-references/mappings.js';
 import { pageWindow } from '../shared/pagination.js';
 import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
@@ -41,7 +43,7 @@ export function createVirtualKeyService(deps: {
       const workspace = await credentialWorkspace(deps.workspaces, deps.integrations, principal, body.workspace_id);
       if (workspace.status !== 'active') throw invalid('workspace_id', `Workspace ${workspace.slug} is archived.`);
       const definition = requireProviderType(body.provider, 'provider');
-      const configurations = body.configurations ?? {};
+      const configurations = mergeCamelSettings(body, undefined) ?? {};
       checkHostConfigured(definition, configurations, 'configurations');
       if (body.key === undefined && !deps.mappings.mapsKey(body.secret_mappings))
         throw invalid('key', 'key is required, unless secret_mappings maps target_field key.');
@@ -67,6 +69,7 @@ export function createVirtualKeyService(deps: {
         secret_mappings: body.secret_mappings
           ? await deps.mappings.store(principal, body.secret_mappings, [workspace.id])
           : '[]',
+        ...newLimitColumns(body, deps.clock.now()),
       };
       try {
         await deps.virtualKeys.insert(row);
@@ -91,10 +94,11 @@ export function createVirtualKeyService(deps: {
         status: query.status,
         ...pageWindow(query),
       });
-      return { total, data: rows.map(toVirtualKeyObject) };
+      return { total, data: rows.map((row) => toVirtualKeyObject(row, deps.clock.now())) };
     },
 
-    get: async (principal: Principal, idOrSlug: string) => toVirtualKeyObject(await find(principal, idOrSlug)),
+    get: async (principal: Principal, idOrSlug: string) =>
+      toVirtualKeyObject(await find(principal, idOrSlug), deps.clock.now()),
 
     async update(principal: Principal, idOrSlug: string, body: UpdateVirtualKeyBody): Promise<VirtualKeyRow> {
       const row = await find(principal, idOrSlug);
@@ -103,10 +107,12 @@ export function createVirtualKeyService(deps: {
       if (body.name !== undefined) patch.name = body.name;
       if (body.note !== undefined) patch.note = body.note;
       if (body.key !== undefined) Object.assign(patch, sealKey(deps.secretBox, body.key));
-      if (body.configurations !== undefined) {
-        checkHostConfigured(requireProviderType(row.provider, 'provider'), body.configurations, 'configurations');
-        patch.configurations = sealConfigurations(deps.secretBox, body.configurations, row.configurations);
+      const configurations = mergeCamelSettings(body, maskConfigurations(row.configurations));
+      if (configurations !== undefined) {
+        checkHostConfigured(requireProviderType(row.provider, 'provider'), configurations, 'configurations');
+        patch.configurations = sealConfigurations(deps.secretBox, configurations, row.configurations);
       }
+      Object.assign(patch, limitPatch(row, body, deps.clock.now()));
       if (body.secret_mappings !== undefined) {
         if (row.encrypted_key === null && body.key === undefined && !deps.mappings.mapsKey(body.secret_mappings))
           throw invalid(
@@ -134,7 +140,8 @@ export function createVirtualKeyService(deps: {
 
 export type VirtualKeyService = ReturnType<typeof createVirtualKeyService>;
 
-export function toVirtualKeyObject(row: VirtualKeyRow): VirtualKeyObject {
+export function toVirtualKeyObject(row: VirtualKeyRow, now: number): VirtualKeyObject {
+  const configurations = maskConfigurations(row.configurations);
   return {
     id: row.id,
     organisation_id: row.organisation_id,
@@ -144,12 +151,14 @@ export function toVirtualKeyObject(row: VirtualKeyRow): VirtualKeyObject {
     provider: row.provider,
     note: row.note,
     masked_key: row.key_hint,
-    configurations: maskConfigurations(row.configurations),
-    status: row.status,
+    configurations,
+    model_config: configurations,
+    status: shownStatus(row.status, row.expires_at, now),
     created_at: row.created_at,
     last_updated_at: row.last_updated_at,
     last_reset_at: row.last_reset_at,
     secret_mappings: mappingsOf(row.secret_mappings),
+    ...limitFieldsOf(row),
     object: 'virtual-key',
   };
 }

@@ -65,6 +65,15 @@ export function createConfigRepository(db: Db) {
           q
             .selectAll('configs')
             .select('v.version as version')
+            .select('v.created_by_key_id as updated_by')
+            .select((eb) =>
+              eb
+                .selectFrom('config_versions as first')
+                .select('first.created_by_key_id')
+                .whereRef('first.config_id', '=', 'configs.id')
+                .where('first.version', '=', 1)
+                .as('owner_id'),
+            )
             .orderBy('configs.created_at', 'asc')
             .orderBy('configs.id'),
         filter,

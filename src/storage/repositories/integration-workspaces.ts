@@ -28,6 +28,21 @@ export function createIntegrationWorkspaceRepository(db: Db) {
       return (own?.enabled ?? integration.all_workspaces) === 1;
     },
 
+    /** How many active workspaces of its organisation may use the integration. */
+    enabledCount: async (integration: { id: string; organisation_id: string; all_workspaces: number }) => {
+      const row = await db
+        .selectFrom('workspaces as w')
+        .select((eb) => eb.fn.countAll<number | string>().as('count'))
+        .where('w.organisation_id', '=', integration.organisation_id)
+        .where('w.status', '=', 'active')
+        .where(
+          sql<SqlBool>`coalesce((SELECT iw.enabled FROM integration_workspaces iw
+            WHERE iw.integration_id = ${integration.id} AND iw.workspace_id = w.id), ${integration.all_workspaces}) = 1`,
+        )
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
+    },
+
     list: (integrationId: string) =>
       db.selectFrom('integration_workspaces').selectAll().where('integration_id', '=', integrationId).execute(),
 

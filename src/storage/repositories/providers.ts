@@ -102,6 +102,12 @@ export function createProviderRepository(db: Db) {
         .select([
           'p.id',
           'p.slug',
+          'p.name',
+          'p.workspace_id',
+          'p.created_at',
+          'p.expires_at',
+          'p.rate_limits',
+          'p.usage_limits',
           'p.integration_id',
           'i.slug as integration_slug',
           'i.ai_provider_id',
