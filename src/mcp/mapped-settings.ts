@@ -1,7 +1,9 @@
 import type { CachedSecret, SecretCache } from '../secrets/secret-cache.js';
-import { formatSecret, pickSecret, type ValueFormat } from '../secrets/secret-value.js';
+import { formatSecret, pickSecret } from '../secrets/secret-value.js';
 import { SecretManagerError, type SecretTarget } from '../secrets/types.js';
-import type { McpConnectionSettings } from './types.js';
+import type { McpConnectionSettings, McpMappedField, MappedSettings } from './types.js';
+
+export type { McpMappedField, MappedSettings };
 
 /** The `target_field`s an MCP integration may map to a secret reference (docs/mcp.md). */
 export const MCP_SECRET_TARGETS =
@@ -16,33 +18,6 @@ export function isMcpSecretTarget(field: string): boolean {
     field === 'configurations.custom_headers' ||
     HEADER_TARGET.test(field)
   );
-}
-
-/** One mapped field of an MCP integration: the reference it is read from (null: deleted since). */
-export interface McpMappedField {
-  targetField: string;
-  target: SecretTarget | null;
-  secretKey: string | null;
-  format: ValueFormat;
-  /** The workspaces the reference allows: null for all of them. */
-  allowedWorkspaces: readonly string[] | null;
-  /** For messages: `configurations.client_secret of MCP integration github (secret reference gh-app)`. */
-  where: string;
-}
-
-/**
- * The connection settings of an integration with mapped fields read from their secret managers
- * through the shared secret cache (the same TTL, single reads and refresh floor as provider
- * credentials). Failures are SecretManagerError naming the reference, never a value.
- */
-export interface MappedSettings {
-  readonly fields: readonly McpMappedField[];
-  /** The settings with every mapped field as the cache has it now. */
-  current(): Promise<McpConnectionSettings>;
-  /** After the upstream refused them: read again; true when a value changed (so trying again may help). */
-  refresh(): Promise<boolean>;
-  /** The message refusing use in a workspace that a mapped reference does not allow, or null. */
-  forbiddenIn(workspaceId: string): string | null;
 }
 
 function apply(base: McpConnectionSettings, field: McpMappedField, value: unknown): McpConnectionSettings {
@@ -68,7 +43,10 @@ function headerValue(value: unknown, field: McpMappedField): string {
   const text = typeof value === 'string' ? value.trim() : '';
   // eslint-disable-next-line no-control-regex
   if (text === '' || /[\u0000-\u001f\u007f]/.test(text))
-    throw new SecretManagerError('invalid', `the ${field.where} is not usable as a header value (empty or with control characters).`);
+    throw new SecretManagerError(
+      'invalid',
+      `the ${field.where} is not usable as a header value (empty or with control characters).`,
+    );
   return text;
 }
 
@@ -81,7 +59,10 @@ export function createMappedSettings(
 
   const targetOf = (field: McpMappedField): SecretTarget => {
     if (!field.target)
-      throw new SecretManagerError('not_found', `the ${field.where} is mapped to a secret reference that has been deleted; map it again.`);
+      throw new SecretManagerError(
+        'not_found',
+        `the ${field.where} is mapped to a secret reference that has been deleted; map it again.`,
+      );
     return field.target;
   };
 

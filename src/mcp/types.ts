@@ -1,5 +1,6 @@
 import type { McpAuthType, McpCapabilityType, McpTransport } from '../storage/schema.js';
-import type { MappedSettings } from './mapped-settings.js';
+import type { ValueFormat } from '../secrets/secret-value.js';
+import type { SecretTarget } from '../secrets/types.js';
 
 export type { McpAuthType, McpCapabilityType, McpTransport };
 
@@ -84,3 +85,30 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   'mcp-protocol-version',
   'last-event-id',
 ]);
+
+/** One mapped field of an MCP integration: the reference it is read from (null: deleted since). */
+export interface McpMappedField {
+  targetField: string;
+  target: SecretTarget | null;
+  secretKey: string | null;
+  format: ValueFormat;
+  /** The workspaces the reference allows: null for all of them. */
+  allowedWorkspaces: readonly string[] | null;
+  /** For messages: `configurations.client_secret of MCP integration github (secret reference gh-app)`. */
+  where: string;
+}
+
+/**
+ * The connection settings of an integration with mapped fields read from their secret managers
+ * through the shared secret cache (the same TTL, single reads and refresh floor as provider
+ * credentials). Failures are SecretManagerError naming the reference, never a value.
+ */
+export interface MappedSettings {
+  readonly fields: readonly McpMappedField[];
+  /** The settings with every mapped field as the cache has it now. */
+  current(): Promise<McpConnectionSettings>;
+  /** After the upstream refused them: read again; true when a value changed (so trying again may help). */
+  refresh(): Promise<boolean>;
+  /** The message refusing use in a workspace that a mapped reference does not allow, or null. */
+  forbiddenIn(workspaceId: string): string | null;
+}

@@ -184,7 +184,8 @@ export function registerMcpAdmin(
     users: deps.repos.users,
     clock: deps.clock,
     testConnection: (integrationId) => mcp.sync.sync(integrationId),
-    assertMappingsUsableIn: mappings.assertUsableIn,
+    assertMappingsUsableIn: (principal, stored, workspaceId, param) =>
+      mappings.assertUsableIn(principal, stored, workspaceId, param),
     checkGuardrails: deps.checkGuardrails,
     onChange,
   });

@@ -11,7 +11,7 @@ export const mcpTransport = z
 export const mcpAuthType = z
   .enum(['none', 'headers', 'oauth_client_credentials', 'oauth_auto'])
   .describe(
-    'none; headers (configurations.custom_headers carry the credential); oauth_client_credentials (client-credentials grant at configurations.token_url); oauth_auto (MCP OAuth discovery, then each user authorizes svcgw (authorization code with PKCE, dynamic client registration without client_id), or, with grant_type client_credentials, svcgw\'s own client-credentials grant; see docs/mcp.md).',
+    "none; headers (configurations.custom_headers carry the credential); oauth_client_credentials (client-credentials grant at configurations.token_url); oauth_auto (MCP OAuth discovery, then each user authorizes svcgw (authorization code with PKCE, dynamic client registration without client_id), or, with grant_type client_credentials, svcgw's own client-credentials grant; see docs/mcp.md).",
   );
 
 /** http(s), no user name or password (they would be shown in clear), no fragment. */

@@ -78,7 +78,10 @@ function checkAuth(authType: McpIntegrationRow['auth_type'], config: Configurati
     if (grant === 'client_credentials') ['client_id', 'client_secret'].forEach(require);
   }
   if (authType !== 'oauth_auto' && has('grant_type'))
-    throw invalid('configurations.grant_type', `configurations.grant_type applies to auth_type oauth_auto, not ${authType}.`);
+    throw invalid(
+      'configurations.grant_type',
+      `configurations.grant_type applies to auth_type oauth_auto, not ${authType}.`,
+    );
   if (authType === 'none' || authType === 'headers') {
     const stray = OAUTH_FIELDS.find(has);
     if (stray)

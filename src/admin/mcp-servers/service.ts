@@ -39,7 +39,12 @@ export interface McpServerServiceDeps {
   checkGuardrails?: GuardrailUseCheck;
   onChange: () => void;
   /** Refuses a workspace that a secret reference mapped by the integration does not allow. */
-  assertMappingsUsableIn?: (principal: Principal, storedMappings: string, workspaceId: string, param: string) => Promise<void>;
+  assertMappingsUsableIn?: (
+    principal: Principal,
+    storedMappings: string,
+    workspaceId: string,
+    param: string,
+  ) => Promise<void>;
 }
 
 /** The path of a server's MCP endpoint on the gateway (docs/mcp.md). */

@@ -100,7 +100,8 @@ export function createMcpOAuthEndpoints(deps: McpOAuthEndpointDeps) {
 
     /** The authorization server's answer: the code exchanged and the user's tokens stored. */
     async callback(query: { code?: string; state?: string; error?: string; error_description?: string }) {
-      if (!query.state) throw new AppError('INVALID_REQUEST', 'The callback has no state parameter.', { param: 'state' });
+      if (!query.state)
+        throw new AppError('INVALID_REQUEST', 'The callback has no state parameter.', { param: 'state' });
       let who;
       try {
         who = deps.oauth.readState(query.state);
@@ -118,7 +119,10 @@ export function createMcpOAuthEndpoints(deps: McpOAuthEndpointDeps) {
       if (!query.code) throw new AppError('INVALID_REQUEST', 'The callback has no code parameter.', { param: 'code' });
       const view = await deps.directory.find(who.organisationId, who.serverId);
       if (!view || !perUser(view.endpoint))
-        throw new AppError('NOT_FOUND', 'The MCP server of this authorization is gone (or no longer authorizes each user).');
+        throw new AppError(
+          'NOT_FOUND',
+          'The MCP server of this authorization is gone (or no longer authorizes each user).',
+        );
       await deps.oauth.complete(oauthServerOf(view), query.state, query.code).catch(upstreamFailure);
       return { server: view.server, userId: who.userId };
     },
