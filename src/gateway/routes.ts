@@ -11,6 +11,7 @@ import { createGatewayHandler, type GatewayDeps } from './handle-request.js';
 import { limitedBody } from './limited-body.js';
 import { reachableModels } from './model-list.js';
 import type { McpGateway } from './mcp/mcp-gateway.js';
+import { CALLBACK_PATH, type McpOAuthEndpoints } from './mcp/oauth-endpoints.js';
 import { markHandled } from './refused-requests.js';
 import {
   createPromptRunner,
@@ -61,7 +62,12 @@ const MULTIPART_ROUTES: EndpointType[] = ['imageEdit', 'createTranscription', 'c
  */
 export async function registerGatewayRoutes(
   app: FastifyInstance,
-  deps: GatewayDeps & { controlPlane: RouteAccess[]; prompts?: GatewayPrompts; mcp?: McpGateway },
+  deps: GatewayDeps & {
+    controlPlane: RouteAccess[];
+    prompts?: GatewayPrompts;
+    mcp?: McpGateway;
+    mcpOAuth?: McpOAuthEndpoints;
+  },
 ): Promise<void> {
   const pipeline = createGatewayHandler(deps);
   const handle = (route: GatewayRoute, request: FastifyRequest, reply: FastifyReply) => {
@@ -144,7 +150,7 @@ export async function registerGatewayRoutes(
   });
 
   const mcp = deps.mcp;
-  if (mcp) await app.register(async (scope) => registerMcpRoutes(scope, mcp));
+  if (mcp) await app.register(async (scope) => registerMcpRoutes(scope, mcp, deps.mcpOAuth));
 
   // Raw routes: the body streams to the provider untouched (multipart uploads, pass-through).
   await app.register(async (raw) => {
@@ -214,7 +220,7 @@ const MCP_TAG = ['MCP'];
  * the transport on the raw response. svcgw serves MCP without sessions: GET (a server event
  * stream) and DELETE (ending a session) answer 405, and nothing else lives under /v1/mcp.
  */
-function registerMcpRoutes(app: FastifyInstance, mcp: McpGateway): void {
+function registerMcpRoutes(app: FastifyInstance, mcp: McpGateway, oauth: McpOAuthEndpoints | undefined): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     const bytes = body as Buffer;
@@ -254,6 +260,7 @@ function registerMcpRoutes(app: FastifyInstance, mcp: McpGateway): void {
         );
       },
     });
+  if (oauth) registerMcpOAuthRoutes(app, oauth);
   for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const)
     app.route({
       method,
@@ -267,6 +274,74 @@ function registerMcpRoutes(app: FastifyInstance, mcp: McpGateway): void {
         );
       },
     });
+}
+
+const USER_MCP_CONFIG = { auth: { scope: 'mcp.invoke', keyTypes: BOTH_KEY_TYPES } } as const;
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/**
+ * Per-user OAuth of MCP servers (docs/mcp.md): start the authorization, the authorization
+ * server's callback (public: the browser arrives without svcgw credentials; the sealed state
+ * says who it is for), and the caller's own connection.
+ */
+function registerMcpOAuthRoutes(app: FastifyInstance, oauth: McpOAuthEndpoints): void {
+  app.get<{ Params: { server: string }; Querystring: { redirect?: string } }>(
+    '/v1/mcp/:server/oauth/authorize',
+    {
+      schema: {
+        tags: MCP_TAG,
+        summary: "Start the caller's authorization at an MCP server's authorization server (per-user OAuth)",
+        description:
+          'Answers {authorization_url} to open in a browser; with ?redirect=true a 302 to it. Needs a key, session or JWT of a user, with mcp.invoke.',
+      },
+      config: USER_MCP_CONFIG,
+    },
+    async (request, reply) => {
+      const answer = await oauth.authorize(request.principal!, request.params.server, request);
+      if (request.query.redirect === 'true') return reply.redirect(answer.authorization_url, 302);
+      return answer;
+    },
+  );
+  app.get<{ Params: { server: string } }>(
+    '/v1/mcp/:server/oauth/connection',
+    {
+      schema: { tags: MCP_TAG, summary: "The caller's own connection to an MCP server that authorizes each user" },
+      config: USER_MCP_CONFIG,
+    },
+    async (request) => oauth.connection(request.principal!, request.params.server, request),
+  );
+  app.delete<{ Params: { server: string } }>(
+    '/v1/mcp/:server/oauth/connection',
+    {
+      schema: { tags: MCP_TAG, summary: "Revoke the caller's own connection (svcgw forgets the user's tokens)" },
+      config: { ...USER_MCP_CONFIG, audit: { resourceType: 'mcp_server', action: 'revoke_connection' } },
+    },
+    async (request) => {
+      const { view } = await oauth.revoke(request.principal!, request.params.server);
+      request.auditResourceId = view.server.id;
+      request.auditWorkspaceId = view.server.workspace_id;
+      return { success: true };
+    },
+  );
+  app.get<{ Querystring: Record<string, string | undefined> }>(
+    CALLBACK_PATH,
+    {
+      schema: {
+        tags: MCP_TAG,
+        summary: "The authorization server's redirect back to svcgw (opened by the user's browser)",
+      },
+      config: { auth: { public: true } },
+    },
+    async (request, reply) => {
+      const { server } = await oauth.callback(request.query);
+      return reply
+        .type('text/html; charset=utf-8')
+        .send(
+          `<!doctype html><title>svcgw</title><p>svcgw is now authorized to use MCP server ${escapeHtml(server.name)} for you. You can close this window.</p>`,
+        );
+    },
+  );
 }
 
 function hasProviderHeader(request: FastifyRequest): boolean {

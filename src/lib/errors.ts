@@ -104,6 +104,12 @@ export const ERROR_CODES = {
     summary:
       "The MCP server may not be used by this caller: its integration is not shared with the server's workspace, or the key's user has no access (user access of the server).",
   },
+  MCP_AUTHORIZATION_REQUIRED: {
+    status: 403,
+    type: 'permission_error',
+    summary:
+      "The MCP server's integration authorizes each user (oauth_auto), and the caller's user has not authorized svcgw there yet (or the authorization ran out and could not be renewed), or the key belongs to no user. The message names the URL that starts the authorization (GET /v1/mcp/{server}/oauth/authorize).",
+  },
   NOT_FOUND: {
     status: 404,
     type: 'not_found_error',

@@ -38,7 +38,7 @@ const key = (type: McpCapabilityType, name: string) => `${type}\u0000${name}`;
 export function createMcpDirectory(deps: {
   integrations: McpIntegrationRepository;
   servers: McpServerRepository;
-  endpointOf: (row: McpIntegrationRow) => McpEndpoint;
+  endpointOf: (row: McpIntegrationRow) => Promise<McpEndpoint>;
   clock: Clock;
   ttlMs?: number;
 }): McpDirectory {
@@ -63,10 +63,11 @@ export function createMcpDirectory(deps: {
     if (!server || server.status !== 'active') return null;
     const integration = await deps.integrations.findById(organisationId, server.integration_id);
     if (!integration || integration.status !== 'active') return null;
-    const [workspaceEnabled, capabilities, serverSwitches] = await Promise.all([
+    const [workspaceEnabled, capabilities, serverSwitches, endpoint] = await Promise.all([
       deps.integrations.usableIn(integration.id, server.workspace_id),
       deps.integrations.allCapabilities(integration.id),
       deps.servers.capabilityOverrides(server.id),
+      deps.endpointOf(integration),
     ]);
     const off = new Set<string>();
     const known = new Set<string>();
@@ -81,7 +82,7 @@ export function createMcpDirectory(deps: {
     return {
       server,
       integration,
-      endpoint: deps.endpointOf(integration),
+      endpoint,
       workspaceEnabled,
       disabled: (type, name) => off.has(key(type, name)),
       known: (type, name) => known.has(key(type, name)),

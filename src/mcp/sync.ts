@@ -39,7 +39,7 @@ export interface McpSync {
 export function createMcpSync(deps: {
   db: Db;
   integrations: McpIntegrationRepository;
-  endpointOf: (row: McpIntegrationRow) => McpEndpoint;
+  endpointOf: (row: McpIntegrationRow) => Promise<McpEndpoint>;
   clock: Clock;
   logger: Logger;
   timeoutMs: number;
@@ -60,7 +60,7 @@ export function createMcpSync(deps: {
     const row = await deps.integrations.findByIdAnywhere(integrationId);
     if (!row || row.status !== 'active')
       return { ok: false, statusCode: null, serverName: null, error: 'The integration is archived.', elapsedMs: 0 };
-    const endpoint = deps.endpointOf(row);
+    const endpoint = await deps.endpointOf(row);
     let session: Awaited<ReturnType<typeof connectUpstream>> | null = null;
     try {
       session = await connectUpstream(endpoint, { clock: deps.clock, timeoutMs: deps.timeoutMs });

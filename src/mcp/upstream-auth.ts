@@ -1,7 +1,7 @@
 import { discoverOAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Clock } from '../lib/clock.js';
-import type { McpEndpoint } from './types.js';
+import { authorizesPerUser, type McpEndpoint } from './types.js';
 
 /** An upstream MCP server (or its authorization server) refused svcgw's credentials, or could not be asked. */
 export class McpAuthError extends Error {
@@ -11,8 +11,11 @@ export class McpAuthError extends Error {
 /** How svcgw authenticates to one upstream server: headers for each request, renewed after a 401. */
 export interface UpstreamAuth {
   headers(): Promise<Record<string, string>>;
-  /** Called after a 401: forgets the access token; true when asking again may help. */
-  rejected(): boolean;
+  /**
+   * Called after a 401 to the request sent with `sent` headers: forgets the access token,
+   * renews a user's token, reads mapped secrets again; true when asking again may help.
+   */
+  rejected(sent: Record<string, string>): Promise<boolean>;
 }
 
 interface Token {
@@ -37,11 +40,12 @@ export function createUpstreamAuth(
   deps: { clock: Clock; timeoutMs: number; fetch?: FetchLike },
 ): UpstreamAuth {
   const baseFetch: FetchLike = deps.fetch ?? ((url, init) => fetch(url, init));
-  const settings = endpoint.settings;
-  const custom = settings.custom_headers ?? {};
+  const mapped = endpoint.mapped;
+  const settingsNow = () => (mapped ? mapped.current() : Promise.resolve(endpoint.settings));
   let token: Token | null = null;
   let pending: Promise<Token> | null = null;
-  let tokenUrl: string | null = endpoint.authType === 'oauth_client_credentials' ? (settings.token_url ?? null) : null;
+  let tokenUrl: string | null =
+    endpoint.authType === 'oauth_client_credentials' ? (endpoint.settings.token_url ?? null) : null;
 
   async function discoverTokenUrl(): Promise<string> {
     try {
@@ -57,6 +61,7 @@ export function createUpstreamAuth(
   }
 
   async function requestToken(): Promise<Token> {
+    const settings = await settingsNow();
     tokenUrl ??= await discoverTokenUrl();
     const form = new URLSearchParams({ grant_type: 'client_credentials' });
     if (settings.scope) form.set('scope', settings.scope);
@@ -107,25 +112,49 @@ export function createUpstreamAuth(
     return { value: body.access_token, expiresAt: deps.clock.now() + ttl };
   }
 
+  /** A token request refused because of a mapped client secret read before its rotation is made again with the new one. */
+  async function requestTokenWithFreshSecrets(): Promise<Token> {
+    try {
+      return await requestToken();
+    } catch (error) {
+      if (!(error instanceof McpAuthError) || !mapped || !(await mapped.refresh())) throw error;
+      return requestToken();
+    }
+  }
+
   async function bearer(): Promise<string> {
     if (token && deps.clock.now() < token.expiresAt - EXPIRY_MARGIN_MS) return token.value;
     // Concurrent requests share one token request.
-    pending ??= requestToken().finally(() => (pending = null));
+    pending ??= requestTokenWithFreshSecrets().finally(() => (pending = null));
     token = await pending;
     return token.value;
   }
 
+  const user = endpoint.userToken;
+  const mapsSecret = mapped?.fields.some((f) => f.targetField === 'configurations.client_secret') ?? false;
+  const needsUser = !user && authorizesPerUser(endpoint.authType, endpoint.settings, mapsSecret);
   const usesOAuth = endpoint.authType === 'oauth_client_credentials' || endpoint.authType === 'oauth_auto';
   return {
     async headers() {
-      const out: Record<string, string> = { ...custom };
-      if (usesOAuth) out.authorization = `Bearer ${await bearer()}`;
+      if (needsUser)
+        throw new McpAuthError(
+          `${endpoint.url} authorizes each user (oauth_auto with the authorization-code grant): svcgw connects with a user's own authorization only, through an MCP server's endpoint.`,
+        );
+      const out: Record<string, string> = { ...(await settingsNow()).custom_headers };
+      if (user) out.authorization = `Bearer ${await user.token()}`;
+      else if (usesOAuth) out.authorization = `Bearer ${await bearer()}`;
       return out;
     },
-    rejected() {
-      if (!usesOAuth || token === null) return false;
-      token = null;
-      return true;
+    async rejected(sent) {
+      if (user) {
+        const value = /^Bearer (.+)$/.exec(sent.authorization ?? '')?.[1];
+        if (value && (await user.rejected(value))) return true;
+      } else if (usesOAuth && token !== null) {
+        token = null;
+        return true;
+      }
+      // Mapped headers (or a mapped client secret) rotated in their secret manager since they were read.
+      return mapped ? mapped.refresh() : false;
     },
   };
 }
@@ -139,14 +168,15 @@ export function authorizedFetch(auth: UpstreamAuth, base?: FetchLike): FetchLike
   const send: FetchLike = base ?? ((url, init) => fetch(url, init));
   const once = async (url: string | URL, init: RequestInit | undefined) => {
     const headers = new Headers(init?.headers);
-    for (const [name, value] of Object.entries(await auth.headers())) headers.set(name, value);
-    return send(url, { ...init, headers });
+    const added = await auth.headers();
+    for (const [name, value] of Object.entries(added)) headers.set(name, value);
+    return { response: await send(url, { ...init, headers }), added };
   };
   return async (url, init) => {
-    const response = await once(url, init);
+    const { response, added } = await once(url, init);
     const resendable = init?.body === undefined || init.body === null || typeof init.body === 'string';
-    if (response.status !== 401 || !resendable || !auth.rejected()) return response;
+    if (response.status !== 401 || !resendable || !(await auth.rejected(added))) return response;
     await response.body?.cancel();
-    return once(url, init);
+    return (await once(url, init)).response;
   };
 }

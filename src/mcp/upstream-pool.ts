@@ -4,6 +4,7 @@ import type { McpEndpoint } from './types.js';
 import { connectUpstream, sessionLost, upstreamError, type UpstreamSession } from './upstream-session.js';
 
 interface Entry {
+  integrationId: string;
   version: string;
   session: Promise<UpstreamSession>;
   /** When a call last used it (the clock's milliseconds). */
@@ -27,7 +28,7 @@ export interface McpUpstreams {
    * server, the stream closed), once more on a new one.
    */
   use<T>(endpoint: McpEndpoint, work: (session: UpstreamSession) => Promise<T>): Promise<T>;
-  /** Closes the integration's pooled session (it was changed or archived). */
+  /** Closes the integration's pooled sessions, its users' included (it was changed or archived). */
   drop(integrationId: string): void;
   /** Closes connections idle for ten minutes (runs every minute; tests call it). */
   sweep(): void;
@@ -49,12 +50,14 @@ export function createMcpUpstreams(deps: {
 
   function sweep(): void {
     const idleSince = deps.clock.now() - IDLE_MS;
-    for (const [integrationId, entry] of entries) if (entry.usedAt < idleSince) forget(integrationId, entry);
+    for (const [key, entry] of entries) if (entry.usedAt < idleSince) forget(key, entry);
   }
 
-  function forget(integrationId: string, entry: Entry): void {
-    if (entries.get(integrationId) !== entry) return;
-    entries.delete(integrationId);
+  const keyOf = (endpoint: McpEndpoint) => endpoint.poolKey ?? endpoint.integrationId;
+
+  function forget(key: string, entry: Entry): void {
+    if (entries.get(key) !== entry) return;
+    entries.delete(key);
     void entry.session.then(
       (session) => session.close(),
       () => {},
@@ -63,13 +66,15 @@ export function createMcpUpstreams(deps: {
 
   function session(endpoint: McpEndpoint): Promise<UpstreamSession> {
     if (closing) return Promise.reject(new Error('svcgw is shutting down'));
-    const current = entries.get(endpoint.integrationId);
+    const key = keyOf(endpoint);
+    const current = entries.get(key);
     if (current && current.version === endpoint.version) {
       current.usedAt = deps.clock.now();
       return current.session;
     }
-    if (current) forget(endpoint.integrationId, current);
+    if (current) forget(key, current);
     const entry: Entry = {
+      integrationId: endpoint.integrationId,
       version: endpoint.version,
       session: Promise.resolve(null as never),
       usedAt: deps.clock.now(),
@@ -79,22 +84,22 @@ export function createMcpUpstreams(deps: {
       timeoutMs: deps.timeoutMs,
       onListChanged: () => deps.onListChanged?.(endpoint.integrationId),
       onClose: () => {
-        if (entries.get(endpoint.integrationId) === entry) entries.delete(endpoint.integrationId);
+        if (entries.get(key) === entry) entries.delete(key);
       },
     });
     // A failed connection is not kept: the next call tries again.
     entry.session.catch(() => {
-      if (entries.get(endpoint.integrationId) === entry) entries.delete(endpoint.integrationId);
+      if (entries.get(key) === entry) entries.delete(key);
     });
-    entries.set(endpoint.integrationId, entry);
+    entries.set(key, entry);
     return entry.session;
   }
 
   async function live(endpoint: McpEndpoint): Promise<UpstreamSession> {
     const found = await session(endpoint);
     if (found.open) return found;
-    const entry = entries.get(endpoint.integrationId);
-    if (entry) forget(endpoint.integrationId, entry);
+    const entry = entries.get(keyOf(endpoint));
+    if (entry) forget(keyOf(endpoint), entry);
     return session(endpoint);
   }
 
@@ -107,8 +112,8 @@ export function createMcpUpstreams(deps: {
       } catch (error) {
         if (!sessionLost(error)) throw error;
         deps.logger.info({ integration_id: endpoint.integrationId }, 'MCP upstream session lost; connecting again');
-        const entry = entries.get(endpoint.integrationId);
-        if (entry) forget(endpoint.integrationId, entry);
+        const entry = entries.get(keyOf(endpoint));
+        if (entry) forget(keyOf(endpoint), entry);
         let second: UpstreamSession;
         try {
           second = await live(endpoint);
@@ -120,8 +125,7 @@ export function createMcpUpstreams(deps: {
     },
     sweep,
     drop(integrationId) {
-      const entry = entries.get(integrationId);
-      if (entry) forget(integrationId, entry);
+      for (const [key, entry] of entries) if (entry.integrationId === integrationId) forget(key, entry);
     },
     async close() {
       closing = true;

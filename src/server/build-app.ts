@@ -76,7 +76,7 @@ import { createRotationWriter, type RotationWriter } from '../secrets/rotation-w
 import { publishingCaches, subscribeCaches } from './shared-caches.js';
 import { registerDeployments } from '../admin/deployments/index.js';
 import { createServedDeploymentLookup } from '../deployments/served-deployment.js';
-import { createMcp, mcpGateway, registerMcpAdmin, type Mcp } from './mcp-parts.js';
+import { createMcp, mcpGateway, mcpOAuthEndpoints, registerMcpAdmin, type Mcp } from './mcp-parts.js';
 import { registerAgents } from '../admin/agents/index.js';
 import { createAgentDirectory } from '../agents/directory.js';
 import { createAgentGateway } from '../gateway/agents/agent-gateway.js';
@@ -433,6 +433,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     clock: deps.clock,
     logger: deps.logger,
     changes,
+    secrets: secrets.cache,
   });
   registerMcpAdmin(zapp, mcp, { repos, secretBox, clock: deps.clock, changes, checkGuardrails });
   // Agent integrations hold credentials: their changes travel as credential changes (docs/agents.md).
@@ -519,6 +520,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       logs: requestLogs,
       guardrails: gatewayGuards,
     }),
+    mcpOAuth: mcpOAuthEndpoints(mcp, { config: deps.config, repos, clock: deps.clock }),
   });
 
   subscribeCaches(changes, {

@@ -165,6 +165,7 @@ export interface Database {
   mcp_server_capabilities: McpServerCapabilitiesTable;
   mcp_server_user_access: McpServerUserAccessTable;
   mcp_connections: McpConnectionsTable;
+  mcp_oauth_clients: McpOAuthClientsTable;
   users: UsersTable;
   workspace_members: WorkspaceMembersTable;
   api_keys: ApiKeysTable;
@@ -917,13 +918,30 @@ export interface McpServerUserAccessTable {
   last_updated_at: string;
 }
 
-/** A user who has connected to the server through the gateway (their first initialize). */
+/**
+ * A user who has connected to the server through the gateway (their first initialize), with
+ * the user's own upstream OAuth tokens when the integration authorizes per user (sealed).
+ */
 export interface McpConnectionsTable {
   server_id: string;
   user_id: string;
   workspace_id: string;
   created_at: string;
   last_updated_at: string;
+  access_token: string | null;
+  refresh_token: string | null;
+  /** Epoch milliseconds; null when the token endpoint gave no lifetime. */
+  token_expires_at: number | null;
+  token_scope: string | null;
+}
+
+/** svcgw's client registration at an MCP integration's authorization server (sealed JSON). */
+export interface McpOAuthClientsTable {
+  integration_id: string;
+  issuer: string;
+  redirect_uri: string;
+  client_information: string;
+  created_at: string;
 }
 
 /**

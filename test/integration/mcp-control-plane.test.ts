@@ -124,12 +124,18 @@ describe('MCP integrations (control plane)', () => {
       400,
       'configurations.custom_headers.Mcp-Session-Id',
     );
+    // Mappings name secret references that exist, and fields of the auth configuration only.
     const mapping = await refused(
       { secret_mappings: [{ target_field: 'configurations.client_secret', secret_reference_id: 'vault' }] },
-      400,
-      'secret_mappings',
+      404,
+      'secret_mappings[0].secret_reference_id',
     );
-    expect(mapping.message).toMatch(/no secret references/);
+    expect(mapping.message).toMatch(/Secret reference vault not found/);
+    await refused(
+      { secret_mappings: [{ target_field: 'configurations.token_url', secret_reference_id: 'vault' }] },
+      400,
+      'secret_mappings[0].target_field',
+    );
     const unknownField = await admin.post('/v1/mcp-integrations', { ...base, colour: 'blue' });
     expect(unknownField.status).toBe(400);
     expect(unknownField.body.error.message).toMatch(/colour/);

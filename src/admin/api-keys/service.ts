@@ -141,7 +141,7 @@ export function createApiKeyAdminService(deps: {
         param,
         other.kind === 'api_key'
           ? `Secret reference ${row.slug} already receives the rotated key of API key "${other.slug}".`
-          : `Secret reference ${row.slug} holds the provider key of ${other.kind === 'integration' ? 'integration' : 'virtual key'} ${other.slug}; a rotation would overwrite it.`,
+          : `Secret reference ${row.slug} holds a credential of ${other.kind === 'integration' ? 'integration' : other.kind === 'mcp_integration' ? 'MCP integration' : 'virtual key'} ${other.slug}; a rotation would overwrite it.`,
       );
     return row.id;
   }

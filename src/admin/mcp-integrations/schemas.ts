@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RESERVED_HEADERS } from '../../mcp/types.js';
 import { credentialName, credentialSlug, credentialStatus, freeText } from '../credentials/schemas.js';
+import { secretMappingsField } from '../secret-references/mappings.js';
 import { idOrSlug } from '../shared/pagination.js';
 import { mcpPageQuery } from './capability-schemas.js';
 
@@ -10,7 +11,7 @@ export const mcpTransport = z
 export const mcpAuthType = z
   .enum(['none', 'headers', 'oauth_client_credentials', 'oauth_auto'])
   .describe(
-    'none; headers (configurations.custom_headers carry the credential); oauth_client_credentials (client-credentials grant at configurations.token_url); oauth_auto (the same grant at the token endpoint found by MCP OAuth discovery; no per-user authorization, see docs/mcp.md).',
+    "none; headers (configurations.custom_headers carry the credential); oauth_client_credentials (client-credentials grant at configurations.token_url); oauth_auto (MCP OAuth discovery, then each user authorizes svcgw (authorization code with PKCE, dynamic client registration without client_id), or, with grant_type client_credentials, svcgw's own client-credentials grant; see docs/mcp.md).",
   );
 
 /** http(s), no user name or password (they would be shown in clear), no fragment. */
@@ -70,22 +71,18 @@ export const mcpConfigurations = z
     scope: oneLine(1024).optional(),
     audience: oneLine(1024).optional(),
     token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post']).optional(),
+    grant_type: z
+      .enum(['authorization_code', 'client_credentials'])
+      .optional()
+      .describe(
+        'oauth_auto: authorization_code (each user authorizes; the default without client_secret) or client_credentials (the default with client_secret).',
+      ),
   })
   .strict();
 
-/** The reference's SecretMapping. svcgw has no secret references yet, so none may be given (docs/mcp.md). */
-const secretMapping = z
-  .object({
-    target_field: z.string().regex(/^configurations\.[a-z_]{1,64}$/, 'target_field is configurations.<field>'),
-    secret_reference_id: z.string().min(1).max(255),
-    secret_key: z.string().max(255).nullable().optional(),
-    value_format: z.enum(['json', 'string']).nullable().optional(),
-  })
-  .strict();
-export const secretMappings = z
-  .array(secretMapping)
-  .max(50)
-  .describe('Accepted for compatibility when empty: svcgw has no secret references (values go in configurations).');
+export const secretMappings = secretMappingsField.describe(
+  'Fields read from secret references instead of stored: configurations.client_id, configurations.client_secret, configurations.custom_headers (value_format json) or configurations.custom_headers.<Header-Name>. Read when a connection needs them (cached for secret_cache_ttl_ms, read again when the server refuses them); a mapped field wins over a stored one. PUT replaces them ([] removes them).',
+);
 
 const ownOrganisation = z
   .string()

@@ -6,7 +6,10 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import { isUniqueViolation } from '../../storage/unique-violation.js';
 import type { McpIntegrationRepository, McpIntegrationRow } from '../../storage/repositories/mcp-integrations.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
+import { isMcpSecretTarget, MCP_SECRET_TARGETS } from '../../mcp/mapped-settings.js';
+import { parseMappings } from '../../secrets/mappings.js';
 import { maskConfigurations, sealConfigurations } from '../credentials/secrets.js';
+import type { MappingTargets, SecretMappingRules } from '../secret-references/mappings.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
 import {
   countCapabilities,
@@ -35,27 +38,50 @@ export interface McpIntegrationServiceDeps {
   requestSync: (integrationId: string) => void;
   /** The integration was archived: its pooled upstream connection can go. */
   onArchived?: (integrationId: string) => void;
+  /** The rules of secret_mappings (shared with integrations and virtual keys). */
+  mappings: SecretMappingRules;
+  /** The workspaces that use an integration (its own, its servers'): each mapped reference must allow them. */
+  workspacesUsing: (integrationId: string) => Promise<string[]>;
 }
 
 type Configurations = Record<string, unknown>;
 
-/** Which configuration fields each auth type needs, and which it cannot use. */
-const OAUTH_FIELDS = ['client_id', 'client_secret', 'token_url', 'scope', 'audience', 'token_endpoint_auth_method'];
-function checkAuth(authType: McpIntegrationRow['auth_type'], config: Configurations): void {
-  const has = (field: string) => config[field] !== undefined && config[field] !== null;
+/** Which configuration fields each auth type needs, and which it cannot use. Mapped fields count as given. */
+const OAUTH_FIELDS = [
+  'client_id',
+  'client_secret',
+  'token_url',
+  'scope',
+  'audience',
+  'token_endpoint_auth_method',
+  'grant_type',
+];
+function checkAuth(authType: McpIntegrationRow['auth_type'], config: Configurations, mapped: readonly string[]): void {
+  const has = (field: string) =>
+    (config[field] !== undefined && config[field] !== null) ||
+    mapped.includes(`configurations.${field}`) ||
+    (field === 'custom_headers' && mapped.some((m) => m.startsWith('configurations.custom_headers')));
   const require = (field: string) => {
     if (!has(field)) throw invalid(`configurations.${field}`, `auth_type ${authType} needs configurations.${field}.`);
   };
   if (authType === 'headers') {
     const headers = config.custom_headers as Record<string, unknown> | undefined;
-    if (!headers || Object.keys(headers).length === 0)
+    if ((!headers || Object.keys(headers).length === 0) && !has('custom_headers'))
       throw invalid(
         'configurations.custom_headers',
         'auth_type headers needs at least one header in configurations.custom_headers (such as Authorization).',
       );
   }
   if (authType === 'oauth_client_credentials') ['client_id', 'client_secret', 'token_url'].forEach(require);
-  if (authType === 'oauth_auto') ['client_id', 'client_secret'].forEach(require);
+  if (authType === 'oauth_auto') {
+    const grant = config.grant_type ?? (has('client_secret') ? 'client_credentials' : 'authorization_code');
+    if (grant === 'client_credentials') ['client_id', 'client_secret'].forEach(require);
+  }
+  if (authType !== 'oauth_auto' && has('grant_type'))
+    throw invalid(
+      'configurations.grant_type',
+      `configurations.grant_type applies to auth_type oauth_auto, not ${authType}.`,
+    );
   if (authType === 'none' || authType === 'headers') {
     const stray = OAUTH_FIELDS.find(has);
     if (stray)
@@ -66,13 +92,11 @@ function checkAuth(authType: McpIntegrationRow['auth_type'], config: Configurati
   }
 }
 
-function checkSecretMappings(mappings: readonly unknown[] | undefined): void {
-  if (mappings && mappings.length > 0)
-    throw invalid(
-      'secret_mappings',
-      'svcgw has no secret references: put the value in configurations, where secrets are encrypted at rest.',
-    );
-}
+const MCP_TARGETS: MappingTargets = {
+  accepts: isMcpSecretTarget,
+  message: `target_field of an MCP integration must be one of ${MCP_SECRET_TARGETS}.`,
+};
+const mappedFields = (stored: string) => parseMappings(stored).map((m) => m.target_field);
 
 /**
  * The rules of MCP integrations. An organisation integration (made by an admin key without
@@ -128,8 +152,16 @@ export function createMcpIntegrationService(deps: McpIntegrationServiceDeps) {
       if (workspace && workspace.status !== 'active')
         throw invalid('workspace_id', `Workspace ${workspace.slug} is archived.`);
       const configurations = body.configurations ?? {};
-      checkAuth(body.auth_type, configurations);
-      checkSecretMappings(body.secret_mappings);
+      const secretMappings = body.secret_mappings
+        ? await deps.mappings.store(
+            principal,
+            body.secret_mappings,
+            workspace ? [workspace.id] : [],
+            'secret_mappings',
+            MCP_TARGETS,
+          )
+        : '[]';
+      checkAuth(body.auth_type, configurations, mappedFields(secretMappings));
       const slug = body.slug ?? slugify(body.name);
       if ((await deps.integrations.findBySlug(principal.organisationId, slug))?.status === 'active')
         throw new AppError('CONFLICT', `An MCP integration with slug ${slug} already exists.`, { param: 'slug' });
@@ -145,7 +177,7 @@ export function createMcpIntegrationService(deps: McpIntegrationServiceDeps) {
         transport: body.transport,
         auth_type: body.auth_type,
         configurations: sealConfigurations(deps.secretBox, configurations),
-        secret_mappings: '[]',
+        secret_mappings: secretMappings,
         global_workspace_access: 0,
         status: 'active',
         owner_id: actor(principal),
@@ -198,12 +230,23 @@ export function createMcpIntegrationService(deps: McpIntegrationServiceDeps) {
 
     async update(principal: Principal, ref: string, body: UpdateMcpIntegrationBody): Promise<McpIntegrationRow> {
       const row = await findChangeable(principal, ref);
-      checkSecretMappings(body.secret_mappings);
       const authType = body.auth_type ?? row.auth_type;
       const patch: Partial<McpIntegrationRow> = { last_updated_at: now() };
+      if (body.secret_mappings !== undefined)
+        patch.secret_mappings = await deps.mappings.store(
+          principal,
+          body.secret_mappings,
+          await deps.workspacesUsing(row.id),
+          'secret_mappings',
+          MCP_TARGETS,
+        );
       if (body.configurations !== undefined)
         patch.configurations = sealConfigurations(deps.secretBox, body.configurations, row.configurations);
-      checkAuth(authType, maskConfigurations(patch.configurations ?? row.configurations));
+      checkAuth(
+        authType,
+        maskConfigurations(patch.configurations ?? row.configurations),
+        mappedFields(patch.secret_mappings ?? row.secret_mappings),
+      );
       if (body.name !== undefined) patch.name = body.name;
       if (body.description !== undefined) patch.description = body.description;
       if (body.url !== undefined) patch.url = body.url;
@@ -215,7 +258,8 @@ export function createMcpIntegrationService(deps: McpIntegrationServiceDeps) {
         (patch.url !== undefined && patch.url !== row.url) ||
         (patch.transport !== undefined && patch.transport !== row.transport) ||
         (patch.auth_type !== undefined && patch.auth_type !== row.auth_type) ||
-        (patch.configurations !== undefined && patch.configurations !== row.configurations);
+        (patch.configurations !== undefined && patch.configurations !== row.configurations) ||
+        (patch.secret_mappings !== undefined && patch.secret_mappings !== row.secret_mappings);
       if (reconnects) deps.requestSync(row.id);
       return { ...row, ...patch };
     },

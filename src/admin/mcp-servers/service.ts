@@ -38,6 +38,13 @@ export interface McpServerServiceDeps {
   testConnection: (integrationId: string) => Promise<SyncOutcome>;
   checkGuardrails?: GuardrailUseCheck;
   onChange: () => void;
+  /** Refuses a workspace that a secret reference mapped by the integration does not allow. */
+  assertMappingsUsableIn?: (
+    principal: Principal,
+    storedMappings: string,
+    workspaceId: string,
+    param: string,
+  ) => Promise<void>;
 }
 
 /** The path of a server's MCP endpoint on the gateway (docs/mcp.md). */
@@ -143,6 +150,7 @@ export function createMcpServerService(deps: McpServerServiceDeps) {
     async create(principal: Principal, body: CreateMcpServerBody): Promise<McpServerRow> {
       const workspace = await targetWorkspace(principal, body.workspace_id);
       const integration = await integrationFor(principal, body.mcp_integration_id, workspace);
+      await deps.assertMappingsUsableIn?.(principal, integration.secret_mappings, workspace.id, 'mcp_integration_id');
       const slug = body.slug ?? slugify(body.name);
       if ((await deps.servers.findBySlug(principal.organisationId, slug))?.status === 'active')
         throw new AppError('CONFLICT', `An MCP server with slug ${slug} already exists.`, { param: 'slug' });

@@ -56,6 +56,20 @@ export const mappingsOf = (stored: string): StoredSecretMapping[] => parseMappin
 
 const KNOWN_SETTINGS: ReadonlySet<string> = new Set(KNOWN_CONFIGURATION_FIELDS);
 
+/** Which `target_field`s a kind of credential takes, and the message that lists them. */
+export interface MappingTargets {
+  accepts(field: string): boolean;
+  message: string;
+}
+
+/** Provider credentials (integrations, virtual keys): the key, or a known configuration setting. */
+const PROVIDER_TARGETS: MappingTargets = {
+  accepts: (field) =>
+    field === 'key' ||
+    (field.startsWith('configurations.') && KNOWN_SETTINGS.has(field.slice('configurations.'.length))),
+  message: `target_field must be key or configurations.<setting>, one of: ${KNOWN_CONFIGURATION_FIELDS.join(', ')}.`,
+};
+
 /**
  * The rules every credential with `secret_mappings` follows when it is written: each mapping
  * names a known field once, an active reference of the organisation, and every workspace that
@@ -85,17 +99,13 @@ export function createSecretMappingRules(deps: {
       input: SecretMappingsInput,
       workspaceIds: readonly string[],
       param = 'secret_mappings',
+      targets: MappingTargets = PROVIDER_TARGETS,
     ): Promise<string> {
       const stored: StoredSecretMapping[] = [];
       for (const [index, mapping] of input.entries()) {
         const at = `${param}[${index}]`;
         const field = mapping.target_field;
-        const setting = field.startsWith('configurations.') ? field.slice('configurations.'.length) : null;
-        if (field !== 'key' && (setting === null || !KNOWN_SETTINGS.has(setting)))
-          throw invalid(
-            `${at}.target_field`,
-            `target_field must be key or configurations.<setting>, one of: ${KNOWN_CONFIGURATION_FIELDS.join(', ')}.`,
-          );
+        if (!targets.accepts(field)) throw invalid(`${at}.target_field`, targets.message);
         if (stored.some((m) => m.target_field === field))
           throw invalid(`${at}.target_field`, `target_field ${field} is mapped twice.`);
         const row = await deps.references.findByIdOrSlug(principal.organisationId, mapping.secret_reference_id);

@@ -146,6 +146,8 @@ export function createSecretReferenceService(deps: {
     for (const use of uses) {
       if (use.kind === 'integration')
         for (const id of await deps.references.providerWorkspaces(use.id)) add(id, describeUse(use));
+      else if (use.kind === 'mcp_integration')
+        for (const id of await deps.references.mcpIntegrationWorkspaces(use.id)) add(id, describeUse(use));
       else if (use.workspaceId !== null) add(use.workspaceId, describeUse(use));
     }
     return using;
@@ -294,6 +296,7 @@ function methodsOf(type: SecretManagerType): string[] {
 function describeUse(use: SecretReferenceUse): string {
   if (use.kind === 'integration') return `integration ${use.slug}`;
   if (use.kind === 'virtual_key') return `virtual key ${use.slug}`;
+  if (use.kind === 'mcp_integration') return `MCP integration ${use.slug}`;
   return `API key "${use.slug}" (${use.id}, rotation policy)`;
 }
 

@@ -7,12 +7,14 @@ import { AppError } from '../../lib/errors.js';
 import { rateHeaders, RateLimitedError, type LimitsService } from '../../limits/limits-service.js';
 import type { McpDirectory, McpServerView } from '../../mcp/directory.js';
 import { McpUpstreamError } from '../../mcp/upstream-session.js';
+import type { McpUserOAuth } from '../../mcp/user-oauth.js';
 import type { McpServerRepository } from '../../storage/repositories/mcp-servers.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { readGatewayHeaders } from '../gateway-headers.js';
 import { markHandled } from '../refused-requests.js';
 import { RequestLogDraft } from '../request-log-draft.js';
 import { createBridgeServer, type BridgeDeps } from './bridge-server.js';
+import { authorizePath, callerView } from './caller-endpoint.js';
 import type { CallContext } from './tool-call.js';
 
 export interface McpGatewayDeps extends BridgeDeps {
@@ -20,6 +22,9 @@ export interface McpGatewayDeps extends BridgeDeps {
   limits: LimitsService;
   servers: Pick<McpServerRepository, 'touchConnection'>;
   logger: Logger;
+  oauth: McpUserOAuth;
+  /** The public_url setting: the base of authorization links (else the address the caller used). */
+  publicUrl?: string | undefined;
 }
 
 /** What the MCP endpoint needs of fastify's request and reply. */
@@ -30,6 +35,8 @@ export interface McpHttpRequest {
   readonly body: unknown;
   readonly principal: Principal | null;
   readonly raw: IncomingMessage;
+  readonly protocol: string;
+  readonly host: string;
 }
 export interface McpHttpReply {
   readonly raw: ServerResponse;
@@ -73,7 +80,12 @@ const messagesOf = (body: unknown): JsonRpcMessage[] =>
  * that: the server must exist in the caller's reach, its integration be shared with its
  * workspace, the key's user be allowed, and each tool call pass the rate limits.
  */
-export function createMcpGateway(deps: McpGatewayDeps) {
+/**
+ * The MCP server a caller names, if it is in the caller's reach and the caller may use it: it
+ * exists (another workspace's is a 404), its integration is shared with its workspace, and the
+ * key's user (or, without one, the default) is allowed.
+ */
+export function createMcpServerResolver(deps: { directory: McpDirectory }) {
   async function resolve(principal: Principal, ref: string): Promise<McpServerView> {
     const view = await deps.directory.find(principal.organisationId, ref);
     // Another workspace's server is answered like one that does not exist.
@@ -94,6 +106,12 @@ export function createMcpGateway(deps: McpGatewayDeps) {
       );
     return view;
   }
+
+  return resolve;
+}
+
+export function createMcpGateway(deps: McpGatewayDeps) {
+  const resolve = createMcpServerResolver(deps);
 
   /** Every tool call of the request passes the rate limits, or the request is refused (429) and its calls logged. */
   async function admit(context: CallContext, request: McpHttpRequest, reply: McpHttpReply, calls: JsonRpcMessage[]) {
@@ -142,7 +160,8 @@ export function createMcpGateway(deps: McpGatewayDeps) {
 
   return async function handle(request: McpHttpRequest, reply: McpHttpReply, ref: string): Promise<void> {
     const principal = request.principal!;
-    const view = await resolve(principal, ref);
+    const base = deps.publicUrl?.replace(/\/+$/, '') ?? `${request.protocol}://${request.host}`;
+    const view = await callerView(deps, principal, await resolve(principal, ref), base);
     checkRequest(request);
     const headers = readGatewayHeaders(request.headers);
     const context: CallContext = {
@@ -166,6 +185,11 @@ export function createMcpGateway(deps: McpGatewayDeps) {
       session = await deps.upstreams.session(view.endpoint);
     } catch (error) {
       const failure = error instanceof McpUpstreamError ? error : null;
+      if (view.endpoint.userToken && failure?.status === 401)
+        throw new AppError(
+          'MCP_AUTHORIZATION_REQUIRED',
+          `MCP server ${view.server.slug} refused your authorization, and it could not be renewed: authorize again at ${base}${authorizePath(view.server.slug)}.`,
+        );
       throw new AppError(
         failure?.status ? 'UPSTREAM_ERROR' : 'UPSTREAM_UNREACHABLE',
         failure?.message ?? `The MCP server behind ${view.server.slug} could not be reached.`,

@@ -6,6 +6,7 @@ import type {
   McpCapabilityType,
   McpIntegrationsTable,
   McpIntegrationWorkspacesTable,
+  McpOAuthClientsTable,
 } from '../schema.js';
 import { pageOf, type PageWindow } from './paging.js';
 
@@ -62,6 +63,24 @@ function usableIn(eb: Eb, workspaceId: string) {
 export function createMcpIntegrationRepository(db: Db) {
   return {
     insert: (row: McpIntegrationRow) => db.insertInto('mcp_integrations').values(row).execute(),
+
+    /** svcgw's registration at the integration's authorization server (per-user OAuth). */
+    findOAuthClient: (integrationId: string) =>
+      db.selectFrom('mcp_oauth_clients').selectAll().where('integration_id', '=', integrationId).executeTakeFirst(),
+
+    saveOAuthClient: (row: McpOAuthClientsTable) =>
+      db
+        .insertInto('mcp_oauth_clients')
+        .values(row)
+        .onConflict((oc) =>
+          oc.column('integration_id').doUpdateSet({
+            issuer: row.issuer,
+            redirect_uri: row.redirect_uri,
+            client_information: row.client_information,
+            created_at: row.created_at,
+          }),
+        )
+        .execute(),
 
     findById: (organisationId: string, id: string) =>
       db

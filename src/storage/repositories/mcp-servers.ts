@@ -240,6 +240,44 @@ export function createMcpServerRepository(db: Db) {
         .onConflict((oc) => oc.columns(['server_id', 'user_id']).doUpdateSet({ last_updated_at: stamp }))
         .execute(),
 
+    findConnection: (serverId: string, userId: string) =>
+      db
+        .selectFrom('mcp_connections')
+        .selectAll()
+        .where('server_id', '=', serverId)
+        .where('user_id', '=', userId)
+        .executeTakeFirst(),
+
+    /** Stores a user's upstream tokens (sealed by the caller), making the connection if there is none. */
+    saveTokens: (
+      serverId: string,
+      userId: string,
+      workspaceId: string,
+      tokens: Pick<McpConnectionRow, 'access_token' | 'refresh_token' | 'token_expires_at' | 'token_scope'>,
+      stamp: string,
+    ) =>
+      db
+        .insertInto('mcp_connections')
+        .values({
+          server_id: serverId,
+          user_id: userId,
+          workspace_id: workspaceId,
+          created_at: stamp,
+          last_updated_at: stamp,
+          ...tokens,
+        })
+        .onConflict((oc) => oc.columns(['server_id', 'user_id']).doUpdateSet({ ...tokens, last_updated_at: stamp }))
+        .execute(),
+
+    /** Drops a user's upstream tokens (the connection record stays). */
+    clearTokens: (serverId: string, userId: string) =>
+      db
+        .updateTable('mcp_connections')
+        .set({ access_token: null, refresh_token: null, token_expires_at: null, token_scope: null })
+        .where('server_id', '=', serverId)
+        .where('user_id', '=', userId)
+        .execute(),
+
     /** Removes connections (of one user, or every user); returns how many. */
     deleteConnections: async (serverId: string, userId: string | undefined) => {
       let query = db.deleteFrom('mcp_connections').where('server_id', '=', serverId);

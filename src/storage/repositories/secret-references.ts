@@ -7,7 +7,7 @@ export type SecretReferenceRow = SecretReferencesTable;
 
 /** What refers to a secret reference: what its delete must wait for. */
 export interface SecretReferenceUse {
-  kind: 'integration' | 'virtual_key' | 'api_key';
+  kind: 'integration' | 'virtual_key' | 'api_key' | 'mcp_integration';
   id: string;
   slug: string;
   /** The workspace of a virtual key or workspace API key; null for organisation-level ones. */
@@ -89,6 +89,23 @@ export function createSecretReferenceRepository(db: Db) {
           .execute()
       ).map((row) => row.workspace_id),
 
+    /** The workspaces an MCP integration is used in: its own (a workspace integration), and its active servers'. */
+    mcpIntegrationWorkspaces: async (integrationId: string) => {
+      const [own, servers] = await Promise.all([
+        db.selectFrom('mcp_integrations').select('workspace_id').where('id', '=', integrationId).executeTakeFirst(),
+        db
+          .selectFrom('mcp_servers')
+          .select('workspace_id')
+          .distinct()
+          .where('integration_id', '=', integrationId)
+          .where('status', '=', 'active')
+          .execute(),
+      ]);
+      const ids = new Set(servers.map((row) => row.workspace_id));
+      if (own?.workspace_id) ids.add(own.workspace_id);
+      return [...ids];
+    },
+
     update: (id: string, patch: Partial<SecretReferenceRow>) =>
       db.updateTable('secret_references').set(patch).where('id', '=', id).execute(),
 
@@ -99,7 +116,7 @@ export function createSecretReferenceRepository(db: Db) {
      */
     findUses: async (organisationId: string, referenceId: string): Promise<SecretReferenceUse[]> => {
       const pattern = `%${referenceId}%`;
-      const [integrations, virtualKeys, apiKeys] = await Promise.all([
+      const [integrations, virtualKeys, apiKeys, mcpIntegrations] = await Promise.all([
         db
           .selectFrom('integrations')
           .select(['id', 'slug', 'secret_mappings'])
@@ -121,6 +138,13 @@ export function createSecretReferenceRepository(db: Db) {
           .where('status', '!=', 'revoked')
           .where('rotation_policy', 'like', pattern)
           .execute(),
+        db
+          .selectFrom('mcp_integrations')
+          .select(['id', 'slug', 'workspace_id', 'secret_mappings'])
+          .where('organisation_id', '=', organisationId)
+          .where('status', '=', 'active')
+          .where('secret_mappings', 'like', pattern)
+          .execute(),
       ]);
       const maps = (json: string) =>
         (JSON.parse(json) as Array<{ secret_reference_id: string }>).some((m) => m.secret_reference_id === referenceId);
@@ -138,6 +162,9 @@ export function createSecretReferenceRepository(db: Db) {
               referenceId,
           )
           .map((row) => ({ kind: 'api_key' as const, id: row.id, slug: row.name, workspaceId: row.workspace_id })),
+        ...mcpIntegrations
+          .filter((row) => maps(row.secret_mappings))
+          .map((row) => ({ kind: 'mcp_integration' as const, id: row.id, slug: row.slug, workspaceId: null })),
       ];
     },
   };

@@ -45,7 +45,7 @@ describe('upstream authentication', () => {
     clock.advance(2_000);
     expect((await auth.headers()).authorization).toBe('Bearer tok-2');
     // Concurrent requests share one token request.
-    expect(auth.rejected()).toBe(true);
+    expect(await auth.rejected({})).toBe(true);
     const all = await Promise.all([auth.headers(), auth.headers(), auth.headers()]);
     expect(new Set(all.map((h) => h.authorization))).toEqual(new Set(['Bearer tok-3']));
   });
