@@ -1,5 +1,5 @@
-import { discoverOAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { loadAuthSdk } from './sdk.js';
 import type { Clock } from '../lib/clock.js';
 import { authorizesPerUser, type McpEndpoint } from './types.js';
 
@@ -49,7 +49,7 @@ export function createUpstreamAuth(
 
   async function discoverTokenUrl(): Promise<string> {
     try {
-      const info = await discoverOAuthServerInfo(endpoint.url, { fetchFn: baseFetch });
+      const info = await (await loadAuthSdk()).discoverOAuthServerInfo(endpoint.url, { fetchFn: baseFetch });
       const found = info.authorizationServerMetadata?.token_endpoint;
       if (!found) throw new Error('the authorization server publishes no token_endpoint');
       return found;

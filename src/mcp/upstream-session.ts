@@ -1,6 +1,4 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
@@ -12,6 +10,7 @@ import {
 import type { Clock } from '../lib/clock.js';
 import { withoutUrlCredentials } from '../lib/mask.js';
 import { VERSION } from '../lib/version.js';
+import { isStreamableHttpError, loadClientSdk } from './sdk.js';
 import { authorizedFetch, createUpstreamAuth, McpAuthError } from './upstream-auth.js';
 import type { McpEndpoint, ServerMetadata } from './types.js';
 
@@ -54,6 +53,7 @@ export interface ConnectOptions {
  * are McpUpstreamError with a message fit for the caller (no credentials in it).
  */
 export async function connectUpstream(endpoint: McpEndpoint, options: ConnectOptions): Promise<UpstreamSession> {
+  const { Client, SSEClientTransport, StreamableHTTPClientTransport } = await loadClientSdk();
   const auth = createUpstreamAuth(endpoint, {
     clock: options.clock,
     timeoutMs: options.timeoutMs,
@@ -137,7 +137,7 @@ export function upstreamError(endpoint: McpEndpoint, error: unknown): McpUpstrea
   if (error instanceof McpUpstreamError) return error;
   const where = withoutUrlCredentials(endpoint.url);
   if (error instanceof McpAuthError) return new McpUpstreamError(withoutUrlCredentials(error.message), 401);
-  if (error instanceof StreamableHTTPError)
+  if (isStreamableHttpError(error))
     return new McpUpstreamError(
       `The MCP server ${where} answered HTTP ${error.code ?? '?'}: ${withoutUrlCredentials(error.message)}`,
       error.code ?? null,
@@ -153,7 +153,7 @@ export function upstreamError(endpoint: McpEndpoint, error: unknown): McpUpstrea
 
 /** Whether a request failed because the session is gone (and a new session may serve it). */
 export function sessionLost(error: unknown): boolean {
-  if (error instanceof StreamableHTTPError) return error.code === 404;
+  if (isStreamableHttpError(error)) return error.code === 404;
   if (error instanceof McpError) return error.code === Number(ErrorCode.ConnectionClosed);
   return error instanceof Error && error.message === 'Not connected';
 }

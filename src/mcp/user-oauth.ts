@@ -1,12 +1,7 @@
-import {
-  discoverOAuthServerInfo,
-  exchangeAuthorization,
-  refreshAuthorization,
-  registerClient,
-  startAuthorization,
-} from '@modelcontextprotocol/sdk/client/auth.js';
+import type { discoverOAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { loadAuthSdk } from './sdk.js';
 import type { Clock } from '../lib/clock.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { McpIntegrationRepository } from '../storage/repositories/mcp-integrations.js';
@@ -79,10 +74,12 @@ export function createMcpUserOAuth(deps: {
     const key = `${endpoint.integrationId}:${endpoint.version}`;
     const hit = discovered.get(key);
     if (hit && deps.clock.now() - hit.at < DISCOVERY_TTL_MS) return hit.info;
-    const info = discoverOAuthServerInfo(endpoint.url, { fetchFn }).catch((error: unknown) => {
-      discovered.delete(key);
-      throw new McpAuthError(`OAuth discovery for ${endpoint.url} failed: ${messageOf(error)}`);
-    });
+    const info = loadAuthSdk()
+      .then((sdk) => sdk.discoverOAuthServerInfo(endpoint.url, { fetchFn }))
+      .catch((error: unknown) => {
+        discovered.delete(key);
+        throw new McpAuthError(`OAuth discovery for ${endpoint.url} failed: ${messageOf(error)}`);
+      });
     discovered.set(key, { at: deps.clock.now(), info });
     return info;
   }
@@ -104,7 +101,9 @@ export function createMcpUserOAuth(deps: {
       return JSON.parse(open(stored.client_information)) as OAuthClientInformationMixed;
     let registered: OAuthClientInformationMixed;
     try {
-      registered = await registerClient(info.authorizationServerUrl, {
+      registered = await (
+        await loadAuthSdk()
+      ).registerClient(info.authorizationServerUrl, {
         ...(info.authorizationServerMetadata ? { metadata: info.authorizationServerMetadata } : {}),
         clientMetadata: {
           client_name: 'svcgw',
@@ -163,7 +162,9 @@ export function createMcpUserOAuth(deps: {
       const clientInformation = await clientFor(server.endpoint, info, stored?.redirect_uri ?? '');
       let tokens: OAuthTokens;
       try {
-        tokens = await refreshAuthorization(info.authorizationServerUrl, {
+        tokens = await (
+          await loadAuthSdk()
+        ).refreshAuthorization(info.authorizationServerUrl, {
           ...(info.authorizationServerMetadata ? { metadata: info.authorizationServerMetadata } : {}),
           clientInformation,
           refreshToken: open(row.refresh_token),
@@ -196,7 +197,9 @@ export function createMcpUserOAuth(deps: {
       const clientInformation = await clientFor(server.endpoint, info, redirectUri);
       const settings = server.endpoint.mapped ? await server.endpoint.mapped.current() : server.endpoint.settings;
       const resource = resourceOf(info);
-      const { authorizationUrl, codeVerifier } = await startAuthorization(info.authorizationServerUrl, {
+      const { authorizationUrl, codeVerifier } = await (
+        await loadAuthSdk()
+      ).startAuthorization(info.authorizationServerUrl, {
         ...(info.authorizationServerMetadata ? { metadata: info.authorizationServerMetadata } : {}),
         clientInformation,
         redirectUrl: redirectUri,
@@ -236,7 +239,9 @@ export function createMcpUserOAuth(deps: {
       const resource = resourceOf(info);
       let tokens: OAuthTokens;
       try {
-        tokens = await exchangeAuthorization(info.authorizationServerUrl, {
+        tokens = await (
+          await loadAuthSdk()
+        ).exchangeAuthorization(info.authorizationServerUrl, {
           ...(info.authorizationServerMetadata ? { metadata: info.authorizationServerMetadata } : {}),
           clientInformation,
           authorizationCode: code,

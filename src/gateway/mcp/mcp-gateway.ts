@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../auth/principal.js';
 import { AppError } from '../../lib/errors.js';
@@ -13,9 +12,19 @@ import type { Logger } from '../../telemetry/logger.js';
 import { readGatewayHeaders } from '../gateway-headers.js';
 import { markHandled } from '../refused-requests.js';
 import { RequestLogDraft } from '../request-log-draft.js';
-import { createBridgeServer, type BridgeDeps } from './bridge-server.js';
+import type { BridgeDeps } from './bridge-server.js';
 import { authorizePath, callerView } from './caller-endpoint.js';
 import type { CallContext } from './tool-call.js';
+
+// The SDK's server side (and the bridge built on it) is loaded by the first MCP call, not at start.
+let serverSide:
+  | Promise<[typeof import('./bridge-server.js'), typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')]>
+  | undefined;
+const loadServerSide = () =>
+  (serverSide ??= Promise.all([
+    import('./bridge-server.js'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+  ]));
 
 export interface McpGatewayDeps extends BridgeDeps {
   directory: McpDirectory;
@@ -202,6 +211,7 @@ export function createMcpGateway(deps: McpGatewayDeps) {
         .catch((error: unknown) => deps.logger.warn({ err: error }, 'MCP connection could not be recorded'));
     }
 
+    const [{ createBridgeServer }, { StreamableHTTPServerTransport }] = await loadServerSide();
     const server = createBridgeServer(deps, context, session);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await server.connect(transport);
