@@ -26,6 +26,7 @@ import * as deployments from './0024-deployments.js';
 import * as integrationWorkspaces from './0025-integration-workspaces.js';
 import * as exportChunks from './0026-export-chunks.js';
 import * as agents from './0027-agents.js';
+import * as referenceAdminFields from './0029-reference-admin-fields.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -56,6 +57,7 @@ const migrations: Record<string, Migration> = {
   '0025-integration-workspaces': integrationWorkspaces,
   '0026-export-chunks': exportChunks,
   '0027-agents': agents,
+  '0029-reference-admin-fields': referenceAdminFields,
 };
 
 export const migrationProvider: MigrationProvider = {
