@@ -166,7 +166,7 @@ describe('svcgw workspaces', () => {
     expect(await ok(['workspaces', 'get', 'team-a'])).toMatchObject({
       name: 'Team A (EU)',
       description: 'first',
-      usage_limits: { credit_limit: 10 },
+      usage_limits: [{ credit_limit: 10 }],
     });
     await fails(['workspaces', 'create', '--name', 'Again', '--slug', 'team-a'], 1, /HTTP 409/);
     await fails(['workspaces', 'get', 'nope'], 1, /HTTP 404/);
