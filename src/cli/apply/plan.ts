@@ -116,7 +116,9 @@ export function planApply(file: ApplyFile, current: CurrentState): Step[] {
     const found = current.workspaces.find((row) => row.slug === w.slug);
     // The server answers a workspace's budget as an array of at most one; the file names it as one object.
     const now =
-      found && Array.isArray(found.usage_limits) ? { ...found, usage_limits: found.usage_limits[0] ?? null } : found;
+      found && Array.isArray(found.usage_limits)
+        ? { ...found, usage_limits: (found.usage_limits as unknown[])[0] ?? null }
+        : found;
     if (now && now.status === 'archived')
       problems.push(`workspace ${w.slug} is archived; unarchive it first (svcgw workspaces unarchive ${w.slug})`);
     const fields = defined({ name: w.name, description: w.description, usage_limits: w.usage_limits });
