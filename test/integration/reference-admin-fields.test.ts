@@ -143,7 +143,8 @@ describe('the reference fields of workspaces, API keys, invites and policies', (
     const policy = (await g.admin.get(`/v1/policies/rate-limits/${created.body.id}`)).body;
     const home = (await g.admin.get('/v1/workspaces/default')).body.id;
     expect(policy.workspace_id).toBe(home);
-    expect(policy.conditions).toEqual([{ key: 'workspace_id', value: team.body.id }]);
+    expect(policy.conditions).toEqual([{ key: 'workspace_id', value: 'team-b' }]);
+    expect(team.status).toBe(200);
     const key = await serviceKey(g, 'team-b');
     expect((await key.client.post('/v1/chat/completions', chat(), g.viaMock)).status).toBe(200);
     expect((await key.client.post('/v1/chat/completions', chat(), g.viaMock)).status).toBe(429);

@@ -33,8 +33,9 @@ export async function policyHome(
 
 /**
  * An admin key's conditions may reach the whole organisation, and nothing beyond it: a
- * `workspace_id` must name one of its workspaces (stored as the id), an `api_key` one of its keys,
- * an `organisation_id` the organisation itself. A policy that names another organisation's
+ * `workspace_id` must name one of its workspaces, an `api_key` one of its keys, an
+ * `organisation_id` the organisation itself. They are stored as given (a file applied with
+ * `svcgw apply` names workspaces by slug and must read back the same). A policy that names another organisation's
  * workspace would never match (policies are matched against this organisation's requests only),
  * so it is refused rather than stored silently useless.
  */
@@ -52,7 +53,7 @@ async function checkOrganisationConditions(
         throw new AppError('NOT_FOUND', `Workspace ${condition.value} is not a workspace of this organisation.`, {
           param,
         });
-      stored.push({ key: 'workspace_id', value: workspace.id });
+      stored.push({ ...condition });
       continue;
     }
     if (condition.key === 'api_key') {
@@ -60,7 +61,7 @@ async function checkOrganisationConditions(
         ? await deps.apiKeys.findById(principal.organisationId, condition.value.toLowerCase())
         : undefined;
       if (!apiKey) throw new AppError('NOT_FOUND', 'api_key must name an API key of this organisation.', { param });
-      stored.push({ key: 'api_key', value: apiKey.id });
+      stored.push({ ...condition });
       continue;
     }
     if (condition.key === 'organisation_id' && condition.value !== principal.organisationId)
