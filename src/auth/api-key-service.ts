@@ -216,9 +216,29 @@ function toPrincipal(row: ApiKeyWithRoles): Principal {
     usageLimits: row.usage_limits === null ? null : (JSON.parse(row.usage_limits) as Principal['usageLimits']),
     keyCreatedAt: row.created_at,
     keyName: row.name,
-    defaults: row.defaults === null ? null : (JSON.parse(row.defaults) as Principal['defaults']),
+    ...(row.alert_emails ? { alertEmails: JSON.parse(row.alert_emails) as string[] } : {}),
+    defaults: withWorkspaceMetadata(
+      row.defaults === null ? null : (JSON.parse(row.defaults) as Principal['defaults']),
+      row.workspace_defaults,
+    ),
     workspaceAllowedModels: row.workspace_allowed_models
       ? (JSON.parse(row.workspace_allowed_models) as readonly string[])
       : null,
   });
+}
+
+/**
+ * The workspace's default metadata (`defaults.metadata` of the workspace) goes under the key's own:
+ * the key's fields win, and the request's own metadata wins over both (the gateway merges it on top).
+ */
+function withWorkspaceMetadata(
+  defaults: Principal['defaults'],
+  workspaceDefaults: string | null | undefined,
+): Principal['defaults'] {
+  const workspace = workspaceDefaults
+    ? (JSON.parse(workspaceDefaults) as { metadata?: Record<string, string> }).metadata
+    : undefined;
+  if (!workspace || Object.keys(workspace).length === 0) return defaults;
+  if (defaults === null) return { metadata: workspace, config_id: null, allow_config_override: true };
+  return { ...defaults, metadata: { ...workspace, ...defaults.metadata } };
 }

@@ -26,6 +26,8 @@ export interface Principal {
   usageLimits: (UsageLimits & { last_reset_at?: string | null }) | null;
   keyCreatedAt: string;
   keyName: string;
+  /** The key's `alert_emails`: its budget alerts also go to them. */
+  alertEmails?: readonly string[];
   /**
    * Set when the server itself acts for the key's user with a key it never stores (the startup
    * file of `svcgw serve --apply`): audited as the system, on behalf of that user.

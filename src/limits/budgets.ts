@@ -18,6 +18,8 @@ export interface BudgetSource {
   resetAt: number | null;
   /** Whose administrators its alerts go to; null (a deployment's budget): the organisation's. */
   workspaceId: string | null;
+  /** Addresses its alerts also go to: the API key's `alert_emails`. */
+  alsoTo?: readonly string[];
   /** Policies match and group; the limits of a key or a workspace apply to all its requests. */
   conditions?: Condition[];
   groupBy?: Array<{ key: string }>;

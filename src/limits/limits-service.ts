@@ -33,7 +33,7 @@ import {
   type ParsedRatePolicy,
   type RateHeaders,
 } from './rate-limiter.js';
-import type { UsageLimits } from './schemas.js';
+import type { RateLimitEntry, UsageLimits } from './schemas.js';
 import type { UsageRecorder } from './usage-recorder.js';
 
 interface OrgPolicies {
@@ -44,6 +44,7 @@ interface OrgPolicies {
 interface WorkspaceInfo {
   slug: string;
   budget: BudgetSource | null;
+  rateLimits: RateLimitEntry[];
 }
 
 /** What the gateway keeps between admitting a request and settling it. */
@@ -112,6 +113,7 @@ export function createLimitsService(deps: LimitsDeps) {
         : (JSON.parse(row.usage_limits) as UsageLimits & { last_reset_at?: string | null });
     return {
       slug: row.slug,
+      rateLimits: row.rate_limits === null ? [] : (JSON.parse(row.rate_limits) as RateLimitEntry[]),
       budget: limits
         ? ownBudget(
             'workspace',
@@ -165,7 +167,12 @@ export function createLimitsService(deps: LimitsDeps) {
     async admitRate(principal: Principal, facts: RequestFacts): Promise<Pick<Admission, 'tokenLimits' | 'headers'>> {
       const now = deps.clock.now();
       const { rate } = await policiesOf(facts.organisationId);
-      const applied = applicableRateLimits(rate, principal.rateLimits, facts, now, facts.deployment ?? null);
+      const { rateLimits } = await workspaceOf(facts.workspaceId);
+      const applied = applicableRateLimits(rate, principal.rateLimits, facts, now, facts.deployment ?? null, {
+        id: facts.workspaceId,
+        slug: facts.workspaceSlug,
+        rateLimits,
+      });
       if (applied.length === 0) return { tokenLimits: [], headers: null };
       const decision = await guarded(() => checkRateLimits(deps.store, applied, now), {
         allowed: true as const,
@@ -190,15 +197,18 @@ export function createLimitsService(deps: LimitsDeps) {
       const { usage } = await policiesOf(facts.organisationId);
       const own = principal.usageLimits
         ? [
-            ownBudget(
-              'api_key',
-              principal.keyId,
-              'usage limit of the API key',
-              principal.keyName,
-              principal.usageLimits,
-              principal.keyCreatedAt,
-              facts.workspaceId,
-            ),
+            {
+              ...ownBudget(
+                'api_key',
+                principal.keyId,
+                'usage limit of the API key',
+                principal.keyName,
+                principal.usageLimits,
+                principal.keyCreatedAt,
+                facts.workspaceId,
+              ),
+              ...(principal.alertEmails ? { alsoTo: principal.alertEmails } : {}),
+            },
           ]
         : [];
       const workspace = (await workspaceOf(facts.workspaceId)).budget;

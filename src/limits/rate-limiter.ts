@@ -33,13 +33,21 @@ export interface ParsedRatePolicy {
   groupBy: Array<{ key: string }>;
 }
 
-/** The limits that apply: every active policy whose conditions match, the key's own and the deployment's. */
+/** A workspace's own rate limits: all its keys' gateway traffic counts against them together. */
+export interface WorkspaceRateLimits {
+  id: string;
+  slug: string;
+  rateLimits: readonly RateLimitEntry[];
+}
+
+/** The limits that apply: every active policy whose conditions match, the key's own, the workspace's and the deployment's. */
 export function applicableRateLimits(
   policies: readonly ParsedRatePolicy[],
   keyLimits: readonly RateLimitEntry[] | null,
   facts: RequestFacts,
   now: number,
   deployment: Pick<DeploymentLimits, 'id' | 'slug' | 'rateLimits'> | null = null,
+  workspace: WorkspaceRateLimits | null = null,
 ): AppliedRateLimit[] {
   const applied: AppliedRateLimit[] = [];
   for (const policy of policies) {
@@ -63,6 +71,17 @@ export function applicableRateLimits(
       type: limit.type,
       value: limit.value,
       key: `rl:k:${facts.apiKeyId}:${index}:${limit.unit}:${window.start}`,
+      windowEnd: window.end,
+    });
+  });
+  (workspace?.rateLimits ?? []).forEach((limit, index) => {
+    const window = windowAt(limit.unit, now);
+    applied.push({
+      label: `rate limit ${limit.value} ${limit.type} per ${limit.unit} of workspace ${workspace!.slug}`,
+      policyId: null,
+      type: limit.type,
+      value: limit.value,
+      key: `rl:w:${workspace!.id}:${index}:${limit.unit}:${window.start}`,
       windowEnd: window.end,
     });
   });

@@ -7,7 +7,12 @@ import type { AlertMessage } from '../notifications/alert-messages.js';
 import type { Budget } from './budgets.js';
 
 /** An alert about a budget, delivered through the notification outbox exactly once per dedupe key. */
-export type BudgetAlert = AlertMessage & { organisationId: string; workspaceId: string | null };
+export type BudgetAlert = AlertMessage & {
+  organisationId: string;
+  workspaceId: string | null;
+  /** Addresses added to the usual recipients (an API key's `alert_emails`). */
+  alsoTo?: readonly string[];
+};
 
 export interface AlertSink {
   raise(alert: BudgetAlert): Promise<void>;
@@ -72,7 +77,11 @@ export function createUsageRecorder(deps: {
       creditLimit: budget.creditLimit,
       periodStartedAt: budget.periodStart,
     };
-    const where = { organisationId: budget.organisationId, workspaceId: budget.workspaceId };
+    const where = {
+      organisationId: budget.organisationId,
+      workspaceId: budget.workspaceId,
+      ...(budget.alsoTo && budget.alsoTo.length > 0 ? { alsoTo: budget.alsoTo } : {}),
+    };
     if (budget.alertThreshold !== null && after >= budget.alertThreshold) {
       await deps.alerts.raise({
         ...where,

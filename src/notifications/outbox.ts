@@ -27,6 +27,8 @@ export interface EnqueueInput {
   text: string;
   /** Overrides the default recipients (organisation owners and admins, workspace admins and managers). */
   recipients?: readonly string[];
+  /** Added to the recipients: an API key's `alert_emails`. */
+  alsoTo?: readonly string[];
 }
 
 /** Case-insensitive de-duplication that keeps the first spelling and the order. */
@@ -59,9 +61,10 @@ export function createNotificationOutbox(deps: { db: Db; clock: Clock; logger: L
     async enqueue(input: EnqueueInput): Promise<boolean> {
       if (await repo.existsByDedupeKey(input.dedupeKey)) return false;
       const workspaceId = input.workspaceId ?? null;
-      const recipients = uniqueEmails(
-        input.recipients ?? (await repo.findAlertRecipients(input.organisationId, workspaceId)),
-      );
+      const recipients = uniqueEmails([
+        ...(input.recipients ?? (await repo.findAlertRecipients(input.organisationId, workspaceId))),
+        ...(input.alsoTo ?? []),
+      ]);
       const now = isoAt(deps.clock.now());
       const noRecipients = recipients.length === 0;
       const id = newId();

@@ -315,6 +315,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     }),
     workspaces: createWorkspaceService({
       workspaces: repos.workspaces,
+      members: repos.members,
+      users: repos.users,
       usage: repos.usageCounters,
       clock: deps.clock,
       verifier: keys,

@@ -99,6 +99,8 @@ export interface ApiKeysTable {
   last_rotated_at: string | null;
   /** Set by a scheduled rotation (whose new secret nobody holds) until POST .../rotate issues one. */
   new_key_pending_since: string | null;
+  /** JSON array of e-mail addresses the key's alerts also go to, or null. */
+  alert_emails?: string | null;
   /** JSON {metadata?, config_id?, allow_config_override?}, or null. */
   defaults: string | null;
 }
@@ -505,6 +507,8 @@ export interface InvitesTable {
   revoked_at: string | null;
   created_at: string;
   last_updated_at: string;
+  /** JSON `{scopes, name?}` for the invitee's first workspace key, or null (the scopes of their role). */
+  workspace_api_key_details?: string | null;
 }
 
 /** The workspaces an invite grants, with the role in each. */

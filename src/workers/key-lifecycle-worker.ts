@@ -167,7 +167,8 @@ export function createKeyLifecycleWorker(deps: KeyLifecycleDeps) {
   async function recipientsOf(row: ApiKeyRow): Promise<string[]> {
     const admins = await outbox.findAlertRecipients(row.organisation_id, row.workspace_id);
     const owner = row.user_id === null ? undefined : await keys.findUserEmail(row.user_id);
-    return owner === undefined ? admins : [owner, ...admins];
+    const alsoTo = row.alert_emails ? (JSON.parse(row.alert_emails) as string[]) : [];
+    return [...(owner === undefined ? [] : [owner]), ...admins, ...alsoTo];
   }
 
   async function notify(row: ApiKeyRow, message: AlertMessage): Promise<boolean> {

@@ -166,7 +166,7 @@ describe('svcgw workspaces', () => {
     expect(await ok(['workspaces', 'get', 'team-a'])).toMatchObject({
       name: 'Team A (EU)',
       description: 'first',
-      usage_limits: { credit_limit: 10 },
+      usage_limits: [{ credit_limit: 10 }],
     });
     await fails(['workspaces', 'create', '--name', 'Again', '--slug', 'team-a'], 1, /HTTP 409/);
     await fails(['workspaces', 'get', 'nope'], 1, /HTTP 404/);
@@ -241,23 +241,20 @@ describe('svcgw policies, logs and audit-logs', () => {
       2,
       /Allowed choices are rpm, rph, rpd, rpw/,
     );
-    await fails(
-      [
-        'policies',
-        'rate-limits',
-        'create',
-        '--condition',
-        'endpoint_type=chatComplete',
-        '--group-by',
-        'api_key',
-        '--unit',
-        'rpm',
-        '--value',
-        '1',
-      ],
-      1,
-      /workspace_id is required/,
-    );
+    // Without --workspace an admin key's policy is organisation-wide, filed in the default workspace.
+    await ok([
+      'policies',
+      'rate-limits',
+      'create',
+      '--condition',
+      'endpoint_type=chatComplete',
+      '--group-by',
+      'api_key',
+      '--unit',
+      'rpm',
+      '--value',
+      '1',
+    ]);
 
     const ul = await ok([
       'policies',

@@ -63,6 +63,6 @@ describe('svcgw invites, users and members', () => {
 
     const revoked = await ok(['invites', 'create', '--email', 'bo@example.com', '--workspace', 'team-a']);
     await ok(['invites', 'delete', revoked.id, '--yes']);
-    expect((await ok(['invites', 'get', revoked.id])).status).toBe('revoked');
+    expect((await ok(['invites', 'get', revoked.id])).status).toBe('cancelled');
   });
 });

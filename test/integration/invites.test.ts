@@ -65,7 +65,7 @@ describe('invites: the flow end to end', () => {
         { workspace_id: t.server.bootstrap.workspaceId, role: 'member' },
       ],
       accepted_at: null,
-      revoked_at: null,
+      cancelled_at: null,
     });
     expect(JSON.stringify(shown.body)).not.toContain(created.body.token);
 
@@ -226,8 +226,8 @@ describe('invites: the flow end to end', () => {
     expect((await admin.delete(`/v1/invites/${created.body.id}`)).status).toBe(200);
     expect((await admin.delete(`/v1/invites/${created.body.id}`)).status).toBe(200);
     expect((await admin.get(`/v1/invites/${created.body.id}`)).body).toMatchObject({
-      status: 'revoked',
-      revoked_at: expect.any(String),
+      status: 'cancelled',
+      cancelled_at: expect.any(String),
     });
     const revoked = await apiClient(t.baseUrl).post('/v1/invites/accept', { token: created.body.token });
     expect(revoked.status).toBe(410);
@@ -297,7 +297,7 @@ describe('invites: validation and access', () => {
       (await accept.post('/v1/invites/accept', { token: `svcinv-${'A'.repeat(43)}`, role: 'owner' })).body.error.param,
     ).toBe('body');
 
-    expect((await admin.get('/v1/invites?status=cancelled')).body.error.param).toBe('status');
+    expect((await admin.get('/v1/invites?status=withdrawn')).body.error.param).toBe('status');
     expect((await admin.get('/v1/invites/00000000-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await admin.get('/v1/invites/not-a-uuid')).status).toBe(404);
     expect((await admin.delete('/v1/invites/00000000-0000-4000-8000-000000000000')).status).toBe(404);

@@ -50,6 +50,8 @@ describe('members: list, add, change, remove', () => {
       'object',
       'org_role',
       'role',
+      'scopes',
+      'settings',
       'status',
       'workspace_id',
     ]);
@@ -61,7 +63,13 @@ describe('members: list, add, change, remove', () => {
       role: 'manager',
       workspace_id: team.id,
       status: 'active',
+      settings: null,
     });
+    // A manager's role gives every workspace scope; a member's only the member scopes.
+    expect(first.scopes).toContain('workspace_users.create');
+    const bobRead = (await admin.get(`/v1/admin/workspaces/team-a/users/${bob.userId}`)).body;
+    expect(bobRead.scopes).toContain('completions.write');
+    expect(bobRead.scopes).not.toContain('workspace_users.create');
     expect(
       (await admin.get('/v1/workspaces/team-a/members?role=member')).body.data.map((m: { id: string }) => m.id),
     ).toEqual([bob.userId]);

@@ -112,9 +112,12 @@ describe('rate-limits policies: create and read', () => {
         })
       ).status,
     ).toBe(200);
-    const missingWorkspace = await admin.post('/v1/policies/rate-limits', validPolicy());
-    expect(missingWorkspace.status).toBe(400);
-    expect(missingWorkspace.body.error.param).toBe('workspace_id');
+    const unknownCondition = await admin.post(
+      '/v1/policies/rate-limits',
+      validPolicy({ conditions: [{ key: 'workspace_id', value: 'nowhere' }] }),
+    );
+    expect(unknownCondition.status).toBe(404);
+    expect(unknownCondition.body.error.param).toBe('conditions[0].value');
     const unknownWorkspace = await admin.post('/v1/policies/rate-limits', validPolicy({ workspace_id: 'nowhere' }));
     expect(unknownWorkspace.status).toBe(404);
     expect((await admin.get('/v1/policies/rate-limits')).body.total).toBe(1);

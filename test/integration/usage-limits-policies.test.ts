@@ -154,9 +154,12 @@ describe('usage-limits policies: create and read', () => {
         JSON.stringify(overrides),
       ).toBe(200);
     }
-    const missingWorkspace = await admin.post(PATH, validUsagePolicy());
-    expect(missingWorkspace.status).toBe(400);
-    expect(missingWorkspace.body.error.param).toBe('workspace_id');
+    const unknownCondition = await admin.post(
+      PATH,
+      validUsagePolicy({ conditions: [{ key: 'workspace_id', value: 'nowhere' }] }),
+    );
+    expect(unknownCondition.status).toBe(404);
+    expect(unknownCondition.body.error.param).toBe('conditions[0].value');
     expect((await admin.post(PATH, validUsagePolicy({ workspace_id: 'nowhere' }))).status).toBe(404);
     expect((await admin.get(PATH)).body.total).toBe(edges.length);
   });

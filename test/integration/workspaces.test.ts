@@ -43,7 +43,7 @@ describe('workspaces: create, read, update', () => {
     expect(read.body).toMatchObject({
       name: 'Team Alpha',
       last_reset_at: '2026-05-01T01:00:00.000Z',
-      usage_limits: { credit_limit: 10, last_reset_at: '2026-05-01T01:00:00.000Z', current_usage: 0 },
+      usage_limits: [{ credit_limit: 10, last_reset_at: '2026-05-01T01:00:00.000Z', current_usage: 0 }],
     });
 
     expect((await admin.put('/v1/workspaces/team-a', {})).status).toBe(400);

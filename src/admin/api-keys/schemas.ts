@@ -105,6 +105,16 @@ export const keyDefaultsObject = z
   })
   .nullable();
 
+/** Addresses the key's usage and lifecycle alerts also go to (docs/notifications.md); null or [] clears them. */
+const alertEmailsField = z
+  .array(z.email())
+  .max(20)
+  .nullable()
+  .optional()
+  .describe(
+    "E-mail addresses that the key's alerts (usage thresholds, exhaustion, rotation, expiry) also go to, besides the organisation's and workspace's administrators.",
+  );
+
 export const createApiKeyBody = z
   .object({
     name: keyName,
@@ -118,6 +128,7 @@ export const createApiKeyBody = z
     usage_limits: usageLimitsField.optional(),
     rotation_policy: rotationPolicyField.optional(),
     defaults: keyDefaultsField.optional(),
+    alert_emails: alertEmailsField,
   })
   .strict();
 
@@ -131,6 +142,7 @@ export const updateApiKeyBody = z
     usage_limits: usageLimitsField.optional(),
     rotation_policy: rotationPolicyField.optional(),
     defaults: keyDefaultsField.optional(),
+    alert_emails: alertEmailsField,
     reset_usage: z.boolean().optional().describe('Starts a new usage period now (an exhausted key becomes active).'),
   })
   .strict()
@@ -144,7 +156,7 @@ export const apiKeyObject = z.object({
   id: z.uuid(),
   key: z.string().describe('Masked: the raw key is shown only once, when it is created.'),
   name: z.string(),
-  description: z.string().nullable(),
+  description: z.string().optional().describe('Absent when the key has none.'),
   type: z.enum(['organisation-service', 'workspace-service', 'workspace-user']),
   organisation_id: z.uuid(),
   workspace_id: z.string().nullable(),
@@ -154,7 +166,7 @@ export const apiKeyObject = z.object({
   creation_mode: z.string(),
   expires_at: z.string().nullable(),
   rate_limits: z.array(z.object({ type: z.string(), unit: z.string(), value: z.number() })).nullable(),
-  usage_limits: z.record(z.string(), z.unknown()).nullable(),
+  usage_limits: z.record(z.string(), z.unknown()).optional().describe('Absent when the key has no budget.'),
   last_reset_at: z
     .string()
     .nullable()
@@ -168,7 +180,8 @@ export const apiKeyObject = z.object({
       secret_key: z.string().nullable(),
     })
     .nullable(),
-  defaults: keyDefaultsObject,
+  defaults: keyDefaultsObject.unwrap().optional().describe('Absent when the key has no defaults.'),
+  alert_emails: z.array(z.string()),
   key_transition_expires_at: z
     .string()
     .nullable()

@@ -195,6 +195,7 @@ export function createApiKeyAdminService(deps: {
       | 'rotation_policy'
       | 'next_rotation_at'
       | 'defaults'
+      | 'alert_emails'
     >,
   ) {
     const raw = generateRawKey();
@@ -415,6 +416,7 @@ export function createApiKeyAdminService(deps: {
       if (body.defaults !== undefined) patch.defaults = await defaultsOf(principal, row.workspace_id, body.defaults);
       if (body.rate_limits !== undefined)
         patch.rate_limits = limitsOf({ rate_limits: body.rate_limits }, deps.clock.now()).rate_limits;
+      if (body.alert_emails !== undefined) patch.alert_emails = storedAlertEmails(body.alert_emails);
       const usageLimits = updatedUsageLimits(row.usage_limits, body, deps.clock.now());
       if (usageLimits !== undefined) patch.usage_limits = usageLimits;
       await deps.keys.update(row.id, patch);
@@ -483,10 +485,17 @@ const ADMIN_KEY_CREATE_SCOPE = 'organisation_service_api_keys.create';
 
 export type ApiKeyAdminService = ReturnType<typeof createApiKeyAdminService>;
 
-const limitsOf = (body: Pick<CreateApiKeyBody, 'rate_limits' | 'usage_limits'>, now: number) => ({
+const limitsOf = (body: Pick<CreateApiKeyBody, 'rate_limits' | 'usage_limits' | 'alert_emails'>, now: number) => ({
   rate_limits: body.rate_limits ? JSON.stringify(body.rate_limits) : null,
   usage_limits: body.usage_limits ? JSON.stringify(withResetSchedule(body.usage_limits, now)) : null,
+  alert_emails: storedAlertEmails(body.alert_emails),
 });
+
+/** `alert_emails` as stored: a de-duplicated JSON list, or null for none. */
+const storedAlertEmails = (emails: readonly string[] | null | undefined): string | null => {
+  const unique = [...new Set((emails ?? []).map((email) => email.toLowerCase()))];
+  return unique.length > 0 ? JSON.stringify(unique) : null;
+};
 
 function toObject(row: ApiKeyRow, now: number): ApiKeyObject {
   const usageLimits =
@@ -499,7 +508,7 @@ function toObject(row: ApiKeyRow, now: number): ApiKeyObject {
     id: row.id,
     key: row.key_hint,
     name: row.name,
-    description: row.description,
+    ...(row.description === null ? {} : { description: row.description }),
     type: row.type,
     organisation_id: row.organisation_id,
     workspace_id: row.workspace_id,
@@ -509,7 +518,7 @@ function toObject(row: ApiKeyRow, now: number): ApiKeyObject {
     creation_mode: row.creation_mode,
     expires_at: row.expires_at,
     rate_limits: row.rate_limits === null ? null : (JSON.parse(row.rate_limits) as ApiKeyObject['rate_limits']),
-    usage_limits: usageLimits,
+    ...(usageLimits === null ? {} : { usage_limits: usageLimits }),
     last_reset_at: usageLimits?.last_reset_at ?? null,
     rotation_policy:
       policy === null
@@ -521,10 +530,10 @@ function toObject(row: ApiKeyRow, now: number): ApiKeyObject {
             secret_reference_id: policy.secret_reference_id ?? null,
             secret_key: policy.secret_key ?? null,
           },
-    defaults:
-      row.defaults === null
-        ? null
-        : withAllowedModels(JSON.parse(row.defaults) as NonNullable<ApiKeyObject['defaults']>),
+    ...(row.defaults === null || row.defaults === undefined
+      ? {}
+      : { defaults: withAllowedModels(JSON.parse(row.defaults) as NonNullable<ApiKeyObject['defaults']>) }),
+    alert_emails: row.alert_emails ? (JSON.parse(row.alert_emails) as string[]) : [],
     key_transition_expires_at: inTransition ? row.previous_key_expires_at : null,
     new_key_pending_since: row.new_key_pending_since,
     created_at: row.created_at,

@@ -37,6 +37,16 @@ const MEMBER_SCOPES = [
 ].filter(isKnownScope);
 
 /**
+ * The scopes a member's role gives them inside a workspace (the members API's `scopes`): every
+ * workspace scope for organisation owners and admins and for workspace managers and admins, the
+ * member scopes for members.
+ */
+export function memberScopes(orgRole: OrgRole, workspaceRole: WorkspaceRole): string[] {
+  if (orgRole === 'owner' || orgRole === 'admin' || workspaceRole !== 'member') return [...WORKSPACE_SCOPES];
+  return [...MEMBER_SCOPES];
+}
+
+/**
  * The scopes of the key a new user receives on accepting an invite — there is no login UI, so
  * that key is how they start. It follows their role: organisation admins get an admin key with
  * every scope (as the bootstrap owner has); workspace managers and admins a workspace key with

@@ -4,7 +4,8 @@ import { foldPaging, idOrSlug, pagingBothSpellings } from '../shared/pagination.
 import { userObject } from '../users/schemas.js';
 
 export const inviteRole = z.enum(['admin', 'member']);
-export const inviteStatus = z.enum(['pending', 'accepted', 'revoked', 'expired']);
+/** An invite's state as answered: `cancelled` (the reference's word) is an invite revoked by DELETE. */
+export const inviteStatus = z.enum(['pending', 'accepted', 'cancelled', 'expired']);
 const expiresInDays = z.number().int().min(1).max(30).describe('Days until the invite expires (1 to 30, default 7).');
 
 export const createInviteBody = z
@@ -17,6 +18,16 @@ export const createInviteBody = z
       .optional()
       .describe('Required (at least one) when role is member; the first one gets the new user’s first API key.'),
     expires_in_days: expiresInDays.default(7),
+    workspace_api_key_details: z
+      .object({
+        scopes: z.array(z.string().min(1).max(128)).min(1).max(200),
+        name: z.string().min(1).max(255).optional(),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "The invitee's first workspace key (members only): its scopes (workspace scopes) and name, instead of the scopes of their role.",
+      ),
   })
   .strict();
 
@@ -24,7 +35,10 @@ export const resendInviteBody = z.object({ expires_in_days: expiresInDays.option
 
 export const listInvitesQuery = z
   .object({
-    status: inviteStatus.optional(),
+    status: z
+      .enum(['pending', 'accepted', 'cancelled', 'revoked', 'expired'])
+      .optional()
+      .describe('`revoked` is taken as another word for `cancelled`.'),
     email: z.string().min(1).max(320).optional().describe('Exact address, without regard to case.'),
     role: inviteRole.optional(),
     ...pagingBothSpellings,
@@ -46,7 +60,7 @@ export const inviteObject = z.object({
   last_updated_at: z.string(),
   expires_at: z.string(),
   accepted_at: z.string().nullable(),
-  revoked_at: z.string().nullable(),
+  cancelled_at: z.string().nullable().describe('When the invite was cancelled (DELETE), or null.'),
 });
 
 export const issuedInvite = z.object({

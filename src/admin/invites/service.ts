@@ -19,6 +19,7 @@ import { effectiveWorkspaceRole } from '../shared/workspace-access.js';
 import { toUserObject } from '../users/service.js';
 import type { UserObject } from '../users/schemas.js';
 import { firstKeyScopes } from './first-key.js';
+import { WORKSPACE_SCOPES } from '../../auth/scopes.js';
 import type {
   AcceptInviteBody,
   CreateInviteBody,
@@ -178,6 +179,7 @@ export function createInviteService(deps: {
         revoked_at: null,
         created_at: stamp,
         last_updated_at: stamp,
+        workspace_api_key_details: firstKeyDetails(body),
       };
       await deps.invites.insert(
         row,
@@ -195,7 +197,7 @@ export function createInviteService(deps: {
       const { total, rows } = await deps.invites.list({
         organisationId: principal.organisationId,
         workspaceId: keyKind(principal) === 'workspace' ? (principal.workspaceId ?? undefined) : undefined,
-        state: query.status,
+        state: query.status === 'cancelled' ? 'revoked' : query.status,
         email: query.email,
         role: query.role,
         now: now(),
@@ -270,6 +272,9 @@ export function createInviteService(deps: {
       if (row.role === 'member' && !home)
         throw invalid('token', 'Every workspace of this invite has been archived; ask for a new invite.');
 
+      const details = row.workspace_api_key_details
+        ? (JSON.parse(row.workspace_api_key_details) as { scopes: string[]; name?: string })
+        : null;
       const stamp = now();
       const userId = newId();
       const raw = generateRawKey();
@@ -295,11 +300,11 @@ export function createInviteService(deps: {
           workspace_id: row.role === 'admin' ? null : home!.workspace_id,
           user_id: userId,
           type: row.role === 'admin' ? 'organisation-service' : 'workspace-user',
-          name: `First key of ${row.email}`,
+          name: details?.name ?? `First key of ${row.email}`,
           description: 'Issued when the invite was accepted.',
           key_hash: hashKey(raw),
           key_hint: keyHint(raw),
-          scopes: JSON.stringify(firstKeyScopes(row.role, home?.role ?? null)),
+          scopes: JSON.stringify(details?.scopes ?? firstKeyScopes(row.role, home?.role ?? null)),
           status: 'active',
           expires_at: null,
           creation_mode: 'auto',
@@ -338,7 +343,7 @@ function assertAcceptable(row: InviteRow, now: number): void {
     throw new AppError('INVITE_ALREADY_ACCEPTED', 'The invite was already accepted; its token works once.', {
       param: 'token',
     });
-  if (row.status === 'revoked') throw new AppError('INVITE_REVOKED', 'The invite was revoked.', { param: 'token' });
+  if (row.status === 'revoked') throw new AppError('INVITE_REVOKED', 'The invite was cancelled.', { param: 'token' });
   if (Date.parse(row.expires_at) <= now)
     throw new AppError('INVITE_EXPIRED', `The invite expired at ${row.expires_at}; ask for it to be resent.`, {
       param: 'token',
@@ -349,6 +354,31 @@ export function inviteState(row: InviteRow, nowIso: string): InviteState {
   return row.status === 'pending' && row.expires_at <= nowIso ? 'expired' : row.status;
 }
 
+/** The state as answered: a revoked invite is `cancelled`, the reference's word. */
+const publicState = (state: InviteState): InviteObject['status'] => (state === 'revoked' ? 'cancelled' : state);
+
+/**
+ * `workspace_api_key_details` as stored: only for an invite whose first key is a workspace key
+ * (a member's), with workspace scopes only.
+ */
+function firstKeyDetails(body: CreateInviteBody): string | null {
+  const details = body.workspace_api_key_details;
+  if (!details) return null;
+  if (body.role !== 'member')
+    throw invalid(
+      'workspace_api_key_details',
+      "An organisation admin's first key is an admin key with every scope; workspace_api_key_details applies to members' first workspace key.",
+    );
+  details.scopes.forEach((scope, index) => {
+    if (!WORKSPACE_SCOPES.includes(scope))
+      throw invalid(
+        `workspace_api_key_details.scopes[${index}]`,
+        `${scope} is not a workspace scope (docs/scopes.md lists them).`,
+      );
+  });
+  return JSON.stringify(details);
+}
+
 export function toInviteObject(row: InviteRow, workspaces: InviteWorkspaceRow[], nowIso: string): InviteObject {
   return {
     object: 'invite',
@@ -356,12 +386,12 @@ export function toInviteObject(row: InviteRow, workspaces: InviteWorkspaceRow[],
     email: row.email,
     role: row.role,
     workspaces: workspaces.map((w) => ({ workspace_id: w.workspace_id, role: w.role })),
-    status: inviteState(row, nowIso),
+    status: publicState(inviteState(row, nowIso)),
     invited_by: row.invited_by_user_id,
     created_at: row.created_at,
     last_updated_at: row.last_updated_at,
     expires_at: row.expires_at,
     accepted_at: row.accepted_at,
-    revoked_at: row.revoked_at,
+    cancelled_at: row.revoked_at,
   };
 }

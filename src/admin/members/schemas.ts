@@ -37,6 +37,10 @@ export const memberObject = z.object({
   created_at: z.string().describe('When the user joined the workspace.'),
   last_updated_at: z.string().describe('When the membership last changed.'),
   status: z.literal('active'),
+  scopes: z
+    .array(z.string())
+    .describe("What the member's role lets a key of theirs do in the workspace: the scopes their first key gets."),
+  settings: z.null().describe('Always null: svcgw keeps no per-member settings.'),
 });
 
 export type ListMembersQuery = z.infer<typeof listMembersQuery>;

@@ -10,6 +10,7 @@ import type { WorkspaceRole } from '../../storage/schema.js';
 import { pageWindow } from '../shared/pagination.js';
 import { effectiveWorkspaceRole, resolveWorkspace } from '../shared/workspace-access.js';
 import { managesMembers, memberStanding, roleWithin } from './roles.js';
+import { memberScopes } from '../invites/first-key.js';
 import type { AddMembersBody, ListMembersQuery, MemberObject, UpdateMemberBody } from './schemas.js';
 
 /**
@@ -164,5 +165,7 @@ export function toMemberObject(row: MemberRow): MemberObject {
     created_at: row.created_at,
     last_updated_at: row.last_updated_at ?? row.created_at,
     status: 'active',
+    scopes: memberScopes(row.org_role, row.role),
+    settings: null,
   };
 }

@@ -8,7 +8,7 @@ import type { WorkspaceRepository } from '../../storage/repositories/workspaces.
 import { pageWindow } from '../shared/pagination.js';
 import { findReachable, resolveWorkspace } from '../shared/workspace-access.js';
 import type { CreatePolicyBody, ListPoliciesQuery, PolicyObject, UpdatePolicyBody } from './schemas.js';
-import { assertChangeable, confineConditions } from './tenant-scope.js';
+import { assertChangeable, confineConditions, policyHome } from './tenant-scope.js';
 
 /**
  * The rules of rate-limits policies: which workspace they belong to, who may touch them, and
@@ -51,8 +51,7 @@ export function createRateLimitPolicyService(deps: {
           param: 'organisation_id',
         });
       }
-      const workspace = await resolveWorkspace(deps.workspaces, principal, body.workspace_id, { required: true });
-      if (!workspace) throw new AppError('INVALID_REQUEST', 'workspace_id is required.', { param: 'workspace_id' });
+      const workspace = await policyHome(deps, principal, body.workspace_id);
       const conditions = await confineConditions(deps, principal, body.conditions);
       const stamp = now();
       const row: RateLimitPolicyRow = {

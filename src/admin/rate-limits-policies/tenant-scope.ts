@@ -2,7 +2,8 @@ import type { Principal } from '../../auth/principal.js';
 import { AppError } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import type { ApiKeyRepository } from '../../storage/repositories/api-keys.js';
-import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
+import type { WorkspaceRepository, WorkspaceRow } from '../../storage/repositories/workspaces.js';
+import { resolveWorkspace } from '../shared/workspace-access.js';
 
 export interface PolicyCondition {
   key: string;
@@ -12,6 +13,62 @@ export interface PolicyCondition {
 export interface TenantScopeDeps {
   workspaces: Pick<WorkspaceRepository, 'findByIdOrSlug'>;
   apiKeys: Pick<ApiKeyRepository, 'findById'>;
+}
+
+/**
+ * The workspace a new policy is filed in: the one named by `workspace_id`, a workspace key's own,
+ * or, for an admin key that names none (as the reference's examples do), the organisation's
+ * default workspace. Filing decides who can read the policy; where it applies is its conditions.
+ */
+export async function policyHome(
+  deps: { workspaces: WorkspaceRepository },
+  principal: Principal,
+  workspaceId: string | undefined,
+): Promise<WorkspaceRow> {
+  const named = await resolveWorkspace(deps.workspaces, principal, workspaceId, { required: false });
+  const home = named ?? (await deps.workspaces.findDefault(principal.organisationId));
+  if (!home) throw new AppError('INVALID_REQUEST', 'workspace_id is required.', { param: 'workspace_id' });
+  return home;
+}
+
+/**
+ * An admin key's conditions may reach the whole organisation, and nothing beyond it: a
+ * `workspace_id` must name one of its workspaces, an `api_key` one of its keys, an
+ * `organisation_id` the organisation itself. They are stored as given (a file applied with
+ * `svcgw apply` names workspaces by slug and must read back the same). A policy that names another organisation's
+ * workspace would never match (policies are matched against this organisation's requests only),
+ * so it is refused rather than stored silently useless.
+ */
+async function checkOrganisationConditions(
+  deps: TenantScopeDeps,
+  principal: Principal,
+  conditions: readonly PolicyCondition[],
+): Promise<PolicyCondition[]> {
+  const stored: PolicyCondition[] = [];
+  for (const [index, condition] of conditions.entries()) {
+    const param = `conditions[${index}].value`;
+    if (condition.key === 'workspace_id') {
+      const workspace = await deps.workspaces.findByIdOrSlug(principal.organisationId, condition.value);
+      if (!workspace)
+        throw new AppError('NOT_FOUND', `Workspace ${condition.value} is not a workspace of this organisation.`, {
+          param,
+        });
+      stored.push({ ...condition });
+      continue;
+    }
+    if (condition.key === 'api_key') {
+      const apiKey = isUuid(condition.value)
+        ? await deps.apiKeys.findById(principal.organisationId, condition.value.toLowerCase())
+        : undefined;
+      if (!apiKey) throw new AppError('NOT_FOUND', 'api_key must name an API key of this organisation.', { param });
+      stored.push({ ...condition });
+      continue;
+    }
+    if (condition.key === 'organisation_id' && condition.value !== principal.organisationId)
+      throw forbidden(param, 'organisation_id must be the organisation of this API key.');
+    stored.push({ ...condition });
+  }
+  return stored;
 }
 
 const forbidden = (param: string, message: string) => new AppError('WORKSPACE_FORBIDDEN', message, { param });
@@ -28,7 +85,7 @@ const forbidden = (param: string, message: string) => new AppError('WORKSPACE_FO
  *   (src/limits/matching.ts, which reads only conditions) never applies it to another workspace.
  * `group_by` is left as given: once the conditions hold the policy inside the workspace, grouping
  * by `organisation_id` only ever forms the one bucket of that workspace's own traffic.
- * Admin keys keep organisation-wide rights: their conditions are stored as given.
+ * Admin keys keep organisation-wide rights, within their organisation (checkOrganisationConditions).
  */
 export async function confineConditions(
   deps: TenantScopeDeps,
@@ -36,7 +93,7 @@ export async function confineConditions(
   conditions: readonly PolicyCondition[],
 ): Promise<PolicyCondition[]> {
   const own = principal.workspaceId;
-  if (own === null) return [...conditions];
+  if (own === null) return checkOrganisationConditions(deps, principal, conditions);
   const stored: PolicyCondition[] = [];
   for (const [index, condition] of conditions.entries()) {
     const param = `conditions[${index}]`;

@@ -12,7 +12,7 @@ import type {
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { pageWindow } from '../shared/pagination.js';
 import { findReachable, resolveWorkspace } from '../shared/workspace-access.js';
-import { assertChangeable, confineConditions } from '../rate-limits-policies/tenant-scope.js';
+import { assertChangeable, confineConditions, policyHome } from '../rate-limits-policies/tenant-scope.js';
 import { createEntityLookup } from './entities.js';
 import type {
   CreatePolicyBody,
@@ -113,8 +113,7 @@ export function createUsageLimitPolicyService(deps: {
         next_usage_reset_at: toIso(body.next_usage_reset_at ?? null),
       };
       assertCoherent(limits);
-      const workspace = await resolveWorkspace(deps.workspaces, principal, body.workspace_id, { required: true });
-      if (!workspace) throw new AppError('INVALID_REQUEST', 'workspace_id is required.', { param: 'workspace_id' });
+      const workspace = await policyHome(deps, principal, body.workspace_id);
       const conditions = await confineConditions(deps, principal, body.conditions);
       limits.next_usage_reset_at ??= nextReset(limits);
       const stamp = now();

@@ -8,6 +8,7 @@ import {
   updateWorkspaceBody,
   workspaceObject,
   workspaceParams,
+  workspaceWithUsers,
 } from './schemas.js';
 import type { WorkspaceService } from './service.js';
 
@@ -43,7 +44,7 @@ export function registerWorkspaceRoutes(app: ZodApp, service: WorkspaceService):
         tags: TAG,
         summary: 'List workspaces',
         description:
-          '`status` is a comma-separated list of active, archived (default active); only organisation owners and admins list archived ones. A workspace key lists its own workspace.',
+          '`status` is a comma-separated list of active, archived (default active); only organisation owners and admins list archived ones. `name` keeps workspaces whose name contains it (any case), `exact_name` the one with exactly that name. A workspace key lists its own workspace.',
         querystring: listWorkspacesQuery,
         response: { 200: z.object({ object: z.literal('list'), total: z.number(), data: z.array(workspaceObject) }) },
       },
@@ -60,7 +61,7 @@ export function registerWorkspaceRoutes(app: ZodApp, service: WorkspaceService):
     {
       schema: {
         tags: TAG,
-        summary: 'Update a workspace (name, description, usage limits)',
+        summary: 'Update a workspace (name, description, defaults, usage and rate limits)',
         description: 'An archived workspace must be unarchived first.',
         params: workspaceParams,
         body: updateWorkspaceBody,
@@ -85,12 +86,13 @@ export function registerWorkspaceRoutes(app: ZodApp, service: WorkspaceService):
       schema: {
         tags: TAG,
         summary: 'Get a workspace by id or slug',
+        description: 'Also answers its members (`users`, the first 500; the members route pages through them all).',
         params: workspaceParams,
-        response: { 200: workspaceObject },
+        response: { 200: workspaceWithUsers },
       },
       config: { auth: { scope: 'workspaces.read', keyTypes: BOTH_KEY_TYPES } },
     },
-    async (request) => service.get(request.principal!, request.params.workspaceId),
+    async (request) => service.getWithUsers(request.principal!, request.params.workspaceId),
   );
 
   app.delete(

@@ -120,7 +120,12 @@ export function planApply(file: ApplyFile, current: CurrentState): Step[] {
   const steps: Step[] = [];
 
   for (const w of file.workspaces) {
-    const now = current.workspaces.find((row) => row.slug === w.slug);
+    const found = current.workspaces.find((row) => row.slug === w.slug);
+    // The server answers a workspace's budget as an array of at most one; the file names it as one object.
+    const now =
+      found && Array.isArray(found.usage_limits)
+        ? { ...found, usage_limits: (found.usage_limits as unknown[])[0] ?? null }
+        : found;
     if (now && now.status === 'archived')
       problems.push(`workspace ${w.slug} is archived; unarchive it first (svcgw workspaces unarchive ${w.slug})`);
     const fields = defined({ name: w.name, description: w.description, usage_limits: w.usage_limits });

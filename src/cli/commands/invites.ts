@@ -98,7 +98,7 @@ export function invitesCommand(): Command {
     examples(
       pagingOptions(clientCommand('list', 'list invitations'))
         .addOption(
-          new Option('--status <status>', 'only this status').choices(['pending', 'accepted', 'revoked', 'expired']),
+          new Option('--status <status>', 'only this status').choices(['pending', 'accepted', 'cancelled', 'expired']),
         )
         .option('--email <email>', 'only this e-mail address')
         .addOption(new Option('--role <role>', 'only this organisation role').choices(['admin', 'member']))
@@ -106,7 +106,7 @@ export function invitesCommand(): Command {
           run(
             async (
               ctx: Context<{
-                status?: 'pending' | 'accepted' | 'revoked' | 'expired';
+                status?: 'pending' | 'accepted' | 'cancelled' | 'expired';
                 email?: string;
                 role?: 'admin' | 'member';
               }>,

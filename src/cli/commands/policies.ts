@@ -157,7 +157,10 @@ function rateLimits(): Command {
         .addOption(unit().makeOptionMandatory())
         .requiredOption('--value <n>', 'the limit per window', decimal)
         .option('--name <name>', 'name')
-        .option('--workspace <id|slug>', 'workspace (required with an admin key)')
+        .option(
+          '--workspace <id|slug>',
+          'workspace it is filed in (admin key without it: organisation-wide, filed in the default workspace)',
+        )
         .action(
           run(async (ctx: Context<Required<RateOptions> & { name?: string; workspace?: string }>) => {
             const o = ctx.opts;
@@ -299,7 +302,10 @@ function usageLimits(): Command {
     examples(
       limitOptions(withMatching(clientCommand('create', 'create a usage-limits policy'), true))
         .addOption(new Option('--type <type>', 'what is budgeted').choices(['cost', 'tokens']).default('cost'))
-        .option('--workspace <id|slug>', 'workspace (required with an admin key)')
+        .option(
+          '--workspace <id|slug>',
+          'workspace it is filed in (admin key without it: organisation-wide, filed in the default workspace)',
+        )
         .action(
           run(
             async (

@@ -14,6 +14,8 @@ export type WorkspaceDefaults = z.infer<typeof workspaceDefaultsInput>;
 /** The stored defaults (JSON text or null) as the guardrails they run. */
 export function parseWorkspaceDefaults(stored: string | null): NodeGuardrails {
   if (stored === null) return { before: [], after: [] };
-  const parsed = workspaceDefaultsInput.safeParse(JSON.parse(stored));
+  // The stored JSON also holds the workspace's default metadata; only the guardrails are read here.
+  const { input_guardrails, output_guardrails } = JSON.parse(stored) as Record<string, unknown>;
+  const parsed = workspaceDefaultsInput.safeParse({ input_guardrails, output_guardrails });
   return parsed.success ? guardrailUsesOf(parsed.data) : { before: [], after: [] };
 }

@@ -27,6 +27,7 @@ import * as integrationWorkspaces from './0025-integration-workspaces.js';
 import * as exportChunks from './0026-export-chunks.js';
 import * as agents from './0027-agents.js';
 import * as mcpUserOAuth from './0028-mcp-user-oauth.js';
+import * as referenceAdminFields from './0029-reference-admin-fields.js';
 import * as credentialLimits from './0030-credential-limits.js';
 import * as auditCountry from './0031-audit-country.js';
 
@@ -60,6 +61,7 @@ const migrations: Record<string, Migration> = {
   '0026-export-chunks': exportChunks,
   '0027-agents': agents,
   '0028-mcp-user-oauth': mcpUserOAuth,
+  '0029-reference-admin-fields': referenceAdminFields,
   '0030-credential-limits': credentialLimits,
   '0031-audit-country': auditCountry,
 };

@@ -10,6 +10,8 @@ export interface ApiKeyWithRoles extends ApiKeyRow {
   workspace_status: WorkspaceStatus | null;
   /** The workspace's model limits (JSON array), when it has any. */
   workspace_allowed_models?: string | null;
+  /** The key's workspace's `defaults` JSON (its default metadata is merged under the key's). */
+  workspace_defaults?: string | null;
   /** Set while the key's user is deactivated (SCIM): the key is refused meanwhile. */
   user_deactivated_at?: string | null;
 }
@@ -63,6 +65,7 @@ export function createApiKeyRepository(db: Db) {
           'm.role as workspace_role',
           'w.status as workspace_status',
           'w.allowed_models as workspace_allowed_models',
+          'w.defaults as workspace_defaults',
           'u.deactivated_at as user_deactivated_at',
         ])
         .where((eb) => eb.or([eb('k.key_hash', '=', keyHash), eb('k.previous_key_hash', '=', keyHash)]))

@@ -1,9 +1,13 @@
+import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import type { WorkspaceRole, WorkspacesTable, WorkspaceStatus } from '../schema.js';
 import { isUuid } from '../../lib/ids.js';
 import { pageOf } from './paging.js';
 
 export type WorkspaceRow = WorkspacesTable;
+
+/** A LIKE pattern for "contains, any case", with the wildcards of the text escaped. */
+const containsPattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export function createWorkspaceRepository(db: Db) {
   return {
@@ -36,11 +40,26 @@ export function createWorkspaceRepository(db: Db) {
         .where('slug', '=', slug)
         .executeTakeFirst()) !== undefined,
 
-    list: async (filter: { organisationId: string; statuses: WorkspaceStatus[]; limit: number; offset: number }) => {
-      const query = db
+    list: async (filter: {
+      organisationId: string;
+      statuses: WorkspaceStatus[];
+      /** Name contains, without regard to case. */
+      nameContains?: string;
+      exactName?: string;
+      limit: number;
+      offset: number;
+    }) => {
+      let query = db
         .selectFrom('workspaces')
         .where('organisation_id', '=', filter.organisationId)
         .where('status', 'in', filter.statuses);
+      if (filter.nameContains !== undefined)
+        query = query.where(
+          sql<string>`lower(name)`,
+          'like',
+          sql<string>`${containsPattern(filter.nameContains)} escape '\\'`,
+        );
+      if (filter.exactName !== undefined) query = query.where('name', '=', filter.exactName);
       return pageOf(query, (q) => q.selectAll().orderBy('created_at', 'asc').orderBy('id'), filter);
     },
 
