@@ -9,6 +9,16 @@ import { Agent, request } from 'undici';
 import { PACKAGE_ROOT } from '../src/lib/package-root.js';
 import { DATABASE_FILE, engineOf, openDatabase, type Db } from '../src/storage/database.js';
 import { createRequestLogRepository, type RequestLogInsert } from '../src/storage/repositories/request-logs.js';
+import { createRetentionWorker } from '../src/admin/observability/retention/retention-worker.js';
+import type { ExportFiles } from '../src/admin/observability/exports/export-files.js';
+import { createLogger } from '../src/telemetry/logger.js';
+import {
+  BENCH_MODELS,
+  BENCH_SOURCES,
+  buildRollupsFromLogsFast,
+  insertGeneratedRows,
+  withoutIndexes,
+} from './bench/postgres-rows.js';
 import { killAllNow, startNode, stopAll } from './bench/processes.js';
 
 /**
@@ -18,21 +28,25 @@ import { killAllNow, startNode, stopAll } from './bench/processes.js';
  * rollups are maintained as in production), then times every analytics endpoint over the whole
  * 90 days. With `--database-url postgres://…/db` the server runs on PostgreSQL instead, on a
  * fresh database made next to `db` (dropped at the end), and the rows go through the PostgreSQL
- * repository's insertBatch.
+ * repository's insertBatch, or (`--generate sql`, the default on PostgreSQL) are made by the
+ * server with the same distribution and the rollups built from them in SQL
+ * (scripts/bench/postgres-rows.ts). On PostgreSQL it then also times `GET /v1/logs` with its
+ * filters and, last, a retention run deleting the oldest third of the rows in bounded batches.
  *
- *   node dist/scripts/bench-analytics.js [--rows 1000000] [--runs 5] [--database-url URL]
+ *   node dist/scripts/bench-analytics.js [--rows 1000000] [--runs 5] [--database-url URL] [--generate sql|repository]
  */
 const { values } = parseArgs({
   options: {
     rows: { type: 'string', default: '1000000' },
     runs: { type: 'string', default: '5' },
     'database-url': { type: 'string' },
+    generate: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
   process.stdout.write(
-    'usage: node dist/scripts/bench-analytics.js [--rows N] [--runs N] [--database-url postgres://…]\n',
+    'usage: node dist/scripts/bench-analytics.js [--rows N] [--runs N] [--database-url postgres://…] [--generate sql|repository]\n',
   );
   process.exit(0);
 }
@@ -40,6 +54,15 @@ const ROWS = Number(values.rows);
 const RUNS = Number(values.runs);
 if (!Number.isInteger(ROWS) || ROWS < 1 || !Number.isInteger(RUNS) || RUNS < 1) {
   process.stderr.write('bench-analytics: --rows and --runs take positive integers\n');
+  process.exit(2);
+}
+const GENERATE = values.generate ?? (values['database-url'] ? 'sql' : 'repository');
+if (GENERATE !== 'sql' && GENERATE !== 'repository') {
+  process.stderr.write('bench-analytics: --generate takes sql or repository\n');
+  process.exit(2);
+}
+if (GENERATE === 'sql' && !values['database-url']) {
+  process.stderr.write('bench-analytics: --generate sql needs --database-url (PostgreSQL)\n');
   process.exit(2);
 }
 const DAY_MS = 86_400_000;
@@ -77,17 +100,8 @@ function random(seed: number): () => number {
 const skewed = <T>(items: readonly T[], r: number): T =>
   items[Math.min(items.length - 1, Math.floor(items.length * r * r))]!;
 
-const MODELS = [
-  ['openai', 'gpt-4o-mini'],
-  ['openai', 'gpt-4o'],
-  ['anthropic', 'claude-sonnet-4'],
-  ['openai', 'text-embedding-3-small'],
-  ['groq', 'llama-3.3-70b'],
-  ['anthropic', 'claude-haiku-3.5'],
-  ['mistral-ai', 'mistral-large'],
-  ['google', 'gemini-2.0-flash'],
-] as const;
-const SOURCES = ['provider:openai-prod', 'virtual_key:main', 'direct', 'custom_host'];
+const MODELS = BENCH_MODELS;
+const SOURCES = BENCH_SOURCES;
 
 /**
  * Batches of 500 rows through the repository's insertBatch, from this process's own connection
@@ -99,13 +113,13 @@ async function generate(
   organisationId: string,
   workspaces: string[],
   now: number,
+  keys: string[],
+  configs: string[],
 ): Promise<{ ms: number; cpuUsPerRow: number }> {
   const started = performance.now();
   const cpu = process.cpuUsage();
   const repo = createRequestLogRepository(db);
   const next = random(42);
-  const keys = Array.from({ length: 40 }, () => randomUUID());
-  const configs = Array.from({ length: 5 }, () => randomUUID());
   const span = 89 * DAY_MS;
   const BATCH = 500;
   for (let from = 0; from < ROWS; from += BATCH) {
@@ -156,6 +170,50 @@ async function generate(
   }
   const used = process.cpuUsage(cpu);
   return { ms: performance.now() - started, cpuUsPerRow: (used.user + used.system) / ROWS };
+}
+
+/**
+ * The rows made by PostgreSQL in statements of 250,000 rows (indexes made after), then the
+ * rollups built from them in SQL (scripts/bench/postgres-rows.ts), then ANALYZE as autovacuum would do after a while.
+ */
+async function generateInSql(
+  db: Db,
+  set: { organisationId: string; workspaces: string[]; keys: string[]; configs: string[]; now: number },
+): Promise<{ rowsMs: number; rollupsMs: number }> {
+  const started = performance.now();
+  const whole = { ...set, rows: ROWS, spanMs: 89 * DAY_MS };
+  const CHUNK = 250_000;
+  // The indexes are made once the rows are in (much faster than growing them row by row).
+  await withoutIndexes(db, 'request_logs', async () => {
+    for (let from = 0; from < ROWS; from += CHUNK) {
+      await insertGeneratedRows(db, whole, from, Math.min(ROWS, from + CHUNK));
+      process.stderr.write(
+        `  ${Math.min(ROWS, from + CHUNK)} rows, ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
+      );
+    }
+  });
+  const rowsMs = performance.now() - started;
+  await buildRollupsFromLogsFast(db);
+  await sql`analyze`.execute(db);
+  return { rowsMs, rollupsMs: performance.now() - started - rowsMs };
+}
+
+/**
+ * A retention run as the server's job does it (bounded DELETE batches), with the clock 30 days
+ * ahead: the request logs older than 60 days (a third of the rows) and their rollups go.
+ */
+async function timeRetention(db: Db, now: number): Promise<string> {
+  const worker = createRetentionWorker({
+    db,
+    clock: { now: () => now + 30 * DAY_MS },
+    logger: createLogger({ level: 'warn', pretty: false }),
+    config: { log_retention_display: 90, metrics_retention_display: 90, retention_interval_ms: 3_600_000 },
+    exportFiles: { remove: async () => undefined } as unknown as ExportFiles,
+  });
+  const started = performance.now();
+  const run = await worker.runOnce();
+  const ms = performance.now() - started;
+  return `retention run: ${run.logsDeleted} request logs and ${run.rollupRowsDeleted} rollup rows deleted in ${(ms / 1000).toFixed(1)} s (${((ms / (run.logsDeleted + run.rollupRowsDeleted)) * 1000).toFixed(0)} ms per 1,000 rows, one DELETE each)`;
 }
 
 /** Rows per rollup table and period, and the database's size: what the rollups cost on disk. */
@@ -255,12 +313,25 @@ async function main(): Promise<void> {
     `svcgw analytics benchmark, ${new Date(now).toISOString()}; gateway pid ${gateway.pid} on ${postgres ? `PostgreSQL (database ${postgres.name})` : 'SQLite'}\n`,
   );
   const rssBefore = rssMb(gateway.pid);
-  const generated = await generate(db, organisationId, workspaces, now);
-  process.stdout.write(
-    `generated ${ROWS} request logs over 89 days through insertBatch in ${(generated.ms / 1000).toFixed(1)} s (${generated.cpuUsPerRow.toFixed(1)} µs CPU per row, rows and rollups)\n`,
-  );
+  const keys = Array.from({ length: 40 }, () => randomUUID());
+  const configs = Array.from({ length: 5 }, () => randomUUID());
+  let generateMs: number;
+  let generateCpuUsPerRow: number | null = null;
+  if (GENERATE === 'sql') {
+    const made = await generateInSql(db, { organisationId, workspaces, keys, configs, now });
+    generateMs = made.rowsMs + made.rollupsMs;
+    process.stdout.write(
+      `generated ${ROWS} request logs over 89 days in SQL in ${(made.rowsMs / 1000).toFixed(1)} s, rollups built from them in ${(made.rollupsMs / 1000).toFixed(1)} s\n`,
+    );
+  } else {
+    const generated = await generate(db, organisationId, workspaces, now, keys, configs);
+    generateMs = generated.ms;
+    generateCpuUsPerRow = generated.cpuUsPerRow;
+    process.stdout.write(
+      `generated ${ROWS} request logs over 89 days through insertBatch in ${(generated.ms / 1000).toFixed(1)} s (${generated.cpuUsPerRow.toFixed(1)} µs CPU per row, rows and rollups)\n`,
+    );
+  }
   process.stdout.write(`${await storage(db, dataDir)}\n`);
-  await db.destroy();
 
   const whole = `start_time=${new Date(now - 90 * DAY_MS).toISOString()}`;
   const first = await timed(`${gateway.url}/v1/analytics/summary?${whole}`, adminKey);
@@ -293,6 +364,22 @@ async function main(): Promise<void> {
     ['graphs/latency (hour: 2,160 buckets)', `/v1/analytics/graphs/latency?${whole}&interval=hour`],
     ['graphs/latency (day), model filter', `/v1/analytics/graphs/latency?${whole}&interval=day&model=gpt-4o`],
   ];
+  if (postgres) {
+    // Log listing: 50 newest rows matching the filters, and their total.
+    const day = (ago: number) => new Date(now - ago * DAY_MS).toISOString();
+    const logs = '/v1/logs?page_size=50';
+    cases.push(
+      ['logs, no filter', logs],
+      ['logs, workspace', `${logs}&workspace_id=${workspaces[3]}`],
+      ['logs, api_key (rare key)', `${logs}&api_key_id=${keys[35]}`],
+      ['logs, model (rarest)', `${logs}&model=gemini-2.0-flash`],
+      ['logs, provider', `${logs}&provider=anthropic`],
+      ['logs, status_code=400', `${logs}&status_code=400`],
+      ['logs, one day 45 days ago', `${logs}&start_time=${day(46)}&end_time=${day(45)}`],
+      ['logs, model + status + 7 days', `${logs}&model=gpt-4o&status_code=500&start_time=${day(7)}`],
+      ['logs, page 100 of a key', `${logs}&api_key_id=${keys[0]}&current_page=100`],
+    );
+  }
   const results: Array<{ name: string; median: number; max: number; status: number }> = [];
   for (const [name, path] of cases) {
     const times: number[] = [];
@@ -313,8 +400,11 @@ async function main(): Promise<void> {
     );
   }
   process.stdout.write(`\ngateway RSS after the queries: ${rssMb(gateway.pid)} MB\n`);
+  const retention = postgres ? await timeRetention(db, now) : null;
+  if (retention) process.stdout.write(`${retention}\n`);
+  await db.destroy();
   process.stdout.write(
-    `\nBENCH_JSON ${JSON.stringify({ engine: postgres ? 'postgres' : 'sqlite', rows: ROWS, runs: RUNS, generate_ms: Math.round(generated.ms), generate_cpu_us_per_row: Number(generated.cpuUsPerRow.toFixed(1)), first_query_ms: Math.round(first.ms), rss_mb: rssMb(gateway.pid), results: results.map((r) => ({ ...r, median: Math.round(r.median), max: Math.round(r.max) })) })}\n`,
+    `\nBENCH_JSON ${JSON.stringify({ engine: postgres ? 'postgres' : 'sqlite', rows: ROWS, runs: RUNS, generate: GENERATE, generate_ms: Math.round(generateMs), generate_cpu_us_per_row: generateCpuUsPerRow === null ? null : Number(generateCpuUsPerRow.toFixed(1)), retention, first_query_ms: Math.round(first.ms), rss_mb: rssMb(gateway.pid), results: results.map((r) => ({ ...r, median: Math.round(r.median), max: Math.round(r.max) })) })}\n`,
   );
   await timing.close();
   await stopAll();

@@ -27,6 +27,9 @@ export function makeTempDir(prefix = 'svcgw-test-'): string {
   return dir;
 }
 
+/** Under SVCGW_TEST_ENGINE=postgres, the database of each data directory: a restart on it finds its data. */
+const databaseOfDataDir = new Map<string, string>();
+
 /**
  * Starts the real server in-process on an ephemeral 127.0.0.1 port over a fresh SQLite file,
  * and stops it when the test ends.
@@ -45,11 +48,15 @@ export async function startTestServer(
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? makeTempDir();
-  // SVCGW_TEST_ENGINE=postgres runs a suite on PostgreSQL: a database of its own per server.
-  const engineEnv: Record<string, string> =
-    process.env.SVCGW_TEST_ENGINE === 'postgres' && !options.env?.SVCGW_DATABASE_URL
-      ? { SVCGW_DATABASE_URL: await createTestDatabase() }
-      : {};
+  // SVCGW_TEST_ENGINE=postgres runs a suite on PostgreSQL: a database of its own per data directory,
+  // so that a server started again on the directory of a closed one is a restart, as on SQLite.
+  let engineEnv: Record<string, string> = {};
+  if (process.env.SVCGW_TEST_ENGINE === 'postgres' && !options.env?.SVCGW_DATABASE_URL) {
+    const url = databaseOfDataDir.get(dataDir) ?? (await createTestDatabase());
+    databaseOfDataDir.set(dataDir, url);
+    onTestFinished(() => void databaseOfDataDir.delete(dataDir));
+    engineEnv = { SVCGW_DATABASE_URL: url };
+  }
   const config = loadConfig({
     flags: { port: options.port ?? 0, host: '127.0.0.1', data_dir: dataDir },
     env: { SVCGW_LOG_LEVEL: 'info', ...engineEnv, ...options.env },
