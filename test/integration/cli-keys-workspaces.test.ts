@@ -309,10 +309,46 @@ describe('svcgw policies, logs and audit-logs', () => {
     expect(audit.data).toHaveLength(1);
     expect(audit.data[0]).toMatchObject({ method: 'POST', uri: '/v1/workspaces', response_status_code: 200 });
     await fails(['audit-logs', 'list', '--page-size', '500'], 2, /1 to 100/);
+    // The reference's filters: path, actor kind, status, client address, request id.
+    const byFilters = await ok([
+      'audit-logs',
+      'list',
+      '--uri',
+      '/v1/workspaces',
+      '--user-type',
+      'api_key',
+      '--status',
+      '200',
+      '--request-id',
+      audit.data[0].request_id,
+    ]);
+    expect(byFilters.data.map((r: { id: string }) => r.id)).toEqual([audit.data[0].id]);
+    expect((await ok(['audit-logs', 'list', '--uri', '/v1/workspaces', '--user-type', 'user'])).data).toEqual([]);
+    expect((await ok(['audit-logs', 'list', '--uri', '/v1/workspaces', '--status', '404'])).data).toEqual([]);
+    expect((await ok(['audit-logs', 'list', '--client-ip', '203.0.113.9'])).data).toEqual([]);
+    expect((await ok(['audit-logs', 'list', '--country', 'DE'])).data).toEqual([]);
+    await fails(['audit-logs', 'list', '--country', 'Germany'], 1, /two-character code/);
+    await fails(['audit-logs', 'list', '--user-type', 'robot'], 2, /robot/);
+    await fails(['audit-logs', 'list', '--status', '42'], 2, /100 to 599/);
 
     const logs = await ok(['logs', 'list', '--status', '200', '--provider', 'openai']);
     expect(logs).toMatchObject({ object: 'list', total: 0, data: [] });
     await fails(['logs', 'get', MISSING], 1, /Log not found/);
+    // One record: svcgw's flat record by default, the reference's LogObject on request.
+    const inserted = await api.post('/v1/logs?workspace_id=default', {
+      request: { url: 'https://api.openai.com/v1/chat/completions', body: { model: 'gpt-4o-mini' } },
+      response: { status: 200, body: {}, response_time: 120 },
+      metadata: { trace_id: 'cli-get' },
+    });
+    expect(inserted.status).toBe(200);
+    const [listed] = (await ok(['logs', 'list', '--trace-id', 'cli-get'])).data;
+    expect(await ok(['logs', 'get', listed.id])).toMatchObject({ id: listed.id, latency_ms: 120, log_format: 'flat' });
+    expect(await ok(['logs', 'get', listed.id, '--log-format', 'structured'])).toMatchObject({
+      _id: listed.id,
+      response: { status: 200, responseTime: 120, lastUsedOptionJsonPath: 'config' },
+      log_format: 'structured',
+    });
+    await fails(['logs', 'get', listed.id, '--log-format', 'xml'], 2, /xml/);
     await fails(['logs', 'list', '--status', '999'], 2, /an HTTP status code \(429\) or a class/);
     const key = (
       await api.post('/v1/api-keys/workspace/service', {

@@ -75,6 +75,7 @@ describe('secrets in gateway headers are never echoed', () => {
     const stored = [
       JSON.stringify(logs),
       JSON.stringify((await g.admin.get(`/v1/logs/${logs[0].id}`)).body),
+      JSON.stringify((await g.admin.get(`/v1/logs/${logs[0].id}?log_format=flat`)).body),
       JSON.stringify((await g.admin.get('/v1/audit-logs')).body),
       g.logLines.join('\n'),
     ].join('\n');

@@ -61,6 +61,10 @@ describe('fallback', () => {
       ['last-resort', 200, null],
     ]);
     expect(log.retry_count).toBe(2);
+    // The reference's LogObject names the target as a JSON path into the config, whatever its name.
+    const record = (await g.admin.get(`/v1/logs/${log.id}`)).body;
+    expect(record.response).toMatchObject({ lastUsedOptionJsonPath: 'config.targets[2]', target: 'last-resort' });
+    expect(record.metrics).toMatchObject({ last_used_option_index: 2, retry_success_count: 2 });
   });
 
   it('moves on only for the listed status codes; other errors reach the client unchanged', async () => {
@@ -93,6 +97,10 @@ describe('fallback', () => {
     expect(res.headers.get('x-service-target')).toBe('targets[1]');
     const [log] = await g.logs(1);
     expect(log).toMatchObject({ is_success: false, status_code: 502, retry_count: 1 });
+    expect((await g.admin.get(`/v1/logs/${log.id}`)).body.response).toMatchObject({
+      status: 502,
+      lastUsedOptionJsonPath: 'config.targets[1]',
+    });
   });
 
   it('counts a request_timeout as a failure and falls back', async () => {
@@ -301,6 +309,9 @@ describe('load balancing and conditions', () => {
     });
     const [log] = await g.logs(1);
     expect(log.model).toBe('gpt-4.1-mini');
+    expect((await g.admin.get(`/v1/logs/${log.id}`)).body.response.lastUsedOptionJsonPath).toBe(
+      'config.targets[1].targets[0]',
+    );
   });
 });
 

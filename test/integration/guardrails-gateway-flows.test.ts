@@ -58,12 +58,12 @@ const target = (g: GatewayHarness, extra: Record<string, unknown> = {}) => ({
 });
 const inline = (g: GatewayHarness, extra: Record<string, unknown>) => target(g, extra);
 
-/** The log record of a response, with its bodies and the feedback on its trace. */
+/** svcgw's flat log record of a response (hook results, verdict), with its bodies and the feedback on its trace. */
 async function logOf(g: GatewayHarness, res: Sent) {
   const id = res.headers.get('x-service-request-id')!;
   await g.logs(1);
   for (let i = 0; i < 100; i++) {
-    const got = await g.admin.get(`/v1/logs/${id}`);
+    const got = await g.admin.get(`/v1/logs/${id}?log_format=flat`);
     if (got.status === 200 && got.body.hook_results !== undefined) return got.body;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

@@ -82,7 +82,9 @@ describe('POST /v1/logs: request logs of calls made outside the gateway', () => 
     expect(log.cost).toBeCloseTo(0.00045, 10);
     // Bodies follow LOG_BODIES, off by default, like the gateway's own records.
     const one = await writerA.get(`/v1/logs/${log.id}`);
-    expect(one.body).toMatchObject({ request_body: null, response_body: null });
+    expect(one.body).toMatchObject({ _id: log.id, response: { status: 200, responseTime: 420 } });
+    expect(one.body.request).not.toHaveProperty('body');
+    expect(one.body.response).not.toHaveProperty('body');
 
     // They count in analytics, under their user and model.
     const users = await admin.get('/v1/analytics/groups/users');
@@ -120,9 +122,12 @@ describe('POST /v1/logs: request logs of calls made outside the gateway', () => 
       cost: null,
     });
     const ok = (await writerA.get('/v1/logs?trace_id=t-ok')).body.data[0];
+    // The reference's LogObject carries the bodies parsed; the flat record as they were stored.
     const full = await writerA.get(`/v1/logs/${ok.id}`);
-    expect(JSON.parse(full.body.request_body)).toMatchObject({ model: 'gpt-4o-mini' });
-    expect(JSON.parse(full.body.response_body)).toMatchObject({ usage: { total_tokens: 1500 } });
+    expect(full.body.request.body).toMatchObject({ model: 'gpt-4o-mini' });
+    expect(full.body.response.body).toMatchObject({ usage: { total_tokens: 1500 } });
+    const flat = await writerA.get(`/v1/logs/${ok.id}?log_format=flat`);
+    expect(JSON.parse(flat.body.request_body)).toMatchObject({ model: 'gpt-4o-mini' });
   });
 
   it('keeps tenants apart: a workspace key writes only into its workspace; admin keys name one', async () => {

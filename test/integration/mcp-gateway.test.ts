@@ -125,8 +125,11 @@ describe('MCP servers through the gateway (official SDK on both sides)', () => {
     });
     // Bodies follow log_bodies: the call's params and the tool's result.
     const one = await admin.get(`/v1/logs/${add.id}`);
-    expect(JSON.parse(one.body.request_body)).toEqual({ name: 'add', arguments: { a: 2, b: 40 } });
-    expect(JSON.parse(one.body.response_body)).toEqual({ content: [{ type: 'text', text: '42' }] });
+    expect(one.body.request.body).toEqual({ name: 'add', arguments: { a: 2, b: 40 } });
+    expect(one.body.response.body).toEqual({ content: [{ type: 'text', text: '42' }] });
+    expect(one.body.metrics).toMatchObject({ mcp_tool: 'add', response_status_code: 200 });
+    const flat = await admin.get(`/v1/logs/${add.id}?log_format=flat`);
+    expect(JSON.parse(flat.body.request_body)).toEqual({ name: 'add', arguments: { a: 2, b: 40 } });
   });
 
   it('bridges an SSE server too, over one pooled upstream connection for every client call, closed on shutdown', async () => {

@@ -98,9 +98,9 @@ export function registerLogRoutes(
           .object({
             log_format: z
               .enum(LOG_FORMATS)
-              .default('default')
+              .default('structured')
               .describe(
-                'default: the record as stored; structured: bodies parsed and grouped (docs/observability.md).',
+                "structured (the default): the reference's LogObject, {_id, request, response, metrics}; flat: svcgw's record as the list shows it, with bodies (docs/observability.md).",
               ),
           })
           .strict(),

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import type { Column } from '../output.js';
 import { pastTime } from '../durations.js';
-import { clientCommand, examples, pagingOptions, printList, run, type Context } from './common.js';
+import { clientCommand, examples, integer, pagingOptions, printList, run, type Context } from './common.js';
 
 interface AuditRecord {
   timestamp: string;
@@ -24,6 +24,12 @@ interface AuditListOptions {
   resourceId?: string;
   action?: string;
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  uri?: string;
+  requestId?: string;
+  userType?: string;
+  status?: number;
+  clientIp?: string;
+  country?: string;
 }
 
 const COLUMNS: Column<AuditRecord>[] = [
@@ -56,6 +62,20 @@ export function auditLogsCommand(): Command {
         .addOption(
           new Option('--method <method>', 'only this HTTP method').choices(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
         )
+        .option('--uri <path>', 'only requests to this path, exactly, without its query string (/v1/api-keys)')
+        .option('--request-id <id>', 'only the record of this request (its x-request-id)')
+        .addOption(
+          new Option('--user-type <type>', 'only this kind of actor (user: a person, with SSO or a JWT)').choices([
+            'user',
+            'api_key',
+            'jwt',
+            'session',
+            'system',
+          ]),
+        )
+        .option('--status <code>', 'only this response status code (403)', integer(100, 599))
+        .option('--client-ip <ip>', 'only requests from this client address')
+        .option('--country <code>', 'only requests whose proxy named this country (DE)')
         .action(
           run(async (ctx: Context<AuditListOptions>) => {
             const o = ctx.opts;
@@ -69,6 +89,12 @@ export function auditLogsCommand(): Command {
               resource_id: o.resourceId,
               action: o.action,
               method: o.method,
+              uri: o.uri,
+              request_id: o.requestId,
+              user_type: o.userType,
+              response_status_code: o.status,
+              client_ip: o.clientIp,
+              country: o.country,
             };
             await printList<AuditRecord>(ctx, '/v1/audit-logs', query, COLUMNS);
           }),
@@ -77,6 +103,8 @@ export function auditLogsCommand(): Command {
         'svcgw audit-logs list --resource-type api_key --action delete',
         'svcgw audit-logs list --since 2026-01-01T00:00:00Z --all --json',
         'svcgw audit-logs list --resource-type jwt --method GET --json',
+        'svcgw audit-logs list --user-type user --status 403 --country DE',
+        'svcgw audit-logs list --uri /v1/api-keys --method POST',
       ],
     ),
   );

@@ -329,8 +329,20 @@ export function logsCommand(): Command {
     examples(
       clientCommand('get', 'show one request log, with bodies when they were recorded')
         .argument('<id>', 'log id')
-        .action(run(async (ctx, id: string) => printOne(ctx, `/v1/logs/${enc(id)}`))),
-      ['svcgw logs get 0c1d…'],
+        .addOption(
+          new Option(
+            '--log-format <format>',
+            "flat: svcgw's record; structured: the reference's LogObject (request, response, metrics)",
+          )
+            .choices(['flat', 'structured'])
+            .default('flat'),
+        )
+        .action(
+          run(async (ctx: Context<{ logFormat: 'flat' | 'structured' }>, id: string) =>
+            printOne(ctx, `/v1/logs/${enc(id)}`, { log_format: ctx.opts.logFormat }),
+          ),
+        ),
+      ['svcgw logs get 0c1d…', 'svcgw logs get 0c1d… --log-format structured --json | jq .response'],
     ),
   );
   group.addCommand(

@@ -22,6 +22,8 @@ export interface Leaf {
   node: ConfigTarget | null;
   /** Where the leaf sits, for logs and headers: its `name`, else its path (`targets[1].targets[0]`), `root` for the root. */
   label: string;
+  /** Its index path in the config (`targets[1].targets[0]`) when that is not its label; absent for the root. */
+  path?: string;
   settings: LeafSettings;
 }
 
@@ -31,6 +33,8 @@ export type AttemptOutcome<R> =
 
 export interface AttemptRecord {
   target: string;
+  /** The target's index path when `target` is a name: the log's `lastUsedOptionJsonPath` comes from it. */
+  path?: string;
   provider: string | null;
   status: number | null;
   latency_ms: number;
@@ -85,27 +89,40 @@ export async function route<R>(
 ): Promise<RouteResult<R>> {
   const attempts: AttemptRecord[] = [];
   const root = config ? inherit(NO_SETTINGS, config) : NO_SETTINGS;
-  const { outcome, leaf } = await runNode(config, 'root', root, facts, hooks, attempts);
+  const { outcome, leaf } = await runNode(config, { label: 'root', path: '' }, root, facts, hooks, attempts);
   return { outcome, leaf, attempts };
 }
 
 type NodeResult<R> = { outcome: AttemptOutcome<R>; leaf: Leaf };
 
+/** A node's place in the tree: its label (name or index path) and its index path ('' for the root). */
+interface Place {
+  label: string;
+  path: string;
+}
+
 async function runNode<R>(
   node: GatewayConfig | null,
-  label: string,
+  place: Place,
   settings: LeafSettings,
   facts: ConditionFacts,
   hooks: RouteHooks<R>,
   attempts: AttemptRecord[],
 ): Promise<NodeResult<R>> {
   const targets = node?.targets;
-  if (!node || !targets || !node.strategy) return runLeaf({ node, label, settings }, hooks, attempts);
+  if (!node || !targets || !node.strategy) {
+    const { label, path } = place;
+    return runLeaf({ node, label, ...(path !== '' && path !== label ? { path } : {}), settings }, hooks, attempts);
+  }
 
   const child = (i: number) => {
     const target = targets[i]!;
-    const childLabel = target.name ?? `${label === 'root' ? '' : `${label}.`}targets[${i}]`;
-    return runNode(target, childLabel, withGuardrailNode(inherit(settings, target), target), facts, hooks, attempts);
+    const index = `targets[${i}]`;
+    const childPlace = {
+      label: target.name ?? (place.label === 'root' ? index : `${place.label}.${index}`),
+      path: place.path === '' ? index : `${place.path}.${index}`,
+    };
+    return runNode(target, childPlace, withGuardrailNode(inherit(settings, target), target), facts, hooks, attempts);
   };
   switch (node.strategy.mode) {
     case 'single':
@@ -141,6 +158,7 @@ async function runLeaf<R>(leaf: Leaf, hooks: RouteHooks<R>, attempts: AttemptRec
     const outcome = await hooks.attempt(leaf);
     const record: AttemptRecord = {
       target: leaf.label,
+      ...(leaf.path ? { path: leaf.path } : {}),
       provider: outcome.provider,
       status: outcome.ok ? outcome.status : null,
       latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
