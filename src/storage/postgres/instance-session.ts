@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from './driver.js';
 import { sql } from 'kysely';
 import type { ChangeTransport } from '../change-bus.js';
 import type { Db } from '../database.js';
@@ -53,7 +54,11 @@ export function createPostgresSession(options: {
   let onResume: () => void = () => undefined;
 
   async function connect(required: boolean): Promise<pg.Client> {
-    const next = new pg.Client({ connectionString: options.url, application_name: 'svcgw-changes', keepAlive: true });
+    const next = new (pgDriver().Client)({
+      connectionString: options.url,
+      application_name: 'svcgw-changes',
+      keepAlive: true,
+    });
     next.on('error', (error) => lost(next, error));
     next.on('end', () => lost(next));
     next.on('notification', (note) => {

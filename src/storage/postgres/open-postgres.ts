@@ -1,7 +1,8 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { Kysely, PostgresAdapter, PostgresDialect, type QueryExecutor } from 'kysely';
 import type { Database } from '../schema.js';
 import { PostgresColumnTypes } from './column-types.js';
+import { pgDriver } from './driver.js';
 
 const INT8 = 20;
 const NUMERIC = 1700;
@@ -15,12 +16,14 @@ const types: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === INT8 || oid === NUMERIC
       ? Number
-      : (pg.types.getTypeParser(oid, format) as (value: string) => unknown)) as pg.CustomTypesConfig['getTypeParser'],
+      : (pgDriver().types.getTypeParser(oid, format) as (
+          value: string,
+        ) => unknown)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /** A pool of connections to the PostgreSQL database of `url`; `onError` hears about idle connections that broke. */
 export function openPostgresPool(url: string, onError: (error: Error) => void): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, types, max: 10, application_name: 'svcgw' });
+  const pool = new (pgDriver().Pool)({ connectionString: url, types, max: 10, application_name: 'svcgw' });
   pool.on('error', onError);
   return pool;
 }
