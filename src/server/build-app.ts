@@ -1,38 +1,29 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { UserStatusEvents } from '../auth/user-status.js';
+import { createSessions } from '../admin/sso/index.js';
+import { registerErrorHandling } from './plugins/errors.js';
+import { registerObservability, type Observability } from '../admin/observability/index.js';
+import { createHttpApp } from './http-app.js';
+import { registerSystemRoutes } from './system-routes.js';
+import { registerOrganisationAdmin } from './organisation-parts.js';
+import { createJwtAuthenticatorFor } from './jwt-parts.js';
+import { gatewayGuardrails } from './guardrail-parts.js';
 import type { Dispatcher } from 'undici';
-import { z } from 'zod';
-import { registerApiKeyRoutes } from '../admin/api-keys/routes.js';
-import { createApiKeyAdminService } from '../admin/api-keys/service.js';
 import { registerAuditLogRoutes } from '../admin/audit-logs/routes.js';
 import { registerConfigs } from '../admin/configs/index.js';
 import { registerPrompts } from '../admin/prompts/index.js';
 import { createPromptLookup } from '../prompts/index.js';
 import { registerGuardrails } from '../admin/guardrails/index.js';
 import { createGuardrailLookup, type GuardrailLookup } from '../guardrails/store/index.js';
-import type { GatewayGuardrails } from '../gateway/guardrails/request-guard.js';
 import { createCredentials, registerCredentialRoutes, type CredentialResolver } from '../admin/credentials/index.js';
-import { registerRateLimitPolicyRoutes } from '../admin/rate-limits-policies/routes.js';
-import { createRateLimitPolicyService } from '../admin/rate-limits-policies/service.js';
 import { registerUsageLimitPolicies } from '../admin/usage-limits-policies/index.js';
-import { registerWorkspaceRoutes } from '../admin/workspaces/routes.js';
-import { createWorkspaceService } from '../admin/workspaces/service.js';
-import { registerInvites } from '../admin/invites/index.js';
-import { registerMembers } from '../admin/members/index.js';
-import { registerUsers } from '../admin/users/index.js';
-import { registerScim } from '../admin/scim/index.js';
 import { createScimTokenVerifier } from '../auth/scim-tokens.js';
-import { createUserStatusEvents, type UserStatusEvents } from '../auth/user-status.js';
-import { registerScimProtocol } from './plugins/scim-protocol.js';
-import { createSessions, registerSso } from '../admin/sso/index.js';
 import { createLogVisibility } from '../admin/settings/log-visibility.js';
 import { registerSecuritySettingsRoutes } from '../admin/settings/routes.js';
 import { createSecuritySettings } from '../admin/settings/security-settings.js';
 import { createFeatureFlags } from '../features/flags.js';
 import { createApiKeyVerifier, type ApiKeyVerifier } from '../auth/api-key-service.js';
-import { createJwksCache } from '../auth/jwt/jwks-cache.js';
-import { createJwtAuthenticator, type JwtAuthenticator } from '../auth/jwt/jwt-authenticator.js';
 import { registerJwtSettingsRoutes } from '../admin/jwt/routes.js';
 import { createJwtSettingsService } from '../admin/jwt/service.js';
 import { createJwtGate } from './plugins/jwt-auth.js';
@@ -44,19 +35,13 @@ import { createRepositories, type Repositories } from '../storage/repositories/i
 import type { Logger } from '../telemetry/logger.js';
 import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
-import { answerFrameworkError, registerErrorHandling } from './plugins/errors.js';
-import { createClientErrorHandler } from './client-errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import type { RouteAccess } from '../http/route-config.js';
-import { createUrlRewriter } from './normalize-path.js';
 import { registerReadiness } from './readiness.js';
 import { registerDryRun, registerDryRunRoute } from './dry-run.js';
 import { registerRequestGate } from './request-gate.js';
 import { registerReferencePaths } from './reference-paths.js';
-import { AppError } from '../lib/errors.js';
-import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
 import { registerAnalytics } from '../admin/analytics/index.js';
-import { createFeedbackStore, registerObservability, type Observability } from '../admin/observability/index.js';
 import { registerLogRoutes } from '../admin/logs/routes.js';
 import { registerLogInsertRoute } from '../admin/logs/insert-route.js';
 import { registerLogStreamRoute } from '../admin/logs/stream-route.js';
@@ -145,47 +130,11 @@ function defaultWorkspaceLookup(workspaces: Repositories['workspaces']) {
   };
 }
 
-const REQUEST_ID_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
-
 /** Assembles the server from its parts; nothing here listens or reads settings itself. */
 export async function buildApp(deps: AppDeps): Promise<App> {
   /** First segments after /v1 of the control plane's routes; filled once they are registered. */
   const controlPlaneSegments = new Set<string>();
-  const app = Fastify({
-    // fastify infers its logger type from this; the base type keeps the app assignable to FastifyInstance.
-    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
-    loggerInstance: deps.logger as FastifyBaseLogger,
-    // fastify's two lines per request are off: a gateway request gets one access line, written
-    // from its log record (telemetry/access-log.ts); control-plane changes are in the audit log.
-    logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: deps.config.max_body_bytes,
-    // A client's own request id is kept when it is sane, so that both sides can quote one id.
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
-    },
-    requestIdHeader: false,
-    // One spelling per path before routing; refused spellings are answered by the request gate.
-    rewriteUrl: createUrlRewriter({
-      keepsEncodedSlashes: (path) => controlPlaneSegments.has(path.split('/')[2] ?? ''),
-    }),
-    frameworkErrors: answerFrameworkError,
-    clientErrorHandler: createClientErrorHandler(deps.logger),
-    // The request gate answers requests that arrive while closing, in the one error body, logged.
-    return503OnClosing: false,
-  });
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
-  // Admin routes take JSON only; anything else is a 415, not a confusing validation error.
-  app.removeContentTypeParser('text/plain');
-  // fastify's JSON parser (prototype-poisoning checks included), behind a depth limit: what runs
-  // on a parsed body recurses, and a body nested thousands deep must be a 400, not a 500.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (exceedsJsonDepth(body)) return done(new AppError('INVALID_JSON', jsonTooDeepMessage()), undefined);
-    return parseJson(request, body as string, done);
-  });
+  const app = createHttpApp(deps, controlPlaneSegments);
 
   const repos = createRepositories(deps.db);
   const changes = deps.changes ?? createChangeBus();
@@ -266,29 +215,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   const zapp = app.withTypeProvider<ZodTypeProvider>();
-  zapp.get(
-    '/v1/health',
-    {
-      schema: {
-        tags: ['System'],
-        summary: 'Liveness check (no authentication)',
-        security: [],
-        response: { 200: z.object({ status: z.literal('ok'), version: z.string() }) },
-      },
-      config: { auth: { public: true } },
-    },
-    async () => ({ status: 'ok' as const, version: VERSION }),
-  );
+  registerSystemRoutes(zapp, app);
   registerReadiness(zapp, { db: deps.db, store: limits.store, config: deps.config });
   registerDryRunRoute(zapp, { db: deps.db });
-  zapp.get(
-    '/v1/openapi.json',
-    {
-      schema: { hide: true },
-      config: { auth: { public: true } },
-    },
-    async () => app.swagger(),
-  );
 
   const guardrails = createGuardrailLookup({
     guardrails: repos.guardrails,
@@ -301,64 +230,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     features,
     onChange: () => changes.publish({ topic: 'guardrails' }),
   });
-  const services = {
-    apiKeys: createApiKeyAdminService({
-      keys: repos.apiKeys,
-      configs: repos.configs,
-      workspaces: repos.workspaces,
-      usage: repos.usageCounters,
-      verifier: keys,
-      clock: deps.clock,
-      checkUserKeyPolicy: securitySettings.checkUserKeyPolicy,
-      secretReferences: repos.secretReferences,
-      rotationWriter,
-    }),
-    workspaces: createWorkspaceService({
-      workspaces: repos.workspaces,
-      members: repos.members,
-      users: repos.users,
-      usage: repos.usageCounters,
-      clock: deps.clock,
-      verifier: keys,
-      checkGuardrails,
-      onDefaultsChange: () => changes.publish({ topic: 'guardrails' }),
-    }),
-    rateLimitPolicies: createRateLimitPolicyService({
-      policies: repos.rateLimitPolicies,
-      workspaces: repos.workspaces,
-      apiKeys: repos.apiKeys,
-      clock: deps.clock,
-    }),
-  };
-  registerApiKeyRoutes(zapp, services.apiKeys);
-  registerWorkspaceRoutes(zapp, services.workspaces);
-  registerMembers(zapp, { repos, keys, clock: deps.clock });
-  registerUsers(zapp, { repos, keys, clock: deps.clock });
-  registerInvites(zapp, { repos, keys, clock: deps.clock });
-  const userStatus = createUserStatusEvents();
-  const scim = registerScim(zapp, {
-    repos,
-    keys,
-    clock: deps.clock,
-    userStatus,
-    userMode: deps.config.scim_membership_user_mode,
-  });
-  await zapp.register(async (scope) => {
-    registerScimProtocol(scope);
-    scim.registerProtocolRoutes(scope);
-  });
-  await registerSso(zapp, {
-    repos,
-    secretBox,
+  const { userStatus } = await registerOrganisationAdmin(zapp, {
+    config: deps.config,
     clock: deps.clock,
     logger: deps.logger,
-    publicUrl: deps.config.public_url,
-    customScopes: deps.config.oidc_custom_scopes
-      .split(',')
-      .map((scope) => scope.trim())
-      .filter(Boolean),
+    repos,
+    keys,
+    secretBox,
+    securitySettings,
+    rotationWriter,
+    checkGuardrails,
+    onGuardrailDefaultsChange: () => changes.publish({ topic: 'guardrails' }),
   });
-  registerRateLimitPolicyRoutes(zapp, services.rateLimitPolicies);
   registerUsageLimitPolicies(zapp, { repos, clock: deps.clock, budgets: limits.service });
   const configSelector = createConfigSelector({ configs: repos.configs, clock: deps.clock });
   registerConfigs(zapp, {
@@ -561,69 +444,5 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     userStatus,
     mcp,
     rotationWriter,
-  };
-}
-
-/** JWT authentication over the server's own tables, its key sets fetched on the server's clock. */
-function createJwtAuthenticatorFor(deps: AppDeps, repos: Repositories): JwtAuthenticator {
-  return createJwtAuthenticator({
-    directory: {
-      settings: repos.jwtSettings,
-      findWorkspace: repos.workspaces.findByIdOrSlug,
-      findUserById: repos.users.findById,
-      findUserByEmail: repos.users.findByEmail,
-      findMemberRole: async (workspaceId, userId) =>
-        (await repos.workspaces.findMember(workspaceId, userId))?.role ?? null,
-    },
-    jwks: createJwksCache({
-      clock: deps.clock,
-      onStale: (url, reason) => {
-        const { origin, pathname } = new URL(url); // the query is left out of logs
-        deps.logger.warn(
-          { jwks_url: `${origin}${pathname}`, reason },
-          'JWKS refresh failed; using the keys fetched before',
-        );
-      },
-    }),
-    clock: deps.clock,
-    cacheTtlMs: deps.config.key_cache_ttl_ms,
-  });
-}
-
-/**
- * What the gateway needs to run guardrails: the lookup, the operator's network settings for
- * checks, and feedback written on the trace off the hot path.
- */
-function gatewayGuardrails(deps: AppDeps, lookup: GuardrailLookup): GatewayGuardrails {
-  const feedback = createFeedbackStore(deps.db);
-  const hosts = deps.config.guardrails_private_hosts
-    .split(',')
-    .map((host) => host.trim())
-    .filter(Boolean);
-  return {
-    lookup,
-    clock: deps.clock,
-    server: {
-      allowPrivateContentUrls: deps.config.guardrails_allow_private_content_urls,
-      allowPrivateCheckEndpoints: deps.config.guardrails_allow_private_check_endpoints,
-      privateHostAllowlist: hosts,
-    },
-    recordFeedback(entry) {
-      const now = new Date(deps.clock.now()).toISOString();
-      feedback
-        .create(
-          {
-            organisation_id: entry.organisationId,
-            workspace_id: entry.workspaceId,
-            api_key_id: entry.apiKeyId,
-            trace_id: entry.traceId,
-            value: Math.max(-10, Math.min(10, Math.round(entry.value))),
-            weight: Math.max(0, Math.min(1, entry.weight)),
-            metadata: JSON.stringify(entry.metadata),
-          },
-          now,
-        )
-        .catch((error: unknown) => deps.logger.warn({ err: error }, 'guardrail feedback could not be written'));
-    },
   };
 }
