@@ -3,6 +3,8 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid } from '../../lib/errors.js';
 import type { AgentIntegrationRepository, AgentIntegrationRow } from '../../storage/repositories/agent-integrations.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
+import { assertKnown } from '../tool-servers/switches.js';
+import { activeWorkspaces, workspaceAccessList, workspaceSwitches } from '../tool-servers/workspace-access.js';
 import type { IntegrationFinder } from './integration-finder.js';
 import type { PageQuery, SkillObject, SkillsBody, WorkspaceAccessBody, WorkspaceAccessObject } from './schemas.js';
 
@@ -36,13 +38,16 @@ export function createAgentIntegrationAccess(deps: {
     async setSkills(principal: Principal, idOrSlug: string, body: SkillsBody): Promise<AgentIntegrationRow> {
       const row = await findChangeable(principal, idOrSlug);
       const known = new Set((await deps.integrations.listSkills(row.id)).map((skill) => skill.skill_id));
-      body.skills.forEach((skill, i) => {
-        if (!known.has(skill.id))
-          throw invalid(
+      assertKnown(
+        body.skills,
+        known,
+        (skill) => skill.id,
+        (skill, i) =>
+          invalid(
             `skills[${i}].id`,
             `The agent's card has no skill ${skill.id} (as last synced); sync the integration first.`,
-          );
-      });
+          ),
+      );
       await deps.integrations.setSkills(
         row.id,
         body.skills.map((s) => ({ skillId: s.id, enabled: s.enabled })),
@@ -56,30 +61,9 @@ export function createAgentIntegrationAccess(deps: {
       const row = await organisationOwned(principal, idOrSlug);
       const [switches, workspaces] = await Promise.all([
         deps.integrations.listWorkspaceAccess(row.id),
-        deps.workspaces.list({
-          organisationId: principal.organisationId,
-          statuses: ['active'],
-          limit: 10_000,
-          offset: 0,
-        }),
+        activeWorkspaces(deps.workspaces, principal.organisationId),
       ]);
-      const byWorkspace = new Map(switches.map((entry) => [entry.workspace_id, entry.enabled === 1]));
-      const data = workspaces.rows.map((workspace) => {
-        const own = byWorkspace.get(workspace.id);
-        return {
-          id: workspace.id,
-          slug: workspace.slug,
-          name: workspace.name,
-          enabled: own ?? row.global_workspace_access === 1,
-          has_override: own !== undefined,
-        };
-      });
-      return {
-        object: 'list',
-        total: data.length,
-        data,
-        global_workspace_access: { enabled: row.global_workspace_access === 1 },
-      };
+      return workspaceAccessList(row, workspaces, switches);
     },
 
     async setWorkspaceAccess(
@@ -89,13 +73,12 @@ export function createAgentIntegrationAccess(deps: {
     ): Promise<AgentIntegrationRow> {
       const row = await organisationOwned(principal, idOrSlug);
       if (row.status !== 'active') throw invalid('id', `Agent integration ${row.slug} is archived.`);
-      const entries: Array<{ workspaceId: string; enabled: boolean }> = [];
-      for (const [i, entry] of body.workspaces.entries()) {
-        const workspace = await deps.workspaces.findByIdOrSlug(principal.organisationId, entry.id);
-        if (!workspace)
-          throw new AppError('NOT_FOUND', `Workspace ${entry.id} not found.`, { param: `workspaces[${i}].id` });
-        entries.push({ workspaceId: workspace.id, enabled: entry.enabled });
-      }
+      const entries = await workspaceSwitches(
+        deps.workspaces,
+        principal.organisationId,
+        body.workspaces,
+        (id, param) => new AppError('NOT_FOUND', `Workspace ${id} not found.`, { param }),
+      );
       await deps.integrations.setWorkspaceAccess(row.id, entries, {
         replace: body.override_existing_workspace_access,
         ...(body.global_workspace_access ? { global: body.global_workspace_access.enabled } : {}),

@@ -1,7 +1,7 @@
 import type { Principal } from '../../auth/principal.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
-import { isUuid } from '../../lib/ids.js';
 import type { AgentIntegrationRepository, AgentIntegrationRow } from '../../storage/repositories/agent-integrations.js';
+import { findByIdOrSlug } from '../tool-servers/rows.js';
 
 /**
  * Finds agent integrations as a caller may see and change them. An organisation integration is
@@ -14,9 +14,7 @@ export function createIntegrationFinder(integrations: AgentIntegrationRepository
    * (for a workspace key) an organisation integration not enabled for its workspace.
    */
   async function find(principal: Principal, idOrSlug: string): Promise<AgentIntegrationRow> {
-    const row = isUuid(idOrSlug)
-      ? await integrations.findById(principal.organisationId, idOrSlug.toLowerCase())
-      : await integrations.findBySlug(principal.organisationId, idOrSlug);
+    const row = await findByIdOrSlug(integrations, principal.organisationId, idOrSlug);
     if (!row || !(await visible(principal, row))) throw notFound('Agent integration', 'id');
     return row;
   }

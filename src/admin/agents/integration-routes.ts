@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { CardRead } from '../../agents/card-reader.js';
-import { ADMIN_ONLY, BOTH_KEY_TYPES } from '../../http/route-config.js';
+import { BOTH_KEY_TYPES } from '../../http/route-config.js';
 import type { ZodApp } from '../../http/zod-app.js';
+import { registerSwitchRoutes, registerWorkspaceAccessRoutes } from '../tool-servers/setting-routes.js';
 import { listBody } from '../shared/pagination.js';
 import type { AgentIntegrationAccess } from './integration-access.js';
 import type { AgentIntegrationService } from './integration-service.js';
@@ -14,6 +15,7 @@ import {
   metadataObject,
   pageQuery,
   skillObject,
+  skillList,
   skillsBody,
   successObject,
   syncStatus,
@@ -206,85 +208,47 @@ export function registerAgentIntegrationRoutes(
     async (request) => service.metadata(request.principal!, request.params.id),
   );
 
-  app.get(
-    '/v1/agent-integrations/:id/skills',
-    {
-      schema: {
-        tags: TAG,
-        summary: "The agent's skills (from its card) and whether each is enabled",
-        params: idParams,
-        querystring: pageQuery,
-        response: {
-          200: z.object({
-            object: z.literal('list'),
-            total: z.number(),
-            data: z.array(skillObject),
-            counts: z.object({ total: z.number(), enabled: z.number() }),
-          }),
-        },
-      },
-      config: { auth: auth('read') },
+  const setting = { base: '/v1/agent-integrations', scope: 'agent_integrations', params: idParams, audit };
+  registerSwitchRoutes(app, {
+    ...setting,
+    items: 'skills',
+    read: {
+      tags: TAG,
+      summary: "The agent's skills (from its card) and whether each is enabled",
+      querystring: pageQuery,
+      response: skillList(skillObject),
     },
-    async (request) => {
-      const { total, data, counts } = await access.skills(request.principal!, request.params.id, request.query);
+    change: {
+      tags: TAG,
+      summary: 'Enable or disable skills for every server of the integration',
+      description:
+        'A disabled skill is left out of the card the gateway serves, and a message that names it (metadata skill_id) is refused; see docs/agents.md.',
+      body: skillsBody,
+      response: successObject,
+    },
+    get: async (principal, id, query) => {
+      const { total, data, counts } = await access.skills(principal, id, query);
       return { ...listBody(data, total), counts };
     },
-  );
+    set: (principal, id, body) => access.setSkills(principal, id, body),
+  });
 
-  app.put(
-    '/v1/agent-integrations/:id/skills',
-    {
-      schema: {
-        tags: TAG,
-        summary: 'Enable or disable skills for every server of the integration',
-        description:
-          'A disabled skill is left out of the card the gateway serves, and a message that names it (metadata skill_id) is refused; see docs/agents.md.',
-        params: idParams,
-        body: skillsBody,
-        response: { 200: successObject },
-      },
-      config: { auth: auth('update'), audit: audit('update_skills') },
+  registerWorkspaceAccessRoutes(app, {
+    ...setting,
+    read: {
+      tags: TAG,
+      summary: 'Which workspaces may use an organisation agent integration',
+      response: workspaceAccessObject,
     },
-    async (request) => {
-      const row = await access.setSkills(request.principal!, request.params.id, request.body);
-      request.auditResourceId = row.id;
-      request.auditWorkspaceId = row.workspace_id;
-      return { success: true as const };
+    change: {
+      tags: TAG,
+      summary: 'Enable or disable an organisation agent integration in workspaces',
+      description:
+        'A workspace may use the integration when its own switch is on, or when it has none and global_workspace_access is on. Servers of a workspace that loses access stop answering (403).',
+      body: workspaceAccessBody,
+      response: z.object({}),
     },
-  );
-
-  app.get(
-    '/v1/agent-integrations/:id/workspaces',
-    {
-      schema: {
-        tags: TAG,
-        summary: 'Which workspaces may use an organisation agent integration',
-        params: idParams,
-        response: { 200: workspaceAccessObject },
-      },
-      config: { auth: { scope: 'agent_integrations.read', keyTypes: ADMIN_ONLY } },
-    },
-    async (request) => access.workspaceAccess(request.principal!, request.params.id),
-  );
-
-  app.put(
-    '/v1/agent-integrations/:id/workspaces',
-    {
-      schema: {
-        tags: TAG,
-        summary: 'Enable or disable an organisation agent integration in workspaces',
-        description:
-          'A workspace may use the integration when its own switch is on, or when it has none and global_workspace_access is on. Servers of a workspace that loses access stop answering (403).',
-        params: idParams,
-        body: workspaceAccessBody,
-        response: { 200: z.object({}) },
-      },
-      config: { auth: { scope: 'agent_integrations.update', keyTypes: ADMIN_ONLY }, audit: audit('update_workspaces') },
-    },
-    async (request) => {
-      const row = await access.setWorkspaceAccess(request.principal!, request.params.id, request.body);
-      request.auditResourceId = row.id;
-      return {};
-    },
-  );
+    get: (principal, id) => access.workspaceAccess(principal, id),
+    set: (principal, id, body) => access.setWorkspaceAccess(principal, id, body),
+  });
 }

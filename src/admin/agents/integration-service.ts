@@ -8,9 +8,9 @@ import { newId, slugify } from '../../lib/ids.js';
 import { REDACTED } from '../../lib/redact.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { AgentIntegrationRepository, AgentIntegrationRow } from '../../storage/repositories/agent-integrations.js';
-import { isUniqueViolation } from '../../storage/repositories/integrations.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
+import { insertWithSlug } from '../tool-servers/rows.js';
 import type {
   CreateIntegrationBody,
   IntegrationObject,
@@ -196,16 +196,7 @@ export function createAgentIntegrationService(deps: {
         agent_version: null,
         protocol_version: null,
       };
-      try {
-        await deps.integrations.insert(row);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      await insertWithSlug(() => deps.integrations.insert(row), slug);
       const synced = read ? await saveRead(row, read) : row;
       deps.onChange();
       return synced;

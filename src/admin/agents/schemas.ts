@@ -218,6 +218,15 @@ export const skillsBody = z
 
 export const successObject = z.object({ success: z.literal(true) });
 
+/** A page of skills with the counts of all of them. */
+export const skillList = <T extends z.ZodType>(item: T) =>
+  z.object({
+    object: z.literal('list'),
+    total: z.number(),
+    data: z.array(item),
+    counts: z.object({ total: z.number(), enabled: z.number() }),
+  });
+
 export type CreateIntegrationBody = z.infer<typeof createIntegrationBody>;
 export type UpdateIntegrationBody = z.infer<typeof updateIntegrationBody>;
 export type ListIntegrationsQuery = z.infer<typeof listIntegrationsQuery>;

@@ -3,11 +3,12 @@ import type { CardRead } from '../../agents/card-reader.js';
 import { publicBaseUrl } from '../../agents/public-url.js';
 import { BOTH_KEY_TYPES } from '../../http/route-config.js';
 import type { ZodApp } from '../../http/zod-app.js';
+import { registerSwitchRoutes, registerUserAccessRoutes } from '../tool-servers/setting-routes.js';
 import { listBody } from '../shared/pagination.js';
 import type { AgentIntegrationRow } from '../../storage/repositories/agent-integrations.js';
 import type { AgentIntegrationService, CardTarget } from './integration-service.js';
 import { createPrefetch } from './prefetch.js';
-import { idParams, pageQuery, skillsBody, successObject } from './schemas.js';
+import { idParams, pageQuery, skillList, skillsBody, successObject } from './schemas.js';
 import {
   createServerBody,
   listServersQuery,
@@ -165,87 +166,48 @@ export function registerAgentServerRoutes(
     },
   );
 
-  app.get(
-    '/v1/agent-servers/:id/skills',
-    {
-      schema: {
-        tags: TAG,
-        summary: "The agent's skills on this server",
-        description:
-          'A skill is served when it is enabled here (`enabled`) and on the integration (`integration_enabled`).',
-        params: idParams,
-        querystring: pageQuery,
-        response: {
-          200: z.object({
-            object: z.literal('list'),
-            total: z.number(),
-            data: z.array(serverSkillObject),
-            counts: z.object({ total: z.number(), enabled: z.number() }),
-          }),
-        },
-      },
-      config: { auth: auth('read') },
+  const setting = { base: '/v1/agent-servers', scope: 'agent_servers', params: idParams, audit };
+  registerSwitchRoutes(app, {
+    ...setting,
+    items: 'skills',
+    read: {
+      tags: TAG,
+      summary: "The agent's skills on this server",
+      description:
+        'A skill is served when it is enabled here (`enabled`) and on the integration (`integration_enabled`).',
+      querystring: pageQuery,
+      response: skillList(serverSkillObject),
     },
-    async (request) => {
-      const { total, data, counts } = await servers.skills(request.principal!, request.params.id, request.query);
+    change: {
+      tags: TAG,
+      summary: 'Enable or disable skills on this server',
+      body: skillsBody,
+      response: successObject,
+    },
+    get: async (principal, id, query) => {
+      const { total, data, counts } = await servers.skills(principal, id, query);
       return { ...listBody(data, total), counts };
     },
-  );
+    set: (principal, id, body) => servers.setSkills(principal, id, body),
+  });
 
-  app.put(
-    '/v1/agent-servers/:id/skills',
-    {
-      schema: {
-        tags: TAG,
-        summary: 'Enable or disable skills on this server',
-        params: idParams,
-        body: skillsBody,
-        response: { 200: successObject },
-      },
-      config: { auth: auth('update'), audit: audit('update_skills') },
+  registerUserAccessRoutes(app, {
+    ...setting,
+    read: {
+      tags: TAG,
+      summary: 'Who may call the server: the workspace’s members (and users with an override)',
+      querystring: pageQuery,
+      response: userAccessObject,
     },
-    async (request) => {
-      const row = await servers.setSkills(request.principal!, request.params.id, request.body);
-      request.auditResourceId = row.id;
-      request.auditWorkspaceId = row.workspace_id;
-      return { success: true as const };
+    change: {
+      tags: TAG,
+      summary: 'Set the default user access and per-user overrides',
+      description:
+        'A person’s key (workspace user key, or a JWT naming a user) follows the user’s override, else the default; admin and workspace service keys are not subject to user access. `enabled: null` removes an override.',
+      body: userAccessBody,
+      response: successObject,
     },
-  );
-
-  app.get(
-    '/v1/agent-servers/:id/user-access',
-    {
-      schema: {
-        tags: TAG,
-        summary: 'Who may call the server: the workspace’s members (and users with an override)',
-        params: idParams,
-        querystring: pageQuery,
-        response: { 200: userAccessObject },
-      },
-      config: { auth: auth('read') },
-    },
-    async (request) => servers.userAccess(request.principal!, request.params.id, request.query),
-  );
-
-  app.put(
-    '/v1/agent-servers/:id/user-access',
-    {
-      schema: {
-        tags: TAG,
-        summary: 'Set the default user access and per-user overrides',
-        description:
-          'A person’s key (workspace user key, or a JWT naming a user) follows the user’s override, else the default; admin and workspace service keys are not subject to user access. `enabled: null` removes an override.',
-        params: idParams,
-        body: userAccessBody,
-        response: { 200: successObject },
-      },
-      config: { auth: auth('update'), audit: audit('update_user_access') },
-    },
-    async (request) => {
-      const row = await servers.setUserAccess(request.principal!, request.params.id, request.body);
-      request.auditResourceId = row.id;
-      request.auditWorkspaceId = row.workspace_id;
-      return { success: true as const };
-    },
-  );
+    get: (principal, id, query) => servers.userAccess(principal, id, query),
+    set: (principal, id, body) => servers.setUserAccess(principal, id, body),
+  });
 }

@@ -3,17 +3,19 @@ import { WELL_KNOWN_CARD_PATH } from '../../agents/protocol.js';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
-import { isUuid, newId, slugify } from '../../lib/ids.js';
+import { newId, slugify } from '../../lib/ids.js';
 import type { AgentIntegrationRepository, AgentIntegrationRow } from '../../storage/repositories/agent-integrations.js';
 import type {
   AgentServerListRow,
   AgentServerRepository,
   AgentServerRow,
 } from '../../storage/repositories/agent-servers.js';
-import { isUniqueViolation } from '../../storage/repositories/integrations.js';
 import type { UserRepository } from '../../storage/repositories/users.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
+import { findByIdOrSlug, insertWithSlug } from '../tool-servers/rows.js';
+import { assertKnown } from '../tool-servers/switches.js';
+import { userAllowed, userOverrides } from '../tool-servers/user-access.js';
 import type { CardTarget } from './integration-service.js';
 import { skillOf } from './integration-access.js';
 import type { PageQuery, SkillsBody } from './schemas.js';
@@ -48,9 +50,7 @@ export function createAgentServerService(deps: {
   const actor = (principal: Principal) => principal.userId ?? principal.keyId;
 
   async function find(principal: Principal, idOrSlug: string): Promise<AgentServerRow> {
-    const row = isUuid(idOrSlug)
-      ? await deps.servers.findById(principal.organisationId, idOrSlug.toLowerCase())
-      : await deps.servers.findBySlug(principal.organisationId, idOrSlug);
+    const row = await findByIdOrSlug(deps.servers, principal.organisationId, idOrSlug);
     if (!row || (principal.workspaceId !== null && row.workspace_id !== principal.workspaceId))
       throw notFound('Agent server', 'id');
     return row;
@@ -76,9 +76,7 @@ export function createAgentServerService(deps: {
 
   /** An integration the server's workspace may use, as the caller names it. */
   async function usableIntegration(principal: Principal, idOrSlug: string, workspaceId: string, workspaceSlug: string) {
-    const row = isUuid(idOrSlug)
-      ? await deps.integrations.findById(principal.organisationId, idOrSlug.toLowerCase())
-      : await deps.integrations.findBySlug(principal.organisationId, idOrSlug);
+    const row = await findByIdOrSlug(deps.integrations, principal.organisationId, idOrSlug);
     const usable = row && row.status === 'active' && (await deps.integrations.usableInWorkspace(row.id, workspaceId));
     if (usable) return row;
     // A workspace key only learns of integrations its workspace may use.
@@ -101,9 +99,11 @@ export function createAgentServerService(deps: {
       const workspace = await resolveWorkspace(deps.workspaces, principal, query.workspace_id, { required: false });
       let integrationId: string | undefined;
       if (query.agent_integration_id !== undefined) {
-        const integration = isUuid(query.agent_integration_id)
-          ? await deps.integrations.findById(principal.organisationId, query.agent_integration_id.toLowerCase())
-          : await deps.integrations.findBySlug(principal.organisationId, query.agent_integration_id);
+        const integration = await findByIdOrSlug(
+          deps.integrations,
+          principal.organisationId,
+          query.agent_integration_id,
+        );
         const hidden =
           !integration ||
           (principal.workspaceId !== null &&
@@ -151,16 +151,7 @@ export function createAgentServerService(deps: {
         created_at: stamp,
         last_updated_at: stamp,
       };
-      try {
-        await deps.servers.insert(row);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      await insertWithSlug(() => deps.servers.insert(row), slug);
       deps.onChange();
       return listed(row, base);
     },
@@ -244,10 +235,12 @@ export function createAgentServerService(deps: {
     async setSkills(principal: Principal, idOrSlug: string, body: SkillsBody): Promise<AgentServerRow> {
       const server = await findActive(principal, idOrSlug);
       const known = new Set((await deps.integrations.listSkills(server.integration_id)).map((s) => s.skill_id));
-      body.skills.forEach((skill, i) => {
-        if (!known.has(skill.id))
-          throw invalid(`skills[${i}].id`, `The agent's card has no skill ${skill.id} (as last synced).`);
-      });
+      assertKnown(
+        body.skills,
+        known,
+        (skill) => skill.id,
+        (skill, i) => invalid(`skills[${i}].id`, `The agent's card has no skill ${skill.id} (as last synced).`),
+      );
       await deps.servers.setSkills(
         server.id,
         body.skills.map((s) => ({ skillId: s.id, enabled: s.enabled })),
@@ -271,7 +264,7 @@ export function createAgentServerService(deps: {
           email: row.email,
           first_name: row.first_name,
           last_name: row.last_name,
-          enabled: row.enabled === null ? server.default_user_access === 'allow' : row.enabled === 1,
+          enabled: userAllowed(row.enabled, server.default_user_access),
           has_override: row.enabled !== null,
         })),
         default_user_access: server.default_user_access,
@@ -284,15 +277,11 @@ export function createAgentServerService(deps: {
         if (!(await deps.users.findById(principal.organisationId, entry.user_id)))
           throw new AppError('NOT_FOUND', `User ${entry.user_id} not found.`, { param: `user_access[${i}].user_id` });
       }
-      await deps.servers.setUserAccess(
-        server.id,
-        body.user_access.map((entry) => ({ userId: entry.user_id, enabled: entry.enabled })),
-        {
-          ...(body.default_user_access ? { default_user_access: body.default_user_access } : {}),
-          updated_by: actor(principal),
-          last_updated_at: now(),
-        },
-      );
+      await deps.servers.setUserAccess(server.id, userOverrides(body.user_access), {
+        ...(body.default_user_access ? { default_user_access: body.default_user_access } : {}),
+        updated_by: actor(principal),
+        last_updated_at: now(),
+      });
       deps.onChange();
       return server;
     },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { ADMIN_ONLY, BOTH_KEY_TYPES } from '../../http/route-config.js';
+import { BOTH_KEY_TYPES } from '../../http/route-config.js';
 import type { ZodApp } from '../../http/zod-app.js';
+import { registerSwitchRoutes, registerWorkspaceAccessRoutes } from '../tool-servers/setting-routes.js';
 import { capabilityList, listCapabilitiesQuery, successObject, updateCapabilitiesBody } from './capability-schemas.js';
 import {
   createMcpIntegrationBody,
@@ -18,7 +19,6 @@ import type { McpIntegrationService } from './service.js';
 
 const TAG = ['MCP Integrations'];
 const auth = (verb: string) => ({ auth: { scope: `mcp_integrations.${verb}`, keyTypes: BOTH_KEY_TYPES } });
-const adminAuth = (verb: string) => ({ auth: { scope: `mcp_integrations.${verb}`, keyTypes: ADMIN_ONLY } });
 // Custom headers carry credentials under any name; client_secret is redacted by its name.
 const audit = (action: string) => ({ resourceType: 'mcp_integration', action, secretFields: ['custom_headers'] });
 const created = z.object({ id: z.uuid(), slug: z.string(), object: z.literal('mcp-integration') });
@@ -115,78 +115,47 @@ export function registerMcpIntegrationRoutes(app: ZodApp, service: McpIntegratio
     },
   );
 
-  app.get(
-    '/v1/mcp-integrations/:id/workspaces',
-    {
-      schema: {
-        tags: ['MCP Integrations > Workspaces'],
-        summary: 'Which workspaces may use an MCP integration',
-        params: mcpIntegrationParams,
-        querystring: workspaceAccessQuery,
-        response: { 200: workspaceAccessObject },
-      },
-      config: adminAuth('read'),
+  const setting = { base: '/v1/mcp-integrations', scope: 'mcp_integrations', params: mcpIntegrationParams, audit };
+  registerWorkspaceAccessRoutes(app, {
+    ...setting,
+    read: {
+      tags: ['MCP Integrations > Workspaces'],
+      summary: 'Which workspaces may use an MCP integration',
+      querystring: workspaceAccessQuery,
+      response: workspaceAccessObject,
     },
-    async (request) => service.workspaceAccess(request.principal!, request.params.id),
-  );
+    change: {
+      tags: ['MCP Integrations > Workspaces'],
+      summary: 'Share an organisation MCP integration with workspaces',
+      description:
+        "A workspace's own switch wins over `global_workspace_access`; `override_existing_workspace_access` drops the switches first. Servers of a workspace that loses access stop answering (403).",
+      body: workspaceAccessBody,
+      response: z.object({}),
+    },
+    get: (principal, id) => service.workspaceAccess(principal, id),
+    set: (principal, id, body) => service.setWorkspaceAccess(principal, id, body),
+  });
 
-  app.put(
-    '/v1/mcp-integrations/:id/workspaces',
-    {
-      schema: {
-        tags: ['MCP Integrations > Workspaces'],
-        summary: 'Share an organisation MCP integration with workspaces',
-        description:
-          "A workspace's own switch wins over `global_workspace_access`; `override_existing_workspace_access` drops the switches first. Servers of a workspace that loses access stop answering (403).",
-        params: mcpIntegrationParams,
-        body: workspaceAccessBody,
-        response: { 200: z.object({}) },
-      },
-      config: { ...adminAuth('update'), audit: audit('update_workspaces') },
+  registerSwitchRoutes(app, {
+    ...setting,
+    items: 'capabilities',
+    read: {
+      tags: ['MCP Integrations > Capabilities'],
+      summary: 'Tools, prompts, resources and resource templates synced from the server',
+      querystring: listCapabilitiesQuery,
+      response: capabilityList,
     },
-    async (request) => {
-      const row = await service.setWorkspaceAccess(request.principal!, request.params.id, request.body);
-      request.auditResourceId = row.id;
-      return {};
+    change: {
+      tags: ['MCP Integrations > Capabilities'],
+      summary: 'Enable or disable capabilities for every server of the integration',
+      description:
+        'A disabled capability is left out of lists and refused on every MCP server made from the integration. New capabilities found by a sync start enabled.',
+      body: updateCapabilitiesBody,
+      response: successObject,
     },
-  );
-
-  app.get(
-    '/v1/mcp-integrations/:id/capabilities',
-    {
-      schema: {
-        tags: ['MCP Integrations > Capabilities'],
-        summary: 'Tools, prompts, resources and resource templates synced from the server',
-        params: mcpIntegrationParams,
-        querystring: listCapabilitiesQuery,
-        response: { 200: capabilityList },
-      },
-      config: auth('read'),
-    },
-    async (request) => service.capabilities(request.principal!, request.params.id, request.query),
-  );
-
-  app.put(
-    '/v1/mcp-integrations/:id/capabilities',
-    {
-      schema: {
-        tags: ['MCP Integrations > Capabilities'],
-        summary: 'Enable or disable capabilities for every server of the integration',
-        description:
-          'A disabled capability is left out of lists and refused on every MCP server made from the integration. New capabilities found by a sync start enabled.',
-        params: mcpIntegrationParams,
-        body: updateCapabilitiesBody,
-        response: { 200: successObject },
-      },
-      config: { ...auth('update'), audit: audit('update_capabilities') },
-    },
-    async (request) => {
-      const row = await service.setCapabilities(request.principal!, request.params.id, request.body);
-      request.auditResourceId = row.id;
-      request.auditWorkspaceId = row.workspace_id;
-      return { success: true };
-    },
-  );
+    get: (principal, id, query) => service.capabilities(principal, id, query),
+    set: (principal, id, body) => service.setCapabilities(principal, id, body),
+  });
 
   app.get(
     '/v1/mcp-integrations/:id/metadata',

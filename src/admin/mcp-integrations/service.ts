@@ -1,9 +1,8 @@
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
-import { isUuid, newId, slugify } from '../../lib/ids.js';
+import { newId, slugify } from '../../lib/ids.js';
 import type { SecretBox } from '../../lib/secret-box.js';
-import { isUniqueViolation } from '../../storage/unique-violation.js';
 import type { McpIntegrationRepository, McpIntegrationRow } from '../../storage/repositories/mcp-integrations.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { isMcpSecretTarget, MCP_SECRET_TARGETS } from '../../mcp/mapped-settings.js';
@@ -11,6 +10,9 @@ import { parseMappings } from '../../secrets/mappings.js';
 import { maskConfigurations, sealConfigurations } from '../credentials/secrets.js';
 import type { MappingTargets, SecretMappingRules } from '../secret-references/mappings.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
+import { findByIdOrSlug, insertWithSlug } from '../tool-servers/rows.js';
+import { assertKnown } from '../tool-servers/switches.js';
+import { activeWorkspaces, workspaceAccessList, workspaceSwitches } from '../tool-servers/workspace-access.js';
 import {
   countCapabilities,
   mcpPageWindow,
@@ -120,9 +122,7 @@ export function createMcpIntegrationService(deps: McpIntegrationServiceDeps) {
   }
 
   async function find(principal: Principal, ref: string): Promise<McpIntegrationRow> {
-    const row = isUuid(ref)
-      ? await deps.integrations.findById(principal.organisationId, ref.toLowerCase())
-      : await deps.integrations.findBySlug(principal.organisationId, ref);
+    const row = await findByIdOrSlug(deps.integrations, principal.organisationId, ref);
     if (!row || !(await visible(principal, row))) throw notFound(`MCP integration ${ref}`, 'id');
     return row;
   }
@@ -191,16 +191,7 @@ export function createMcpIntegrationService(deps: McpIntegrationServiceDeps) {
         created_at: stamp,
         last_updated_at: stamp,
       };
-      try {
-        await deps.integrations.insert(row);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      await insertWithSlug(() => deps.integrations.insert(row), slug);
       deps.onChange();
       deps.requestSync(row.id);
       return row;
@@ -282,13 +273,7 @@ export function createMcpIntegrationService(deps: McpIntegrationServiceDeps) {
 
     async workspaceAccess(principal: Principal, ref: string) {
       const row = await find(principal, ref);
-      const global = row.global_workspace_access === 1;
-      const { rows: workspaces } = await deps.workspaces.list({
-        organisationId: principal.organisationId,
-        statuses: ['active'],
-        limit: 100_000,
-        offset: 0,
-      });
+      const workspaces = await activeWorkspaces(deps.workspaces, principal.organisationId);
       if (row.workspace_id !== null) {
         const own = workspaces.filter((w) => w.id === row.workspace_id);
         return {
@@ -298,21 +283,7 @@ export function createMcpIntegrationService(deps: McpIntegrationServiceDeps) {
           global_workspace_access: { enabled: false },
         };
       }
-      const switches = new Map(
-        (await deps.integrations.listWorkspaceAccess(row.id)).map((a) => [a.workspace_id, a.enabled === 1]),
-      );
-      return {
-        object: 'list' as const,
-        total: workspaces.length,
-        data: workspaces.map((w) => ({
-          id: w.id,
-          slug: w.slug,
-          name: w.name,
-          enabled: switches.get(w.id) ?? global,
-          has_override: switches.has(w.id),
-        })),
-        global_workspace_access: { enabled: global },
-      };
+      return workspaceAccessList(row, workspaces, await deps.integrations.listWorkspaceAccess(row.id));
     },
 
     async setWorkspaceAccess(principal: Principal, ref: string, body: WorkspaceAccessBody): Promise<McpIntegrationRow> {
@@ -322,12 +293,9 @@ export function createMcpIntegrationService(deps: McpIntegrationServiceDeps) {
           'workspaces',
           `MCP integration ${row.slug} belongs to one workspace; only organisation integrations are shared with workspaces.`,
         );
-      const rows: Array<{ workspaceId: string; enabled: boolean }> = [];
-      for (const [i, entry] of body.workspaces.entries()) {
-        const workspace = await deps.workspaces.findByIdOrSlug(principal.organisationId, entry.id);
-        if (!workspace) throw notFound(`Workspace ${entry.id}`, `workspaces[${i}].id`);
-        rows.push({ workspaceId: workspace.id, enabled: entry.enabled });
-      }
+      const rows = await workspaceSwitches(deps.workspaces, principal.organisationId, body.workspaces, (id, param) =>
+        notFound(`Workspace ${id}`, param),
+      );
       await deps.integrations.setWorkspaceAccess(row.id, {
         clear: body.override_existing_workspace_access,
         rows,
@@ -357,13 +325,16 @@ export function createMcpIntegrationService(deps: McpIntegrationServiceDeps) {
     async setCapabilities(principal: Principal, ref: string, body: UpdateCapabilitiesBody): Promise<McpIntegrationRow> {
       const row = await findChangeable(principal, ref);
       const known = new Set((await deps.integrations.allCapabilities(row.id)).map((c) => `${c.type}\u0000${c.name}`));
-      body.capabilities.forEach((change, i) => {
-        if (!known.has(`${change.type}\u0000${change.name}`))
-          throw notFound(
+      assertKnown(
+        body.capabilities,
+        known,
+        (change) => `${change.type}\u0000${change.name}`,
+        (change, i) =>
+          notFound(
             `The ${change.type} ${change.name} (MCP integration ${row.slug} has not listed it; see GET /v1/mcp-integrations/${row.id}/capabilities)`,
             `capabilities[${i}].name`,
-          );
-      });
+          ),
+      );
       await deps.integrations.setCapabilitiesEnabled(row.id, body.capabilities, now());
       deps.onChange();
       return row;

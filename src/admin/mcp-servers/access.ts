@@ -5,6 +5,7 @@ import type { McpServerRepository, McpServerRow } from '../../storage/repositori
 import type { UserRepository } from '../../storage/repositories/users.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { mcpPageWindow } from '../mcp-integrations/capability-schemas.js';
+import { userAllowed, userOverrides } from '../tool-servers/user-access.js';
 import type { ConnectionsQuery, DeleteConnectionsQuery, UserAccessBody, UserAccessQuery } from './schemas.js';
 
 /**
@@ -44,7 +45,6 @@ export function createMcpServerAccess(deps: {
       const row = await find(principal, ref);
       const window = mcpPageWindow(query);
       const { total, rows } = await deps.servers.listUsers(row, window);
-      const allow = row.default_user_access === 'allow';
       return {
         object: 'list' as const,
         data: rows.map((user) => ({
@@ -52,7 +52,7 @@ export function createMcpServerAccess(deps: {
           first_name: user.first_name,
           last_name: user.last_name,
           email: user.email,
-          enabled: user.override === null ? allow : user.override === 1,
+          enabled: userAllowed(user.override, row.default_user_access),
           has_override: user.override !== null,
           connection_status: user.connected_at === null ? ('not_connected' as const) : ('connected' as const),
         })),
@@ -69,7 +69,7 @@ export function createMcpServerAccess(deps: {
           throw notFound(`User ${entry.user_id} (not a member of the server's workspace)`, `user_access[${i}].user_id`);
       await deps.servers.setUserAccess(row.id, {
         defaultAccess: body.default_user_access,
-        users: body.user_access.map((entry) => ({ userId: entry.user_id, enabled: entry.enabled })),
+        users: userOverrides(body.user_access),
         stamp: now(),
       });
       deps.onChange();

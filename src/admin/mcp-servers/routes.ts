@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BOTH_KEY_TYPES } from '../../http/route-config.js';
 import type { ZodApp } from '../../http/zod-app.js';
+import { registerSwitchRoutes, registerUserAccessRoutes } from '../tool-servers/setting-routes.js';
 import {
   listCapabilitiesQuery,
   serverCapabilityList,
@@ -145,78 +146,46 @@ export function registerMcpServerRoutes(app: ZodApp, service: McpServerService):
     async (request) => service.metadata(request.principal!, request.params.id),
   );
 
-  app.get(
-    '/v1/mcp-servers/:id/capabilities',
-    {
-      schema: {
-        tags: ['MCP Servers > Capabilities'],
-        summary: "The integration's capabilities as this server allows them",
-        params: mcpServerParams,
-        querystring: listCapabilitiesQuery,
-        response: { 200: serverCapabilityList },
-      },
-      config: auth('read'),
+  const setting = { base: '/v1/mcp-servers', scope: 'mcp_servers', params: mcpServerParams, audit };
+  registerSwitchRoutes(app, {
+    ...setting,
+    items: 'capabilities',
+    read: {
+      tags: ['MCP Servers > Capabilities'],
+      summary: "The integration's capabilities as this server allows them",
+      querystring: listCapabilitiesQuery,
+      response: serverCapabilityList,
     },
-    async (request) => service.capabilities(request.principal!, request.params.id, request.query),
-  );
+    change: {
+      tags: ['MCP Servers > Capabilities'],
+      summary: 'Enable or disable capabilities on this server',
+      description:
+        'A capability is usable when both the integration and the server enable it; a disabled one is left out of lists and refused.',
+      body: updateCapabilitiesBody,
+      response: successObject,
+    },
+    get: (principal, id, query) => service.capabilities(principal, id, query),
+    set: (principal, id, body) => service.setCapabilities(principal, id, body),
+  });
 
-  app.put(
-    '/v1/mcp-servers/:id/capabilities',
-    {
-      schema: {
-        tags: ['MCP Servers > Capabilities'],
-        summary: 'Enable or disable capabilities on this server',
-        description:
-          'A capability is usable when both the integration and the server enable it; a disabled one is left out of lists and refused.',
-        params: mcpServerParams,
-        body: updateCapabilitiesBody,
-        response: { 200: successObject },
-      },
-      config: { ...auth('update'), audit: audit('update_capabilities') },
+  registerUserAccessRoutes(app, {
+    ...setting,
+    read: {
+      tags: ['MCP Servers > User Access'],
+      summary: 'Which users may call the server',
+      description: "Every user who can reach the server's workspace, with the override and connection of each.",
+      querystring: userAccessQuery,
+      response: userAccessList,
     },
-    async (request) => {
-      const row = await service.setCapabilities(request.principal!, request.params.id, request.body);
-      request.auditResourceId = row.id;
-      request.auditWorkspaceId = row.workspace_id;
-      return { success: true };
+    change: {
+      tags: ['MCP Servers > User Access'],
+      summary: 'Set the default user access and per-user overrides',
+      body: userAccessBody,
+      response: successObject,
     },
-  );
-
-  app.get(
-    '/v1/mcp-servers/:id/user-access',
-    {
-      schema: {
-        tags: ['MCP Servers > User Access'],
-        summary: 'Which users may call the server',
-        description: "Every user who can reach the server's workspace, with the override and connection of each.",
-        params: mcpServerParams,
-        querystring: userAccessQuery,
-        response: { 200: userAccessList },
-      },
-      config: auth('read'),
-    },
-    async (request) => service.userAccess(request.principal!, request.params.id, request.query),
-  );
-
-  app.put(
-    '/v1/mcp-servers/:id/user-access',
-    {
-      schema: {
-        tags: ['MCP Servers > User Access'],
-        summary: 'Set the default user access and per-user overrides',
-        params: mcpServerParams,
-        body: userAccessBody,
-        response: { 200: successObject },
-      },
-      config: { ...auth('update'), audit: audit('update_user_access') },
-    },
-    async (request) => {
-      const row = await service.setUserAccess(request.principal!, request.params.id, request.body);
-      request.auditResourceId = row.id;
-      request.auditWorkspaceId = row.workspace_id;
-      return { success: true };
-    },
-  );
+    get: (principal, id, query) => service.userAccess(principal, id, query),
+    set: (principal, id, body) => service.setUserAccess(principal, id, body),
+  });
 
   app.get(
     '/v1/mcp-servers/:id/connections',

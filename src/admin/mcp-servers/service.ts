@@ -2,13 +2,12 @@ import type { Principal } from '../../auth/principal.js';
 import { guardrailUsesOf } from '../../guardrails/store/index.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
-import { isUuid, newId, slugify } from '../../lib/ids.js';
+import { newId, slugify } from '../../lib/ids.js';
 import type { SyncOutcome } from '../../mcp/sync.js';
 import type { McpIntegrationRepository, McpIntegrationRow } from '../../storage/repositories/mcp-integrations.js';
 import type { McpServerListRow, McpServerRepository, McpServerRow } from '../../storage/repositories/mcp-servers.js';
 import type { UserRepository } from '../../storage/repositories/users.js';
 import type { WorkspaceRepository, WorkspaceRow } from '../../storage/repositories/workspaces.js';
-import { isUniqueViolation } from '../../storage/unique-violation.js';
 import type { GuardrailUseCheck } from '../guardrails/references.js';
 import {
   countCapabilities,
@@ -19,6 +18,8 @@ import {
 } from '../mcp-integrations/capability-schemas.js';
 import { metadataOf } from '../mcp-integrations/service.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
+import { findByIdOrSlug, insertWithSlug } from '../tool-servers/rows.js';
+import { assertKnown } from '../tool-servers/switches.js';
 import { createMcpServerAccess } from './access.js';
 import type {
   CreateMcpServerBody,
@@ -60,9 +61,7 @@ export function createMcpServerService(deps: McpServerServiceDeps) {
   const actor = (principal: Principal) => principal.userId ?? principal.keyId;
 
   async function find(principal: Principal, ref: string): Promise<McpServerRow> {
-    const row = isUuid(ref)
-      ? await deps.servers.findById(principal.organisationId, ref.toLowerCase())
-      : await deps.servers.findBySlug(principal.organisationId, ref);
+    const row = await findByIdOrSlug(deps.servers, principal.organisationId, ref);
     if (!row || (principal.workspaceId !== null && row.workspace_id !== principal.workspaceId))
       throw notFound(`MCP server ${ref}`, 'id');
     return row;
@@ -92,9 +91,7 @@ export function createMcpServerService(deps: McpServerServiceDeps) {
 
   /** The integration a new server is made from: one the workspace may use. */
   async function integrationFor(principal: Principal, ref: string, workspace: WorkspaceRow) {
-    const row = isUuid(ref)
-      ? await deps.integrations.findById(principal.organisationId, ref.toLowerCase())
-      : await deps.integrations.findBySlug(principal.organisationId, ref);
+    const row = await findByIdOrSlug(deps.integrations, principal.organisationId, ref);
     const usable = row ? await deps.integrations.usableIn(row.id, workspace.id) : false;
     // A workspace key sees only what its workspace may use; anything else does not exist for it.
     if (!row || (!usable && principal.workspaceId !== null))
@@ -172,16 +169,7 @@ export function createMcpServerService(deps: McpServerServiceDeps) {
         created_at: stamp,
         last_updated_at: stamp,
       };
-      try {
-        await deps.servers.insert(row);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      await insertWithSlug(() => deps.servers.insert(row), slug);
       deps.onChange();
       return row;
     },
@@ -278,13 +266,16 @@ export function createMcpServerService(deps: McpServerServiceDeps) {
       const known = new Set(
         (await deps.integrations.allCapabilities(row.integration_id)).map((c) => `${c.type}\u0000${c.name}`),
       );
-      body.capabilities.forEach((change, i) => {
-        if (!known.has(`${change.type}\u0000${change.name}`))
-          throw notFound(
+      assertKnown(
+        body.capabilities,
+        known,
+        (change) => `${change.type}\u0000${change.name}`,
+        (change, i) =>
+          notFound(
             `The ${change.type} ${change.name} (the server's integration has not listed it)`,
             `capabilities[${i}].name`,
-          );
-      });
+          ),
+      );
       await deps.servers.setCapabilities(row.id, body.capabilities, now());
       deps.onChange();
       return row;

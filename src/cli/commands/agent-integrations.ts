@@ -1,5 +1,4 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { confirmFirst, YES_HELP } from '../confirm.js';
 import { FatalError } from '../fatal-error.js';
 import type { Column } from '../output.js';
 import {
@@ -16,6 +15,13 @@ import {
   type Context,
 } from './common.js';
 import { providerKey } from './credentials-common.js';
+import { archiveCommand, metadataCommand, workspaceAccessBody, type ToolResource } from './tool-commands.js';
+
+const INTEGRATION: ToolResource = {
+  path: '/v1/agent-integrations',
+  noun: 'agent integration',
+  argument: '<integration>',
+};
 
 interface IntegrationRow {
   id: string;
@@ -76,9 +82,23 @@ function skillSwitch(value: string, previous: Array<{ id: string; enabled: boole
   return [...previous, { id: match[1]!, enabled: match[2] === 'on' }];
 }
 
-/** `--skill id=on|off`, repeated: the body of a skills update. */
-export function skillOptions(command: Command): Command {
-  return command.requiredOption('--skill <id=on|off>', 'a skill switch; repeat for several', skillSwitch);
+/** `set-skills <ref> --skill id=on|off`, repeated: switches skills of an agent integration or server. */
+export function setSkillsCommand(resource: ToolResource, description: string, example: string): Command {
+  return examples(
+    clientCommand('set-skills', description)
+      .requiredOption('--skill <id=on|off>', 'a skill switch; repeat for several', skillSwitch)
+      .argument(resource.argument, 'slug or id')
+      .action(
+        run(async (ctx: Context<{ skill: Array<{ id: string; enabled: boolean }> }>, ref: string) =>
+          done(
+            ctx,
+            await ctx.client.put(`${resource.path}/${enc(ref)}/skills`, { skills: ctx.opts.skill }),
+            `Updated the skills of ${resource.noun} ${ref}.`,
+          ),
+        ),
+      ),
+    [example],
+  );
 }
 
 export function agentIntegrationsCommand(): Command {
@@ -223,21 +243,10 @@ export function agentIntegrationsCommand(): Command {
     ),
   );
   group.addCommand(
-    examples(
-      clientCommand('delete', 'delete (archive) an agent integration: its servers stop answering')
-        .option('--yes', YES_HELP)
-        .hook('preAction', confirmFirst('delete agent integration'))
-        .argument('<integration>', 'slug or id')
-        .action(
-          run(async (ctx, ref: string) =>
-            done(
-              ctx,
-              await ctx.client.delete(`/v1/agent-integrations/${enc(ref)}`),
-              `Deleted agent integration ${ref}.`,
-            ),
-          ),
-        ),
-      ['svcgw agents integrations delete research-agent --yes'],
+    archiveCommand(
+      INTEGRATION,
+      'delete (archive) an agent integration: its servers stop answering',
+      'svcgw agents integrations delete research-agent --yes',
     ),
   );
   group.addCommand(
@@ -254,11 +263,10 @@ export function agentIntegrationsCommand(): Command {
     ),
   );
   group.addCommand(
-    examples(
-      clientCommand('metadata', "what the agent's card said at the last sync")
-        .argument('<integration>', 'slug or id')
-        .action(run(async (ctx, ref: string) => printOne(ctx, `/v1/agent-integrations/${enc(ref)}/metadata`))),
-      ['svcgw agents integrations metadata research-agent --json'],
+    metadataCommand(
+      INTEGRATION,
+      "what the agent's card said at the last sync",
+      'svcgw agents integrations metadata research-agent --json',
     ),
   );
   group.addCommand(
@@ -283,19 +291,10 @@ export function agentIntegrationsCommand(): Command {
     ),
   );
   group.addCommand(
-    examples(
-      skillOptions(clientCommand('set-skills', 'enable or disable skills for every server of the integration'))
-        .argument('<integration>', 'slug or id')
-        .action(
-          run(async (ctx: Context<{ skill: Array<{ id: string; enabled: boolean }> }>, ref: string) =>
-            done(
-              ctx,
-              await ctx.client.put(`/v1/agent-integrations/${enc(ref)}/skills`, { skills: ctx.opts.skill }),
-              `Updated the skills of agent integration ${ref}.`,
-            ),
-          ),
-        ),
-      ['svcgw agents integrations set-skills research-agent --skill web-search=off'],
+    setSkillsCommand(
+      INTEGRATION,
+      'enable or disable skills for every server of the integration',
+      'svcgw agents integrations set-skills research-agent --skill web-search=off',
     ),
   );
   group.addCommand(
@@ -317,14 +316,15 @@ export function agentIntegrationsCommand(): Command {
               if (!o.enable && !o.disable && o.global === undefined && !o.replace) return printOne(ctx, path);
               if (o.global !== undefined && o.global !== 'on' && o.global !== 'off')
                 throw new FatalError('--global takes on or off', 2);
-              const body = await ctx.client.put(path, {
-                workspaces: [
-                  ...(o.enable ?? []).map((id) => ({ id, enabled: true })),
-                  ...(o.disable ?? []).map((id) => ({ id, enabled: false })),
-                ],
-                ...(o.global !== undefined ? { global_workspace_access: { enabled: o.global === 'on' } } : {}),
-                override_existing_workspace_access: o.replace === true,
-              });
+              const body = await ctx.client.put(
+                path,
+                workspaceAccessBody({
+                  on: o.enable,
+                  off: o.disable,
+                  global: o.global === undefined ? undefined : o.global === 'on',
+                  replace: o.replace,
+                }),
+              );
               done(ctx, body, `Updated the workspaces of agent integration ${ref}.`);
             },
           ),

@@ -1,8 +1,7 @@
 import { Command, Option } from 'commander';
-import { confirmFirst, YES_HELP } from '../confirm.js';
 import { FatalError } from '../fatal-error.js';
 import type { Column } from '../output.js';
-import { skillOptions } from './agent-integrations.js';
+import { setSkillsCommand } from './agent-integrations.js';
 import {
   clientCommand,
   defined,
@@ -15,6 +14,9 @@ import {
   run,
   type Context,
 } from './common.js';
+import { archiveCommand, type ToolResource } from './tool-commands.js';
+
+const SERVER: ToolResource = { path: '/v1/agent-servers', noun: 'agent server', argument: '<server>' };
 
 interface ServerRow {
   id: string;
@@ -145,17 +147,10 @@ export function agentServersCommand(): Command {
     ),
   );
   group.addCommand(
-    examples(
-      clientCommand('delete', 'delete (archive) an agent server: the gateway stops serving it')
-        .option('--yes', YES_HELP)
-        .hook('preAction', confirmFirst('delete agent server'))
-        .argument('<server>', 'slug or id')
-        .action(
-          run(async (ctx, ref: string) =>
-            done(ctx, await ctx.client.delete(`/v1/agent-servers/${enc(ref)}`), `Deleted agent server ${ref}.`),
-          ),
-        ),
-      ['svcgw agents servers delete research --yes'],
+    archiveCommand(
+      SERVER,
+      'delete (archive) an agent server: the gateway stops serving it',
+      'svcgw agents servers delete research --yes',
     ),
   );
   group.addCommand(
@@ -205,19 +200,10 @@ export function agentServersCommand(): Command {
     ),
   );
   group.addCommand(
-    examples(
-      skillOptions(clientCommand('set-skills', 'enable or disable skills on this server'))
-        .argument('<server>', 'slug or id')
-        .action(
-          run(async (ctx: Context<{ skill: Array<{ id: string; enabled: boolean }> }>, ref: string) =>
-            done(
-              ctx,
-              await ctx.client.put(`/v1/agent-servers/${enc(ref)}/skills`, { skills: ctx.opts.skill }),
-              `Updated the skills of agent server ${ref}.`,
-            ),
-          ),
-        ),
-      ['svcgw agents servers set-skills research --skill translate=off'],
+    setSkillsCommand(
+      SERVER,
+      'enable or disable skills on this server',
+      'svcgw agents servers set-skills research --skill translate=off',
     ),
   );
   group.addCommand(

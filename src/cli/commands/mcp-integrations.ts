@@ -1,8 +1,10 @@
 import { Command, Option } from 'commander';
-import { confirmFirst, YES_HELP } from '../confirm.js';
 import { FatalError } from '../fatal-error.js';
 import type { Column } from '../output.js';
 import { clientCommand, defined, done, enc, examples, list, pairs, printOne, run, type Context } from './common.js';
+import { archiveCommand, metadataCommand, workspaceAccessBody, type ToolResource } from './tool-commands.js';
+
+const INTEGRATION: ToolResource = { path: '/v1/mcp-integrations', noun: 'MCP integration', argument: '<integration>' };
 
 interface McpIntegration {
   id: string;
@@ -258,17 +260,10 @@ export function mcpIntegrationsCommand(): Command {
     ),
   );
   group.addCommand(
-    examples(
-      clientCommand('delete', 'delete (archive) an MCP integration and its MCP servers')
-        .option('--yes', YES_HELP)
-        .hook('preAction', confirmFirst('delete MCP integration'))
-        .argument('<integration>', 'slug or id')
-        .action(
-          run(async (ctx, ref: string) =>
-            done(ctx, await ctx.client.delete(`/v1/mcp-integrations/${enc(ref)}`), `Deleted MCP integration ${ref}.`),
-          ),
-        ),
-      ['svcgw mcp integrations delete github --yes'],
+    archiveCommand(
+      INTEGRATION,
+      'delete (archive) an MCP integration and its MCP servers',
+      'svcgw mcp integrations delete github --yes',
     ),
   );
   group.addCommand(
@@ -287,15 +282,10 @@ export function mcpIntegrationsCommand(): Command {
               ref: string,
             ) => {
               const o = ctx.opts;
-              const workspaces = [
-                ...(o.with ?? []).map((id) => ({ id, enabled: true })),
-                ...(o.notWith ?? []).map((id) => ({ id, enabled: false })),
-              ];
-              const body = await ctx.client.put(`/v1/mcp-integrations/${enc(ref)}/workspaces`, {
-                workspaces,
-                ...(o.allWorkspaces !== undefined ? { global_workspace_access: { enabled: o.allWorkspaces } } : {}),
-                override_existing_workspace_access: o.reset === true,
-              });
+              const body = await ctx.client.put(
+                `/v1/mcp-integrations/${enc(ref)}/workspaces`,
+                workspaceAccessBody({ on: o.with, off: o.notWith, global: o.allWorkspaces, replace: o.reset }),
+              );
               done(ctx, body, `Updated the workspace access of ${ref}.`);
             },
           ),
@@ -344,11 +334,10 @@ export function mcpIntegrationsCommand(): Command {
   group.addCommand(switchCommand('integration', true));
   group.addCommand(switchCommand('integration', false));
   group.addCommand(
-    examples(
-      clientCommand('metadata', "the server's name, version, protocol version and how the last sync went")
-        .argument('<integration>', 'slug or id')
-        .action(run(async (ctx, ref: string) => printOne(ctx, `/v1/mcp-integrations/${enc(ref)}/metadata`))),
-      ['svcgw mcp integrations metadata github'],
+    metadataCommand(
+      INTEGRATION,
+      "the server's name, version, protocol version and how the last sync went",
+      'svcgw mcp integrations metadata github',
     ),
   );
   return group;

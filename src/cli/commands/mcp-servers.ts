@@ -10,6 +10,9 @@ import {
   mcpIntegrationsCommand,
   switchCommand,
 } from './mcp-integrations.js';
+import { archiveCommand, metadataCommand, onOff, type ToolResource } from './tool-commands.js';
+
+const SERVER: ToolResource = { path: '/v1/mcp-servers', noun: 'MCP server', argument: '<server>' };
 
 interface McpServer {
   id: string;
@@ -171,17 +174,10 @@ function serversCommand(): Command {
     ),
   );
   group.addCommand(
-    examples(
-      clientCommand('delete', 'delete (archive) an MCP server: its endpoint stops answering')
-        .option('--yes', YES_HELP)
-        .hook('preAction', confirmFirst('delete MCP server'))
-        .argument('<server>', 'slug or id')
-        .action(
-          run(async (ctx, ref: string) =>
-            done(ctx, await ctx.client.delete(`/v1/mcp-servers/${enc(ref)}`), `Deleted MCP server ${ref}.`),
-          ),
-        ),
-      ['svcgw mcp servers delete team-github --yes'],
+    archiveCommand(
+      SERVER,
+      'delete (archive) an MCP server: its endpoint stops answering',
+      'svcgw mcp servers delete team-github --yes',
     ),
   );
   group.addCommand(
@@ -235,10 +231,7 @@ function serversCommand(): Command {
           run(async (ctx: Context<{ allow?: string[]; deny?: string[]; default?: string }>, ref: string) => {
             const o = ctx.opts;
             const path = `/v1/mcp-servers/${enc(ref)}/user-access`;
-            const changes = [
-              ...(o.allow ?? []).map((user_id) => ({ user_id, enabled: true })),
-              ...(o.deny ?? []).map((user_id) => ({ user_id, enabled: false })),
-            ];
+            const changes = onOff('user_id', o.allow, o.deny);
             if (changes.length > 0 || o.default !== undefined) {
               const body = await ctx.client.put(
                 path,
@@ -320,11 +313,10 @@ function serversCommand(): Command {
     ),
   );
   group.addCommand(
-    examples(
-      clientCommand('metadata', "the upstream server's metadata and how the last sync went")
-        .argument('<server>', 'slug or id')
-        .action(run(async (ctx, ref: string) => printOne(ctx, `/v1/mcp-servers/${enc(ref)}/metadata`))),
-      ['svcgw mcp servers metadata team-github'],
+    metadataCommand(
+      SERVER,
+      "the upstream server's metadata and how the last sync went",
+      'svcgw mcp servers metadata team-github',
     ),
   );
   return group;

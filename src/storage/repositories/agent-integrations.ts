@@ -1,8 +1,7 @@
-import { sql, type Expression, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../database.js';
 import type { AgentIntegrationsTable, AgentSkillsTable } from '../schema.js';
-import { activeFirst } from './integrations.js';
 import { pageOf, type PageWindow } from './paging.js';
+import { nameOrSlugContains, toolRowLookups } from './tool-rows.js';
 
 export type AgentIntegrationRow = AgentIntegrationsTable;
 export type AgentSkillRow = AgentSkillsTable;
@@ -29,18 +28,6 @@ export type SyncColumns = Pick<
   | 'agent_version'
   | 'protocol_version'
 >;
-
-/** Rows whose name or slug contains `search` (case-insensitive; `%` and `_` match literally). */
-export function nameOrSlugContains<DB, TB extends keyof DB>(
-  eb: ExpressionBuilder<DB, TB>,
-  name: Expression<string>,
-  slug: Expression<string>,
-  search: string,
-) {
-  const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const like = sql<string>`${pattern} escape '\\'`;
-  return eb.or([eb(eb.fn('lower', [name]), 'like', like), eb(eb.fn('lower', [slug]), 'like', like)]);
-}
 
 export type SkillInput = Omit<AgentSkillRow, 'integration_id' | 'enabled'>;
 
@@ -69,24 +56,7 @@ export function createAgentIntegrationRepository(db: Db) {
   return {
     insert: (row: AgentIntegrationRow) => db.insertInto('agent_integrations').values(row).execute(),
 
-    findById: (organisationId: string, id: string) =>
-      db
-        .selectFrom('agent_integrations')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('id', '=', id)
-        .executeTakeFirst(),
-
-    /** The active integration with this slug, or else the most recently changed archived one. */
-    findBySlug: (organisationId: string, slug: string) =>
-      db
-        .selectFrom('agent_integrations')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('slug', '=', slug)
-        .orderBy(activeFirst('status'))
-        .orderBy('last_updated_at', 'desc')
-        .executeTakeFirst(),
+    ...toolRowLookups(db, 'agent_integrations'),
 
     list: async (filter: AgentIntegrationFilter) => {
       let query = db.selectFrom('agent_integrations as i').where('i.organisation_id', '=', filter.organisationId);

@@ -1,8 +1,7 @@
 import type { Db } from '../database.js';
 import type { AgentServersTable } from '../schema.js';
-import { nameOrSlugContains } from './agent-integrations.js';
-import { activeFirst } from './integrations.js';
 import { pageOf, type PageWindow } from './paging.js';
+import { nameOrSlugContains, toolRowLookups } from './tool-rows.js';
 
 export type AgentServerRow = AgentServersTable;
 
@@ -52,24 +51,7 @@ export function createAgentServerRepository(db: Db) {
   return {
     insert: (row: AgentServerRow) => db.insertInto('agent_servers').values(row).execute(),
 
-    findById: (organisationId: string, id: string) =>
-      db
-        .selectFrom('agent_servers')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('id', '=', id)
-        .executeTakeFirst(),
-
-    /** The active server with this slug, or else the most recently changed archived one. */
-    findBySlug: (organisationId: string, slug: string) =>
-      db
-        .selectFrom('agent_servers')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('slug', '=', slug)
-        .orderBy(activeFirst('status'))
-        .orderBy('last_updated_at', 'desc')
-        .executeTakeFirst(),
+    ...toolRowLookups(db, 'agent_servers'),
 
     findListed: (id: string): Promise<AgentServerListRow | undefined> =>
       joined().selectAll('s').select(listColumns).where('s.id', '=', id).executeTakeFirst(),

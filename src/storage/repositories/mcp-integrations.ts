@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder } from 'kysely';
+import type { ExpressionBuilder } from 'kysely';
 import type { Db } from '../database.js';
 import type {
   Database,
@@ -9,6 +9,7 @@ import type {
   McpOAuthClientsTable,
 } from '../schema.js';
 import { pageOf, type PageWindow } from './paging.js';
+import { nameOrSlugContains, toolRowLookups } from './tool-rows.js';
 
 export type McpIntegrationRow = McpIntegrationsTable;
 export type McpCapabilityRow = McpCapabilitiesTable;
@@ -82,24 +83,7 @@ export function createMcpIntegrationRepository(db: Db) {
         )
         .execute(),
 
-    findById: (organisationId: string, id: string) =>
-      db
-        .selectFrom('mcp_integrations')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('id', '=', id)
-        .executeTakeFirst(),
-
-    /** The active integration with this slug, or else the most recently changed archived one. */
-    findBySlug: (organisationId: string, slug: string) =>
-      db
-        .selectFrom('mcp_integrations')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('slug', '=', slug)
-        .orderBy((eb) => eb.case().when('status', '=', 'active').then(0).else(1).end())
-        .orderBy('last_updated_at', 'desc')
-        .executeTakeFirst(),
+    ...toolRowLookups(db, 'mcp_integrations'),
 
     /** For the gateway and the sync worker, which act for no caller. */
     findByIdAnywhere: (id: string) =>
@@ -115,15 +99,8 @@ export function createMcpIntegrationRepository(db: Db) {
       const usable = filter.usableInWorkspaceId;
       if (usable !== undefined) query = query.where((eb) => usableIn(eb, usable));
       if (filter.ownedByWorkspaceId !== undefined) query = query.where('workspace_id', '=', filter.ownedByWorkspaceId);
-      if (filter.search) {
-        const pattern = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-        query = query.where((eb) =>
-          eb.or([
-            eb(sql<string>`lower(name)`, 'like', sql<string>`${pattern} escape '\\'`),
-            eb(sql<string>`lower(slug)`, 'like', sql<string>`${pattern} escape '\\'`),
-          ]),
-        );
-      }
+      const search = filter.search;
+      if (search) query = query.where((eb) => nameOrSlugContains(eb, eb.ref('name'), eb.ref('slug'), search));
       return pageOf(query, (q) => q.selectAll().orderBy('created_at', 'asc').orderBy('id'), filter);
     },
 

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import type {
   McpCapabilityType,
@@ -8,6 +7,7 @@ import type {
   McpServerUserAccessTable,
 } from '../schema.js';
 import { pageOf, type PageWindow } from './paging.js';
+import { nameOrSlugContains, toolRowLookups } from './tool-rows.js';
 
 export type McpServerRow = McpServersTable;
 export type McpServerCapabilityRow = McpServerCapabilitiesTable;
@@ -51,38 +51,14 @@ export function createMcpServerRepository(db: Db) {
   return {
     insert: (row: McpServerRow) => db.insertInto('mcp_servers').values(row).execute(),
 
-    findById: (organisationId: string, id: string) =>
-      db
-        .selectFrom('mcp_servers')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('id', '=', id)
-        .executeTakeFirst(),
-
-    /** The active server with this slug, or else the most recently changed archived one. */
-    findBySlug: (organisationId: string, slug: string) =>
-      db
-        .selectFrom('mcp_servers')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('slug', '=', slug)
-        .orderBy((eb) => eb.case().when('status', '=', 'active').then(0).else(1).end())
-        .orderBy('last_updated_at', 'desc')
-        .executeTakeFirst(),
+    ...toolRowLookups(db, 'mcp_servers'),
 
     list: (filter: McpServerFilter) => {
       let query = listed().where('s.organisation_id', '=', filter.organisationId).where('s.status', '=', filter.status);
       if (filter.workspaceId !== undefined) query = query.where('s.workspace_id', '=', filter.workspaceId);
       if (filter.id !== undefined) query = query.where('s.id', '=', filter.id);
-      if (filter.search) {
-        const pattern = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-        query = query.where((eb) =>
-          eb.or([
-            eb(eb.fn('lower', ['s.name']), 'like', sql<string>`${pattern} escape '\\'`),
-            eb(eb.fn('lower', ['s.slug']), 'like', sql<string>`${pattern} escape '\\'`),
-          ]),
-        );
-      }
+      const search = filter.search;
+      if (search) query = query.where((eb) => nameOrSlugContains(eb, eb.ref('s.name'), eb.ref('s.slug'), search));
       return pageOf(
         query,
         (q) =>
