@@ -22,10 +22,10 @@ import { childEnv, createWorkspaceKey, enableLimits, preflight, targetsFor } fro
  * gateway with `node --import`, scripts/bench/loop-probe.ts); at the end, one line saying
  * whether RSS grew after the warm-up. Everything listens on 127.0.0.1; nothing is asserted.
  *
- *   node dist/scripts/soak.js [--duration 600] [--rate 50] [--stream-share 0.5] [--interval 30] [--warmup S]
+ *   node dist/scripts/soak.js [--duration 600] [--rate 50] [--stream-share 0.5] [--interval 30] [--warmup S] [--node-flags "…"]
  */
 const USAGE =
-  'usage: node dist/scripts/soak.js [--duration SECONDS (600)] [--rate REQUESTS/S (50)] [--stream-share 0..1 (0.5)] [--interval SECONDS (30)] [--warmup SECONDS (min(120, duration/4))] [--max-in-flight N (32)]';
+  'usage: node dist/scripts/soak.js [--duration SECONDS (600)] [--rate REQUESTS/S (50)] [--stream-share 0..1 (0.5)] [--interval SECONDS (30)] [--warmup SECONDS (min(120, duration/4))] [--max-in-flight N (32)] [--node-flags "--heap-growing-percent=0 ..."]';
 const { values } = parseArgs({
   options: {
     duration: { type: 'string', default: '600' },
@@ -34,6 +34,7 @@ const { values } = parseArgs({
     interval: { type: 'string', default: '30' },
     warmup: { type: 'string' },
     'max-in-flight': { type: 'string', default: '32' },
+    'node-flags': { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -57,6 +58,8 @@ const streamShare = option('stream-share', values['stream-share'], 0, 1);
 const intervalS = option('interval', values.interval, 1, 600);
 const warmupS = option('warmup', values.warmup ?? String(Math.min(120, durationS / 4)), 0, durationS - 1);
 const maxInFlight = Math.floor(option('max-in-flight', values['max-in-flight'], 1, 256));
+/** Extra `node` flags for the gateway (V8 or GC settings to compare), as in `npm run bench`. */
+const gatewayNodeFlags = values['node-flags'].split(/\s+/).filter(Boolean);
 
 const BIN = join(PACKAGE_ROOT, 'bin', 'svcgw');
 const MOCK = fileURLToPath(new URL('./mock-provider.js', import.meta.url));
@@ -113,7 +116,19 @@ async function main(): Promise<void> {
   let warm = false;
   const gateway = await startNode({
     name: 'svcgw serve',
-    args: ['--import', PROBE, BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir],
+    args: [
+      ...gatewayNodeFlags,
+      '--import',
+      PROBE,
+      BIN,
+      'serve',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+    ],
     cwd: PACKAGE_ROOT,
     env: { ...env, SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey, SVCGW_LOG_LEVEL: 'warn', LOOP_PROBE_MS: '5000' },
     onLine: (line) => {
@@ -128,7 +143,9 @@ async function main(): Promise<void> {
     },
   });
   children.push(gateway);
-  process.stdout.write(`mock provider pid ${mock.pid} at ${mock.url}; gateway pid ${gateway.pid} at ${gateway.url}\n`);
+  process.stdout.write(
+    `mock provider pid ${mock.pid} at ${mock.url}; gateway pid ${gateway.pid} at ${gateway.url}${gatewayNodeFlags.length > 0 ? ` (node ${gatewayNodeFlags.join(' ')})` : ''}\n`,
+  );
 
   const workspaceKey = await createWorkspaceKey(gateway.url, adminKey);
   await enableLimits(gateway.url, adminKey);

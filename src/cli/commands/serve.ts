@@ -26,11 +26,15 @@ export function serveCommand(): Command {
       // Read and checked before anything starts: a broken file stops the start at once (exit 2).
       const startupFile = applyPath ? (await import('../apply/load.js')).readApplyFile(applyPath) : undefined;
       // Loaded here, so that the admin commands start without the server's modules.
-      const [{ startServer }, { StorageRefusedError }, { DeploymentRefusedError }] = await Promise.all([
-        import('../../server/start-server.js'),
-        import('../../storage/database.js'),
-        import('../../deployments/registration.js'),
-      ]);
+      const [{ startServer }, { StorageRefusedError }, { DeploymentRefusedError }, { limitHeapGrowth }] =
+        await Promise.all([
+          import('../../server/start-server.js'),
+          import('../../storage/database.js'),
+          import('../../deployments/registration.js'),
+          import('../../server/heap-growth.js'),
+        ]);
+      // A long-running server: memory that returns to near the live heap after load (issue #19).
+      limitHeapGrowth();
       // A schema newer than this version, a deployment refusal: a message for the operator, not a stack trace.
       const server = await startServer({ config }).catch((error: unknown) => {
         if (error instanceof StorageRefusedError) throw new FatalError(error.message, 1);
