@@ -14,7 +14,7 @@ import {
 export interface AnalyticsDialect {
   rollupMeasures: string;
   rawMeasures: string;
-  /** The merged histogram of rollup rows (SQLite: an aggregate function; PostgreSQL: every row's, merged after). */
+  /** The merged histogram of rollup rows (SQLite: an aggregate function; PostgreSQL: every row's pairs in one value, merged after). */
   rollupHistogram: string;
   /** The histogram of raw latencies (SQLite: an aggregate function; PostgreSQL: the latencies, bucketed after). */
   rawHistogram: string;
@@ -87,7 +87,9 @@ export const POSTGRES: AnalyticsDialect = {
     'min(created_at)',
     'max(created_at)',
   ]),
-  rollupHistogram: 'array_agg(latency_hist)',
+  // The rows' histograms end to end in one bytea (pairs of bucket and count, which add up in any
+  // order): reading back an array of many small byteas cost more than the query itself.
+  rollupHistogram: "string_agg(latency_hist, ''::bytea)",
   rawHistogram: 'array_agg(latency_ms)',
   epochBucket: (column, seconds) => `floor(extract(epoch FROM ${column}::timestamptz) / ${seconds})::bigint`,
   inList: (column) => `${column} = ANY(?)`,
@@ -113,7 +115,11 @@ export function postgresRunner(db: Db): (text: string, params: unknown[]) => Pro
       const values = Object.values(row);
       const last = values.length - 1;
       const parts = values[last];
-      if (Array.isArray(parts)) {
+      if (parts instanceof Uint8Array) {
+        const dense = new Float64Array(LATENCY_BUCKETS);
+        addHistogram(dense, parts);
+        values[last] = encodeHistogram(dense);
+      } else if (Array.isArray(parts)) {
         const dense = new Float64Array(LATENCY_BUCKETS);
         for (const part of parts as unknown[]) {
           if (typeof part === 'number') dense[latencyBucket(part)]!++;
