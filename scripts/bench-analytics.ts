@@ -480,7 +480,7 @@ async function main(): Promise<void> {
   if (retention) process.stdout.write(`${retention}\n`);
   await db.destroy();
   process.stdout.write(
-    `\nBENCH_JSON ${JSON.stringify({ engine: postgres ? 'postgres' : 'sqlite', rows: ROWS, runs: RUNS, generate: GENERATE, generate_ms: Math.round(generateMs), generate_cpu_us_per_row: generateCpuUsPerRow === null ? null : Number(generateCpuUsPerRow.toFixed(1)), retention, first_query_ms: Math.round(first.ms), rss_mb: rssMb(gateway.pid), results: results.map((r) => ({ ...r, median: Math.round(r.median), max: Math.round(r.max) })) })}\n`,
+    `\nBENCH_JSON ${JSON.stringify({ engine: postgres ? 'postgres' : 'sqlite', rows: set.rows, runs: RUNS, generate: REUSE ? 'reused' : GENERATE, generate_ms: Math.round(generateMs), generate_cpu_us_per_row: generateCpuUsPerRow === null ? null : Number(generateCpuUsPerRow.toFixed(1)), retention, first_query_ms: Math.round(first.ms), rss_mb: rssMb(gateway.pid), results: results.map((r) => ({ ...r, median: Math.round(r.median), max: Math.round(r.max) })) })}\n`,
   );
   await timing.close();
   await stopAll();
