@@ -64,6 +64,10 @@ describe('request log listing', () => {
     const odd = await repo.list({ ...page, apiKeyId: 'k-odd' });
     expect(odd).toMatchObject({ total: (LOG_TOTAL_BOUND + 20) / 2, totalIsLowerBound: false });
 
+    // The last page under the bound counts one row further: a client paging until `total` goes on.
+    const last = await repo.list({ ...page, offset: LOG_TOTAL_BOUND - 50, limit: 50 });
+    expect(last).toMatchObject({ total: LOG_TOTAL_BOUND + 1, totalIsLowerBound: true });
+
     // A page past the bound is still counted up to its end, so that the client can page on.
     const far = await repo.list({ ...page, offset: LOG_TOTAL_BOUND, limit: 50 });
     expect(far).toMatchObject({ total: LOG_TOTAL_BOUND + 20, totalIsLowerBound: false });

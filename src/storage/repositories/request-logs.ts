@@ -16,8 +16,8 @@ import {
 export * from './request-log-rollups.js';
 
 /**
- * `GET /v1/logs` counts at most this many matching rows (or up to the end of the asked page, if
- * further): past it, `total` is the bound and `total_is_lower_bound` true.
+ * `GET /v1/logs` counts at most this many matching rows (or one past the end of the asked page,
+ * if further): past it, `total` is the bound and `total_is_lower_bound` true.
  */
 export const LOG_TOTAL_BOUND = 10_000;
 
@@ -128,7 +128,8 @@ export function createRequestLogRepository(db: Db) {
         );
       }
       // Counting every match of a filter reads millions of rows: count at most a bound, and say so.
-      const bound = Math.max(LOG_TOTAL_BOUND, filter.offset + filter.limit);
+      // One past the asked page at least: a client paging until `total` pages on while rows remain.
+      const bound = Math.max(LOG_TOTAL_BOUND, filter.offset + filter.limit + 1);
       const { total } = await db
         .selectFrom(
           query
