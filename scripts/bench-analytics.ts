@@ -12,6 +12,7 @@ import { createRequestLogRepository, type RequestLogInsert } from '../src/storag
 import { createRetentionWorker } from '../src/admin/observability/retention/retention-worker.js';
 import type { ExportFiles } from '../src/admin/observability/exports/export-files.js';
 import { createLogger } from '../src/telemetry/logger.js';
+import { hashKey, keyHint } from '../src/auth/api-key-service.js';
 import {
   BENCH_MODELS,
   BENCH_SOURCES,
@@ -34,6 +35,12 @@ import { killAllNow, startNode, stopAll } from './bench/processes.js';
  * filters and, last, a retention run deleting the oldest third of the rows in bounded batches.
  *
  *   node dist/scripts/bench-analytics.js [--rows 1000000] [--runs 5] [--database-url URL] [--generate sql|repository]
+ *     [--keep-database NAME | --reuse-database NAME] [--only TEXT]
+ *
+ * To work on queries, generate once and time again and again: `--keep-database NAME` makes the
+ * PostgreSQL database NAME, fills it and leaves it (no retention run, which would delete rows);
+ * `--reuse-database NAME` starts the gateway on it as it is (its migrations run) and only times
+ * the queries. `--only TEXT` times only the cases whose name contains TEXT.
  */
 const { values } = parseArgs({
   options: {
@@ -41,12 +48,15 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '5' },
     'database-url': { type: 'string' },
     generate: { type: 'string' },
+    'keep-database': { type: 'string' },
+    'reuse-database': { type: 'string' },
+    only: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
   process.stdout.write(
-    'usage: node dist/scripts/bench-analytics.js [--rows N] [--runs N] [--database-url postgres://…] [--generate sql|repository]\n',
+    'usage: node dist/scripts/bench-analytics.js [--rows N] [--runs N] [--database-url postgres://…] [--generate sql|repository] [--keep-database NAME | --reuse-database NAME] [--only TEXT]\n',
   );
   process.exit(0);
 }
@@ -64,6 +74,17 @@ if (GENERATE !== 'sql' && GENERATE !== 'repository') {
 if (GENERATE === 'sql' && !values['database-url']) {
   process.stderr.write('bench-analytics: --generate sql needs --database-url (PostgreSQL)\n');
   process.exit(2);
+}
+const KEEP = values['keep-database'];
+const REUSE = values['reuse-database'];
+for (const name of [KEEP, REUSE]) {
+  if (name === undefined) continue;
+  if (!values['database-url'] || !/^[a-z_][a-z0-9_]{0,62}$/.test(name) || (KEEP && REUSE)) {
+    process.stderr.write(
+      'bench-analytics: --keep-database or --reuse-database (one of them) takes a lower-case database name and needs --database-url\n',
+    );
+    process.exit(2);
+  }
 }
 const DAY_MS = 86_400_000;
 const TARGET_MS = 500;
@@ -240,18 +261,21 @@ async function storage(db: Db, dir: string): Promise<string> {
 
 /** A fresh database on the server of `adminUrl`, for this run only. */
 async function createPostgresDatabase(adminUrl: string): Promise<NonNullable<typeof postgres>> {
-  const name = `svcgw_bench_analytics_${randomBytes(6).toString('hex')}`;
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
+  const name = REUSE ?? KEEP ?? `svcgw_bench_analytics_${randomBytes(6).toString('hex')}`;
+  if (!REUSE) {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    await client.query(`CREATE DATABASE ${name}`);
+    await client.end();
+  }
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return { adminUrl, name, url: url.toString() };
 }
 
+/** Drops the run's database, unless it was asked to be kept or reused. */
 async function dropPostgresDatabase(): Promise<void> {
-  if (!postgres) return;
+  if (!postgres || KEEP || REUSE) return;
   const client = new pg.Client({ connectionString: postgres.adminUrl });
   await client.connect();
   await client.query(`DROP DATABASE IF EXISTS ${postgres.name} WITH (FORCE)`);
@@ -279,6 +303,64 @@ async function timed(url: string, key: string): Promise<{ ms: number; status: nu
   return { ms: performance.now() - started, status: res.statusCode };
 }
 
+/** The generator's inputs for a new database: five workspaces made through the API, new key and config ids. */
+async function freshSet(gatewayUrl: string, adminKey: string): Promise<BenchSet> {
+  const workspaces: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const res = await request(`${gatewayUrl}/v1/workspaces`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': adminKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `Team ${i}` }),
+    });
+    workspaces.push(((await res.body.json()) as { id: string }).id);
+  }
+  return {
+    workspaces,
+    keys: Array.from({ length: 40 }, () => randomUUID()),
+    configs: Array.from({ length: 5 }, () => randomUUID()),
+    now: Date.now(),
+    rows: ROWS,
+  };
+}
+
+/**
+ * The inputs a kept database was generated with, read back from it: the workspaces by name, the
+ * keys from the most used (the generator's first), and the newest row's time as "now". The
+ * bootstrap admin key of that run is not known any more: its hash is replaced by this run's.
+ */
+async function keptSet(db: Db, adminKey: string): Promise<BenchSet> {
+  await db
+    .updateTable('api_keys')
+    .set({ key_hash: hashKey(adminKey), key_hint: keyHint(adminKey) })
+    .where('name', '=', 'Owner admin key (bootstrap)')
+    .execute();
+  const workspaces = (
+    await db.selectFrom('workspaces').select('id').where('name', 'like', 'Team %').orderBy('name').execute()
+  ).map((w) => w.id);
+  const keys = (
+    await db
+      .selectFrom('analytics_key_rollups')
+      .select('api_key_id')
+      .where('period', '=', 672)
+      .groupBy('api_key_id')
+      .orderBy(sql`sum(requests)`, 'desc')
+      .execute()
+  ).map((k) => k.api_key_id);
+  const { newest, rows } = await db
+    .selectFrom('request_logs')
+    .select([sql<string>`max(created_at)`.as('newest'), sql<string>`count(*)`.as('rows')])
+    .executeTakeFirstOrThrow();
+  return { workspaces, keys, configs: [], now: Date.parse(newest), rows: Number(rows) };
+}
+
+interface BenchSet {
+  workspaces: string[];
+  keys: string[];
+  configs: string[];
+  now: number;
+  rows: number;
+}
+
 async function main(): Promise<void> {
   const adminKey = randomBytes(20).toString('hex');
   dataDir = mkdtempSync(join(tmpdir(), 'svcgw-bench-analytics-'));
@@ -299,25 +381,17 @@ async function main(): Promise<void> {
   // This process's own connection to the server's database, as a second writer would be.
   const db = openDatabase({ data_dir: dataDir, database_url: postgres?.url });
   const organisationId = (await db.selectFrom('organisations').select('id').executeTakeFirstOrThrow()).id;
-  const workspaces: string[] = [];
-  for (let i = 0; i < 5; i++) {
-    const res = await request(`${gateway.url}/v1/workspaces`, {
-      method: 'POST',
-      headers: { 'x-service-api-key': adminKey, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: `Team ${i}` }),
-    });
-    workspaces.push(((await res.body.json()) as { id: string }).id);
-  }
-  const now = Date.now();
+  const set = REUSE ? await keptSet(db, adminKey) : await freshSet(gateway.url, adminKey);
+  const { workspaces, keys, configs, now } = set;
   process.stdout.write(
     `svcgw analytics benchmark, ${new Date(now).toISOString()}; gateway pid ${gateway.pid} on ${postgres ? `PostgreSQL (database ${postgres.name})` : 'SQLite'}\n`,
   );
   const rssBefore = rssMb(gateway.pid);
-  const keys = Array.from({ length: 40 }, () => randomUUID());
-  const configs = Array.from({ length: 5 }, () => randomUUID());
-  let generateMs: number;
+  let generateMs = 0;
   let generateCpuUsPerRow: number | null = null;
-  if (GENERATE === 'sql') {
+  if (REUSE) {
+    process.stdout.write(`reused database ${REUSE}: ${set.rows} request logs\n`);
+  } else if (GENERATE === 'sql') {
     const made = await generateInSql(db, { organisationId, workspaces, keys, configs, now });
     generateMs = made.rowsMs + made.rollupsMs;
     process.stdout.write(
@@ -382,6 +456,7 @@ async function main(): Promise<void> {
   }
   const results: Array<{ name: string; median: number; max: number; status: number }> = [];
   for (const [name, path] of cases) {
+    if (values.only !== undefined && !name.includes(values.only)) continue;
     const times: number[] = [];
     let status = 0;
     for (let i = 0; i < RUNS; i++) {
@@ -400,11 +475,12 @@ async function main(): Promise<void> {
     );
   }
   process.stdout.write(`\ngateway RSS after the queries: ${rssMb(gateway.pid)} MB\n`);
-  const retention = postgres ? await timeRetention(db, now) : null;
+  // A kept database stays whole for the next run: no retention run on it.
+  const retention = postgres && !KEEP && !REUSE ? await timeRetention(db, now) : null;
   if (retention) process.stdout.write(`${retention}\n`);
   await db.destroy();
   process.stdout.write(
-    `\nBENCH_JSON ${JSON.stringify({ engine: postgres ? 'postgres' : 'sqlite', rows: ROWS, runs: RUNS, generate: GENERATE, generate_ms: Math.round(generateMs), generate_cpu_us_per_row: generateCpuUsPerRow === null ? null : Number(generateCpuUsPerRow.toFixed(1)), retention, first_query_ms: Math.round(first.ms), rss_mb: rssMb(gateway.pid), results: results.map((r) => ({ ...r, median: Math.round(r.median), max: Math.round(r.max) })) })}\n`,
+    `\nBENCH_JSON ${JSON.stringify({ engine: postgres ? 'postgres' : 'sqlite', rows: set.rows, runs: RUNS, generate: REUSE ? 'reused' : GENERATE, generate_ms: Math.round(generateMs), generate_cpu_us_per_row: generateCpuUsPerRow === null ? null : Number(generateCpuUsPerRow.toFixed(1)), retention, first_query_ms: Math.round(first.ms), rss_mb: rssMb(gateway.pid), results: results.map((r) => ({ ...r, median: Math.round(r.median), max: Math.round(r.max) })) })}\n`,
   );
   await timing.close();
   await stopAll();

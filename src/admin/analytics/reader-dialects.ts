@@ -4,6 +4,8 @@ import {
   addHistogram,
   encodeHistogram,
   LATENCY_BUCKETS,
+  LATENCY_FLOOR_MS,
+  LATENCY_GAMMA,
   latencyBucket,
 } from '../../storage/repositories/request-logs.js';
 
@@ -14,9 +16,9 @@ import {
 export interface AnalyticsDialect {
   rollupMeasures: string;
   rawMeasures: string;
-  /** The merged histogram of rollup rows (SQLite: an aggregate function; PostgreSQL: every row's, merged after). */
+  /** The merged histogram of rollup rows (SQLite: an aggregate function; PostgreSQL: every row's pairs in one value, merged after). */
   rollupHistogram: string;
-  /** The histogram of raw latencies (SQLite: an aggregate function; PostgreSQL: the latencies, bucketed after). */
+  /** The histogram of raw latencies (SQLite: an aggregate function; PostgreSQL: one (bucket, 1) pair per row, merged after). */
   rawHistogram: string;
   /** Seconds since the epoch of an ISO text column, divided into buckets of `seconds`. */
   epochBucket: (column: string, seconds: number) => string;
@@ -46,6 +48,18 @@ export const SQLITE: AnalyticsDialect = {
   metadataIndex: ' INDEXED BY request_logs_metadata_analytics',
   metadataValue: `(SELECT CAST(value AS TEXT) FROM json_each(metadata) WHERE key = ?)`,
 };
+
+/** `latencyBucket(latency_ms)` in SQL. */
+const BUCKET_POSTGRES = `(CASE WHEN NOT (latency_ms > ${LATENCY_FLOOR_MS}) THEN 0 ELSE least(${LATENCY_BUCKETS - 1},
+  greatest(1, ceil(ln(latency_ms / ${LATENCY_FLOOR_MS}) / ln(${LATENCY_GAMMA}::float8))::int)) END)`;
+
+/**
+ * The raw rows' latencies as one stored histogram with a (bucket, 1) pair per row, end to end in
+ * one bytea: an array of hundreds of thousands of floats (a metadata filter over 90 days) took
+ * longer to read back than the query took to run.
+ */
+const RAW_HISTOGRAM_POSTGRES = `string_agg(set_byte(set_byte('\\x000001000000'::bytea, 0, ${BUCKET_POSTGRES} % 256), 1,
+  ${BUCKET_POSTGRES} / 256), ''::bytea)`;
 
 /** Every column named, so that rows read as objects keep them all, in order. */
 const named = (columns: string[]) => columns.map((c, i) => `${c} AS m${i}`).join(', ');
@@ -87,8 +101,10 @@ export const POSTGRES: AnalyticsDialect = {
     'min(created_at)',
     'max(created_at)',
   ]),
-  rollupHistogram: 'array_agg(latency_hist)',
-  rawHistogram: 'array_agg(latency_ms)',
+  // The rows' histograms end to end in one bytea (pairs of bucket and count, which add up in any
+  // order): reading back an array of many small byteas cost more than the query itself.
+  rollupHistogram: "string_agg(latency_hist, ''::bytea)",
+  rawHistogram: RAW_HISTOGRAM_POSTGRES,
   epochBucket: (column, seconds) => `floor(extract(epoch FROM ${column}::timestamptz) / ${seconds})::bigint`,
   inList: (column) => `${column} = ANY(?)`,
   list: (values) => [...values],
@@ -113,7 +129,11 @@ export function postgresRunner(db: Db): (text: string, params: unknown[]) => Pro
       const values = Object.values(row);
       const last = values.length - 1;
       const parts = values[last];
-      if (Array.isArray(parts)) {
+      if (parts instanceof Uint8Array) {
+        const dense = new Float64Array(LATENCY_BUCKETS);
+        addHistogram(dense, parts);
+        values[last] = encodeHistogram(dense);
+      } else if (Array.isArray(parts)) {
         const dense = new Float64Array(LATENCY_BUCKETS);
         for (const part of parts as unknown[]) {
           if (typeof part === 'number') dense[latencyBucket(part)]!++;

@@ -71,7 +71,7 @@ export function registerLogRoutes(
         endTime: iso(q.end_time),
         ...pageWindow(q),
       };
-      const { total, rows } = await deps.repo.list({ ...filter, ownerUserId: ownerId ?? undefined });
+      const { total, totalIsLowerBound, rows } = await deps.repo.list({ ...filter, ownerUserId: ownerId ?? undefined });
       // Feedback belongs to the workspace of the key that gave it: a record shows its own workspace's.
       const feedback = await feedbackForTraces(
         deps.db,
@@ -80,10 +80,14 @@ export function registerLogRoutes(
       );
       const withFeedback = (row: (typeof rows)[number]) =>
         (feedback.get(row.trace_id) ?? []).filter((item) => item.workspace_id === row.workspace_id);
-      return listBody(
-        rows.map((row) => ({ ...toLogObject(row, false), feedback: withFeedback(row) })),
-        total,
-      );
+      return {
+        ...listBody(
+          rows.map((row) => ({ ...toLogObject(row, false), feedback: withFeedback(row) })),
+          total,
+        ),
+        // True when more rows match than were counted (LOG_TOTAL_BOUND): `total` is then "at least".
+        total_is_lower_bound: totalIsLowerBound,
+      };
     },
   );
 

@@ -169,7 +169,7 @@ export async function printList<T>(
   ctx.out.result(body, () => {
     const table = ctx.out.table(body.data, columns);
     return body.data.length < body.total
-      ? `${table}\n${body.data.length} of ${body.total} shown (use --page or --all)`
+      ? `${table}\n${body.data.length} of ${body.total}${(body as { total_is_lower_bound?: boolean }).total_is_lower_bound ? ' or more' : ''} shown (use --page or --all)`
       : table;
   });
 }

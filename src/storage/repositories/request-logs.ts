@@ -1,4 +1,5 @@
 import type SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
 import { rawSqlite, type Db } from '../database.js';
 import { noteRawWrite } from '../request-transaction.js';
 import { insertBatchPostgres } from './request-logs-postgres.js';
@@ -13,6 +14,12 @@ import {
 } from './request-log-rollups.js';
 
 export * from './request-log-rollups.js';
+
+/**
+ * `GET /v1/logs` counts at most this many matching rows (or one past the end of the asked page,
+ * if further): past it, `total` is the bound and `total_is_lower_bound` true.
+ */
+export const LOG_TOTAL_BOUND = 10_000;
 
 export interface RequestLogFilter {
   organisationId: string;
@@ -120,9 +127,28 @@ export function createRequestLogRepository(db: Db) {
             .where('user_id', '=', filter.ownerUserId),
         );
       }
-      const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('seq', 'desc').limit(filter.limit).offset(filter.offset).execute();
-      return { total: Number(total), rows };
+      // Counting every match of a filter reads millions of rows: count at most a bound, and say so.
+      // One past the asked page at least: a client paging until `total` pages on while rows remain.
+      const bound = Math.max(LOG_TOTAL_BOUND, filter.offset + filter.limit + 1);
+      const { total } = await db
+        .selectFrom(
+          query
+            .select(sql.lit(1).as('one'))
+            .limit(bound + 1)
+            .as('matching'),
+        )
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
+      // Newest first in the order of the (organisation_id, created_at) index, seq breaking ties.
+      const rows = await query
+        .selectAll()
+        .orderBy('created_at', 'desc')
+        .orderBy('seq', 'desc')
+        .limit(filter.limit)
+        .offset(filter.offset)
+        .execute();
+      const counted = Number(total);
+      return { total: Math.min(counted, bound), totalIsLowerBound: counted > bound, rows };
     },
   };
 }
