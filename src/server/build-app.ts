@@ -404,6 +404,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     requestLogs,
     visibility,
     settings: securitySettings,
+    secretBox,
   };
   registerAnalytics(zapp, observabilityDeps);
   const observability = registerObservability(zapp, observabilityDeps);
