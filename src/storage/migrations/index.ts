@@ -30,6 +30,7 @@ import * as mcpUserOAuth from './0028-mcp-user-oauth.js';
 import * as referenceAdminFields from './0029-reference-admin-fields.js';
 import * as credentialLimits from './0030-credential-limits.js';
 import * as auditCountry from './0031-audit-country.js';
+import * as cacheSavings from './0033-cache-savings.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -64,6 +65,7 @@ const migrations: Record<string, Migration> = {
   '0029-reference-admin-fields': referenceAdminFields,
   '0030-credential-limits': credentialLimits,
   '0031-audit-country': auditCountry,
+  '0033-cache-savings': cacheSavings,
 };
 
 export const migrationProvider: MigrationProvider = {
