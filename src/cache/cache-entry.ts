@@ -7,6 +7,8 @@ export interface CachedResponse {
   body: Buffer;
   /** True when `body` is a server-sent event stream, to be replayed as one (replaySse). */
   stream: boolean;
+  /** The provider that gave the answer, so that a hit can be priced as the call it replaces; null: unknown. */
+  provider?: string | null;
 }
 
 /** One entry, as held in memory before it is written and as read back. */

@@ -34,6 +34,7 @@ const COLUMNS = [
   'status',
   'is_stream',
   'headers',
+  'provider',
   'partition_key',
   'embedding_sketch',
   'embedding',
@@ -52,6 +53,7 @@ type ResponseRow = {
   status: number;
   is_stream: number;
   headers: string;
+  provider: string | null;
   body: Buffer;
 };
 
@@ -77,7 +79,7 @@ export function createCacheStore(deps: { sqlite: SQLite.Database; logger: Logger
     for (const entry of entries) upsert.run(rowValues(entry));
   });
   const selectResponse = sqlite.prepare<[string, string, string], ResponseRow>(
-    'SELECT created_at, expires_at, status, is_stream, headers, body FROM cache_entries WHERE cache_key = ? AND organisation_id = ? AND workspace_id = ?',
+    'SELECT created_at, expires_at, status, is_stream, headers, provider, body FROM cache_entries WHERE cache_key = ? AND organisation_id = ? AND workspace_id = ?',
   );
   const selectEmbedding = sqlite
     .prepare<[string], { embedding: Buffer | null }>('SELECT embedding FROM cache_entries WHERE cache_key = ?')
@@ -118,6 +120,7 @@ export function createCacheStore(deps: { sqlite: SQLite.Database; logger: Logger
       response.status,
       response.stream ? 1 : 0,
       JSON.stringify(response.headers),
+      response.provider ?? null,
       semantic?.partitionKey ?? null,
       semantic ? sketchToBuffer(semantic.sketch) : null,
       semantic ? vectorToBuffer(semantic.embedding) : null,
@@ -188,6 +191,7 @@ export function createCacheStore(deps: { sqlite: SQLite.Database; logger: Logger
           headers: JSON.parse(row.headers) as Record<string, string>,
           body: row.body,
           stream: row.is_stream === 1,
+          provider: row.provider,
         },
       };
     },

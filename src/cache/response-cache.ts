@@ -193,6 +193,7 @@ export function createResponseCache(deps: {
             headers: keptHeaders(response.headers),
             body: response.body,
             stream: response.stream,
+            provider: response.provider ?? null,
           },
           semantic: null,
         };

@@ -25,6 +25,8 @@ export interface CacheEntriesTable {
   is_stream: number;
   /** JSON object of the kept response headers (content-type and the like, never credentials). */
   headers: string;
+  /** The provider that answered (migration 0033); null for entries stored before. */
+  provider: string | null;
   /** Semantic entries only: the partition they are searched in. */
   partition_key: string | null;
   /** Semantic entries only: 256 sign bits of the rotated embedding (vector-sketch.ts). */

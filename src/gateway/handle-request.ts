@@ -435,8 +435,16 @@ function actualUsage(draft: RequestLogDraft, served: UpstreamAnswer | null) {
   return null;
 }
 
-/** Prices the request from its usage; pricing answers from memory for known models. A cache hit costs nothing. */
+/**
+ * Prices the request from its usage; pricing answers from memory for known models. A cache hit
+ * costs nothing; what the provider call it replaced would have cost is its saving.
+ */
 async function priced(draft: RequestLogDraft, pricing: PricingService): Promise<void> {
+  const replaced = draft.replacedCall;
+  if (replaced?.usage && isCacheHit(draft.cacheStatus as never)) {
+    draft.cacheSavings = await pricing.costOf(replaced.provider, replaced.model, replaced.usage).catch(() => null);
+    return;
+  }
   if (draft.usage === null || isCacheHit(draft.cacheStatus as never)) return;
   try {
     draft.cost = await pricing.costOf(draft.provider, draft.model, draft.usage);

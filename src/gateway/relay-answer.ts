@@ -32,7 +32,8 @@ function cachedStream(
   const capture = createCacheCapture({
     maxBytes: DEFAULT_CACHE_LIMITS.maxBodyBytes,
     onComplete: (body) => {
-      if (body && draft.errorCode === null) cache.store({ status, headers: keptHeaders(headers), body, stream: true });
+      if (body && draft.errorCode === null)
+        cache.store({ status, headers: keptHeaders(headers), body, stream: true, provider: draft.provider });
     },
   });
   return stream.pipe(capture);
@@ -115,7 +116,13 @@ export function relayAnswer(
   if (options.capture > 0) draft.responseBody = bytes.subarray(0, options.capture).toString('utf8');
   const headers = headersForClient(res.headers, { keepLength: false });
   if (!answer.isStream)
-    options.cache?.store({ status: res.statusCode, headers: keptHeaders(headers), body: bytes, stream: false });
+    options.cache?.store({
+      status: res.statusCode,
+      headers: keptHeaders(headers),
+      body: bytes,
+      stream: false,
+      provider: draft.provider,
+    });
   return { sent: reply.code(res.statusCode).headers(headers).send(bytes), plainJson: bytes };
 }
 
@@ -307,6 +314,7 @@ function relayTranslated(
       headers: { 'content-type': 'application/json; charset=utf-8' },
       body: bytes,
       stream: false,
+      provider: draft.provider,
     });
   return reply.code(200).headers(signals).type('application/json; charset=utf-8').send(bytes);
 }

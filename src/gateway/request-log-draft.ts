@@ -34,6 +34,10 @@ export class RequestLogDraft {
   parentSpanId: string | null = null;
   spanName: string | null = null;
   cacheStatus = 'DISABLED';
+  /** A cache hit: the provider call the cached answer replaced (its usage as the answer reports it), to be priced. */
+  replacedCall: { provider: string | null; model: string | null; usage: TokenUsage | null } | null = null;
+  /** What that call would have cost, US dollars; null when not a hit or not priced. */
+  cacheSavings: number | null = null;
   /** Guardrail hook results (JSON text) and the request's verdict, when a guardrail ran. */
   hookResults: string | null = null;
   guardrailVerdict: 'passed' | 'failed' | 'denied' | null = null;
@@ -92,6 +96,7 @@ export class RequestLogDraft {
       cost: this.cost,
       cost_currency: 'USD',
       cache_status: this.cacheStatus,
+      cache_savings: this.cacheSavings,
       metadata: this.metadata ? JSON.stringify(this.metadata) : null,
       request_body: this.requestBody,
       response_body: this.responseBody,

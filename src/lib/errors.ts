@@ -110,6 +110,12 @@ export const ERROR_CODES = {
     summary:
       "The MCP server's integration authorizes each user (oauth_auto), and the caller's user has not authorized svcgw there yet (or the authorization ran out and could not be renewed), or the key belongs to no user. The message names the URL that starts the authorization (GET /v1/mcp/{server}/oauth/authorize).",
   },
+  INVALID_DOWNLOAD_LINK: {
+    status: 403,
+    type: 'permission_error',
+    summary:
+      'A signed export download link (the signed_url of GET /v1/logs/exports/{exportId}/download) was altered, has expired (after 15 minutes) or belongs to an earlier run of the export: ask for a new one.',
+  },
   NOT_FOUND: {
     status: 404,
     type: 'not_found_error',

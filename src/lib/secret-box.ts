@@ -13,6 +13,11 @@ export interface SecretBox {
   decrypt(stored: string): string;
   /** Short fingerprint of the master key, safe to log. */
   readonly keyId: string;
+  /**
+   * A 32-byte key for one purpose (signing download links, say), derived from the master key so
+   * that no other key has to be kept, and so that a MAC made for one purpose is no use for another.
+   */
+  deriveKey(purpose: string): Buffer;
 }
 
 export class SecretBoxError extends Error {
@@ -38,6 +43,7 @@ export function createSecretBox(masterKey: Buffer): SecretBox {
 
   return {
     keyId,
+    deriveKey: (purpose) => createHmac('sha256', key).update(`svcgw derived key: ${purpose}`).digest(),
     encrypt(plaintext: string): string {
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv(ALGORITHM, key, iv);

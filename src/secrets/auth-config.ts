@@ -207,3 +207,35 @@ export function maskAuthConfig(stored: string): Record<string, unknown> {
   for (const [name, value] of Object.entries(auth)) if (isSealed(value)) auth[name] = value.hint;
   return auth;
 }
+
+/** What an `auth_config` without its method field says about the method. */
+export type InferredAuthMethod =
+  | { kind: 'named' }
+  | { kind: 'unknown' }
+  | { kind: 'inferred'; method: string }
+  | { kind: 'ambiguous'; methods: string[] };
+
+/**
+ * The sign-in method of an `auth_config` that leaves out its method field, as the reference
+ * gateway's examples do (a Vault token config is `{vault_addr, vault_token}`). A method is
+ * taken only when it is the one method whose schema accepts the fields given, or, when none
+ * accepts them, the one method that has every field given (so that a missing field is reported
+ * against it). Fields that no method has are `unknown` (the schema's message names the method
+ * field); fields several methods fit are ambiguous, and the method must be named.
+ */
+export function inferAuthMethod(type: SecretManagerType, auth: Record<string, unknown>): InferredAuthMethod {
+  const { schema, discriminator } = AUTH_SCHEMAS[type];
+  if (auth[discriminator] !== undefined) return { kind: 'named' };
+  const options = schema.options as readonly z.ZodObject[];
+  const methodOf = (option: z.ZodObject) => (option.shape[discriminator] as z.ZodLiteral<string>).value;
+  const accepting = options.filter(
+    (option) => option.safeParse({ ...auth, [discriminator]: methodOf(option) }).success,
+  );
+  if (accepting.length === 1) return { kind: 'inferred', method: methodOf(accepting[0]!) };
+  if (accepting.length > 1) return { kind: 'ambiguous', methods: accepting.map(methodOf) };
+  const given = Object.keys(auth);
+  const covering = options.filter((option) => given.every((field) => field in option.shape));
+  if (covering.length === 1) return { kind: 'inferred', method: methodOf(covering[0]!) };
+  if (covering.length === 0) return { kind: 'unknown' };
+  return { kind: 'ambiguous', methods: covering.map(methodOf) };
+}

@@ -287,6 +287,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     requestLogs,
     visibility,
     settings: securitySettings,
+    secretBox,
   };
   registerAnalytics(zapp, observabilityDeps);
   const observability = registerObservability(zapp, observabilityDeps);

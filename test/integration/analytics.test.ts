@@ -473,8 +473,11 @@ describe('analytics over known rows', () => {
       semantic_hits: 0,
       rate: 50,
       rate_fraction: 0.5,
+      // Rows written without a recorded saving (hits logged before migration 0033) save nothing.
       cumulative_simple_cache_savings: 0,
+      cumulative_simple_cache_savings_usd: 0,
       cumulative_semantic_cache_savings: 0,
+      cumulative_semantic_cache_savings_usd: 0,
     });
     expect(cache.data_points[2]).toMatchObject({
       simple_hits: 0,

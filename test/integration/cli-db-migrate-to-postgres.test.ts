@@ -132,7 +132,7 @@ describe.skipIf(!hasPostgres)('svcgw db migrate-to-postgres', () => {
     expect((await moved.get('/v1/configs/prod')).body.config.override_params).toEqual({ model: 'gpt-4o-mini' });
     expect((await moved.get('/v1/logs?page_size=100')).body.total).toBe(6);
     expect((await moved.get('/v1/analytics/summary')).body.summary).toMatchObject({ requests: 6, successes: 6 });
-    const download = await fetch(`${pg.baseUrl}/v1/logs/exports/${exported.body.id}/download`, {
+    const download = await fetch(`${pg.baseUrl}/v1/logs/exports/${exported.body.id}/download?format=jsonl`, {
       headers: { 'x-service-api-key': server.adminKey },
     });
     expect(download.status).toBe(200);

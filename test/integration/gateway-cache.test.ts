@@ -165,3 +165,65 @@ describe('semantic cache', () => {
     expect(logs.filter((l: { cache_status: string }) => l.cache_status === 'SEMANTIC_HIT')).toHaveLength(1);
   });
 });
+
+describe('cache savings', () => {
+  it('records what each hit saved, the price of the provider call it replaced, and the hit-rate graph sums it in cents', async () => {
+    const clock = createManualClock(Date.parse('2026-03-01T10:15:00Z'));
+    const embeddings = await startEmbeddings();
+    const g = await startGateway({
+      clock,
+      env: { SVCGW_SEMANTIC_CACHE_EMBEDDING_URL: embeddings.url, SVCGW_SEMANTIC_CACHE_THRESHOLD: '0.9' },
+    });
+    const semantic = { ...simple(g, 7200), cache: { mode: 'semantic', max_age: 7200 } };
+    const ask = (config: unknown, content: string) =>
+      send(g, config, { model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
+
+    expect((await send(g, simple(g, 7200))).headers.get('x-service-cache-status')).toBe('MISS');
+    expect((await send(g, simple(g, 7200))).headers.get('x-service-cache-status')).toBe('HIT');
+    clock.advance(3_600_000); // the next hour's bucket
+    expect((await send(g, simple(g, 7200))).headers.get('x-service-cache-status')).toBe('HIT');
+    expect((await ask(semantic, 'What is the capital of Italy?')).headers.get('x-service-cache-status')).toBe('MISS');
+    expect((await ask(semantic, "Tell me Italy's capital city")).headers.get('x-service-cache-status')).toBe(
+      'SEMANTIC_HIT',
+    );
+    expect(g.mock.requests).toHaveLength(2);
+
+    const logs = await g.logs(5);
+    const misses = logs.filter((l: { cache_status: string }) => l.cache_status === 'MISS');
+    const [simpleCost, semanticCost] = [misses.at(-1).cost, misses[0].cost] as [number, number];
+    expect(simpleCost).toBeGreaterThan(0);
+    // Hits still cost nothing.
+    expect(logs.filter((l: { cache_status: string }) => l.cache_status !== 'MISS').map((l: any) => l.cost)).toEqual([
+      0, 0, 0,
+    ]);
+
+    const graph = await fetch(
+      `${g.baseUrl}/v1/analytics/graphs/cache/hit-rate?time_of_generation_min=2026-03-01T10:00:00Z&time_of_generation_max=2026-03-01T11:59:59Z&interval=hour`,
+      { headers: { 'x-service-api-key': g.adminKey } },
+    );
+    const body = (await graph.json()) as { summary: unknown; data_points: unknown[] };
+    expect(body.summary).toEqual({ total: 3, rate: 60, rate_fraction: 0.6 });
+    // Money keeps 12 significant digits in analytics answers.
+    const usd = (value: number) => Number(value.toPrecision(12));
+    const cents = (value: number) => usd(value * 100);
+    expect(body.data_points).toEqual([
+      expect.objectContaining({
+        simple_hits: 1,
+        semantic_hits: 0,
+        cumulative_simple_cache_savings: cents(simpleCost),
+        cumulative_simple_cache_savings_usd: usd(simpleCost),
+        cumulative_semantic_cache_savings: 0,
+        cumulative_semantic_cache_savings_usd: 0,
+      }),
+      // Cumulative: the first hour's saving carries on.
+      expect.objectContaining({
+        simple_hits: 1,
+        semantic_hits: 1,
+        cumulative_simple_cache_savings: cents(2 * simpleCost),
+        cumulative_simple_cache_savings_usd: usd(2 * simpleCost),
+        cumulative_semantic_cache_savings: cents(semanticCost),
+        cumulative_semantic_cache_savings_usd: usd(semanticCost),
+      }),
+    ]);
+  });
+});

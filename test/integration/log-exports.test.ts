@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { EXPORT_BATCH_ROWS } from '../../src/admin/observability/exports/export-runner.js';
+import { createManualClock } from '../../src/lib/clock.js';
 import { newTimeOrderedId } from '../../src/lib/ids.js';
 import { createRequestLogRepository, type RequestLogInsert } from '../../src/storage/repositories/request-logs.js';
 import { createWorkspace, createWorkspaceKey } from '../helpers/fixtures.js';
@@ -202,7 +203,9 @@ describe('log exports', () => {
     expect(await finished(admin, draft)).toMatchObject({ status: 'success', rows_written: 0 });
     expect(
       await (
-        await fetch(`${t.baseUrl}/v1/logs/exports/${draft}/download`, { headers: { 'x-service-api-key': t.adminKey } })
+        await fetch(`${t.baseUrl}/v1/logs/exports/${draft}/download?format=jsonl`, {
+          headers: { 'x-service-api-key': t.adminKey },
+        })
       ).text(),
     ).toBe('');
 
@@ -230,6 +233,71 @@ describe('log exports', () => {
     expect((await admin.get('/v1/logs/exports/not-an-id')).status).toBe(404);
   });
 
+  it("answers the reference's {signed_url}: a link on public_url that streams the file without a key until it expires", async () => {
+    const clock = createManualClock(Date.parse('2026-03-01T12:00:00Z'));
+    const t = await startTestServer({ clock, env: { SVCGW_PUBLIC_URL: 'https://gw.example.test/' } });
+    const admin = apiClient(t.baseUrl, t.adminKey);
+    const rows = await seed(t);
+    const id = (await admin.post('/v1/logs/exports', { filters: {}, requested_data: ['id', 'ai_org'] })).body.id;
+    await admin.post(`/v1/logs/exports/${id}/start`);
+    expect(await finished(admin, id)).toMatchObject({ status: 'success', rows_written: rows.length });
+
+    const answer = await admin.get(`/v1/logs/exports/${id}/download`);
+    expect(answer.status).toBe(200);
+    expect(Object.keys(answer.body)).toEqual(['signed_url']);
+    const signed = new URL(answer.body.signed_url);
+    expect(signed.origin).toBe('https://gw.example.test');
+    expect(signed.pathname).toBe(`/v1/logs/exports/${id}/file`);
+    // The public address is not this test's socket: the same path and query, sent to it.
+    const local = (url: URL, extra = '') => `${t.baseUrl}${url.pathname}${url.search}${extra}`;
+
+    const file = await fetch(local(signed)); // no API key
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toContain('application/x-ndjson');
+    const ids = (await file.text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).id);
+    expect(ids).toEqual(rows.map((r) => r.id));
+    const csv = await fetch(local(signed, '&format=csv'));
+    expect((await csv.text()).split('\r\n')[0]).toBe('id,ai_org');
+
+    const refused = async (url: string, message: string) => {
+      const res = await fetch(url);
+      expect(res.status, url).toBe(403);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe('INVALID_DOWNLOAD_LINK');
+      expect(body.error.message).toContain(message);
+    };
+    const token = signed.searchParams.get('token')!;
+    const [expires, mac] = token.split('.') as [string, string];
+    const withToken = (value: string, exportId = id) => `${t.baseUrl}/v1/logs/exports/${exportId}/file?token=${value}`;
+    // Tampered: a later expiry, another signature, another export, nothing.
+    await refused(withToken(`${Number(expires) + 3_600_000}.${mac}`), 'not valid');
+    await refused(withToken(`${expires}.${mac.slice(0, -2)}${mac.endsWith('AA') ? 'BB' : 'AA'}`), 'not valid');
+    await refused(withToken(token, '00000000-0000-4000-8000-000000000000'), 'not valid');
+    await refused(withToken('x'), 'not valid');
+    expect((await fetch(`${t.baseUrl}/v1/logs/exports/${id}/file`)).status).toBe(400);
+
+    // Works to the last moment before the expiry on the server's clock, not after.
+    clock.advance(15 * 60_000 - 1);
+    expect((await fetch(local(signed))).status).toBe(200);
+    clock.advance(1);
+    await refused(local(signed), 'expired');
+
+    // A re-run export makes earlier links invalid; the key-authenticated download streams as before.
+    const fresh = new URL((await admin.get(`/v1/logs/exports/${id}/download`)).body.signed_url);
+    await admin.put(`/v1/logs/exports/${id}`, { filters: {} });
+    clock.advance(1000);
+    await admin.post(`/v1/logs/exports/${id}/start`);
+    await finished(admin, id);
+    await refused(local(fresh), 'not valid');
+    const streamed = await fetch(`${t.baseUrl}/v1/logs/exports/${id}/download?format=jsonl`, {
+      headers: { 'x-service-api-key': t.adminKey },
+    });
+    expect((await streamed.text()).trim().split('\n')).toHaveLength(rows.length);
+  });
+
   it('DATA_EXPORTS_ENABLED=OFF turns every export route off', async () => {
     const t = await startTestServer({ env: { DATA_EXPORTS_ENABLED: 'OFF' } });
     const admin = apiClient(t.baseUrl, t.adminKey);
@@ -237,6 +305,7 @@ describe('log exports', () => {
       await admin.get('/v1/logs/exports'),
       await admin.post('/v1/logs/exports', { filters: {}, requested_data: ['id'] }),
       await admin.get('/v1/logs/exports/00000000-0000-4000-8000-000000000000/download'),
+      await admin.get('/v1/logs/exports/00000000-0000-4000-8000-000000000000/file?token=1.x'),
     ]) {
       expect(res.status).toBe(403);
       expect(res.body.error.code).toBe('FEATURE_DISABLED');

@@ -181,7 +181,10 @@ describe('secret references: create, read, list, update', () => {
       expectRefused(await admin.post('/v1/secret-references', body), status, code, param);
 
     await refused(awsReference({ manager_type: 'gcp_sm' }), 'manager_type');
-    await refused(awsReference({ auth_config: { aws_region: 'eu-west-1' } }), 'auth_config.aws_auth_type');
+    await refused(
+      awsReference({ auth_config: { aws_auth_type: 'password', aws_region: 'eu-west-1' } }),
+      'auth_config.aws_auth_type',
+    );
     await refused(
       awsReference({ auth_config: { aws_auth_type: 'token', vault_token: 'x' } }),
       'auth_config.aws_auth_type',
@@ -258,6 +261,80 @@ describe('secret references: create, read, list, update', () => {
       'INVALID_REQUEST',
       'body',
     );
+  });
+
+  it("takes the reference's auth_config without its method field when only one method fits the fields", async () => {
+    const t = await startTestServer();
+    const admin = apiClient(t.baseUrl, t.adminKey);
+    const methodOf = async (body: Record<string, unknown>) => {
+      const created = await admin.post('/v1/secret-references', body);
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      return (await admin.get(`/v1/secret-references/${created.body.id}`)).body.auth_config;
+    };
+
+    // The reference's Vault token example, as its docs give it.
+    expect(
+      await methodOf(
+        vaultReference({
+          slug: 'vault-token',
+          auth_config: { vault_addr: 'https://vault.example.com:8200', vault_token: VAULT_TOKEN },
+        }),
+      ),
+    ).toEqual({ vault_auth_type: 'token', vault_addr: 'https://vault.example.com:8200', vault_token: 'hvs.****XXXX' });
+    const approle = vaultReference({ slug: 'vault-approle' });
+    const { vault_auth_type: _named, ...approleFields } = approle.auth_config as Record<string, unknown>;
+    expect(await methodOf({ ...approle, auth_config: approleFields })).toMatchObject({ vault_auth_type: 'approle' });
+    const { aws_auth_type: _aws, ...accessKeyFields } = awsReference().auth_config as Record<string, unknown>;
+    expect(await methodOf(awsReference({ slug: 'aws-key', auth_config: accessKeyFields }))).toMatchObject({
+      aws_auth_type: 'accessKey',
+      aws_secret_access_key: 'AWSS****ZZZZ',
+    });
+    const azure = {
+      name: 'Azure app',
+      slug: 'azure-app',
+      manager_type: 'azure_kv',
+      secret_path: 'openai-key',
+      auth_config: {
+        azure_entra_tenant_id: 'tenant-1',
+        azure_entra_client_id: 'client-1',
+        azure_entra_client_secret: AZURE_SECRET,
+        azure_vault_url: 'https://my-vault.vault.azure.net',
+      },
+    };
+    expect(await methodOf(azure)).toMatchObject({ azure_auth_mode: 'entra' });
+
+    // A missing field is reported against the one method that has the fields given.
+    expectRefused(
+      await admin.post(
+        '/v1/secret-references',
+        vaultReference({ slug: 'no-addr', auth_config: { vault_token: VAULT_TOKEN } }),
+      ),
+      400,
+      'INVALID_REQUEST',
+      'auth_config.vault_addr',
+    );
+    // Only a vault URL: the managed identity and Azure's default chain both fit.
+    const ambiguous = await admin.post('/v1/secret-references', {
+      ...azure,
+      slug: 'azure-which',
+      auth_config: { azure_vault_url: 'https://my-vault.vault.azure.net' },
+    });
+    expectRefused(ambiguous, 400, 'INVALID_REQUEST', 'auth_config');
+    expect(ambiguous.body.error.message).toContain('managed, default');
+    expect(ambiguous.body.error.message).toContain('azure_auth_mode');
+    // An update infers the same way.
+    expect(
+      (
+        await admin.put('/v1/secret-references/vault-token', {
+          auth_config: { vault_addr: 'https://vault.example.com:8200', vault_role: 'gateway' },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await admin.get('/v1/secret-references/vault-token')).body.auth_config).toEqual({
+      vault_auth_type: 'kubernetes',
+      vault_addr: 'https://vault.example.com:8200',
+      vault_role: 'gateway',
+    });
   });
 
   it('refuses sign-ins with the server identity when secret_manager_ambient_credentials is off', async () => {

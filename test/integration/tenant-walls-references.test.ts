@@ -200,7 +200,9 @@ describe('tenant walls: members', () => {
 
 /** The export file as text (the JSON client would parse a one-line file as one object). */
 async function download(baseUrl: string, key: string, id: string): Promise<string> {
-  const res = await fetch(`${baseUrl}/v1/logs/exports/${id}/download`, { headers: { 'x-service-api-key': key } });
+  const res = await fetch(`${baseUrl}/v1/logs/exports/${id}/download?format=jsonl`, {
+    headers: { 'x-service-api-key': key },
+  });
   expect(res.status).toBe(200);
   return res.text();
 }

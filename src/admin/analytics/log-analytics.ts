@@ -36,6 +36,12 @@ export interface CacheLatency {
   missLatencySum: number;
 }
 
+/** What the cache hits of a bucket saved, US dollars, by kind of hit. */
+export interface CacheSavings {
+  simple: number;
+  semantic: number;
+}
+
 /** A request that succeeded after more than one attempt: when, and what was tried. */
 export interface RescuedRow {
   createdAt: string;
@@ -132,6 +138,20 @@ export function createLogAnalytics(db: Db) {
     );
   }
 
+  /** The savings recorded on cache hits (cache_savings), per bucket: simple (HIT) and semantic (SEMANTIC_HIT). */
+  async function cacheSavings(filter: RowFilter, interval: number): Promise<Map<number, CacheSavings>> {
+    const params: unknown[] = [];
+    const conditions = logConditions(filter, filter.from, filter.to, params, dialect);
+    const rows = await run(
+      `SELECT ${bucket(interval)} AS g,
+        coalesce(sum(CASE WHEN cache_status = 'HIT' THEN cache_savings ELSE 0 END), 0) AS simple,
+        coalesce(sum(CASE WHEN cache_status = 'SEMANTIC_HIT' THEN cache_savings ELSE 0 END), 0) AS semantic
+      FROM request_logs WHERE ${conditions.join(' AND ')} AND ${HIT} AND cache_savings IS NOT NULL GROUP BY g`,
+      params,
+    );
+    return new Map(rows.map((r) => [num(r[0]), { simple: num(r[1]), semantic: num(r[2]) }]));
+  }
+
   /** Successful requests that took more than one attempt, with their attempts. */
   async function rescued(filter: RowFilter): Promise<RescuedRow[]> {
     const params: unknown[] = [];
@@ -144,7 +164,7 @@ export function createLogAnalytics(db: Db) {
     return rows.map((r) => ({ createdAt: String(r[0]), attempts: parseAttempts(r[1]) }));
   }
 
-  return { users, byMetadata, cacheLatency, rescued };
+  return { users, byMetadata, cacheLatency, cacheSavings, rescued };
 }
 
 export type LogAnalytics = ReturnType<typeof createLogAnalytics>;

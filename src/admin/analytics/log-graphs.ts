@@ -1,8 +1,8 @@
 import { totalsHelpers } from './columns.js';
-import { buckets, graphBody, INTERVALS, type Interval } from './graphs.js';
+import { buckets, CACHE_HIT_RATE, graph, graphBody, INTERVALS, type Interval } from './graphs.js';
 import type { CacheLatency, LogAnalytics, RescuedRow } from './log-analytics.js';
 import type { AnalyticsReader, RowFilter } from './reader.js';
-import { latencyFields, orZero, rateFields } from './reference-units.js';
+import { costFields, latencyFields, orZero, rateFields } from './reference-units.js';
 
 const { average } = totalsHelpers;
 
@@ -113,6 +113,35 @@ export async function rescuedGraph(logs: LogAnalytics, filter: RowFilter, interv
     };
   });
   return graphBody(filter, interval, { retry, fallback }, points);
+}
+
+/**
+ * `cache/hit-rate`: hits and their rate per bucket (rollups), and the savings of the hits so far
+ * in the window (`cumulative_*_cache_savings`, cents, with `_usd` beside): what the provider
+ * calls that the cached answers replaced would have cost, as recorded on each hit.
+ */
+export async function cacheHitRateGraph(
+  reader: AnalyticsReader,
+  logs: LogAnalytics,
+  filter: RowFilter,
+  interval: Interval,
+) {
+  const [body, savings] = await Promise.all([
+    graph(reader, filter, CACHE_HIT_RATE, interval),
+    logs.cacheSavings(filter, INTERVALS[interval]),
+  ]);
+  let simple = 0;
+  let semantic = 0;
+  const points = buckets(filter, interval).map(({ bucket }, index) => {
+    simple += savings.get(bucket)?.simple ?? 0;
+    semantic += savings.get(bucket)?.semantic ?? 0;
+    return {
+      ...body.data_points[index]!,
+      ...costFields('cumulative_simple_cache_savings', simple),
+      ...costFields('cumulative_semantic_cache_savings', semantic),
+    };
+  });
+  return { ...body, data_points: points };
 }
 
 const hitAverage = (c: CacheLatency | undefined) => (c ? average(c.hitLatencySum, c.hits) : null);

@@ -14,6 +14,7 @@ import {
 import { defaultInterval, type Interval } from './graphs.js';
 import type { LogAnalytics } from './log-analytics.js';
 import {
+  cacheHitRateGraph,
   cacheLatencyGraph,
   cacheSummary,
   errorStacksGraph,
@@ -53,6 +54,12 @@ const TIME_GRAPHS: Array<[name: string, summary: string, readsLogs: boolean, bui
     'Requests saved by retries or a fallback, over time',
     true,
     (s, f, i) => rescuedGraph(s.logs, f, i),
+  ],
+  [
+    'cache/hit-rate',
+    'Cache hits, their rate and what they saved, over time',
+    false,
+    (s, f, i) => cacheHitRateGraph(s.reader, s.logs, f, i),
   ],
   ['cache/latency', 'Average latency of cache hits over time', true, (s, f, i) => cacheLatencyGraph(s.logs, f, i)],
   ['feedbacks', 'Feedback given over time', true, (s, f, i) => feedbackCountGraph(s.feedback, f, i)],

@@ -1,6 +1,7 @@
 import type { Config } from '../../config/schema.js';
 import type { FeatureFlags } from '../../features/flags.js';
 import type { Clock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import type { Db } from '../../storage/database.js';
 import type { Repositories } from '../../storage/repositories/index.js';
 import type { Logger } from '../../telemetry/logger.js';
@@ -20,4 +21,6 @@ export interface ObservabilityDeps {
   requestLogs: RequestLogWriter;
   visibility: LogVisibility;
   settings: SecuritySettingsService;
+  /** Derives the key that signs export download links. */
+  secretBox: SecretBox;
 }

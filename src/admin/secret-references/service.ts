@@ -7,6 +7,7 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import {
   AUTH_SCHEMAS,
   authMethodOf,
+  inferAuthMethod,
   maskAuthConfig,
   sealAuthConfig,
   usesAmbientIdentity,
@@ -74,8 +75,9 @@ export function createSecretReferenceService(deps: {
   }
 
   /** The auth config checked against its manager's schema; `param` names the first bad field. */
-  function checkAuth(type: SecretManagerType, auth: Record<string, unknown>): AuthConfig {
+  function checkAuth(type: SecretManagerType, given: Record<string, unknown>): Record<string, unknown> {
     const { schema, discriminator } = AUTH_SCHEMAS[type];
+    const auth = withAuthMethod(type, given);
     const parsed = (schema as z.ZodType).safeParse(auth);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
@@ -97,7 +99,7 @@ export function createSecretReferenceService(deps: {
         `auth_config.${discriminator}`,
         `${authMethodOf(config)} signs in with the server's own identity, which this server does not allow (setting secret_manager_ambient_credentials is off); store credentials in the reference instead.`,
       );
-    return config;
+    return auth;
   }
 
   function checkPath(type: SecretManagerType, path: string): void {
@@ -160,7 +162,7 @@ export function createSecretReferenceService(deps: {
         throw new AppError('WORKSPACE_FORBIDDEN', 'organisation_id is not the organisation of this API key.', {
           param: 'organisation_id',
         });
-      checkAuth(body.manager_type, body.auth_config);
+      const auth = checkAuth(body.manager_type, body.auth_config);
       checkPath(body.manager_type, body.secret_path);
       // Neither field given: every workspace (the reference gateway's default).
       const unrestricted = body.allow_all_workspaces === undefined && body.allowed_workspaces === undefined;
@@ -179,7 +181,7 @@ export function createSecretReferenceService(deps: {
         name: body.name,
         description: body.description ?? null,
         manager_type: body.manager_type,
-        auth_config: sealAuthConfig(deps.secretBox, body.auth_config),
+        auth_config: sealAuthConfig(deps.secretBox, auth),
         secret_path: body.secret_path,
         secret_key: body.secret_key ?? null,
         allow_all_workspaces: allowAll ? 1 : 0,
@@ -227,8 +229,8 @@ export function createSecretReferenceService(deps: {
       if (body.name !== undefined) patch.name = body.name;
       if (body.description !== undefined) patch.description = body.description;
       if (body.auth_config !== undefined) {
-        checkAuth(row.manager_type, body.auth_config);
-        patch.auth_config = sealAuthConfig(deps.secretBox, body.auth_config, row.auth_config);
+        const auth = checkAuth(row.manager_type, body.auth_config);
+        patch.auth_config = sealAuthConfig(deps.secretBox, auth, row.auth_config);
       }
       if (body.secret_path !== undefined) {
         checkPath(row.manager_type, body.secret_path);
@@ -284,6 +286,21 @@ export function createSecretReferenceService(deps: {
 }
 
 export type SecretReferenceService = ReturnType<typeof createSecretReferenceService>;
+
+/**
+ * The auth config with its method field, inferred from the fields when left out (the reference
+ * gateway's examples leave it out); a 400 naming `auth_config` when more than one method fits.
+ */
+function withAuthMethod(type: SecretManagerType, auth: Record<string, unknown>): Record<string, unknown> {
+  const { discriminator } = AUTH_SCHEMAS[type];
+  const inferred = inferAuthMethod(type, auth);
+  if (inferred.kind === 'named' || inferred.kind === 'unknown') return auth;
+  if (inferred.kind === 'inferred') return { [discriminator]: inferred.method, ...auth };
+  throw invalid(
+    'auth_config',
+    `auth_config does not say how to sign in and its fields fit more than one method (${inferred.methods.join(', ')}); name it with auth_config.${discriminator}.`,
+  );
+}
 
 function methodsOf(type: SecretManagerType): string[] {
   return type === 'aws_sm'

@@ -31,6 +31,7 @@ import * as referenceAdminFields from './0029-reference-admin-fields.js';
 import * as credentialLimits from './0030-credential-limits.js';
 import * as auditCountry from './0031-audit-country.js';
 import * as logListIndexes from './0032-log-list-indexes.js';
+import * as cacheSavings from './0033-cache-savings.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -66,6 +67,7 @@ const migrations: Record<string, Migration> = {
   '0030-credential-limits': credentialLimits,
   '0031-audit-country': auditCountry,
   '0032-log-list-indexes': logListIndexes,
+  '0033-cache-savings': cacheSavings,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -32,6 +32,7 @@ export const COLUMNS = [
   'cost',
   'cost_currency',
   'cache_status',
+  'cache_savings',
   'metadata',
   'request_body',
   'response_body',

@@ -29,6 +29,8 @@ export interface RequestLogsTable {
   cost: number | null;
   cost_currency: string;
   cache_status: string;
+  /** A cache hit: what the provider call it replaced would have cost, US dollars (null: not a hit, or not priced). */
+  cache_savings?: number | null;
   metadata: string | null;
   request_body: string | null;
   response_body: string | null;

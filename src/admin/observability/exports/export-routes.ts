@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { Principal } from '../../../auth/principal.js';
 import { AppError, notFound } from '../../../lib/errors.js';
@@ -10,6 +11,7 @@ import type { ObservabilityDeps } from '../deps.js';
 import type { ExportStatus } from '../tables.js';
 import { csvStream } from './export-download.js';
 import type { ExportFiles } from './export-files.js';
+import { createExportLinks, EXPORT_LINK_TTL_MS } from './export-links.js';
 import { EXPORT_FIELDS, type ExportField } from './export-fields.js';
 import { countMatching, exportFilters, type ExportScope } from './export-filters.js';
 import type { ExportRunner } from './export-runner.js';
@@ -59,6 +61,7 @@ export function registerExportRoutes(
   deps: ObservabilityDeps & { runner: ExportRunner; files: ExportFiles },
 ): void {
   const store = createExportStore(deps.db);
+  const links = createExportLinks({ key: deps.secretBox.deriveKey('log export links'), clock: deps.clock });
   const now = () => new Date(deps.clock.now()).toISOString();
 
   async function scopeFor(principal: Principal, workspace: string | undefined): Promise<ExportScope> {
@@ -275,31 +278,72 @@ export function registerExportRoutes(
     },
   );
 
+  /** Streams a finished export's file in the format asked for. */
+  async function sendFile(row: ExportRow, format: 'jsonl' | 'csv', reply: FastifyReply) {
+    const jsonl = await deps.files.read(row.id);
+    if (!jsonl) throw notFound('Export file');
+    const csv = format === 'csv';
+    reply
+      .header('content-type', csv ? 'text/csv; charset=utf-8' : 'application/x-ndjson')
+      .header('content-disposition', `attachment; filename="log-export-${row.id}.${csv ? 'csv' : 'jsonl'}"`)
+      .header('cache-control', 'no-store');
+    return reply.send(csv ? csvStream(jsonl, JSON.parse(row.requested_data) as ExportField[]) : jsonl);
+  }
+
+  const finished = (row: ExportRow): row is ExportRow & { finished_at: string } =>
+    row.status === 'success' && row.file_name !== null && row.finished_at !== null;
+
   app.get(
     '/v1/logs/exports/:exportId/download',
     {
       schema: {
         tags: TAG,
-        summary: 'Download a finished export as JSONL or CSV',
-        description:
-          'Streams the file: `format=jsonl` (default; one JSON object per line) or `format=csv` (a header of the requested fields, objects as JSON text).',
+        summary: 'Download a finished export: a signed link, or the file itself as JSONL or CSV',
+        description: `Without \`format\`: \`{signed_url}\` (the reference's answer), a link that streams the JSONL file without an API key for ${EXPORT_LINK_TTL_MS / 60_000} minutes (add \`&format=csv\` to it for CSV). With \`format=jsonl\` (one JSON object per line) or \`format=csv\` (a header of the requested fields, objects as JSON text): the file itself.`,
         params,
-        querystring: z.object({ format: z.enum(['jsonl', 'csv']).default('jsonl') }).strict(),
+        querystring: z.object({ format: z.enum(['jsonl', 'csv']).optional() }).strict(),
       },
       config: access,
     },
     async (request, reply) => {
       const row = await reachable(request.principal!, request.params.exportId);
-      if (row.status !== 'success' || row.file_name === null)
-        throw conflict(row, 'only a finished (success) export can be downloaded');
-      const jsonl = await deps.files.read(row.id);
-      if (!jsonl) throw notFound('Export file');
-      const csv = request.query.format === 'csv';
-      reply
-        .header('content-type', csv ? 'text/csv; charset=utf-8' : 'application/x-ndjson')
-        .header('content-disposition', `attachment; filename="log-export-${row.id}.${csv ? 'csv' : 'jsonl'}"`)
-        .header('cache-control', 'no-store');
-      return reply.send(csv ? csvStream(jsonl, JSON.parse(row.requested_data) as ExportField[]) : jsonl);
+      if (!finished(row)) throw conflict(row, 'only a finished (success) export can be downloaded');
+      if (request.query.format) return sendFile(row, request.query.format, reply);
+      const { token } = links.sign(row.id, row.finished_at);
+      const base = deps.config.public_url?.replace(/\/+$/, '') ?? `${request.protocol}://${request.host}`;
+      return { signed_url: `${base}/v1/logs/exports/${row.id}/file?token=${token}` };
+    },
+  );
+
+  app.get(
+    '/v1/logs/exports/:exportId/file',
+    {
+      schema: {
+        tags: TAG,
+        summary: 'The file of a finished export, by its signed link (no API key)',
+        description:
+          'The `signed_url` that `GET /v1/logs/exports/{exportId}/download` answers: `token` is checked (signed with the master key, for this run of the export) and works until it expires; `format=csv` for CSV. An altered, expired or outdated link is 403 INVALID_DOWNLOAD_LINK.',
+        security: [],
+        params,
+        querystring: z
+          .object({ token: z.string().max(200), format: z.enum(['jsonl', 'csv']).default('jsonl') })
+          .strict(),
+      },
+      config: { auth: { public: true }, feature: 'data_exports' },
+    },
+    async (request, reply) => {
+      const { exportId } = request.params;
+      const row = isUuid(exportId) ? await store.findById(exportId) : undefined;
+      // An unknown or unfinished export gets the same answer as a forged link: the link tells nothing.
+      const check = row && finished(row) ? links.check(row.id, row.finished_at, request.query.token) : 'invalid';
+      if (check === 'expired')
+        throw new AppError('INVALID_DOWNLOAD_LINK', 'The download link has expired: ask GET /download for a new one.');
+      if (check !== 'valid' || !row)
+        throw new AppError(
+          'INVALID_DOWNLOAD_LINK',
+          'The download link is not valid: it was altered, or the export has changed since it was made.',
+        );
+      return sendFile(row, request.query.format, reply);
     },
   );
 }
