@@ -56,7 +56,7 @@ describe('audit log', () => {
     const t = await startTestServer();
     const admin = apiClient(t.baseUrl, t.adminKey);
     const before = new Date().toISOString();
-    await admin.post('/v1/policies/rate-limits', validPolicy()); // 400: no workspace
+    await admin.post('/v1/policies/rate-limits', validPolicy({ unit: 'rpy' })); // 400: no such unit
     await admin.post('/v1/policies/rate-limits', validPolicy({ workspace_id: 'default' }));
     await createWorkspace(admin, 'Team A', 'team-a');
     const other = await createWorkspaceKey(admin, { workspace_id: 'team-a', scopes: ['rate_limits_policies.create'] });
@@ -89,7 +89,7 @@ describe('audit log', () => {
     const created = await admin.post('/v1/workspaces', { name: 'Team A', slug: 'team-a' }, { 'cf-ipcountry': 'de' });
     expect(created.status).toBe(200);
     const requestId = created.headers.get('x-request-id')!;
-    await admin.post('/v1/policies/rate-limits', validPolicy(), { 'x-country': 'FR' }); // 400: no workspace
+    await admin.post('/v1/policies/rate-limits', validPolicy({ unit: 'rpy' }), { 'x-country': 'FR' }); // 400: no such unit
     const list = (query: string) => admin.get(`/v1/audit-logs?${query}`);
 
     expect((await list(`organisation_id=${organisationId}`)).body.total).toBe(2);

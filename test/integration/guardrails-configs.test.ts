@@ -178,6 +178,7 @@ describe('workspace defaults', () => {
       input_guardrails: [],
       output_guardrails: [],
       allowed_models: null,
+      metadata: {},
     });
     const set = await put({
       input_guardrails: ['org-guard', 'a-guard'],
@@ -188,6 +189,7 @@ describe('workspace defaults', () => {
       input_guardrails: ['org-guard', 'a-guard'],
       output_guardrails: [{ 'default.wordCount': { minWords: 1, maxWords: 9 } }],
       allowed_models: null,
+      metadata: {},
     });
     // Model limits set alone leave the guardrails as they are, and the other way round.
     expect((await put({ allowed_models: ['gpt-4o*'] })).status).toBe(200);
@@ -196,6 +198,7 @@ describe('workspace defaults', () => {
       input_guardrails: ['org-guard', 'a-guard'],
       output_guardrails: [],
       allowed_models: ['gpt-4o*'],
+      metadata: {},
     });
     refused(await put({ input_guardrails: ['b-guard'] }), 403, 'WORKSPACE_FORBIDDEN', 'defaults.input_guardrails[0]');
     refused(await put({ output_guardrails: ['missing'] }), 404, 'NOT_FOUND', 'defaults.output_guardrails[0]');
@@ -205,7 +208,7 @@ describe('workspace defaults', () => {
       'INVALID_REQUEST',
       'defaults.input_guardrails[0].default.bogus',
     );
-    refused(await put({ metadata: {} }), 400, 'INVALID_REQUEST');
+    refused(await put({ bogus: {} }), 400, 'INVALID_REQUEST');
     // A new workspace can only start with the organisation's guardrails.
     const made = await admin.post('/v1/workspaces', {
       name: 'New',
@@ -224,6 +227,7 @@ describe('workspace defaults', () => {
       input_guardrails: [],
       output_guardrails: [],
       allowed_models: null,
+      metadata: {},
     });
   });
 });

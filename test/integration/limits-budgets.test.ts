@@ -128,10 +128,10 @@ describe('usage limits (budgets) on gateway traffic', () => {
     expect(refused.status).toBe(402);
     expect(refused.body.error.message).toMatch(/workspace team/);
     await g.server.limits.flush();
-    expect((await g.admin.get('/v1/workspaces/team')).body.usage_limits).toMatchObject({
-      credit_limit: RESERVED.tokens,
-      current_usage: USED.tokens,
-    });
+    // A workspace's usage_limits is an array, as the reference shapes it (at most one budget).
+    expect((await g.admin.get('/v1/workspaces/team')).body.usage_limits).toMatchObject([
+      { credit_limit: RESERVED.tokens, current_usage: USED.tokens },
+    ]);
     expect(
       (await g.admin.put('/v1/workspaces/team', { usage_limits: { credit_limit: 100, type: 'tokens' } })).status,
     ).toBe(200);

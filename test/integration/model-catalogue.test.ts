@@ -220,6 +220,7 @@ describe('models a key or a workspace may use', () => {
       input_guardrails: [],
       output_guardrails: [],
       allowed_models: ['gpt-4o-mini'],
+      metadata: {},
     });
     expect(await ids(a.key)).toEqual(['@main/gpt-4o-mini']);
     expect(await ids(limited.body.key)).toEqual(['@main/gpt-4o-mini']);

@@ -48,7 +48,7 @@ describe("the reference gateway's paths of users, invites, workspaces and member
     const resent = await owner.post(`/v1/admin/users/invites/${invite.body.id}/resend`);
     expect(resent.body.inviteLink).toBe(resent.body.invite_link);
     expect((await owner.delete(`/v1/admin/users/invites/${invite.body.id}`)).status).toBe(200);
-    expect((await owner.get(`/v1/invites/${invite.body.id}`)).body.status).toBe('revoked');
+    expect((await owner.get(`/v1/invites/${invite.body.id}`)).body.status).toBe('cancelled');
 
     // The same authorization: a workspace key is refused the organisation's users at either path.
     const wsKey = await createWorkspaceKey(owner, { workspace_id: 'ref-team', scopes: [...WORKSPACE_SCOPES] });
