@@ -10,7 +10,7 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import type { AgentIntegrationRepository, AgentIntegrationRow } from '../../storage/repositories/agent-integrations.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
-import { insertWithSlug } from '../tool-servers/rows.js';
+import { insertUnique, slugTaken } from '../shared/unique-insert.js';
 import type {
   CreateIntegrationBody,
   IntegrationObject,
@@ -196,7 +196,7 @@ export function createAgentIntegrationService(deps: {
         agent_version: null,
         protocol_version: null,
       };
-      await insertWithSlug(() => deps.integrations.insert(row), slug);
+      await insertUnique(() => deps.integrations.insert(row), slugTaken(slug));
       const synced = read ? await saveRead(row, read) : row;
       deps.onChange();
       return synced;

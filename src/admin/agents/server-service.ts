@@ -13,7 +13,8 @@ import type {
 import type { UserRepository } from '../../storage/repositories/users.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
-import { findByIdOrSlug, insertWithSlug } from '../tool-servers/rows.js';
+import { insertUnique, slugTaken } from '../shared/unique-insert.js';
+import { findByIdOrSlug } from '../tool-servers/rows.js';
 import { assertKnown } from '../tool-servers/switches.js';
 import { userAllowed, userOverrides } from '../tool-servers/user-access.js';
 import type { CardTarget } from './integration-service.js';
@@ -151,7 +152,7 @@ export function createAgentServerService(deps: {
         created_at: stamp,
         last_updated_at: stamp,
       };
-      await insertWithSlug(() => deps.servers.insert(row), slug);
+      await insertUnique(() => deps.servers.insert(row), slugTaken(slug));
       deps.onChange();
       return listed(row, base);
     },

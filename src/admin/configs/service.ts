@@ -20,6 +20,7 @@ import type {
   ListConfigsQuery,
   UpdateConfigBody,
 } from './schemas.js';
+import { insertUnique, slugTaken } from '../shared/unique-insert.js';
 
 /**
  * Checks a config body and turns its problems into one AB01 error: `param` is the path of the
@@ -158,16 +159,7 @@ export function createConfigService(deps: {
         created_at: stamp,
         last_updated_at: stamp,
       };
-      try {
-        await deps.configs.insert(row, version);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      await insertUnique(() => deps.configs.insert(row, version), slugTaken(slug));
       return { row, version };
     },
 

@@ -12,7 +12,6 @@ import type {
   DeploymentRepository,
   DeploymentRow,
 } from '../../storage/repositories/deployments.js';
-import { isUniqueViolation } from '../../storage/repositories/integrations.js';
 import type { UsageCounterRepository } from '../../storage/repositories/usage-counters.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { pageWindow } from '../shared/pagination.js';
@@ -24,6 +23,7 @@ import type {
   ListDeploymentsQuery,
   UpdateDeploymentBody,
 } from './schemas.js';
+import { insertUnique } from '../shared/unique-insert.js';
 
 /**
  * The rules of deployments: slugs, the config and workspaces they name (of the caller's
@@ -147,16 +147,10 @@ export function createDeploymentService(deps: {
         created_at: iso(now),
         last_updated_at: iso(now),
       };
-      try {
-        await deps.deployments.insert(row);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `An active deployment with slug ${slug} already exists.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      await insertUnique(() => deps.deployments.insert(row), {
+        param: 'slug',
+        message: `An active deployment with slug ${slug} already exists.`,
+      });
       return row;
     },
 

@@ -4,7 +4,6 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
 import { isUuid, newId, slugify } from '../../lib/ids.js';
 import type { GuardrailRepository, GuardrailRow, GuardrailVersionRow } from '../../storage/repositories/guardrails.js';
-import { isUniqueViolation } from '../../storage/repositories/integrations.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { pageWindow } from '../shared/pagination.js';
 import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
@@ -17,6 +16,7 @@ import type {
   UpdateGuardrailBody,
 } from './schemas.js';
 import { keepRedacted, maskChecks } from './secrets.js';
+import { insertUnique, slugTaken } from '../shared/unique-insert.js';
 
 /**
  * The rules of guardrails. An organisation guardrail (made by an admin key without
@@ -117,16 +117,7 @@ export function createGuardrailService(deps: {
         created_at: stamp,
         last_updated_at: stamp,
       };
-      try {
-        await deps.guardrails.insert(row, version);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      await insertUnique(() => deps.guardrails.insert(row, version), slugTaken(slug));
       return { row, version };
     },
 

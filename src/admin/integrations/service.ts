@@ -3,11 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
 import { newId, slugify } from '../../lib/ids.js';
 import type { SecretBox } from '../../lib/secret-box.js';
-import {
-  isUniqueViolation,
-  type IntegrationRepository,
-  type IntegrationRow,
-} from '../../storage/repositories/integrations.js';
+import type { IntegrationRepository, IntegrationRow } from '../../storage/repositories/integrations.js';
 import type { ProviderRepository, ProviderRow } from '../../storage/repositories/providers.js';
 import type { WorkspaceRepository, WorkspaceRow } from '../../storage/repositories/workspaces.js';
 import { pageWindow } from '../shared/pagination.js';
@@ -24,6 +20,7 @@ import type {
   ListIntegrationsQuery,
   UpdateIntegrationBody,
 } from './schemas.js';
+import { insertUnique } from '../shared/unique-insert.js';
 
 export interface IntegrationServiceDeps {
   integrations: IntegrationRepository;
@@ -141,17 +138,10 @@ export function createIntegrationService(deps: IntegrationServiceDeps) {
           body.secret_mappings,
           provider ? [provider.workspace_id] : [],
         );
-      try {
-        await deps.integrations.insertWithDefaultProvider(integration, provider);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError(
-            'CONFLICT',
-            `The slug ${slug} (or the default provider's slug) was taken by another request at the same moment.`,
-            { param: 'slug', cause: error },
-          );
-        throw error;
-      }
+      await insertUnique(() => deps.integrations.insertWithDefaultProvider(integration, provider), {
+        param: 'slug',
+        message: `The slug ${slug} (or the default provider's slug) was taken by another request at the same moment.`,
+      });
       deps.onChange();
       return { integration, provider };
     },

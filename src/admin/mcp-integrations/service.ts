@@ -10,7 +10,8 @@ import { parseMappings } from '../../secrets/mappings.js';
 import { maskConfigurations, sealConfigurations } from '../credentials/secrets.js';
 import type { MappingTargets, SecretMappingRules } from '../secret-references/mappings.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
-import { findByIdOrSlug, insertWithSlug } from '../tool-servers/rows.js';
+import { insertUnique, slugTaken } from '../shared/unique-insert.js';
+import { findByIdOrSlug } from '../tool-servers/rows.js';
 import { assertKnown } from '../tool-servers/switches.js';
 import { activeWorkspaces, workspaceAccessList, workspaceSwitches } from '../tool-servers/workspace-access.js';
 import {
@@ -191,7 +192,7 @@ export function createMcpIntegrationService(deps: McpIntegrationServiceDeps) {
         created_at: stamp,
         last_updated_at: stamp,
       };
-      await insertWithSlug(() => deps.integrations.insert(row), slug);
+      await insertUnique(() => deps.integrations.insert(row), slugTaken(slug));
       deps.onChange();
       deps.requestSync(row.id);
       return row;

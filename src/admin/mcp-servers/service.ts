@@ -18,7 +18,8 @@ import {
 } from '../mcp-integrations/capability-schemas.js';
 import { metadataOf } from '../mcp-integrations/service.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
-import { findByIdOrSlug, insertWithSlug } from '../tool-servers/rows.js';
+import { insertUnique, slugTaken } from '../shared/unique-insert.js';
+import { findByIdOrSlug } from '../tool-servers/rows.js';
 import { assertKnown } from '../tool-servers/switches.js';
 import { createMcpServerAccess } from './access.js';
 import type {
@@ -169,7 +170,7 @@ export function createMcpServerService(deps: McpServerServiceDeps) {
         created_at: stamp,
         last_updated_at: stamp,
       };
-      await insertWithSlug(() => deps.servers.insert(row), slug);
+      await insertUnique(() => deps.servers.insert(row), slugTaken(slug));
       deps.onChange();
       return row;
     },

@@ -2,7 +2,6 @@ import type { Principal } from '../../auth/principal.js';
 import { AppError, invalid } from '../../lib/errors.js';
 import { newId, slugify } from '../../lib/ids.js';
 import type { CollectionRow } from '../../storage/repositories/prompts.js';
-import { isUniqueViolation } from '../../storage/repositories/integrations.js';
 import { pageWindow } from '../shared/pagination.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
 import type {
@@ -12,6 +11,7 @@ import type {
   ListCollectionsQuery,
 } from './catalog-schemas.js';
 import type { PromptContext, PromptDeps } from './context.js';
+import { insertUnique, slugTaken } from '../shared/unique-insert.js';
 
 /**
  * Prompt collections: folders of one workspace, nested by `parent_collection_id`. Every
@@ -79,16 +79,7 @@ export function createCollectionService(deps: PromptDeps, ctx: PromptContext) {
         created_at: stamp,
         last_updated_at: stamp,
       };
-      try {
-        await repo.insertCollection(row);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `The slug ${slug} was taken at the same moment.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      await insertUnique(() => repo.insertCollection(row), slugTaken(slug));
       return row;
     },
 

@@ -1,11 +1,11 @@
 import type { Principal } from '../../auth/principal.js';
 import { AppError } from '../../lib/errors.js';
 import type { PromptKind, PromptRow, PromptVersionRow } from '../../storage/repositories/prompts.js';
-import { isUniqueViolation } from '../../storage/repositories/integrations.js';
 import { pageWindow } from '../shared/pagination.js';
 import { resolveWorkspace } from '../shared/workspace-access.js';
 import type { PromptContext, PromptDeps } from './context.js';
 import type { ListPartialsQuery, ListPromptsQuery } from './schemas.js';
+import { insertUnique, slugTaken } from '../shared/unique-insert.js';
 
 /** The list filters prompts and partials share (their query schemas are the same). */
 export type TemplateListQuery = ListPromptsQuery | ListPartialsQuery;
@@ -82,16 +82,7 @@ export function createTemplateLifecycle(deps: PromptDeps, ctx: PromptContext, ki
         created_at: version.created_at,
         last_updated_at: version.created_at,
       };
-      try {
-        await repo.insert(row, version);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `The slug ${fields.slug} was taken at the same moment.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      await insertUnique(() => repo.insert(row, version), slugTaken(fields.slug));
       return row;
     },
 

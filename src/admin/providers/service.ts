@@ -2,7 +2,7 @@ import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
 import { newId, slugify } from '../../lib/ids.js';
-import { isUniqueViolation, type IntegrationRepository } from '../../storage/repositories/integrations.js';
+import { type IntegrationRepository } from '../../storage/repositories/integrations.js';
 import type { ProviderRepository, ProviderRow, ProviderWithType } from '../../storage/repositories/providers.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import type { IntegrationWorkspaceRepository } from '../../storage/repositories/integration-workspaces.js';
@@ -13,6 +13,7 @@ import type { SecretMappingRules } from '../secret-references/mappings.js';
 import { pageWindow } from '../shared/pagination.js';
 import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
 import type { CreateProviderBody, ListProvidersQuery, ProviderObject, UpdateProviderBody } from './schemas.js';
+import { insertUnique, slugTaken } from '../shared/unique-insert.js';
 
 /**
  * Providers are a workspace's named handles on organisation integrations (`@slug` in the
@@ -86,16 +87,7 @@ export function createProviderService(deps: {
         last_reset_at: null,
         ...newLimitColumns(body, deps.clock.now()),
       };
-      try {
-        await deps.providers.insert(row);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      await insertUnique(() => deps.providers.insert(row), slugTaken(slug));
       deps.onChange();
       return row;
     },

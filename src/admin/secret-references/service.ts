@@ -15,7 +15,6 @@ import {
   type SecretManagerType,
 } from '../../secrets/auth-config.js';
 import { allowsWorkspace } from '../../secrets/target.js';
-import { isUniqueViolation } from '../../storage/unique-violation.js';
 import type {
   SecretReferenceRepository,
   SecretReferenceRow,
@@ -30,6 +29,7 @@ import type {
   SecretReferenceObject,
   UpdateSecretReferenceBody,
 } from './schemas.js';
+import { insertUnique, slugTaken } from '../shared/unique-insert.js';
 
 /** What each manager's `secret_path` looks like; checked here so that a typo is a 400, not a failed read later. */
 const SECRET_PATHS: Record<SecretManagerType, { pattern: RegExp; help: string }> = {
@@ -192,16 +192,7 @@ export function createSecretReferenceService(deps: {
         created_at: stamp,
         last_updated_at: stamp,
       };
-      try {
-        await deps.references.insert(row);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      await insertUnique(() => deps.references.insert(row), slugTaken(slug));
       return row;
     },
 

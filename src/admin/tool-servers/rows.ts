@@ -1,6 +1,4 @@
-import { AppError } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
-import { isUniqueViolation } from '../../storage/unique-violation.js';
 
 /** What the repositories of integrations and servers (MCP and agents) look rows up by. */
 export interface FindsByIdOrSlug<T> {
@@ -16,21 +14,4 @@ export function findByIdOrSlug<T>(
   ref: string,
 ): Promise<T | undefined> {
   return isUuid(ref) ? repo.findById(organisationId, ref.toLowerCase()) : repo.findBySlug(organisationId, ref);
-}
-
-/**
- * Inserts a row whose slug was checked free just before: another request may have taken it in
- * between (instances do not wait for each other), which is a conflict on `slug`, not a 500.
- */
-export async function insertWithSlug(insert: () => Promise<unknown>, slug: string): Promise<void> {
-  try {
-    await insert();
-  } catch (error) {
-    if (isUniqueViolation(error))
-      throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, {
-        param: 'slug',
-        cause: error,
-      });
-    throw error;
-  }
 }

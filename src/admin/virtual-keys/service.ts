@@ -3,7 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
 import { newId, slugify } from '../../lib/ids.js';
 import type { SecretBox } from '../../lib/secret-box.js';
-import { isUniqueViolation, type IntegrationRepository } from '../../storage/repositories/integrations.js';
+import { type IntegrationRepository } from '../../storage/repositories/integrations.js';
 import type { VirtualKeyRepository, VirtualKeyRow } from '../../storage/repositories/virtual-keys.js';
 import type { WorkspaceRepository } from '../../storage/repositories/workspaces.js';
 import { checkHostConfigured, requireProviderType } from '../credentials/provider-types.js';
@@ -15,6 +15,7 @@ import { mappingsOf, type SecretMappingRules } from '../secret-references/mappin
 import { pageWindow } from '../shared/pagination.js';
 import { assertWorkspaceReachable, resolveWorkspace } from '../shared/workspace-access.js';
 import type { CreateVirtualKeyBody, ListVirtualKeysQuery, UpdateVirtualKeyBody, VirtualKeyObject } from './schemas.js';
+import { insertUnique, slugTaken } from '../shared/unique-insert.js';
 
 /**
  * Virtual keys, the legacy workspace credential: a provider type and its key in one record,
@@ -71,16 +72,7 @@ export function createVirtualKeyService(deps: {
           : '[]',
         ...newLimitColumns(body, deps.clock.now()),
       };
-      try {
-        await deps.virtualKeys.insert(row);
-      } catch (error) {
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `The slug ${slug} was taken by another request at the same moment.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      await insertUnique(() => deps.virtualKeys.insert(row), slugTaken(slug));
       deps.onChange();
       return row;
     },

@@ -3,7 +3,6 @@ import { isOrgAdmin, keyKind, type Principal } from '../../auth/principal.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, invalid, notFound } from '../../lib/errors.js';
 import { newId, slugify } from '../../lib/ids.js';
-import { isUniqueViolation } from '../../storage/repositories/integrations.js';
 import type { WorkspaceRepository, WorkspaceRow } from '../../storage/repositories/workspaces.js';
 import type { WorkspaceStatus } from '../../storage/schema.js';
 import { pageWindow } from '../shared/pagination.js';
@@ -23,6 +22,7 @@ type DefaultsInput = WorkspaceDefaults & { metadata?: Record<string, string> | n
 /** Members listed in a workspace read alone; the members route pages through more. */
 const USERS_SHOWN = 500;
 import type { GuardrailUseCheck } from '../guardrails/references.js';
+import { insertUnique } from '../shared/unique-insert.js';
 
 export function createWorkspaceService(deps: {
   workspaces: WorkspaceRepository;
@@ -134,17 +134,10 @@ export function createWorkspaceService(deps: {
         created_at: stamp,
         last_updated_at: stamp,
       };
-      try {
-        await deps.workspaces.insert(row);
-      } catch (error) {
-        // Two requests took the slug at once (instances on PostgreSQL do not wait for each other).
-        if (isUniqueViolation(error))
-          throw new AppError('CONFLICT', `A workspace with slug ${slug} already exists.`, {
-            param: 'slug',
-            cause: error,
-          });
-        throw error;
-      }
+      await insertUnique(() => deps.workspaces.insert(row), {
+        param: 'slug',
+        message: `A workspace with slug ${slug} already exists.`,
+      });
       if (members.length > 0)
         await deps.members.add(
           id,
