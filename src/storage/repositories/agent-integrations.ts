@@ -1,7 +1,7 @@
 import type { Db } from '../database.js';
 import type { AgentIntegrationsTable, AgentSkillsTable } from '../schema.js';
 import { pageOf, type PageWindow } from './paging.js';
-import { nameOrSlugContains, toolRowLookups } from './tool-rows.js';
+import { nameOrSlugContains, sluggedRowLookups } from './slugged-rows.js';
 
 export type AgentIntegrationRow = AgentIntegrationsTable;
 export type AgentSkillRow = AgentSkillsTable;
@@ -56,7 +56,7 @@ export function createAgentIntegrationRepository(db: Db) {
   return {
     insert: (row: AgentIntegrationRow) => db.insertInto('agent_integrations').values(row).execute(),
 
-    ...toolRowLookups(db, 'agent_integrations'),
+    ...sluggedRowLookups(db, 'agent_integrations'),
 
     list: async (filter: AgentIntegrationFilter) => {
       let query = db.selectFrom('agent_integrations as i').where('i.organisation_id', '=', filter.organisationId);

@@ -1,7 +1,7 @@
 import type { Db } from '../database.js';
 import type { AgentServersTable } from '../schema.js';
 import { pageOf, type PageWindow } from './paging.js';
-import { nameOrSlugContains, toolRowLookups } from './tool-rows.js';
+import { nameOrSlugContains, sluggedRowLookups } from './slugged-rows.js';
 
 export type AgentServerRow = AgentServersTable;
 
@@ -51,7 +51,7 @@ export function createAgentServerRepository(db: Db) {
   return {
     insert: (row: AgentServerRow) => db.insertInto('agent_servers').values(row).execute(),
 
-    ...toolRowLookups(db, 'agent_servers'),
+    ...sluggedRowLookups(db, 'agent_servers'),
 
     findListed: (id: string): Promise<AgentServerListRow | undefined> =>
       joined().selectAll('s').select(listColumns).where('s.id', '=', id).executeTakeFirst(),

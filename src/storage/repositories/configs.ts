@@ -2,6 +2,7 @@ import type { Db } from '../database.js';
 import type { ConfigsTable, ConfigVersionsTable } from '../schema.js';
 import { nextVersionNumber } from './versions.js';
 import { pageOf } from './paging.js';
+import { sluggedRowLookups } from './slugged-rows.js';
 
 export type ConfigRow = ConfigsTable;
 export type ConfigVersionRow = ConfigVersionsTable;
@@ -23,33 +24,7 @@ export function createConfigRepository(db: Db) {
         await trx.insertInto('config_versions').values(version).execute();
       }),
 
-    findById: (organisationId: string, id: string) =>
-      db
-        .selectFrom('configs')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('id', '=', id)
-        .executeTakeFirst(),
-
-    /** The active config with this slug, or else the most recently changed archived one. */
-    findBySlug: (organisationId: string, slug: string) =>
-      db
-        .selectFrom('configs')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('slug', '=', slug)
-        .orderBy((eb) => eb.case().when('status', '=', 'active').then(0).else(1).end())
-        .orderBy('last_updated_at', 'desc')
-        .executeTakeFirst(),
-
-    findActiveBySlug: (organisationId: string, slug: string) =>
-      db
-        .selectFrom('configs')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('slug', '=', slug)
-        .where('status', '=', 'active')
-        .executeTakeFirst(),
+    ...sluggedRowLookups(db, 'configs'),
 
     /** A page of configs, each with the number of its latest version. */
     list: async (filter: ConfigFilter) => {

@@ -1,6 +1,7 @@
 import type { Db } from '../database.js';
 import type { DeploymentInstancesTable, DeploymentsTable, DeploymentType } from '../schema.js';
 import { pageOf } from './paging.js';
+import { sluggedRowLookups } from './slugged-rows.js';
 
 export type DeploymentRow = DeploymentsTable;
 export type DeploymentInstanceRow = DeploymentInstancesTable;
@@ -17,33 +18,7 @@ export function createDeploymentRepository(db: Db) {
   return {
     insert: (row: DeploymentRow) => db.insertInto('deployments').values(row).execute(),
 
-    findById: (organisationId: string, id: string) =>
-      db
-        .selectFrom('deployments')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('id', '=', id)
-        .executeTakeFirst(),
-
-    /** The active deployment with this slug, or else the most recently changed archived one. */
-    findBySlug: (organisationId: string, slug: string) =>
-      db
-        .selectFrom('deployments')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('slug', '=', slug)
-        .orderBy((eb) => eb.case().when('status', '=', 'active').then(0).else(1).end())
-        .orderBy('last_updated_at', 'desc')
-        .executeTakeFirst(),
-
-    findActiveBySlug: (organisationId: string, slug: string) =>
-      db
-        .selectFrom('deployments')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('slug', '=', slug)
-        .where('status', '=', 'active')
-        .executeTakeFirst(),
+    ...sluggedRowLookups(db, 'deployments'),
 
     /** Active deployments with this slug in any organisation: what `serve --deployment <slug>` joins. */
     listActiveBySlug: (slug: string) =>

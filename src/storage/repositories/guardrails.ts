@@ -2,6 +2,7 @@ import type { Db } from '../database.js';
 import type { GuardrailsTable, GuardrailVersionsTable } from '../schema.js';
 import { nextVersionNumber } from './versions.js';
 import { pageOf } from './paging.js';
+import { sluggedRowLookups } from './slugged-rows.js';
 
 export type GuardrailRow = GuardrailsTable;
 export type GuardrailVersionRow = GuardrailVersionsTable;
@@ -26,24 +27,7 @@ export function createGuardrailRepository(db: Db) {
         await trx.insertInto('guardrail_versions').values(version).execute();
       }),
 
-    findById: (organisationId: string, id: string) =>
-      db
-        .selectFrom('guardrails')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('id', '=', id)
-        .executeTakeFirst(),
-
-    /** The active guardrail with this slug, or else the most recently changed archived one. */
-    findBySlug: (organisationId: string, slug: string) =>
-      db
-        .selectFrom('guardrails')
-        .selectAll()
-        .where('organisation_id', '=', organisationId)
-        .where('slug', '=', slug)
-        .orderBy((eb) => eb.case().when('status', '=', 'active').then(0).else(1).end())
-        .orderBy('last_updated_at', 'desc')
-        .executeTakeFirst(),
+    ...sluggedRowLookups(db, 'guardrails'),
 
     list: async (filter: GuardrailFilter) => {
       let query = db.selectFrom('guardrails').where('organisation_id', '=', filter.organisationId);

@@ -9,7 +9,7 @@ import type {
   McpOAuthClientsTable,
 } from '../schema.js';
 import { pageOf, type PageWindow } from './paging.js';
-import { nameOrSlugContains, toolRowLookups } from './tool-rows.js';
+import { nameOrSlugContains, sluggedRowLookups } from './slugged-rows.js';
 
 export type McpIntegrationRow = McpIntegrationsTable;
 export type McpCapabilityRow = McpCapabilitiesTable;
@@ -83,7 +83,7 @@ export function createMcpIntegrationRepository(db: Db) {
         )
         .execute(),
 
-    ...toolRowLookups(db, 'mcp_integrations'),
+    ...sluggedRowLookups(db, 'mcp_integrations'),
 
     /** For the gateway and the sync worker, which act for no caller. */
     findByIdAnywhere: (id: string) =>

@@ -7,7 +7,7 @@ import type {
   McpServerUserAccessTable,
 } from '../schema.js';
 import { pageOf, type PageWindow } from './paging.js';
-import { nameOrSlugContains, toolRowLookups } from './tool-rows.js';
+import { nameOrSlugContains, sluggedRowLookups } from './slugged-rows.js';
 
 export type McpServerRow = McpServersTable;
 export type McpServerCapabilityRow = McpServerCapabilitiesTable;
@@ -51,7 +51,7 @@ export function createMcpServerRepository(db: Db) {
   return {
     insert: (row: McpServerRow) => db.insertInto('mcp_servers').values(row).execute(),
 
-    ...toolRowLookups(db, 'mcp_servers'),
+    ...sluggedRowLookups(db, 'mcp_servers'),
 
     list: (filter: McpServerFilter) => {
       let query = listed().where('s.organisation_id', '=', filter.organisationId).where('s.status', '=', filter.status);

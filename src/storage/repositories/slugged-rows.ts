@@ -15,12 +15,22 @@ export function nameOrSlugContains<DB, TB extends keyof DB>(
   return eb.or([eb(eb.fn('lower', [name]), 'like', like), eb(eb.fn('lower', [slug]), 'like', like)]);
 }
 
-/** The integrations and servers of MCP and agents: organisation rows named by id or by a reusable slug. */
-type ToolTable = 'mcp_integrations' | 'mcp_servers' | 'agent_integrations' | 'agent_servers';
+/**
+ * Organisation rows named by id or by a slug that archiving frees: MCP and agent integrations and
+ * servers, configs, guardrails, deployments.
+ */
+type SluggedTable =
+  | 'mcp_integrations'
+  | 'mcp_servers'
+  | 'agent_integrations'
+  | 'agent_servers'
+  | 'configs'
+  | 'guardrails'
+  | 'deployments';
 
-/** `findById` and `findBySlug` of a tool table, within one organisation. */
-export function toolRowLookups<T extends ToolTable>(db: Db, table: T) {
-  // Kysely checks column names against one table, not a type parameter: the four tables share
+/** `findById`, `findBySlug` and `findActiveBySlug` of a slugged table, within one organisation. */
+export function sluggedRowLookups<T extends SluggedTable>(db: Db, table: T) {
+  // Kysely checks column names against one table, not a type parameter: these tables share
   // these columns, so the queries are typed on one of them and the rows given their own type.
   const rows = (organisationId: string) =>
     db
@@ -39,5 +49,10 @@ export function toolRowLookups<T extends ToolTable>(db: Db, table: T) {
         .orderBy(activeFirst('status'))
         .orderBy('last_updated_at', 'desc')
         .executeTakeFirst() as Promise<Row | undefined>,
+
+    findActiveBySlug: (organisationId: string, slug: string) =>
+      rows(organisationId).where('slug', '=', slug).where('status', '=', 'active').executeTakeFirst() as Promise<
+        Row | undefined
+      >,
   };
 }
