@@ -401,7 +401,10 @@ async function main(): Promise<void> {
   let generateCpuUsPerRow: number | null = null;
   if (REUSE) {
     process.stdout.write(`reused database ${REUSE}: ${set.rows} request logs\n`);
-    if (postgres && (await db.selectFrom('analytics_metadata_rollups').select('period').limit(1).execute()).length === 0) {
+    if (
+      postgres &&
+      (await db.selectFrom('analytics_metadata_rollups').select('period').limit(1).execute()).length === 0
+    ) {
       const started = performance.now();
       await buildMetadataRollupsFromLogsFast(db, METADATA_KEYS);
       await sql`analyze analytics_metadata_rollups`.execute(db);

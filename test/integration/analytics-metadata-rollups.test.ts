@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createAnalyticsReader, type GroupColumn, type Grouping, type RowFilter } from '../../src/admin/analytics/reader.js';
+import {
+  createAnalyticsReader,
+  type GroupColumn,
+  type Grouping,
+  type RowFilter,
+} from '../../src/admin/analytics/reader.js';
 import '../../src/admin/analytics/tables.js';
 import type { Totals } from '../../src/admin/analytics/totals.js';
 import { createRequestLogRepository, type RequestLogInsert } from '../../src/storage/repositories/request-logs.js';
@@ -97,7 +102,12 @@ describe('analytics metadata rollups', () => {
       await repo.insertBatch(all.slice(i, i + size));
     expect(
       Number(
-        (await db.selectFrom('analytics_metadata_rollups').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n,
+        (
+          await db
+            .selectFrom('analytics_metadata_rollups')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
       ),
     ).toBeGreaterThan(1000);
 
@@ -122,9 +132,10 @@ describe('analytics metadata rollups', () => {
       { by: 'all' },
       { by: 'time', interval: 'day' },
       { by: 'time', interval: 'hour' },
-      ...(['model', 'status_code', 'api_key_id', 'guardrail_verdict'] as GroupColumn[]).map(
-        (column): Grouping => ({ by: 'column', column }),
-      ),
+      ...(['model', 'status_code', 'api_key_id', 'guardrail_verdict'] as GroupColumn[]).map((column): Grouping => ({
+        by: 'column',
+        column,
+      })),
     ];
     for (const [from, to] of windows) {
       for (const extra of filters) {
@@ -140,7 +151,13 @@ describe('analytics metadata rollups', () => {
     }
 
     // The rollups are what answered: without the rows, the whole hours still count.
-    const whole: RowFilter = { organisationId, from: T0, to: T0 + SPAN - 1, visibleKeyIds: null, metadata: { env: 'prod' } };
+    const whole: RowFilter = {
+      organisationId,
+      from: T0,
+      to: T0 + SPAN - 1,
+      visibleKeyIds: null,
+      metadata: { env: 'prod' },
+    };
     const before = (await reader.aggregate(whole, { by: 'all' }, { latencies: false })).get(0)!.requests;
     expect(before).toBeGreaterThan(100);
     await db.deleteFrom('request_logs').where('organisation_id', '=', organisationId).execute();
@@ -159,7 +176,9 @@ describe('analytics metadata rollups', () => {
     const t = await startTestServer({ env: { SVCGW_ANALYTICS_ROLLUP_METADATA_KEYS: 'env' } });
     const db = t.server.db;
     await createRequestLogRepository(db).insertBatch(rows(50, 'org-drop'));
-    expect((await db.selectFrom('analytics_metadata_rollups').select('metadata_key').execute()).length).toBeGreaterThan(0);
+    expect((await db.selectFrom('analytics_metadata_rollups').select('metadata_key').execute()).length).toBeGreaterThan(
+      0,
+    );
     const { syncRollupMetadataKeys } = await import('../../src/admin/analytics/metadata-keys.js');
     await syncRollupMetadataKeys(db, ['team'], Date.now());
     expect(await db.selectFrom('analytics_metadata_keys').select('metadata_key').execute()).toEqual([

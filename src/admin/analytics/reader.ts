@@ -173,7 +173,8 @@ export function createAnalyticsReader(db: Db) {
       pair = rolledUpPair(filter, await metadataKeys());
       // Before the key was summed, and all of a filter rollups cannot answer: request_logs.
       const rolledFrom = pair ? Math.max(from, pair.sinceHour * HOUR_MS) : Infinity;
-      if (rolledFrom > from) collect(await rawQuery(filter, grouping, options.latencies, from, Math.min(filter.to, rolledFrom - 1)));
+      if (rolledFrom > from)
+        collect(await rawQuery(filter, grouping, options.latencies, from, Math.min(filter.to, rolledFrom - 1)));
       if (rolledFrom > filter.to) return out;
       from = rolledFrom;
     }

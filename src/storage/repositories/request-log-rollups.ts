@@ -305,7 +305,11 @@ export function sumMetadataBatch(rows: readonly RequestLogInsert[], keys: readon
     const bucket = latencyBucket(row.latency_ms);
     const group = `${row.organisation_id}\u0000${row.workspace_id}\u0000${row.api_key_id}\u0000${fullGroup(row)}`;
     for (const [key, value] of pairs) {
-      addToHour(hours, hour, `${key}\u0000${value}\u0000${group}`, row, bucket, () => [key, value, ...fullDimensions(row)]);
+      addToHour(hours, hour, `${key}\u0000${value}\u0000${group}`, row, bucket, () => [
+        key,
+        value,
+        ...fullDimensions(row),
+      ]);
     }
   }
   return fanOut(hours);

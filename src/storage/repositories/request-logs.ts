@@ -82,7 +82,8 @@ function preparedBatchInsert(sqlite: SQLite.Database): (rows: RequestLogInsert[]
     const [full, byKey] = sumBatch(rows);
     for (const s of full.values()) upsertFull.run(rollupValues(s));
     for (const s of byKey.values()) upsertKey.run(rollupValues(s));
-    for (const s of sumMetadataBatch(rows, metadataKeys.all() as string[]).values()) upsertMetadata.run(rollupValues(s));
+    for (const s of sumMetadataBatch(rows, metadataKeys.all() as string[]).values())
+      upsertMetadata.run(rollupValues(s));
   });
 }
 
