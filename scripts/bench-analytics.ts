@@ -16,6 +16,7 @@ import { hashKey, keyHint } from '../src/auth/api-key-service.js';
 import {
   BENCH_MODELS,
   BENCH_SOURCES,
+  buildMetadataRollupsFromLogsFast,
   buildRollupsFromLogsFast,
   insertGeneratedRows,
   withoutIndexes,
@@ -41,6 +42,11 @@ import { killAllNow, startNode, stopAll } from './bench/processes.js';
  * PostgreSQL database NAME, fills it and leaves it (no retention run, which would delete rows);
  * `--reuse-database NAME` starts the gateway on it as it is (its migrations run) and only times
  * the queries. `--only TEXT` times only the cases whose name contains TEXT.
+ *
+ * The server sums the metadata keys `env` and `team` (ANALYTICS_ROLLUP_METADATA_KEYS): the
+ * metadata filters on one of them read `analytics_metadata_rollups`, built in SQL with the other
+ * rollups (or, on a reused database without them, before the timings); the filter on two pairs
+ * reads request_logs.
  */
 const { values } = parseArgs({
   options: {
@@ -88,6 +94,8 @@ for (const name of [KEEP, REUSE]) {
 }
 const DAY_MS = 86_400_000;
 const TARGET_MS = 500;
+/** The metadata keys of the generated rows, summed in metadata rollups. */
+const METADATA_KEYS = ['env', 'team'];
 let dataDir: string | null = null;
 /** The PostgreSQL database made for this run, dropped at the end. */
 let postgres: { adminUrl: string; name: string; url: string } | null = null;
@@ -215,6 +223,7 @@ async function generateInSql(
   });
   const rowsMs = performance.now() - started;
   await buildRollupsFromLogsFast(db);
+  await buildMetadataRollupsFromLogsFast(db, METADATA_KEYS);
   await sql`analyze`.execute(db);
   return { rowsMs, rollupsMs: performance.now() - started - rowsMs };
 }
@@ -375,6 +384,7 @@ async function main(): Promise<void> {
       ...env,
       SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey,
       SVCGW_LOG_LEVEL: 'warn',
+      SVCGW_ANALYTICS_ROLLUP_METADATA_KEYS: METADATA_KEYS.join(','),
       ...(postgres ? { SVCGW_DATABASE_URL: postgres.url } : {}),
     },
   });
@@ -391,6 +401,17 @@ async function main(): Promise<void> {
   let generateCpuUsPerRow: number | null = null;
   if (REUSE) {
     process.stdout.write(`reused database ${REUSE}: ${set.rows} request logs\n`);
+    if (
+      postgres &&
+      (await db.selectFrom('analytics_metadata_rollups').select('period').limit(1).execute()).length === 0
+    ) {
+      const started = performance.now();
+      await buildMetadataRollupsFromLogsFast(db, METADATA_KEYS);
+      await sql`analyze analytics_metadata_rollups`.execute(db);
+      process.stdout.write(
+        `metadata rollups (${METADATA_KEYS.join(', ')}) built from them in SQL in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+      );
+    }
   } else if (GENERATE === 'sql') {
     const made = await generateInSql(db, { organisationId, workspaces, keys, configs, now });
     generateMs = made.rowsMs + made.rollupsMs;
@@ -398,6 +419,8 @@ async function main(): Promise<void> {
       `generated ${ROWS} request logs over 89 days in SQL in ${(made.rowsMs / 1000).toFixed(1)} s, rollups built from them in ${(made.rollupsMs / 1000).toFixed(1)} s\n`,
     );
   } else {
+    // Every row is written through insertBatch from now on: the keys' rollups are whole from the start.
+    await db.updateTable('analytics_metadata_keys').set({ since_hour: 0 }).execute();
     const generated = await generate(db, organisationId, workspaces, now, keys, configs);
     generateMs = generated.ms;
     generateCpuUsPerRow = generated.cpuUsPerRow;
@@ -422,6 +445,10 @@ async function main(): Promise<void> {
       'summary, metadata + status filter',
       `/v1/analytics/summary?${whole}&metadata=${encodeURIComponent('{"env":"prod"}')}&status_code=200,429`,
     ],
+    [
+      'summary, two metadata pairs (request_logs)',
+      `/v1/analytics/summary?${whole}&metadata=${encodeURIComponent('{"env":"prod","team":"team-1"}')}`,
+    ],
     ['summary, model filter', `/v1/analytics/summary?${whole}&model=gpt-4o`],
     [
       'groups/model, metadata filter, all columns',
@@ -437,6 +464,10 @@ async function main(): Promise<void> {
     ),
     ['graphs/latency (hour: 2,160 buckets)', `/v1/analytics/graphs/latency?${whole}&interval=hour`],
     ['graphs/latency (day), model filter', `/v1/analytics/graphs/latency?${whole}&interval=day&model=gpt-4o`],
+    [
+      'graphs/latency (day), metadata filter',
+      `/v1/analytics/graphs/latency?${whole}&interval=day&metadata=${encodeURIComponent('{"env":"dev"}')}`,
+    ],
   ];
   if (postgres) {
     // Log listing: 50 newest rows matching the filters, and their total.

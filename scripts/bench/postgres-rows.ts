@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../../src/storage/database.js';
 import {
+  FULL_ROLLUP_DIMENSIONS as FULL_DIMENSIONS,
   LATENCY_BUCKETS,
   LATENCY_FLOOR_MS,
   LATENCY_GAMMA,
   MEASURES,
-  ROLLUP_TEXT_DIMENSIONS,
+  METADATA_ROLLUP_MAX_VALUE,
 } from '../../src/storage/repositories/request-log-rollups.js';
 
 /**
@@ -90,8 +91,6 @@ export async function insertGeneratedRows(db: Db, set: GeneratedSet, from: numbe
     ) rows`.execute(db);
 }
 
-const FULL_DIMENSIONS = [...ROLLUP_TEXT_DIMENSIONS, 'status_code', 'guardrail_verdict'] as const;
-
 /** The first hour of the period holding `hour` (hours since the epoch), as `periodStart` computes it. */
 function periodStartSql(period: number): string {
   const day = '(hour / 24)';
@@ -145,8 +144,41 @@ export async function withoutIndexes(db: Db, table: string, work: () => Promise<
  * order of addition). Runs on one connection, with `work_mem` raised for its group-bys.
  */
 export async function buildRollupsFromLogs(db: Db): Promise<void> {
+  await buildFrom(db, 'request_logs', FULL_DIMENSIONS, [
+    ['analytics_rollups', FULL_DIMENSIONS],
+    ['analytics_key_rollups', ['workspace_id', 'api_key_id']],
+  ]);
+}
+
+/**
+ * Builds `analytics_metadata_rollups` for `keys` from every row of `request_logs` (that table
+ * must hold none of their rows), as the writer sums them: per key whose value is a string of at
+ * most METADATA_ROLLUP_MAX_VALUE characters. Then marks the keys whole from the first hour.
+ */
+export async function buildMetadataRollupsFromLogs(db: Db, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  const list = keys.map((k) => `'${k.replaceAll("'", "''")}'`).join(', ');
+  const source = `(select l.*, k.metadata_key, l.metadata::jsonb ->> k.metadata_key as metadata_value
+    from request_logs l cross join unnest(array[${list}]::text[]) as k(metadata_key)
+    where l.metadata is not null and jsonb_typeof(l.metadata::jsonb -> k.metadata_key) = 'string'
+      and length(l.metadata::jsonb ->> k.metadata_key) <= ${METADATA_ROLLUP_MAX_VALUE}) with_pairs`;
+  const dims = ['metadata_key', 'metadata_value', ...FULL_DIMENSIONS];
+  await buildFrom(db, source, dims, [['analytics_metadata_rollups', dims]]);
+  for (const key of keys) {
+    await sql`insert into analytics_metadata_keys (metadata_key, since_hour) values (${key}, 0)
+      on conflict (metadata_key) do update set since_hour = 0`.execute(db);
+  }
+}
+
+/** The rollup rows of `tables` (each with its dimensions, a subset of `dims`), summed from the rows of `source`. */
+async function buildFrom(
+  db: Db,
+  source: string,
+  dims: readonly string[],
+  tables: ReadonlyArray<readonly [string, readonly string[]]>,
+): Promise<void> {
   // Collation "C" (byte order) for the group-bys: the same groups, without a locale's slow comparisons.
-  const coalesced = FULL_DIMENSIONS.map((d) => (d === 'status_code' ? d : `coalesce(${d}, '') collate "C" as ${d}`));
+  const coalesced = dims.map((d) => (d === 'status_code' ? d : `coalesce(${d}, '') collate "C" as ${d}`));
   // Sums in float8 (exact for integers below 2^53): summing numeric, what sum(bigint) gives, is far slower.
   const sums = `count(*)::float8 as requests, count(*) filter (where is_success <> 0)::float8 as successes,
     count(*) filter (where cache_status in ('HIT', 'SEMANTIC_HIT'))::float8 as cache_hits,
@@ -166,20 +198,17 @@ export async function buildRollupsFromLogs(db: Db): Promise<void> {
         `create temporary table rollup_base as
          select organisation_id, floor(extract(epoch from created_at::timestamptz) / 3600)::bigint as hour,
            ${coalesced.join(', ')}, ${BUCKET_SQL} as bucket, ${sums}
-         from request_logs group by 1, 2, ${FULL_DIMENSIONS.map((_, i) => i + 3).join(', ')}, ${FULL_DIMENSIONS.length + 3}`,
+         from ${source} group by 1, 2, ${dims.map((_, i) => i + 3).join(', ')}, ${dims.length + 3}`,
       )
       .execute(conn);
-    for (const [table, dims] of [
-      ['analytics_rollups', FULL_DIMENSIONS],
-      ['analytics_key_rollups', ['workspace_id', 'api_key_id']],
-    ] as const) {
+    for (const [table, tableDims] of tables) {
       for (const period of [1, 24, 168, 672]) {
-        const keys = ['organisation_id', 'period_start', ...dims].join(', ');
+        const keys = ['organisation_id', 'period_start', ...tableDims].join(', ');
         await sql
           .raw(
-            `insert into ${table} (organisation_id, period, period_start, ${dims.join(', ')}, ${MEASURES.join(', ')},
+            `insert into ${table} (organisation_id, period, period_start, ${tableDims.join(', ')}, ${MEASURES.join(', ')},
                latency_min, latency_max, latency_hist, first_seen, last_seen)
-             select organisation_id, ${period}, period_start, ${dims.join(', ')}, ${MEASURES.map((m) => `sum(${m})`).join(', ')},
+             select organisation_id, ${period}, period_start, ${tableDims.join(', ')}, ${MEASURES.map((m) => `sum(${m})`).join(', ')},
                min(latency_min), max(latency_max), decode(string_agg(${PAIR_HEX_SQL}, '' order by bucket), 'hex'),
                min(first_seen), max(last_seen)
              from (
@@ -202,4 +231,9 @@ export async function buildRollupsFromLogsFast(db: Db): Promise<void> {
   await withoutIndexes(db, 'analytics_rollups', () =>
     withoutIndexes(db, 'analytics_key_rollups', () => buildRollupsFromLogs(db)),
   );
+}
+
+/** `buildMetadataRollupsFromLogs` with the table's key dropped meanwhile (then made again). */
+export async function buildMetadataRollupsFromLogsFast(db: Db, keys: readonly string[]): Promise<void> {
+  await withoutIndexes(db, 'analytics_metadata_rollups', () => buildMetadataRollupsFromLogs(db, keys));
 }

@@ -119,6 +119,12 @@ export const settingsSchema = z
     scim_membership_user_mode: onOff(false).describe('SCIM_MEMBERSHIP_USER_MODE: group membership is managed through the SCIM Users endpoint (user resources carry `groups`); member operations in a Groups PATCH are skipped. See scim.md.'),
     policy_enabled: onOff(true).describe('Feature flag (POLICY_ENABLED): rate-limits and usage-limits policies; OFF turns their routes and checks off.'),
     log_retention_display: z.coerce.number().int().min(1).max(3650).default(90).describe('LOG_RETENTION_DISPLAY: days of request logs kept and shown.'),
+    analytics_rollup_metadata_keys: z
+      .string()
+      .default('')
+      .refine((v) => v.split(',').filter((k) => k.trim() !== '').length <= 8, 'holds at most 8 keys')
+      .refine((v) => v.split(',').every((k) => k.trim().length <= 128), 'keys are at most 128 characters')
+      .describe('Comma-separated request metadata keys (at most 8) whose values analytics sum in rollups, so that a filter on one of them (`metadata={"env":"prod"}`) is answered without reading request logs. Summed from the second full hour after an instance first starts with them; see analytics.md (Metadata rollups).'),
     metrics_retention_display: z.coerce.number().int().min(1).max(3650).default(365).describe('METRICS_RETENTION_DISPLAY: days of analytics aggregates kept.'),
     smtp_host: z.string().min(1).optional().describe('SMTP server for alert e-mails; without it alerts stay in the outbox.'),
     smtp_port: z.coerce.number().int().min(1).max(65535).default(587).describe('SMTP port.'),

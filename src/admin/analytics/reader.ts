@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import { rawSqlite, type Db } from '../../storage/database.js';
 import {
+  METADATA_ROLLUP_MAX_VALUE,
   periodStart,
   registerHistogramFunctions,
   ROLLUP_PERIODS,
@@ -27,13 +28,19 @@ export interface RowFilter {
   statusCodes?: readonly number[] | undefined;
   /** Only requests whose guardrails reached this verdict (passed, failed, denied). */
   guardrailVerdict?: string | undefined;
-  /** Pairs the request's metadata must hold; such queries read request_logs, not rollups. */
+  /**
+   * Pairs the request's metadata must hold: one pair of a summed key (analytics_metadata_keys)
+   * is read from `analytics_metadata_rollups`; any other filter reads request_logs.
+   */
   metadata?: Readonly<Record<string, string>> | undefined;
   /** Conditions on single requests (the reference's cost, token, trace, … filters); such queries read request_logs. */
   rows?: readonly RowCondition[] | undefined;
 }
 
-/** Whether a filter needs request_logs rows (metadata or per-request conditions), which rollups cannot answer. */
+/**
+ * Whether a filter has conditions that `analytics_rollups` cannot answer (metadata, per-request
+ * conditions); a single metadata pair of a summed key may still be read from metadata rollups.
+ */
 export const readsRows = (filter: RowFilter): boolean =>
   Object.keys(filter.metadata ?? {}).length > 0 || (filter.rows?.length ?? 0) > 0;
 
@@ -56,6 +63,26 @@ export type Grouping = { by: 'all' } | { by: 'column'; column: GroupColumn } | {
  * bucket number for time (ms / interval), 0 for `all`.
  */
 export type Aggregated = Map<string | number, Totals>;
+
+/** The one metadata pair of a filter that metadata rollups answer, and from which hour they hold it whole. */
+interface RolledUpPair {
+  key: string;
+  value: string;
+  sinceHour: number;
+}
+
+/**
+ * The filter's metadata pair if `analytics_metadata_rollups` can answer it: exactly one pair, of
+ * a key summed since `sinceHour` (`keys`), a value short enough to be summed, and no per-request condition.
+ */
+export function rolledUpPair(filter: RowFilter, keys: ReadonlyMap<string, number>): RolledUpPair | null {
+  const pairs = Object.entries(filter.metadata ?? {});
+  if (pairs.length !== 1 || (filter.rows?.length ?? 0) > 0) return null;
+  const [key, value] = pairs[0]!;
+  const sinceHour = keys.get(key);
+  if (sinceHour === undefined || value.length > METADATA_ROLLUP_MAX_VALUE) return null;
+  return { key, value, sinceHour };
+}
 
 export interface WindowPlan {
   /** Parts of hours, read from request_logs (ms, inclusive). */
@@ -118,7 +145,8 @@ export function createStatementRunner(db: Db): {
 
 /**
  * Reads analytics: rollups for whole hours (days, weeks), request_logs for the parts of hours at
- * the edges of the window and for every query with a metadata filter. Statements are prepared
+ * the edges of the window and for every query with a metadata filter that metadata rollups do not
+ * answer (`rolledUpPair`). Statements are prepared
  * once per shape; each part of a window is one statement, with a turn of the event loop between.
  */
 export function createAnalyticsReader(db: Db) {
@@ -139,31 +167,48 @@ export function createAnalyticsReader(db: Db) {
         addRow(t, row);
       }
     };
+    let pair: RolledUpPair | null = null;
+    let from = filter.from;
     if (readsRows(filter)) {
-      collect(await rawQuery(filter, grouping, options.latencies, filter.from, filter.to));
-      return out;
+      pair = rolledUpPair(filter, await metadataKeys());
+      // Before the key was summed, and all of a filter rollups cannot answer: request_logs.
+      const rolledFrom = pair ? Math.max(from, pair.sinceHour * HOUR_MS) : Infinity;
+      if (rolledFrom > from)
+        collect(await rawQuery(filter, grouping, options.latencies, from, Math.min(filter.to, rolledFrom - 1)));
+      if (rolledFrom > filter.to) return out;
+      from = rolledFrom;
     }
     const maxPeriod: RollupPeriod = grouping.by === 'time' ? (grouping.interval === 'hour' ? 1 : 24) : 672;
-    const plan = planWindow(filter.from, filter.to, maxPeriod);
-    const keyTable =
-      filter.provider === undefined &&
-      filter.model === undefined &&
-      !(filter.statusCodes && filter.statusCodes.length > 0) &&
-      filter.guardrailVerdict === undefined &&
-      (grouping.by !== 'column' || KEY_TABLE_COLUMNS.has(grouping.column));
+    const plan = planWindow(from, filter.to, maxPeriod);
+    const table = pair
+      ? 'analytics_metadata_rollups'
+      : filter.provider === undefined &&
+          filter.model === undefined &&
+          !(filter.statusCodes && filter.statusCodes.length > 0) &&
+          filter.guardrailVerdict === undefined &&
+          (grouping.by !== 'column' || KEY_TABLE_COLUMNS.has(grouping.column))
+        ? 'analytics_key_rollups'
+        : 'analytics_rollups';
     for (const part of plan.rollups) {
-      collect(await rollupQuery(filter, grouping, options.latencies, keyTable, part));
+      collect(await rollupQuery(filter, grouping, options.latencies, table, pair, part));
       await yieldToRequests();
     }
     for (const part of plan.raw) collect(await rawQuery(filter, grouping, options.latencies, part.from, part.to));
     return out;
   }
 
+  /** The summed metadata keys and the first hour each is whole from (a short table, read per query). */
+  async function metadataKeys(): Promise<Map<string, number>> {
+    const rows = await run('SELECT metadata_key, since_hour FROM analytics_metadata_keys', []);
+    return new Map(rows.map((row) => [row[0] as string, Number(row[1])]));
+  }
+
   function rollupQuery(
     filter: RowFilter,
     grouping: Grouping,
     latencies: boolean,
-    keyTable: boolean,
+    table: 'analytics_rollups' | 'analytics_key_rollups' | 'analytics_metadata_rollups',
+    pair: RolledUpPair | null,
     part: WindowPlan['rollups'][number],
   ): Promise<unknown[][]> {
     const params: unknown[] = [filter.organisationId, part.period, part.start, part.end];
@@ -174,6 +219,10 @@ export function createAnalyticsReader(db: Db) {
       'period_start < ?',
       ...dimensionConditions(filter, params, dialect),
     ];
+    if (pair) {
+      conditions.push('metadata_key = ?', 'metadata_value = ?');
+      params.push(pair.key, pair.value);
+    }
     const group =
       grouping.by === 'all'
         ? '0'
@@ -183,7 +232,7 @@ export function createAnalyticsReader(db: Db) {
             ? 'period_start'
             : 'period_start / 24';
     const text = `SELECT ${group} AS g, ${dialect.rollupMeasures}, ${latencies ? dialect.rollupHistogram : 'NULL'} AS h
-      FROM ${keyTable ? 'analytics_key_rollups' : 'analytics_rollups'} WHERE ${conditions.join(' AND ')}${groupBy(grouping)}`;
+      FROM ${table} WHERE ${conditions.join(' AND ')}${groupBy(grouping)}`;
     return run(text, params);
   }
 

@@ -60,3 +60,23 @@ export interface AnalyticsKeyRollupsTable extends RollupPeriodKey, RollupMeasure
   workspace_id: string;
   api_key_id: string;
 }
+
+declare module '../../storage/schema.js' {
+  interface Database {
+    analytics_metadata_keys: AnalyticsMetadataKeysTable;
+    analytics_metadata_rollups: AnalyticsMetadataRollupsTable;
+  }
+}
+
+/** The metadata keys the request-log writer sums (migration 0034, synced from the setting at start). */
+export interface AnalyticsMetadataKeysTable {
+  metadata_key: string;
+  /** The first hour (hours since the epoch) from which the key's rollups hold every request. */
+  since_hour: number;
+}
+
+/** Per metadata key and value of a summed key and every dimension of `analytics_rollups`. */
+export interface AnalyticsMetadataRollupsTable extends AnalyticsRollupsTable {
+  metadata_key: string;
+  metadata_value: string;
+}

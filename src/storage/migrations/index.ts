@@ -32,6 +32,7 @@ import * as credentialLimits from './0030-credential-limits.js';
 import * as auditCountry from './0031-audit-country.js';
 import * as logListIndexes from './0032-log-list-indexes.js';
 import * as cacheSavings from './0033-cache-savings.js';
+import * as metadataRollups from './0034-metadata-rollups.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '0031-audit-country': auditCountry,
   '0032-log-list-indexes': logListIndexes,
   '0033-cache-savings': cacheSavings,
+  '0034-metadata-rollups': metadataRollups,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -173,6 +173,11 @@ export const ROLLUP_TEXT_DIMENSIONS = [
   'prompt_id',
 ] as const;
 
+/** Every dimension of `analytics_rollups`, in key order after organisation, period and start. */
+export const FULL_ROLLUP_DIMENSIONS = [...ROLLUP_TEXT_DIMENSIONS, 'status_code', 'guardrail_verdict'] as const;
+/** The dimensions of `analytics_metadata_rollups`, in the order `sumMetadataBatch` gives them. */
+export const METADATA_ROLLUP_DIMENSIONS = ['metadata_key', 'metadata_value', ...FULL_ROLLUP_DIMENSIONS] as const;
+
 /** The additive measures of a rollup row (and of the analytics totals built from them). */
 export interface RollupMeasures {
   requests: number;
@@ -272,13 +277,72 @@ export function sumBatch(rows: readonly RequestLogInsert[]): [Map<string, Rollup
   for (const row of rows) {
     const hour = Math.floor(Date.parse(row.created_at) / HOUR_MS);
     const keyPart = `${row.organisation_id}\u0000${row.workspace_id}\u0000${row.api_key_id}`;
-    const fullPart = `${keyPart}\u0000${row.provider ?? ''}\u0000${row.credential_source ?? ''}\u0000${row.model ?? ''}\u0000${row.config_id ?? ''}\u0000${row.prompt_id ?? ''}\u0000${row.status_code}\u0000${row.guardrail_verdict ?? ''}`;
+    const fullPart = `${keyPart}\u0000${fullGroup(row)}`;
     const bucket = latencyBucket(row.latency_ms);
-    addToHour(fullHours, hour, fullPart, row, bucket, true);
-    addToHour(keyHours, hour, keyPart, row, bucket, false);
+    addToHour(fullHours, hour, fullPart, row, bucket, () => fullDimensions(row));
+    addToHour(keyHours, hour, keyPart, row, bucket, () => [row.workspace_id, row.api_key_id]);
   }
   return [fanOut(fullHours), fanOut(keyHours)];
 }
+
+/**
+ * Metadata values longer than this are not summed in `analytics_metadata_rollups` (a PostgreSQL
+ * B-tree entry holds at most ~2,700 bytes): a filter on such a value reads request_logs.
+ */
+export const METADATA_ROLLUP_MAX_VALUE = 200;
+
+/**
+ * Sums a batch for `analytics_metadata_rollups`: per metadata key of `keys` that a row holds (a
+ * string of at most METADATA_ROLLUP_MAX_VALUE characters), its value and every dimension.
+ */
+export function sumMetadataBatch(rows: readonly RequestLogInsert[], keys: readonly string[]): Map<string, RollupSums> {
+  const hours = new Map<string, HourSums>();
+  if (keys.length === 0) return new Map();
+  for (const row of rows) {
+    const pairs = rollupPairs(row.metadata, keys);
+    if (pairs.length === 0) continue;
+    const hour = Math.floor(Date.parse(row.created_at) / HOUR_MS);
+    const bucket = latencyBucket(row.latency_ms);
+    const group = `${row.organisation_id}\u0000${row.workspace_id}\u0000${row.api_key_id}\u0000${fullGroup(row)}`;
+    for (const [key, value] of pairs) {
+      addToHour(hours, hour, `${key}\u0000${value}\u0000${group}`, row, bucket, () => [
+        key,
+        value,
+        ...fullDimensions(row),
+      ]);
+    }
+  }
+  return fanOut(hours);
+}
+
+/** The pairs of `keys` a row's metadata (compact JSON of strings) holds. */
+function rollupPairs(metadata: string | null | undefined, keys: readonly string[]): Array<[string, string]> {
+  if (!metadata) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(metadata);
+  } catch {
+    return [];
+  }
+  if (parsed === null || typeof parsed !== 'object') return [];
+  const pairs: Array<[string, string]> = [];
+  for (const key of keys) {
+    const value = (parsed as Record<string, unknown>)[key];
+    if (typeof value === 'string' && value.length <= METADATA_ROLLUP_MAX_VALUE && Object.hasOwn(parsed, key))
+      pairs.push([key, value]);
+  }
+  return pairs;
+}
+
+/** The dimensions after workspace and key, as a map key. */
+const fullGroup = (row: RequestLogInsert): string =>
+  `${row.provider ?? ''}\u0000${row.credential_source ?? ''}\u0000${row.model ?? ''}\u0000${row.config_id ?? ''}\u0000${row.prompt_id ?? ''}\u0000${row.status_code}\u0000${row.guardrail_verdict ?? ''}`;
+
+const fullDimensions = (row: RequestLogInsert): (string | number)[] => [
+  ...ROLLUP_TEXT_DIMENSIONS.map((d) => row[d] ?? ''),
+  row.status_code,
+  row.guardrail_verdict ?? '',
+];
 
 function addToHour(
   hours: Map<string, HourSums>,
@@ -286,14 +350,12 @@ function addToHour(
   group: string,
   row: RequestLogInsert,
   bucket: number,
-  allDimensions: boolean,
+  dimensionsOf: () => (string | number)[],
 ): void {
   const key = `${hour}\u0000${group}`;
   let entry = hours.get(key);
   if (entry === undefined) {
-    const dimensions = allDimensions
-      ? [...ROLLUP_TEXT_DIMENSIONS.map((d) => row[d] ?? ''), row.status_code, row.guardrail_verdict ?? '']
-      : [row.workspace_id, row.api_key_id];
+    const dimensions = dimensionsOf();
     entry = {
       hour,
       group,

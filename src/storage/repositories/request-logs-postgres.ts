@@ -7,10 +7,12 @@ import {
   encodeHistogram,
   LATENCY_BUCKETS,
   MEASURES,
+  FULL_ROLLUP_DIMENSIONS,
+  METADATA_ROLLUP_DIMENSIONS,
   rollupColumns,
   rollupValues,
-  ROLLUP_TEXT_DIMENSIONS,
   sumBatch,
+  sumMetadataBatch,
   type RequestLogInsert,
   type RollupSums,
 } from './request-log-rollups.js';
@@ -23,8 +25,9 @@ const KEYS_PER_STATEMENT = 500;
 const ROLLUP_LOCK = 7_310_452_119;
 
 const TABLES = [
-  { table: 'analytics_rollups', dims: [...ROLLUP_TEXT_DIMENSIONS, 'status_code', 'guardrail_verdict'] },
+  { table: 'analytics_rollups', dims: FULL_ROLLUP_DIMENSIONS },
   { table: 'analytics_key_rollups', dims: ['workspace_id', 'api_key_id'] },
+  { table: 'analytics_metadata_rollups', dims: METADATA_ROLLUP_DIMENSIONS },
 ] as const;
 
 /**
@@ -54,10 +57,18 @@ export async function insertBatchPostgres(db: Db, rows: RequestLogInsert[]): Pro
           ),
         );
       }
-      await sql`select pg_advisory_xact_lock(${ROLLUP_LOCK})`.execute(trx);
+      // The metadata keys to sum are read under the lock, in the same statement: the database,
+      // not this instance's settings, says which keys are summed, so every instance sums the same.
+      const { rows: locked } = await sql<{
+        keys: string[] | null;
+      }>`select pg_advisory_xact_lock(${ROLLUP_LOCK}), (select array_agg(metadata_key) from analytics_metadata_keys) as keys`.execute(
+        trx,
+      );
+      const byMetadata = sumMetadataBatch(rows, locked[0]?.keys ?? []);
       for (const [{ table, dims }, sums] of [
         [TABLES[0], full],
         [TABLES[1], byKey],
+        [TABLES[2], byMetadata],
       ] as const) {
         const all = [...sums.values()];
         for (let at = 0; at < all.length; at += KEYS_PER_STATEMENT) {

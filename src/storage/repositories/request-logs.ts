@@ -5,11 +5,13 @@ import { noteRawWrite } from '../request-transaction.js';
 import { insertBatchPostgres } from './request-logs-postgres.js';
 import {
   COLUMNS,
+  FULL_ROLLUP_DIMENSIONS,
   MEASURES,
+  METADATA_ROLLUP_DIMENSIONS,
   registerHistogramFunctions,
-  ROLLUP_TEXT_DIMENSIONS,
   rollupValues,
   sumBatch,
+  sumMetadataBatch,
   type RequestLogInsert,
 } from './request-log-rollups.js';
 
@@ -69,15 +71,19 @@ function preparedBatchInsert(sqlite: SQLite.Database): (rows: RequestLogInsert[]
   const insert = sqlite.prepare(
     `INSERT INTO request_logs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`,
   );
-  const upsertFull = sqlite.prepare(
-    upsertSql('analytics_rollups', [...ROLLUP_TEXT_DIMENSIONS, 'status_code', 'guardrail_verdict']),
-  );
+  const upsertFull = sqlite.prepare(upsertSql('analytics_rollups', FULL_ROLLUP_DIMENSIONS));
   const upsertKey = sqlite.prepare(upsertSql('analytics_key_rollups', ['workspace_id', 'api_key_id']));
+  const upsertMetadata = sqlite.prepare(upsertSql('analytics_metadata_rollups', METADATA_ROLLUP_DIMENSIONS));
+  // Read in every batch's transaction: the database, not this instance's settings, says which
+  // keys are summed, so that every instance sums the same ones.
+  const metadataKeys = sqlite.prepare('SELECT metadata_key FROM analytics_metadata_keys').pluck();
   return sqlite.transaction((rows: RequestLogInsert[]) => {
     for (const row of rows) insert.run(COLUMNS.map((column) => row[column] ?? null));
     const [full, byKey] = sumBatch(rows);
     for (const s of full.values()) upsertFull.run(rollupValues(s));
     for (const s of byKey.values()) upsertKey.run(rollupValues(s));
+    for (const s of sumMetadataBatch(rows, metadataKeys.all() as string[]).values())
+      upsertMetadata.run(rollupValues(s));
   });
 }
 

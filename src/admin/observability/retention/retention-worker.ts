@@ -54,6 +54,8 @@ const ROLLUP_KEYS = {
   analytics_rollups:
     'organisation_id, period, period_start, workspace_id, api_key_id, provider, credential_source, model, config_id, prompt_id, status_code',
   analytics_key_rollups: 'organisation_id, period, period_start, workspace_id, api_key_id',
+  analytics_metadata_rollups:
+    'organisation_id, metadata_key, metadata_value, period, period_start, workspace_id, api_key_id, provider, credential_source, model, config_id, prompt_id, status_code, guardrail_verdict',
 };
 
 /**

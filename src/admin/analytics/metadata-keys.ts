@@ -1,0 +1,39 @@
+import { sql } from 'kysely';
+import type { Db } from '../../storage/database.js';
+
+const HOUR_MS = 3_600_000;
+
+/** The keys of the `analytics_rollup_metadata_keys` setting: comma-separated, trimmed, without repeats. */
+export const parseRollupMetadataKeys = (setting: string): string[] => [
+  ...new Set(
+    setting
+      .split(',')
+      .map((key) => key.trim())
+      .filter((key) => key !== ''),
+  ),
+];
+
+/**
+ * Makes `analytics_metadata_keys` list the setting's keys, which every instance's request-log
+ * writer then sums in every batch. A new key is whole from the second full hour after now: the
+ * batches being written meanwhile (by any instance, whatever its clock says within the hour)
+ * may not have summed it. A key no longer listed is dropped with its rollups; dropped and listed
+ * again, it starts over. Instances with different settings undo each other's changes at start.
+ */
+export async function syncRollupMetadataKeys(db: Db, keys: readonly string[], now: number): Promise<void> {
+  const sinceHour = Math.floor(now / HOUR_MS) + 2;
+  for (const key of keys) {
+    await db
+      .insertInto('analytics_metadata_keys')
+      .values({ metadata_key: key, since_hour: sinceHour })
+      .onConflict((oc) => oc.column('metadata_key').doNothing())
+      .execute();
+  }
+  const listed = await db.selectFrom('analytics_metadata_keys').select('metadata_key').execute();
+  for (const { metadata_key: key } of listed) {
+    if (keys.includes(key)) continue;
+    // The key first: from then on no writer sums it and no reader reads its rollups.
+    await db.deleteFrom('analytics_metadata_keys').where('metadata_key', '=', key).execute();
+    await sql`DELETE FROM analytics_metadata_rollups WHERE metadata_key = ${key}`.execute(db);
+  }
+}
