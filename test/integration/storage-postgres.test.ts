@@ -205,4 +205,17 @@ describe.skipIf(!hasPostgres || !hasRedis)('svcgw on PostgreSQL', () => {
       'svcgw: the database was migrated by a newer svcgw (migrations 9999-next are unknown to this version)',
     );
   });
+
+  it('turns JIT compilation off on its connections, unless the URL says otherwise', async () => {
+    const jitOf = async (url: string) => {
+      const db = openDatabase({ data_dir: makeTempDir(), database_url: url });
+      onTestFinished(() => db.destroy());
+      return (await sql<{ jit: string }>`show jit`.execute(db)).rows[0]?.jit;
+    };
+    const url = await createTestDatabase();
+    expect(await jitOf(url)).toBe('off');
+    const own = new URL(url);
+    own.searchParams.set('options', '-c jit=on');
+    expect(await jitOf(own.toString())).toBe('on');
+  });
 });
