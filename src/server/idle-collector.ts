@@ -1,4 +1,10 @@
-import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import {
+  constants,
+  performance,
+  PerformanceObserver,
+  type EventLoopUtilization,
+  type PerformanceEntry,
+} from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -6,8 +12,9 @@ import { runInNewContext } from 'node:vm';
 export const IDLE_CHECK_MS = 10_000;
 /** An interval is idle below this share of event-loop busy time… */
 export const IDLE_UTILISATION = 0.02;
-/** …and when the JavaScript heap grew by less than this over it (background timers allocate a little). */
+/** …when the JavaScript heap grew by less than this over it (background timers allocate a little)… */
 export const IDLE_HEAP_GROWTH_BYTES = 1024 * 1024;
+/** …and V8 collected nothing of its own accord in it (light traffic: little loop time, but garbage). */
 /**
  * Collections after each busy stretch. V8 gives the young generation back only at a collection
  * that finds the allocation rate low, and the first collection after busy time still counts that
@@ -18,8 +25,10 @@ export const COLLECTIONS_AFTER_ACTIVITY = 2;
 export interface IdleSample {
   /** Event-loop utilisation over the interval, 0..1. */
   utilisation: number;
-  /** Heap growth over the interval, bytes (negative when V8 collected on its own). */
+  /** Heap growth over the interval, bytes. */
   heapGrowth: number;
+  /** Collections V8 started itself in the interval (ours, forced, are not counted). */
+  collections: number;
 }
 
 /**
@@ -28,7 +37,8 @@ export interface IdleSample {
  * idle collects twice and then never again until it has been busy.
  */
 export function idleStep(owed: number, sample: IdleSample): { collect: boolean; owed: number } {
-  const idle = sample.utilisation < IDLE_UTILISATION && sample.heapGrowth < IDLE_HEAP_GROWTH_BYTES;
+  const idle =
+    sample.utilisation < IDLE_UTILISATION && sample.heapGrowth < IDLE_HEAP_GROWTH_BYTES && sample.collections === 0;
   if (!idle) return { collect: false, owed: COLLECTIONS_AFTER_ACTIVITY };
   if (owed > 0) return { collect: true, owed: owed - 1 };
   return { collect: false, owed: 0 };
@@ -56,19 +66,33 @@ export function startIdleCollector(options: { intervalMs?: number; gc?: () => vo
   let owed = COLLECTIONS_AFTER_ACTIVITY;
   let loop: EventLoopUtilization = performance.eventLoopUtilization();
   let heap = getHeapStatistics().used_heap_size;
+  let collections = 0;
+  // A `gc` entry's detail carries V8's flags; our own collections are the forced ones.
+  const forced = (entry: PerformanceEntry) =>
+    (((entry as { detail?: { flags?: number } }).detail?.flags ?? 0) & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) !==
+    0;
+  const observer = new PerformanceObserver((list) => {
+    collections += list.getEntries().filter((entry) => !forced(entry)).length;
+  });
+  observer.observe({ entryTypes: ['gc'] });
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     const used = getHeapStatistics().used_heap_size;
     const step = idleStep(owed, {
       utilisation: performance.eventLoopUtilization(now, loop).utilization,
       heapGrowth: used - heap,
+      collections,
     });
     owed = step.owed;
+    collections = 0;
     if (step.collect) gc();
     // Read after the collection, so that it does not count as the next interval's growth or busy time.
     loop = performance.eventLoopUtilization();
     heap = getHeapStatistics().used_heap_size;
   }, options.intervalMs ?? IDLE_CHECK_MS);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    observer.disconnect();
+  };
 }

@@ -4,13 +4,14 @@ import {
   IDLE_HEAP_GROWTH_BYTES,
   IDLE_UTILISATION,
   idleStep,
+  type IdleSample,
 } from '../../src/server/idle-collector.js';
 
-const idle = { utilisation: 0, heapGrowth: 0 };
-const busy = { utilisation: 0.5, heapGrowth: 40 * 1024 * 1024 };
+const idle = { utilisation: 0, heapGrowth: 0, collections: 0 };
+const busy = { utilisation: 0.5, heapGrowth: 40 * 1024 * 1024, collections: 12 };
 
 /** The collections a run of intervals makes, starting as the server does (owing collections for its start-up). */
-function collections(samples: Array<{ utilisation: number; heapGrowth: number }>): boolean[] {
+function collections(samples: IdleSample[]): boolean[] {
   let owed = COLLECTIONS_AFTER_ACTIVITY;
   return samples.map((sample) => {
     const step = idleStep(owed, sample);
@@ -39,10 +40,17 @@ describe('the idle collector of svcgw serve', () => {
     ]);
   });
 
-  it('counts an interval as busy on either event-loop time or heap growth', () => {
-    expect(idleStep(0, { utilisation: IDLE_UTILISATION, heapGrowth: 0 })).toEqual({ collect: false, owed: 2 });
-    expect(idleStep(2, { utilisation: 0, heapGrowth: IDLE_HEAP_GROWTH_BYTES })).toEqual({ collect: false, owed: 2 });
-    // A collection V8 made on its own shrinks the heap: that is not activity.
-    expect(idleStep(1, { utilisation: 0.001, heapGrowth: -5_000_000 })).toEqual({ collect: true, owed: 0 });
+  it('counts an interval as busy on event-loop time, heap growth or a collection of V8 its own', () => {
+    expect(idleStep(0, { ...idle, utilisation: IDLE_UTILISATION })).toEqual({ collect: false, owed: 2 });
+    expect(idleStep(2, { ...idle, heapGrowth: IDLE_HEAP_GROWTH_BYTES })).toEqual({ collect: false, owed: 2 });
+    // Light traffic: little loop time, and the heap smaller after V8's scavenge, but not idle.
+    expect(idleStep(1, { utilisation: 0.005, heapGrowth: -5_000_000, collections: 1 })).toEqual({
+      collect: false,
+      owed: 2,
+    });
+    expect(idleStep(1, { utilisation: 0.005, heapGrowth: 200_000, collections: 0 })).toEqual({
+      collect: true,
+      owed: 0,
+    });
   });
 });
