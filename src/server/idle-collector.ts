@@ -45,7 +45,7 @@ export function idleStep(owed: number, sample: IdleSample): { collect: boolean; 
 }
 
 /** The process's `gc()`: the one `--expose-gc` installs, or the same function from a fresh context. */
-function exposedGc(): () => void {
+export function exposedGc(): () => void {
   const installed = (globalThis as { gc?: () => void }).gc;
   if (installed) return installed;
   // The flag applies to contexts created after it is set: only this one, the main context stays as it was.

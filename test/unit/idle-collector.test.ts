@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   COLLECTIONS_AFTER_ACTIVITY,
+  exposedGc,
   IDLE_HEAP_GROWTH_BYTES,
   IDLE_UTILISATION,
   idleStep,
@@ -52,5 +53,20 @@ describe('the idle collector of svcgw serve', () => {
       collect: true,
       owed: 0,
     });
+  });
+});
+
+describe("the idle collector's gc()", () => {
+  it('is a real full collection, without --expose-gc', async () => {
+    expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
+    const gc = exposedGc();
+    let target: object | null = { payload: new Array(1000).fill(1) };
+    const ref = new WeakRef(target);
+    target = null;
+    // A WeakRef holds its target until the current job ends.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(ref.deref()).toBeUndefined();
+    expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
   });
 });
