@@ -12,9 +12,11 @@ import { runInNewContext } from 'node:vm';
 export const IDLE_CHECK_MS = 10_000;
 /** An interval is idle below this share of event-loop busy time… */
 export const IDLE_UTILISATION = 0.02;
-/** …when the JavaScript heap grew by less than this over it (background timers allocate a little)… */
+/**
+ * …when the JavaScript heap grew by less than this over it (background timers allocate a little),
+ * and V8 collected nothing of its own accord in it (light traffic: little loop time, but garbage).
+ */
 export const IDLE_HEAP_GROWTH_BYTES = 1024 * 1024;
-/** …and V8 collected nothing of its own accord in it (light traffic: little loop time, but garbage). */
 /**
  * Collections after each busy stretch. V8 gives the young generation back only at a collection
  * that finds the allocation rate low, and the first collection after busy time still counts that
