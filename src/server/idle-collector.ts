@@ -50,9 +50,14 @@ export function idleStep(owed: number, sample: IdleSample): { collect: boolean; 
 export function exposedGc(): () => void {
   const installed = (globalThis as { gc?: () => void }).gc;
   if (installed) return installed;
-  // The flag applies to contexts created after it is set: only this one, the main context stays as it was.
+  // The flag applies to contexts created while it is set: only this one (and it is unset at once,
+  // so that no later context or worker gets a gc global); the main context stays as it was.
   setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
+  try {
+    return runInNewContext('gc') as () => void;
+  } finally {
+    setFlagsFromString('--no-expose-gc');
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import {
   COLLECTIONS_AFTER_ACTIVITY,
@@ -68,5 +69,7 @@ describe("the idle collector's gc()", () => {
     gc();
     expect(ref.deref()).toBeUndefined();
     expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
+    // Contexts made later get no gc global.
+    expect(runInNewContext('typeof gc')).toBe('undefined');
   });
 });
