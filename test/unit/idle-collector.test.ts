@@ -61,9 +61,8 @@ describe("the idle collector's gc()", () => {
   it('is a real full collection, without --expose-gc', async () => {
     expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
     const gc = exposedGc();
-    let target: object | null = { payload: new Array(1000).fill(1) };
-    const ref = new WeakRef(target);
-    target = null;
+    // Made in a function of its own, so that nothing in this one keeps the target alive.
+    const ref = ((): WeakRef<object> => new WeakRef({ payload: new Array(1000).fill(1) }))();
     // A WeakRef holds its target until the current job ends.
     await new Promise((resolve) => setImmediate(resolve));
     gc();
