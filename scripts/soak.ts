@@ -13,6 +13,7 @@ import { machine, memory } from './bench/proc.js';
 import { killAllNow, startNode, stopAll, type BenchChild } from './bench/processes.js';
 import { machineLine } from './bench/report.js';
 import { childEnv, createWorkspaceKey, enableLimits, preflight, targetsFor } from './bench/setup.js';
+import { verdictLine } from './soak-verdict.js';
 
 /**
  * `npm run soak`: a modest, steady rate of chat completions, streams and non-streams mixed,
@@ -20,7 +21,8 @@ import { childEnv, createWorkspaceKey, enableLimits, preflight, targetsFor } fro
  * `npm run bench`) to the mock provider, for `--duration` seconds. Every `--interval` seconds it
  * prints the gateway's RSS (from /proc) and event-loop delay (from a probe loaded into the
  * gateway with `node --import`, scripts/bench/loop-probe.ts); at the end, one line saying
- * whether RSS grew after the warm-up. Everything listens on 127.0.0.1; nothing is asserted.
+ * whether RSS grew after the warm-up: whether its floor rose, not its mean (soak-verdict.ts).
+ * Everything listens on 127.0.0.1; nothing is asserted.
  *
  *   node dist/scripts/soak.js [--duration 600] [--rate 50] [--stream-share 0.5] [--interval 30] [--warmup S] [--node-flags "…"]
  */
@@ -66,9 +68,6 @@ const MOCK = fileURLToPath(new URL('./mock-provider.js', import.meta.url));
 const PROBE = pathToFileURL(fileURLToPath(new URL('./bench/loop-probe.js', import.meta.url))).href;
 /** RSS is read from /proc this often; the printed lines and the verdict use these samples. */
 const RSS_SAMPLE_MS = 5000;
-/** RSS "grew" when the second half of the post-warm-up samples averages more than this over the first half. */
-const GROWTH_MB = 5;
-const GROWTH_SHARE = 0.05;
 
 const children: BenchChild[] = [];
 let dataDir: string | null = null;
@@ -269,20 +268,12 @@ async function main(): Promise<void> {
   process.stdout.write(
     `\ntotal: ${total.ok} ok, ${total.failed} failed, ${total.skipped} skipped (gateway behind); worst event-loop delay after warm-up ${fmt(probeWorst)} ms\n`,
   );
-  process.stdout.write(`${verdict(rss.filter((s) => s.atS >= warmupS))}\n`);
-}
-
-/** The final line: mean RSS of the second half of the post-warm-up samples against the first half. */
-function verdict(samples: Array<{ atS: number; mb: number }>): string {
-  const mbs = samples.map((s) => s.mb).filter(Number.isFinite);
-  if (mbs.length < 4) return `RSS after warm-up: too few samples (${mbs.length}) to judge; soak longer`;
-  const half = Math.floor(mbs.length / 2);
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const first = mean(mbs.slice(0, half));
-  const second = mean(mbs.slice(mbs.length - half));
-  const growth = second - first;
-  const grew = growth > Math.max(GROWTH_MB, first * GROWTH_SHARE);
-  return `RSS after warm-up ${grew ? 'GREW' : 'flat'}: mean ${first.toFixed(1)} MB over the first half of ${mbs.length} samples, ${second.toFixed(1)} MB over the second (${growth >= 0 ? '+' : ''}${growth.toFixed(1)} MB; "grew" means more than ${GROWTH_MB} MB and ${GROWTH_SHARE * 100} %), min ${Math.min(...mbs).toFixed(1)}, max ${Math.max(...mbs).toFixed(1)} MB`;
+  process.stdout.write(
+    `${verdictLine(
+      rss.filter((s) => s.atS >= warmupS),
+      intervalS,
+    )}\n`,
+  );
 }
 
 function merge(a: Window, b: Window): Window {

@@ -26,13 +26,19 @@ export function serveCommand(): Command {
       // Read and checked before anything starts: a broken file stops the start at once (exit 2).
       const startupFile = applyPath ? (await import('../apply/load.js')).readApplyFile(applyPath) : undefined;
       // Loaded here, so that the admin commands start without the server's modules.
-      const [{ startServer }, { StorageRefusedError }, { DeploymentRefusedError }, { limitHeapGrowth }] =
-        await Promise.all([
-          import('../../server/start-server.js'),
-          import('../../storage/database.js'),
-          import('../../deployments/registration.js'),
-          import('../../server/heap-growth.js'),
-        ]);
+      const [
+        { startServer },
+        { StorageRefusedError },
+        { DeploymentRefusedError },
+        { limitHeapGrowth },
+        { startIdleCollector },
+      ] = await Promise.all([
+        import('../../server/start-server.js'),
+        import('../../storage/database.js'),
+        import('../../deployments/registration.js'),
+        import('../../server/heap-growth.js'),
+        import('../../server/idle-collector.js'),
+      ]);
       // A long-running server: memory that returns to near the live heap after load (issue #19).
       limitHeapGrowth();
       // A schema newer than this version, a deployment refusal: a message for the operator, not a stack trace.
@@ -77,10 +83,13 @@ export function serveCommand(): Command {
         }
       }
 
+      // Gives back the memory start-up and load left behind once the server goes idle (issue #19).
+      const stopIdleCollector = startIdleCollector();
       let stopping = false;
       const stop = (reason: string) => {
         if (stopping) return;
         stopping = true;
+        stopIdleCollector();
         server.logger.info({ reason }, 'shutting down: finishing in-flight requests');
         server.close().then(
           () => {
