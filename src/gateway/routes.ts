@@ -103,7 +103,12 @@ export async function registerGatewayRoutes(
       }
     });
     // Output guardrails judge the answer as it is sent (JSON whole, streams as they end): see guardrails/request-guard.ts.
-    json.addHook('onSend', async (_request, reply, payload) => guardAnswer(reply, payload));
+    // Callback-style: without guardrails it is one lookup, no promise.
+    json.addHook('onSend', (_request, reply, payload, done) => {
+      const guarded = guardAnswer(reply, payload);
+      if (guarded instanceof Promise) guarded.then((sent: unknown) => done(null, sent), done);
+      else done(null, guarded);
+    });
     const zjson = json.withTypeProvider<ZodTypeProvider>();
     zjson.setValidatorCompiler(quickThenZod);
     zjson.setSerializerCompiler(serializerCompiler);
