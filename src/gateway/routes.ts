@@ -28,6 +28,7 @@ import {
   moderationBody,
   rerankBody,
   responsesBody,
+  quickBodyChecks,
   speechBody,
 } from './request-schemas.js';
 
@@ -102,9 +103,14 @@ export async function registerGatewayRoutes(
       }
     });
     // Output guardrails judge the answer as it is sent (JSON whole, streams as they end): see guardrails/request-guard.ts.
-    json.addHook('onSend', async (_request, reply, payload) => guardAnswer(reply, payload));
+    // Callback-style: without guardrails it is one lookup, no promise.
+    json.addHook('onSend', (_request, reply, payload, done) => {
+      const guarded = guardAnswer(reply, payload);
+      if (guarded instanceof Promise) guarded.then((sent: unknown) => done(null, sent), done);
+      else done(null, guarded);
+    });
     const zjson = json.withTypeProvider<ZodTypeProvider>();
-    zjson.setValidatorCompiler(validatorCompiler);
+    zjson.setValidatorCompiler(quickThenZod);
     zjson.setSerializerCompiler(serializerCompiler);
     for (const [endpointType, schema, summary] of JSON_ROUTES) {
       const { path } = ENDPOINT_PATHS[endpointType as Exclude<EndpointType, 'proxy'>];
@@ -210,6 +216,16 @@ export async function registerGatewayRoutes(
     );
   });
 }
+
+/**
+ * The JSON routes' validator: the body's quick check first (request-schemas.ts); zod only for
+ * what it does not pass, so that zod's verdict and error message stay the ones answered.
+ */
+const quickThenZod: typeof validatorCompiler = (route) => {
+  const zod = validatorCompiler(route);
+  const quick = route.httpPart === 'body' ? quickBodyChecks.get(route.schema as z.ZodType) : undefined;
+  return quick ? (data: unknown) => (quick(data) ? { value: data } : zod(data)) : zod;
+};
 
 const MCP_CONFIG = { auth: { scope: 'mcp.invoke', keyTypes: BOTH_KEY_TYPES }, gateway: 'mcp' } as const;
 const MCP_TAG = ['MCP'];

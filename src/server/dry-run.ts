@@ -12,6 +12,7 @@ import {
   type RequestTransaction,
 } from '../storage/request-transaction.js';
 import { API_KEY_HEADER } from './plugins/auth.js';
+import { addRouteHook } from './route-hooks.js';
 
 export const DRY_RUN_HEADER = 'x-service-dry-run';
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -37,43 +38,53 @@ declare module 'fastify' {
 export function registerDryRun(app: FastifyInstance, deps: { db: Db }): void {
   app.decorateRequest('dryRun', false);
 
-  // Before validation, so that a dry run refused by validation is not audited either.
-  app.addHook('preValidation', async (request) => {
+  // Before validation, so that a dry run refused by validation is not audited either. Every
+  // request runs it (the header is refused where there is no dry run): callback-style, no promise.
+  app.addHook('preValidation', (request, _reply, done) => {
     const header = request.headers[DRY_RUN_HEADER];
-    if (header === undefined || READ_METHODS.has(request.method)) return;
+    if (header === undefined || READ_METHODS.has(request.method)) return done();
     if (header !== 'true' && header !== 'false')
-      throw invalid(DRY_RUN_HEADER, `${DRY_RUN_HEADER} takes true or false.`);
-    if (header === 'false') return;
+      return done(invalid(DRY_RUN_HEADER, `${DRY_RUN_HEADER} takes true or false.`));
+    if (header === 'false') return done();
     if (!request.routeOptions.config.audit)
-      throw invalid(DRY_RUN_HEADER, `${request.method} ${request.routeOptions.url ?? request.url} has no dry run.`);
+      return done(
+        invalid(DRY_RUN_HEADER, `${request.method} ${request.routeOptions.url ?? request.url} has no dry run.`),
+      );
     request.dryRun = true;
+    done();
   });
 
-  app.addHook('preHandler', (request, _reply, done) => {
-    // Inside POST /v1/dry-run the writes go to its transaction, which it rolls back.
-    if (!request.dryRun || currentRequestTransaction()) return done();
-    beginRequestTransaction(deps.db).then(
-      (tx) => {
-        transactions.set(request, tx);
-        runInRequestTransaction(tx, () => done());
-      },
-      (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
-    );
+  // Only audited routes take a dry run: the transaction's hooks are theirs alone.
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.audit) return;
+    addRouteHook(route, 'preHandler', (request, _reply, done) => {
+      // Inside POST /v1/dry-run the writes go to its transaction, which it rolls back.
+      if (!request.dryRun || currentRequestTransaction()) return done();
+      beginRequestTransaction(deps.db).then(
+        (tx) => {
+          transactions.set(request, tx);
+          runInRequestTransaction(tx, () => done());
+        },
+        (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
+      );
+    });
+    addRouteHook(route, 'onResponse', (request, _reply, done) => {
+      const tx = transactions.get(request);
+      if (!tx) return done();
+      transactions.delete(request);
+      abandon(tx).then(() => done(), done);
+    });
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (!request.dryRun) return payload;
+  // Global, in this place among the onSend hooks: the dry run is undone before the caches are
+  // told of changes (build-app.ts), as an audited change is committed before.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (!request.dryRun) return done(null, payload);
     reply.header(DRY_RUN_HEADER, 'true');
     const tx = transactions.get(request);
     transactions.delete(request);
-    if (tx) await abandon(tx);
-    return payload;
-  });
-
-  app.addHook('onResponse', async (request) => {
-    const tx = transactions.get(request);
-    transactions.delete(request);
-    if (tx) await abandon(tx);
+    if (!tx) return done(null, payload);
+    abandon(tx).then(() => done(null, payload), done);
   });
 }
 

@@ -15,6 +15,7 @@ import {
   undoWith,
   type RequestTransaction,
 } from '../../storage/request-transaction.js';
+import { addRouteHook } from '../route-hooks.js';
 
 const transactions = new WeakMap<FastifyRequest, RequestTransaction>();
 
@@ -36,23 +37,45 @@ export function registerAudit(
 ): void {
   if (!deps.features.enabled('audit_logs')) return;
 
-  // Callback-style, so that the handler runs inside the transaction's async context.
-  app.addHook('preHandler', (request, _reply, done) => {
-    if (!request.routeOptions.config.audit || !request.principal || request.dryRun) return done();
-    beginRequestTransaction(deps.db).then(
-      (tx) => {
-        transactions.set(request, tx);
-        runInRequestTransaction(tx, () => done());
-      },
-      (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
-    );
+  // Only audited routes begin a transaction: the hooks are theirs alone, so that gateway requests
+  // run none of them. Callback-style, so that the handler runs inside the transaction's async context.
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.audit) return;
+    addRouteHook(route, 'preHandler', (request, _reply, done) => {
+      if (!request.principal || request.dryRun) return done();
+      beginRequestTransaction(deps.db).then(
+        (tx) => {
+          transactions.set(request, tx);
+          runInRequestTransaction(tx, () => done());
+        },
+        (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
+      );
+    });
+    // A response that never reached onSend (the connection broke first) leaves nothing half done.
+    addRouteHook(route, 'onResponse', (request, _reply, done) => {
+      const tx = transactions.get(request);
+      if (!tx) return done();
+      transactions.delete(request);
+      abandon(tx)
+        .catch((error: unknown) =>
+          request.log.error({ err: error }, 'undoing an unfinished request transaction failed'),
+        )
+        .then(() => done(), done);
+    });
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    const audit = request.routeOptions.config.audit;
-    const principal = request.principal;
+  // Global, not per route: a request refused before its route's hooks run (authenticated, then a
+  // refused path or body) is recorded too, and the record is committed before the caches hear of
+  // the change (build-app.ts). Callback-style: on every other request it is one check, no promise.
+  app.addHook('onSend', (request, reply, payload, done) => {
     // A dry run leaves no trace, no record included (server/dry-run.ts undoes it).
-    if (!audit || !principal || request.dryRun) return payload;
+    if (!request.principal || request.dryRun) return done(null, payload);
+    const audit = request.routeOptions.config.audit;
+    if (!audit) return done(null, payload);
+    recordAndFinish(request, reply, payload).then((sent) => done(null, sent), done);
+  });
+
+  async function recordAndFinish(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
     const tx = transactions.get(request);
     transactions.delete(request);
     let record: AuditRecord;
@@ -65,7 +88,6 @@ export function registerAudit(
       await abandon(tx);
       return internalError(request, reply);
     }
-
     if (!tx) {
       // Refused before its handler ran (validation): nothing to undo, the record stands alone.
       await deps.repo
@@ -99,17 +121,7 @@ export function registerAudit(
       );
       return internalError(request, reply);
     }
-  });
-
-  // A response that never reached onSend (the connection broke first) leaves nothing half done.
-  app.addHook('onResponse', async (request) => {
-    const tx = transactions.get(request);
-    if (!tx) return;
-    transactions.delete(request);
-    await abandon(tx).catch((error: unknown) =>
-      request.log.error({ err: error }, 'undoing an unfinished request transaction failed'),
-    );
-  });
+  }
 }
 
 /** The record of a request. Never throws, whatever the body: it is redacted without recursion and serialised safely. */
