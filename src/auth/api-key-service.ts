@@ -17,11 +17,29 @@ export type VerifyResult =
 
 interface CacheEntry {
   row: ApiKeyWithRoles;
-  principal: Principal;
+  /** The answer for a key that passes the checks, built once per load rather than per request. */
+  accepted: VerifyResult & { ok: true };
   loadedAt: number;
   /** The raw key is the previous secret of the row (valid until `previous_key_expires_at`). */
   previous: boolean;
+  /** `expires_at` and `previous_key_expires_at` as epoch ms (null: none), parsed once per load. */
+  expiresAt: number | null;
+  previousExpiresAt: number | null;
 }
+
+type Refusal = Extract<VerifyResult, { ok: false }>;
+const refusal = (reason: Refusal['reason']): Refusal => Object.freeze({ ok: false, reason });
+const REFUSED = {
+  malformed: refusal('malformed'),
+  unknown: refusal('unknown'),
+  revoked: refusal('revoked'),
+  expired: refusal('expired'),
+  rotated: refusal('rotated'),
+  workspace_archived: refusal('workspace_archived'),
+  user_deactivated: refusal('user_deactivated'),
+} as const;
+
+const epochMs = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -90,7 +108,8 @@ export const isWellFormedKey = (raw: string): boolean => RAW_KEY_RE.test(raw);
 /**
  * Verifies raw keys against their stored hashes, keeping verified keys in memory so that the
  * gateway's hot path reads no database. Entries live at most `ttlMs` so that changes made by
- * another instance are seen; changes made here invalidate at once.
+ * another instance are seen; changes made here invalidate at once (and the instance bus
+ * invalidates every other instance once the change commits).
  */
 export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Clock; ttlMs: number }) {
   const byHash = new Map<string, CacheEntry>();
@@ -123,9 +142,8 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
   // Bumped by every invalidation, so that a load that read the row before a change cannot cache it after.
   let generation = 0;
 
+  /** Reads the row of a hash that has no fresh cache entry; undefined when no key has it. */
   async function load(hash: string): Promise<CacheEntry | undefined> {
-    const cached = byHash.get(hash);
-    if (cached && deps.clock.now() - cached.loadedAt < deps.ttlMs) return cached;
     const startedAt = generation;
     const row = await deps.repo.findByAnyHashWithRoles(hash);
     // Both comparisons always run, in constant time; which one matched decides the rules below.
@@ -135,35 +153,48 @@ export function createApiKeyVerifier(deps: { repo: ApiKeyRepository; clock: Cloc
       byHash.delete(hash);
       return undefined;
     }
-    const entry: CacheEntry = { row, principal: toPrincipal(row), loadedAt: deps.clock.now(), previous: !current };
+    const entry: CacheEntry = {
+      row,
+      accepted: Object.freeze({ ok: true as const, principal: toPrincipal(row) }),
+      loadedAt: deps.clock.now(),
+      previous: !current,
+      expiresAt: epochMs(row.expires_at),
+      previousExpiresAt: epochMs(row.previous_key_expires_at),
+    };
     if (startedAt === generation) byHash.set(hash, entry);
     return entry;
+  }
+
+  /** The rules every request goes through, cached entry or not. */
+  function judge(raw: string, hash: string, entry: CacheEntry, now: number): VerifyResult {
+    const { row } = entry;
+    if (row.status === 'revoked') return REFUSED.revoked;
+    if (row.status === 'expired') return REFUSED.expired;
+    if (entry.expiresAt !== null && entry.expiresAt <= now) return REFUSED.expired;
+    if (entry.previous && (entry.previousExpiresAt === null || entry.previousExpiresAt <= now)) return REFUSED.rotated;
+    // Archiving revokes nothing: the keys work again once the workspace is unarchived.
+    if (row.workspace_status === 'archived') return REFUSED.workspace_archived;
+    // Deactivation (SCIM active: false) suspends the user's keys; reactivation brings them back.
+    if (row.user_deactivated_at) return REFUSED.user_deactivated;
+    remember(raw, hash);
+    return entry.accepted;
   }
 
   /**
    * The full outcome. A previous secret is accepted until `previous_key_expires_at` on the
    * injected clock; the time is checked on every call, so a cached entry never outlives it.
+   * A key with a fresh cache entry is answered at once, not as a promise: the gateway's auth
+   * hook then awaits nothing. Callers `await` the result either way.
    */
-  async function verify(raw: string): Promise<VerifyResult> {
-    if (!isWellFormedKey(raw)) return { ok: false, reason: 'malformed' };
+  function verify(raw: string): VerifyResult | Promise<VerifyResult> {
+    if (!isWellFormedKey(raw)) return REFUSED.malformed;
     const hash = hashOf(raw);
     const held = inMemory.get(hash);
     if (held) return { ok: true, principal: held };
-    const entry = await load(hash);
-    if (!entry) return { ok: false, reason: 'unknown' };
-    const { row } = entry;
+    const cached = byHash.get(hash);
     const now = deps.clock.now();
-    if (row.status === 'revoked') return { ok: false, reason: 'revoked' };
-    if (row.status === 'expired') return { ok: false, reason: 'expired' };
-    if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return { ok: false, reason: 'expired' };
-    if (entry.previous && (row.previous_key_expires_at === null || Date.parse(row.previous_key_expires_at) <= now))
-      return { ok: false, reason: 'rotated' };
-    // Archiving revokes nothing: the keys work again once the workspace is unarchived.
-    if (row.workspace_status === 'archived') return { ok: false, reason: 'workspace_archived' };
-    // Deactivation (SCIM active: false) suspends the user's keys; reactivation brings them back.
-    if (row.user_deactivated_at) return { ok: false, reason: 'user_deactivated' };
-    remember(raw, hash);
-    return { ok: true, principal: entry.principal };
+    if (cached && now - cached.loadedAt < deps.ttlMs) return judge(raw, hash, cached, now);
+    return load(hash).then((entry) => (entry ? judge(raw, hash, entry, deps.clock.now()) : REFUSED.unknown));
   }
 
   return {

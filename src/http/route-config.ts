@@ -43,6 +43,11 @@ declare module 'fastify' {
     audit?: RouteAudit;
     /** Feature flags the route belongs to; when one is OFF the route answers FEATURE_DISABLED. */
     feature?: Feature | readonly Feature[];
+    /**
+     * The route's features with the implied `api_access` (see RouteAccess), worked out by the
+     * auth plugin when the route registers so that requests do not; routes do not set it.
+     */
+    accessFeatures?: readonly Feature[];
   }
   interface FastifyRequest {
     principal: Principal | null;

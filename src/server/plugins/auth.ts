@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { effectiveWorkspaceRole } from '../../admin/shared/workspace-access.js';
-import type { ApiKeyVerifier } from '../../auth/api-key-service.js';
+import { KEY_PREFIX, type ApiKeyVerifier, type VerifyResult } from '../../auth/api-key-service.js';
 import { serviceKeyInAuthorization } from '../../auth/bearer-key.js';
 import { jwtLacksScope } from '../../auth/jwt/claims.js';
 import { looksLikeJwt } from '../../auth/jwt/token-shape.js';
@@ -96,25 +96,48 @@ export function registerAuth(
     const auth = route.config?.auth;
     if (!auth) throw new Error(`route ${String(route.method)} ${route.url} declares no auth; every route must`);
     const method = Array.isArray(route.method) ? 'ANY' : String(route.method);
-    if (method !== 'HEAD')
-      deps.routes.push({ method, url: route.url, auth, features: routeFeatures(auth, route.config?.feature) });
+    const features = routeFeatures(auth, route.config?.feature);
+    // Once per route rather than on every request.
+    route.config = { ...route.config, accessFeatures: features };
+    if (method !== 'HEAD') deps.routes.push({ method, url: route.url, auth, features });
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  /** The principal of a key, or the refusal; a key with a fresh cache entry is answered without a promise. */
+  function keyPrincipal(raw: string): Principal | Promise<Principal> {
+    const result = deps.keys.verify(raw);
+    return result instanceof Promise ? result.then(acceptedKey) : acceptedKey(result);
+  }
+
+  function credentialPrincipal(raw: string, request: FastifyRequest): Principal | Promise<Principal> {
+    // svcgw keys first: neither a session token (`svs-…`) nor a JWT starts with `svc-`.
+    if (raw.startsWith(KEY_PREFIX)) return keyPrincipal(raw);
+    // A session from single sign-on (`svs-…`, docs/sso.md): the user acting, with their roles.
+    // A JWT (docs/jwt.md) is told from a key by its shape; its refusals are audited there.
+    if (deps.sessions && isSessionToken(raw)) return deps.sessions.authenticate(raw);
+    if (looksLikeJwt(raw)) return deps.jwt(raw, request);
+    return keyPrincipal(raw);
+  }
+
+  /**
+   * The hook's work; returns a promise only when it has to wait (a key not in the cache, a JWT,
+   * a session, SCIM), so that the usual request, a cached key, runs through without one.
+   */
+  function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     reply.header('x-request-id', request.id);
     reply.header('x-service-request-id', request.id); // the gateway's own id; a relayed answer may carry the provider's x-request-id
-    const auth = request.routeOptions.config.auth;
-    if (!auth) return;
-    const disabled = deps.features.firstDisabled(routeFeatures(auth, request.routeOptions.config.feature));
+    const config = request.routeOptions.config;
+    const auth = config.auth;
+    if (!auth) return undefined;
+    const disabled = deps.features.firstDisabled(config.accessFeatures ?? routeFeatures(auth, config.feature));
     if ('public' in auth) {
       if (disabled) throw featureDisabledError(disabled);
-      return;
+      return undefined;
     }
-    if ('scim' in auth) {
-      request.principal = await authenticateScim(deps.scim, request.headers);
-      if (disabled) throw featureDisabledError(disabled);
-      return;
-    }
+    if ('scim' in auth)
+      return authenticateScim(deps.scim, request.headers).then((principal) => {
+        request.principal = principal;
+        if (disabled) throw featureDisabledError(disabled);
+      });
 
     // Tools that take only a base URL and a key send it as a bearer token; an svcgw key is
     // recognised by its prefix, so a provider key in Authorization is left to the gateway.
@@ -125,43 +148,60 @@ export function registerAuth(
         `Missing API key: send it in the ${API_KEY_HEADER} header (or as Authorization: Bearer svc-…).`,
       );
     }
-    // A session from single sign-on (`svs-…`, docs/sso.md): the user acting, with their roles.
-    // A JWT (docs/jwt.md) is told from a key by its shape; its refusals are audited there.
-    if (deps.sessions && isSessionToken(raw)) request.verifiedPrincipal = await deps.sessions.authenticate(raw);
-    else if (looksLikeJwt(raw)) request.verifiedPrincipal = await deps.jwt(raw, request);
-    else {
-      const result = await deps.keys.verify(raw);
-      if (!result.ok)
-        throw new AppError(
-          result.reason === 'workspace_archived' ? 'WORKSPACE_ARCHIVED' : 'INVALID_API_KEY',
-          REJECTIONS[result.reason],
-        );
-      request.verifiedPrincipal = result.principal;
-    }
-    // After authentication, so that only callers with a key learn how the deployment is set up.
-    if (disabled) throw featureDisabledError(disabled);
+    const principal = credentialPrincipal(raw, request);
+    if (principal instanceof Promise) return principal.then((verified) => authorise(request, auth, disabled, verified));
+    authorise(request, auth, disabled, principal);
+    return undefined;
+  }
 
-    const principal = request.verifiedPrincipal;
-    const kind = keyKind(principal);
-    if (!auth.keyTypes.includes(kind)) {
-      throw new AppError(
-        'KEY_TYPE_NOT_ALLOWED',
-        `This route needs ${auth.keyTypes.map((k) => (k === 'admin' ? 'an admin key' : 'a workspace key')).join(' or ')}; this is ${kind === 'admin' ? 'an admin' : 'a workspace'} key.`,
-      );
-    }
-    const scope = auth.scope === null || typeof auth.scope === 'string' ? auth.scope : auth.scope[kind];
-    if (scope !== null && !principal.scopes.has(scope)) {
-      throw new AppError(
-        'MISSING_SCOPE',
-        principal.authMethod === 'jwt' ? jwtLacksScope(scope) : `The API key lacks the scope ${scope}.`,
-      );
-    }
-    if (auth.roles && !holdsRole(principal, auth.roles)) {
-      throw new AppError(
-        'ROLE_NOT_ALLOWED',
-        `This operation needs the ${describeRoles(auth.roles)} role; the key's user does not have it.`,
-      );
-    }
-    request.principal = principal;
+  // A callback hook, not an async one: a synchronous answer costs no promise and no extra tick.
+  // A throw here reaches fastify's error handler like a rejection does.
+  app.addHook('onRequest', (request, reply, done) => {
+    const pending = authenticate(request, reply);
+    if (pending === undefined) done();
+    else pending.then(() => done(), done);
   });
+}
+
+function acceptedKey(result: VerifyResult): Principal {
+  if (!result.ok)
+    throw new AppError(
+      result.reason === 'workspace_archived' ? 'WORKSPACE_ARCHIVED' : 'INVALID_API_KEY',
+      REJECTIONS[result.reason],
+    );
+  return result.principal;
+}
+
+/** The route's declared rules, once the caller is known. */
+function authorise(
+  request: FastifyRequest,
+  auth: Extract<RouteAuth, { keyTypes: unknown }>,
+  disabled: Feature | null,
+  principal: Principal,
+): void {
+  request.verifiedPrincipal = principal;
+  // After authentication, so that only callers with a key learn how the deployment is set up.
+  if (disabled) throw featureDisabledError(disabled);
+
+  const kind = keyKind(principal);
+  if (!auth.keyTypes.includes(kind)) {
+    throw new AppError(
+      'KEY_TYPE_NOT_ALLOWED',
+      `This route needs ${auth.keyTypes.map((k) => (k === 'admin' ? 'an admin key' : 'a workspace key')).join(' or ')}; this is ${kind === 'admin' ? 'an admin' : 'a workspace'} key.`,
+    );
+  }
+  const scope = auth.scope === null || typeof auth.scope === 'string' ? auth.scope : auth.scope[kind];
+  if (scope !== null && !principal.scopes.has(scope)) {
+    throw new AppError(
+      'MISSING_SCOPE',
+      principal.authMethod === 'jwt' ? jwtLacksScope(scope) : `The API key lacks the scope ${scope}.`,
+    );
+  }
+  if (auth.roles && !holdsRole(principal, auth.roles)) {
+    throw new AppError(
+      'ROLE_NOT_ALLOWED',
+      `This operation needs the ${describeRoles(auth.roles)} role; the key's user does not have it.`,
+    );
+  }
+  request.principal = principal;
 }

@@ -58,4 +58,54 @@ describe('API key verifier', () => {
     const other = `${raw.slice(0, -1)}${raw.endsWith('A') ? 'B' : 'A'}`;
     expect(await verifier.verify(other)).toEqual({ ok: false, reason: 'unknown' });
   });
+
+  it('answers a cached key without a promise, and refuses it once its expiry passes on the clock', async () => {
+    const raw = generateRawKey();
+    const store = storeWith(raw);
+    store.row.expires_at = new Date(10_000).toISOString();
+    let now = 0;
+    const verifier = createApiKeyVerifier({ repo: store.repo, clock: { now: () => now }, ttlMs: 60_000 });
+    const first = verifier.verify(raw);
+    expect(first).toBeInstanceOf(Promise); // not cached yet: read from the repository
+    expect((await first).ok).toBe(true);
+    const cached = verifier.verify(raw);
+    expect(cached).not.toBeInstanceOf(Promise);
+    expect(cached).toMatchObject({ ok: true, principal: { keyId: 'key-1' } });
+
+    now = 10_000;
+    expect(verifier.verify(raw)).toEqual({ ok: false, reason: 'expired' });
+    expect(store.lookups).toEqual([hashKey(raw)]); // the expiry was checked on the cached entry
+  });
+
+  it('reads the key again once its cache entry is older than the TTL', async () => {
+    const raw = generateRawKey();
+    const store = storeWith(raw);
+    let now = 0;
+    const verifier = createApiKeyVerifier({ repo: store.repo, clock: { now: () => now }, ttlMs: 60_000 });
+    expect((await verifier.verify(raw)).ok).toBe(true);
+    store.row.status = 'revoked'; // by another instance, whose bus message this one missed
+    now = 59_999;
+    expect((await verifier.verify(raw)).ok).toBe(true);
+    now = 60_000;
+    const reread = verifier.verify(raw);
+    expect(reread).toBeInstanceOf(Promise);
+    expect(await reread).toEqual({ ok: false, reason: 'revoked' });
+    expect(store.lookups).toEqual([hashKey(raw), hashKey(raw)]);
+  });
+
+  it('refuses a previous secret once its transition ends, on the cached entry', async () => {
+    const oldRaw = generateRawKey();
+    const store = storeWith(generateRawKey());
+    store.row.previous_key_hash = hashKey(oldRaw);
+    store.row.previous_key_expires_at = new Date(5_000).toISOString();
+    const repo = {
+      findByAnyHashWithRoles: (hash: string) =>
+        Promise.resolve(hash === store.row.previous_key_hash ? { ...store.row } : undefined),
+    } as unknown as ApiKeyRepository;
+    let now = 0;
+    const verifier = createApiKeyVerifier({ repo, clock: { now: () => now }, ttlMs: 60_000 });
+    expect((await verifier.verify(oldRaw)).ok).toBe(true);
+    now = 5_000;
+    expect(verifier.verify(oldRaw)).toEqual({ ok: false, reason: 'rotated' });
+  });
 });
