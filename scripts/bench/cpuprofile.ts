@@ -49,13 +49,15 @@ const STAGES: Array<[string, (url: string) => boolean]> = [
   ['request log: building the row (RequestLogDraft)', (u) => u.includes('request-log-draft')],
   ['auth hook (key hash, cache)', (u) => u.includes('plugins/auth') || u.includes('api-key-service')],
   ['zod validation of the body', (u) => u.includes('/zod/') || u.includes('fastify-type-provider-zod')],
+  // Before the routes file: the gateway's onSend hook there is synchronous, so the reply's socket
+  // write runs inside it.
+  ['response to client: fastify reply + socket write', (u) => u.includes('fastify/lib/reply')],
   ['request body JSON.parse (content-type parser)', (u) => u.includes('/gateway/routes.')],
   ['gateway headers (trace id, custom host check)', (u) => u.includes('gateway-headers')],
   ['header copying (forward-headers)', (u) => u.includes('forward-headers')],
   ['upstream target (URL building)', (u) => u.includes('/providers/') || u.includes('resolve-target')],
   ['SSE relay', (u) => u.includes('sse-relay')],
   ['upstream call: undici', (u) => u.includes('/undici/') || u.includes('upstream-client') || u.startsWith('wasm://')],
-  ['response to client: fastify reply + socket write', (u) => u.includes('fastify/lib/reply')],
   ['other gateway code (handle-request)', (u) => u.includes('handle-request')],
   ['fastify routing, hooks, request objects', (u) => /\/fastify\/|find-my-way|avvio/.test(u)],
   ["node's http server (parsing, ServerResponse)", (u) => u.startsWith('node:_http')],

@@ -204,9 +204,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
   });
   // Any change to policies, keys or workspaces clears the limits' caches before its answer is sent.
-  app.addHook('onSend', async (request, _reply, payload) => {
+  // Callback style: every gateway answer passes here, and an async hook costs a promise and a tick.
+  app.addHook('onSend', (request, _reply, payload, done) => {
     if (changesLimits(request.method, request.url)) changes.publish({ topic: 'limits' });
-    return payload;
+    done(null, payload);
   });
   const securitySettings = createSecuritySettings({
     db: deps.db,
