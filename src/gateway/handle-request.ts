@@ -14,7 +14,7 @@ import {
 import type { PricingService } from '../pricing/pricing-service.js';
 import type { RequestLogWriter } from '../telemetry/request-log-writer.js';
 import type { GatewayReply, GatewayRequest, GatewayRoute } from './exchange.js';
-import { callTarget, discardAnswer, type UpstreamAnswer } from './call-target.js';
+import { callTarget, discardAnswer, type ClientLink, type UpstreamAnswer } from './call-target.js';
 import { readGatewayHeaders, type GatewayHeaders } from './gateway-headers.js';
 import { parseJson, relayAnswer } from './relay-answer.js';
 import { lookUpCache, sendCached } from './cached-answer.js';
@@ -29,6 +29,7 @@ import {
   type Leaf,
   type RouteResult,
 } from './routing/router.js';
+import { callAborted } from './upstream-call.js';
 import { upstreamFailure, type UpstreamClient } from './upstream-client.js';
 import { usageFromBody } from '../providers/usage.js';
 import { bodyKindOf, withModelSniffer } from './model-sniffer.js';
@@ -94,18 +95,17 @@ export function createGatewayHandler(deps: GatewayDeps) {
     reply.header('x-service-request-id', draft.id); // the log record's id: GET /v1/logs/{id}
     draft.prompt = request.prompt ?? null;
     const admission: Admission = { tokenLimits: [], reservation: null, headers: null };
-    let controller: AbortController | null = null;
-    let closed = false;
+    const link: ClientLink = { gone: false, call: null };
     let served: UpstreamAnswer | null = null;
     let plainJson: Buffer | null = null;
     let guard: RequestGuard | null = null;
     let guardAbort: AbortController | null = null;
     reply.raw.once('close', () => {
-      closed = true;
+      link.gone = true;
       if (plainJson) readUsage(draft, plainJson);
       const finished = reply.raw.writableFinished;
       if (!finished) {
-        controller?.abort();
+        link.call?.abort(callAborted());
         guardAbort?.abort();
       }
       const status = finished || reply.statusCode >= 400 ? reply.statusCode : 499;
@@ -278,9 +278,8 @@ export function createGatewayHandler(deps: GatewayDeps) {
         const own = target.stored?.credential.limits
           ? await deps.limits.admitCredential(target.stored.credential.limits, facts, estimate)
           : null;
-        const call = (to: ResolvedTarget) => {
-          controller = new AbortController();
-          return callTarget(callDeps, {
+        const call = (to: ResolvedTarget) =>
+          callTarget(callDeps, {
             route,
             request: attemptRequest,
             path,
@@ -288,9 +287,8 @@ export function createGatewayHandler(deps: GatewayDeps) {
             headers,
             target: to,
             settings: leaf.settings,
-            controller,
+            link,
           });
-        };
         let outcome: Awaited<ReturnType<typeof call>>;
         try {
           outcome = await retryWithFreshSecrets(
@@ -312,7 +310,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
         const routed = await routeRequest(
           config,
           { metadata, params: json },
-          { attempt, discard: discardAnswer, sleep, random: Math.random, cancelled: () => closed },
+          { attempt, discard: discardAnswer, sleep, random: Math.random, cancelled: () => link.gone },
         );
         recordRouting(reply, draft, routed);
         outcome = routed.outcome;
@@ -331,7 +329,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
       draft.markFirstByte(performance.now());
       reply.header('x-service-provider', answer.target.provider.name);
       guard?.guardAnswer(reply, draft, answer.body ?? json, servedLeaf, answer.target.provider.name);
-      const relayed = relayAnswer(reply, draft, answer, { capture, aborted: () => closed, cache });
+      const relayed = relayAnswer(reply, draft, answer, { capture, aborted: () => link.gone, cache });
       plainJson = relayed.plainJson;
       return relayed.sent;
     } catch (error) {
