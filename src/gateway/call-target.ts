@@ -87,9 +87,13 @@ export async function callTarget(deps: CallDeps, req: AttemptRequest): Promise<A
   const body = req.json && req.settings.overrideParams ? { ...req.json, ...req.settings.overrideParams } : req.json;
   const isStream = body?.stream === true;
   const dropUsageOnlyChunk = isStream && !adapter && USAGE_ON_REQUEST.has(route.endpointType) && !usageRequested(body);
-  let outgoing: Awaited<ReturnType<typeof buildProviderRequest>>;
+  let outgoing: OutgoingRequest;
   try {
-    outgoing = await buildProviderRequest(deps, req, adapter, body, dropUsageOnlyChunk);
+    // Most calls need nothing awaited to build: an OpenAI-format provider with its key.
+    outgoing =
+      adapter || target.provider.name === 'azure-openai'
+        ? await buildProviderRequest(deps, req, adapter, body, dropUsageOnlyChunk)
+        : openAIRequest(req, toUpstreamTarget(target, req.path), body, dropUsageOnlyChunk);
   } catch (error) {
     // A bad request or setting is the caller's to fix; a failed token exchange is the provider failing.
     if (!(error instanceof AppError) || codeToStatus(error.code) < 500) throw error;
@@ -161,65 +165,71 @@ export function discardAnswer(answer: UpstreamAnswer): void {
   if (body && !body.destroyed) body.destroy();
 }
 
+type OutgoingRequest = Parameters<UpstreamClient['call']>[0];
+
+/** The request for a provider with its own wire format (through its adapter), or for Azure OpenAI (whose auth may need a token). */
 async function buildProviderRequest(
   deps: CallDeps,
   req: AttemptRequest,
   adapter: WireAdapter | undefined,
   body: Record<string, unknown> | null,
   askForUsage: boolean,
-) {
+): Promise<OutgoingRequest> {
   const { request, route, target } = req;
-  if (adapter) {
-    const ctx: AdapterContext = {
-      provider: target.provider,
-      target: target.context,
-      options: { anthropicBeta: req.settings.anthropicBeta, azureEntraScope: req.settings.azureEntraScope },
-      headers: request.headers,
-      dispatcher: deps.upstream.dispatcher,
-      now: deps.now,
-    };
-    if (
-      body &&
-      TRANSLATABLE.has(route.endpointType) &&
-      adapter.endpoints.has(route.endpointType as TranslatedEndpoint)
-    ) {
-      const built = await adapter.buildRequest(route.endpointType as TranslatedEndpoint, body, ctx);
-      return {
-        url: built.url,
-        method: built.method,
-        headers: built.headers,
-        body: typeof built.body === 'string' ? Buffer.from(built.body) : built.body,
-      };
-    }
-    const through = adapter.passThrough ? await adapter.passThrough(req.path, request.method, ctx) : null;
-    if (!through)
-      throw new AppError(
-        'UNSUPPORTED_ENDPOINT',
-        `Provider ${target.provider.name} offers no pass-through for ${req.path.split('?')[0]}.`,
-        { param: 'x-service-provider' },
-      );
+  if (!adapter) {
+    const upstream = toUpstreamTarget(target, req.path);
+    return openAIRequest(
+      req,
+      { url: upstream.url, headers: await azureAuth(deps, req, upstream.headers) },
+      body,
+      askForUsage,
+    );
+  }
+  const ctx: AdapterContext = {
+    provider: target.provider,
+    target: target.context,
+    options: { anthropicBeta: req.settings.anthropicBeta, azureEntraScope: req.settings.azureEntraScope },
+    headers: request.headers,
+    dispatcher: deps.upstream.dispatcher,
+    now: deps.now,
+  };
+  if (body && TRANSLATABLE.has(route.endpointType) && adapter.endpoints.has(route.endpointType as TranslatedEndpoint)) {
+    const built = await adapter.buildRequest(route.endpointType as TranslatedEndpoint, body, ctx);
     return {
-      url: through.url,
-      method: request.method,
-      headers: {
-        ...headersForUpstream(request.headers, { keepLength: !body, keepEncoding: !body }),
-        ...(body ? { 'content-type': 'application/json' } : {}),
-        ...through.headers,
-      },
-      body: body ? jsonBody(request, body, req.json, false) : ((request.body as Readable | undefined) ?? null),
+      url: built.url,
+      method: built.method,
+      headers: built.headers,
+      body: typeof built.body === 'string' ? Buffer.from(built.body) : built.body,
     };
   }
-  const upstream = toUpstreamTarget(target, req.path);
-  const auth =
-    target.provider.name === 'azure-openai' ? await azureAuth(deps, req, upstream.headers) : upstream.headers;
+  const through = adapter.passThrough ? await adapter.passThrough(req.path, request.method, ctx) : null;
+  if (!through)
+    throw new AppError(
+      'UNSUPPORTED_ENDPOINT',
+      `Provider ${target.provider.name} offers no pass-through for ${req.path.split('?')[0]}.`,
+      { param: 'x-service-provider' },
+    );
+  return openAIRequest(req, through, body, false);
+}
+
+/**
+ * The client's request as an OpenAI-format provider gets it: at the provider's URL, with the
+ * client's headers (less its credentials and ours) and the provider's auth, the body as sent.
+ */
+function openAIRequest(
+  req: AttemptRequest,
+  upstream: { url: string; headers: Record<string, string> },
+  body: Record<string, unknown> | null,
+  askForUsage: boolean,
+): OutgoingRequest {
+  const { request } = req;
+  const headers = headersForUpstream(request.headers, { keepLength: !body, keepEncoding: !body });
+  if (body) headers['content-type'] = 'application/json';
+  Object.assign(headers, upstream.headers);
   return {
     url: upstream.url,
     method: request.method,
-    headers: {
-      ...headersForUpstream(request.headers, { keepLength: !body, keepEncoding: !body }),
-      ...(body ? { 'content-type': 'application/json' } : {}),
-      ...auth,
-    },
+    headers,
     body: body ? jsonBody(request, body, req.json, askForUsage) : ((request.body as Readable | undefined) ?? null),
   };
 }

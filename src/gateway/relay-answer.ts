@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { createCacheCapture, DEFAULT_CACHE_LIMITS, keptHeaders, type CacheLookup } from '../cache/index.js';
 import { ERROR_CODES } from '../lib/errors.js';
 import type { StreamContext, TranslatedEndpoint, WireAdapter } from '../providers/adapters/types.js';
-import type { UpstreamAnswer } from './call-target.js';
+import type { ClientLink, UpstreamAnswer } from './call-target.js';
 import type { GatewayReply } from './exchange.js';
 import { headersForClient, providerSignalHeaders } from './forward-headers.js';
 import type { RequestLogDraft } from './request-log-draft.js';
@@ -14,8 +14,8 @@ import { usageFromBody } from '../providers/usage.js';
 export interface RelayOptions {
   /** Bytes of each body to keep for the log (0: none). */
   capture: number;
-  /** True once the client has gone: a failing upstream stream is then not reported. */
-  aborted(): boolean;
+  /** Once the client has gone (`gone`), a failing upstream stream is not reported. */
+  link: ClientLink;
   /** After a cache MISS or REFRESH: where a successful answer is kept. */
   cache: CacheLookup | null;
 }
@@ -85,7 +85,7 @@ export function relayAnswer(
       onFirstChunk: () => draft.markFirstByte(performance.now()),
     });
     upstream.on('error', (error) => {
-      if (options.aborted()) return;
+      if (options.link.gone) return;
       const failure = upstreamFailure(error);
       draft.errorCode = 'UPSTREAM_STREAM_ERROR';
       draft.errorMessage = failure.message;
@@ -287,7 +287,7 @@ function relayTranslated(
       out.end();
     });
     upstream.once('error', (error) => {
-      if (options.aborted()) return;
+      if (options.link.gone) return;
       const failure = upstreamFailure(error);
       draft.errorCode = 'UPSTREAM_STREAM_ERROR';
       draft.errorMessage = failure.message;
