@@ -1,5 +1,5 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { Dispatcher } from 'undici';
 import { AppError, codeToStatus } from '../lib/errors.js';
 import type { AdapterContext, TranslatedEndpoint, WireAdapter } from '../providers/adapters/types.js';
 import { entraAuthHeaders, readEntraInputs } from '../providers/azure-entra.js';
@@ -16,17 +16,24 @@ import type { GatewayRequest, GatewayRoute } from './exchange.js';
 import type { ResolvedTarget } from './resolve-target.js';
 import { retryAfterMs } from './routing/backoff.js';
 import type { AttemptOutcome, LeafSettings } from './routing/router.js';
+import { callAborted, type ReadPlan, type UpstreamCall, type UpstreamResponse } from './upstream-call.js';
 import { upstreamFailure, type UpstreamClient } from './upstream-client.js';
 
 /** Endpoints whose streams report usage only when asked (`stream_options.include_usage`). */
 const USAGE_ON_REQUEST: ReadonlySet<string> = new Set(['chatComplete', 'complete']);
 const TRANSLATABLE: ReadonlySet<string> = new Set(['chatComplete', 'complete', 'embed', 'rerank']);
-const MAX_ERROR_BODY = 1024 * 1024;
+/** An error answer is read whole, up to 1 MiB; a successful JSON answer whole. */
+const ERROR_BODY: ReadPlan = { keep: 1024 * 1024 };
+const WHOLE_BODY: ReadPlan = { keep: Infinity };
 const INCLUDE_USAGE = Buffer.from(',"stream_options":{"include_usage":true}');
 
 /** A provider's answer to one attempt, ready to relay (or to drop when the router moves on). */
 export interface UpstreamAnswer {
-  res: Dispatcher.ResponseData;
+  /**
+   * The provider's answer: on JSON routes, read whole (`bytes`, error bodies capped at 1 MiB)
+   * unless it is the stream that was asked for (`body`, relayed as it comes); on raw routes, `body`.
+   */
+  res: UpstreamResponse;
   target: ResolvedTarget;
   /** Set when the provider speaks its own wire format: its answer is translated on the way back. */
   adapter: WireAdapter | undefined;
@@ -35,11 +42,6 @@ export interface UpstreamAnswer {
   isStream: boolean;
   /** Whether the client did not ask for the stream's usage chunk (the gateway did, for the log). */
   dropUsageOnlyChunk: boolean;
-  /**
-   * The whole body of an answer that is not a stream (error bodies capped at 1 MiB); also of a
-   * stream request the provider answered with a plain body. Null while a stream is to be relayed.
-   */
-  bytes: Buffer | null;
 }
 
 export interface AttemptRequest {
@@ -51,8 +53,14 @@ export interface AttemptRequest {
   headers: GatewayHeaders;
   target: ResolvedTarget;
   settings: LeafSettings;
-  /** Aborts the attempt when the client goes away; the caller keeps the latest one. */
-  controller: AbortController;
+  /** The client's side: no call starts once it has gone, and the running one is stopped when it goes. */
+  link: ClientLink;
+}
+
+/** Set by the caller when the client goes away; holds the latest attempt's call, to stop it then. */
+export interface ClientLink {
+  gone: boolean;
+  call: UpstreamCall | null;
 }
 
 export interface CallDeps {
@@ -79,15 +87,22 @@ export async function callTarget(deps: CallDeps, req: AttemptRequest): Promise<A
   const body = req.json && req.settings.overrideParams ? { ...req.json, ...req.settings.overrideParams } : req.json;
   const isStream = body?.stream === true;
   const dropUsageOnlyChunk = isStream && !adapter && USAGE_ON_REQUEST.has(route.endpointType) && !usageRequested(body);
-  let outgoing: Awaited<ReturnType<typeof buildProviderRequest>>;
+  let outgoing: OutgoingRequest;
   try {
-    outgoing = await buildProviderRequest(deps, req, adapter, body, dropUsageOnlyChunk);
+    // Most calls need nothing awaited to build: an OpenAI-format provider with its key.
+    outgoing =
+      adapter || target.provider.name === 'azure-openai'
+        ? await buildProviderRequest(deps, req, adapter, body, dropUsageOnlyChunk)
+        : openAIRequest(req, toUpstreamTarget(target, req.path), body, dropUsageOnlyChunk);
   } catch (error) {
     // A bad request or setting is the caller's to fix; a failed token exchange is the provider failing.
     if (!(error instanceof AppError) || codeToStatus(error.code) < 500) throw error;
     return { ok: false, error };
   }
 
+  if (req.link.gone) return { ok: false, error: upstreamFailure(callAborted()) };
+  const call = deps.upstream.call(outgoing, (status, headers) => readPlan(route, status, headers, isStream, adapter));
+  req.link.call = call;
   const timeoutMs = req.settings.requestTimeoutMs;
   let timedOut = false;
   const timer =
@@ -95,35 +110,44 @@ export async function callTarget(deps: CallDeps, req: AttemptRequest): Promise<A
       ? null
       : setTimeout(() => {
           timedOut = true;
-          req.controller.abort();
+          call.abort(callAborted());
         }, timeoutMs);
-  const failed = (error: unknown): AttemptOutcome<UpstreamAnswer> => ({
-    ok: false,
-    error: timedOut
-      ? new AppError('UPSTREAM_TIMEOUT', `The provider did not answer within request_timeout (${timeoutMs} ms).`)
-      : upstreamFailure(error),
-  });
-
   try {
-    const res = await deps.upstream.send({ ...outgoing, signal: req.controller.signal });
-    const answer: UpstreamAnswer = { res, target, adapter, body, isStream, dropUsageOnlyChunk, bytes: null };
-    if (route.body === 'json') {
-      if (res.statusCode >= 400) answer.bytes = await readLimited(res.body, MAX_ERROR_BODY);
-      else if (isStream && streamsBack(String(res.headers['content-type'] ?? ''), adapter)) await firstBytes(res.body);
-      // A stream asked for and a whole JSON answer given: read it like one, relayed as the provider sent it.
-      else answer.bytes = Buffer.from(await res.body.arrayBuffer());
-    }
+    const res = await call.answer;
     return {
       ok: true,
       status: res.statusCode,
-      response: answer,
+      response: { res, target, adapter, body, isStream, dropUsageOnlyChunk },
       retryAfterMs: res.statusCode >= 400 ? retryAfterMs(res.headers, deps.now()) : null,
     };
   } catch (error) {
-    return failed(error);
+    return {
+      ok: false,
+      error: timedOut
+        ? new AppError('UPSTREAM_TIMEOUT', `The provider did not answer within request_timeout (${timeoutMs} ms).`)
+        : upstreamFailure(error),
+    };
   } finally {
     if (timer) clearTimeout(timer);
   }
+}
+
+/**
+ * How much of an answer to read before it is judged: on JSON routes all of it, except a stream
+ * that was asked for (until its first bytes); on raw routes nothing (it streams through).
+ */
+function readPlan(
+  route: GatewayRoute,
+  status: number,
+  headers: IncomingHttpHeaders,
+  isStream: boolean,
+  adapter: WireAdapter | undefined,
+): ReadPlan {
+  if (route.body !== 'json') return 'headers';
+  if (status >= 400) return ERROR_BODY;
+  if (isStream && streamsBack(String(headers['content-type'] ?? ''), adapter)) return 'first-bytes';
+  // A stream asked for and a whole JSON answer given: read it like one, relayed as the provider sent it.
+  return WHOLE_BODY;
 }
 
 /**
@@ -135,70 +159,77 @@ function streamsBack(contentType: string | undefined, adapter: WireAdapter | und
   return adapter ? type !== 'application/json' : type === 'text/event-stream';
 }
 
-/** Drops an answer the router will not use. */
+/** Drops an answer the router will not use (a body read whole needs nothing). */
 export function discardAnswer(answer: UpstreamAnswer): void {
-  if (!answer.res.body.destroyed) answer.res.body.destroy();
+  const body = answer.res.body;
+  if (body && !body.destroyed) body.destroy();
 }
 
+type OutgoingRequest = Parameters<UpstreamClient['call']>[0];
+
+/** The request for a provider with its own wire format (through its adapter), or for Azure OpenAI (whose auth may need a token). */
 async function buildProviderRequest(
   deps: CallDeps,
   req: AttemptRequest,
   adapter: WireAdapter | undefined,
   body: Record<string, unknown> | null,
   askForUsage: boolean,
-) {
+): Promise<OutgoingRequest> {
   const { request, route, target } = req;
-  if (adapter) {
-    const ctx: AdapterContext = {
-      provider: target.provider,
-      target: target.context,
-      options: { anthropicBeta: req.settings.anthropicBeta, azureEntraScope: req.settings.azureEntraScope },
-      headers: request.headers,
-      dispatcher: deps.upstream.dispatcher,
-      now: deps.now,
-    };
-    if (
-      body &&
-      TRANSLATABLE.has(route.endpointType) &&
-      adapter.endpoints.has(route.endpointType as TranslatedEndpoint)
-    ) {
-      const built = await adapter.buildRequest(route.endpointType as TranslatedEndpoint, body, ctx);
-      return {
-        url: built.url,
-        method: built.method,
-        headers: built.headers,
-        body: typeof built.body === 'string' ? Buffer.from(built.body) : built.body,
-      };
-    }
-    const through = adapter.passThrough ? await adapter.passThrough(req.path, request.method, ctx) : null;
-    if (!through)
-      throw new AppError(
-        'UNSUPPORTED_ENDPOINT',
-        `Provider ${target.provider.name} offers no pass-through for ${req.path.split('?')[0]}.`,
-        { param: 'x-service-provider' },
-      );
+  if (!adapter) {
+    const upstream = toUpstreamTarget(target, req.path);
+    return openAIRequest(
+      req,
+      { url: upstream.url, headers: await azureAuth(deps, req, upstream.headers) },
+      body,
+      askForUsage,
+    );
+  }
+  const ctx: AdapterContext = {
+    provider: target.provider,
+    target: target.context,
+    options: { anthropicBeta: req.settings.anthropicBeta, azureEntraScope: req.settings.azureEntraScope },
+    headers: request.headers,
+    dispatcher: deps.upstream.dispatcher,
+    now: deps.now,
+  };
+  if (body && TRANSLATABLE.has(route.endpointType) && adapter.endpoints.has(route.endpointType as TranslatedEndpoint)) {
+    const built = await adapter.buildRequest(route.endpointType as TranslatedEndpoint, body, ctx);
     return {
-      url: through.url,
-      method: request.method,
-      headers: {
-        ...headersForUpstream(request.headers, { keepLength: !body, keepEncoding: !body }),
-        ...(body ? { 'content-type': 'application/json' } : {}),
-        ...through.headers,
-      },
-      body: body ? jsonBody(request, body, req.json, false) : ((request.body as Readable | undefined) ?? null),
+      url: built.url,
+      method: built.method,
+      headers: built.headers,
+      body: typeof built.body === 'string' ? Buffer.from(built.body) : built.body,
     };
   }
-  const upstream = toUpstreamTarget(target, req.path);
-  const auth =
-    target.provider.name === 'azure-openai' ? await azureAuth(deps, req, upstream.headers) : upstream.headers;
+  const through = adapter.passThrough ? await adapter.passThrough(req.path, request.method, ctx) : null;
+  if (!through)
+    throw new AppError(
+      'UNSUPPORTED_ENDPOINT',
+      `Provider ${target.provider.name} offers no pass-through for ${req.path.split('?')[0]}.`,
+      { param: 'x-service-provider' },
+    );
+  return openAIRequest(req, through, body, false);
+}
+
+/**
+ * The client's request as an OpenAI-format provider gets it: at the provider's URL, with the
+ * client's headers (less its credentials and ours) and the provider's auth, the body as sent.
+ */
+function openAIRequest(
+  req: AttemptRequest,
+  upstream: { url: string; headers: Record<string, string> },
+  body: Record<string, unknown> | null,
+  askForUsage: boolean,
+): OutgoingRequest {
+  const { request } = req;
+  const headers = headersForUpstream(request.headers, { keepLength: !body, keepEncoding: !body });
+  if (body) headers['content-type'] = 'application/json';
+  Object.assign(headers, upstream.headers);
   return {
     url: upstream.url,
     method: request.method,
-    headers: {
-      ...headersForUpstream(request.headers, { keepLength: !body, keepEncoding: !body }),
-      ...(body ? { 'content-type': 'application/json' } : {}),
-      ...auth,
-    },
+    headers,
     body: body ? jsonBody(request, body, req.json, askForUsage) : ((request.body as Readable | undefined) ?? null),
   };
 }
@@ -254,40 +285,4 @@ function jsonBody(
     include_usage: true,
   };
   return Buffer.from(JSON.stringify(askForUsage ? { ...body, stream_options: streamOptions } : body));
-}
-
-/** Resolves once the body has bytes to read (or has ended); rejects if it fails first. Reads nothing. */
-function firstBytes(body: Readable): Promise<void> {
-  if (body.readableLength > 0 || body.readableEnded) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const done = (error?: Error) => {
-      body.off('readable', onReadable);
-      body.off('error', onError);
-      body.off('close', onClose);
-      if (error) reject(error);
-      else resolve();
-    };
-    const onReadable = () => done();
-    const onError = (error: Error) => done(error);
-    const onClose = () => done(body.readableEnded ? undefined : new Error('the stream closed before its first byte'));
-    body.on('readable', onReadable);
-    body.on('error', onError);
-    body.on('close', onClose);
-  });
-}
-
-async function readLimited(body: Readable, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buffer = chunk as Buffer;
-    if (size + buffer.length > limit) {
-      chunks.push(buffer.subarray(0, limit - size));
-      body.destroy();
-      break;
-    }
-    chunks.push(buffer);
-    size += buffer.length;
-  }
-  return Buffer.concat(chunks);
 }

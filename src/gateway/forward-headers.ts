@@ -39,7 +39,8 @@ export function headersForUpstream(
 ): Record<string, string> {
   const dropped = connectionTokens(incoming);
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(incoming)) {
+  for (const name in incoming) {
+    const value = incoming[name];
     if (value === undefined || HOP_BY_HOP.has(name) || dropped.has(name)) continue;
     if (name.startsWith('x-service-') || name === 'authorization' || name === 'cookie') continue;
     if (name === 'content-length' && !options.keepLength) continue;
@@ -59,7 +60,8 @@ export function headersForClient(
 ): Record<string, string | string[]> {
   const dropped = connectionTokens(upstream);
   const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(upstream)) {
+  for (const name in upstream) {
+    const value = upstream[name];
     if (value === undefined || HOP_BY_HOP.has(name) || dropped.has(name) || OWN_HEADERS.has(name)) continue;
     if (name === 'content-length' && !options.keepLength) continue;
     out[name] = value;

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { createCacheCapture, DEFAULT_CACHE_LIMITS, keptHeaders, type CacheLookup } from '../cache/index.js';
 import { ERROR_CODES } from '../lib/errors.js';
 import type { StreamContext, TranslatedEndpoint, WireAdapter } from '../providers/adapters/types.js';
-import type { UpstreamAnswer } from './call-target.js';
+import type { ClientLink, UpstreamAnswer } from './call-target.js';
 import type { GatewayReply } from './exchange.js';
 import { headersForClient, providerSignalHeaders } from './forward-headers.js';
 import type { RequestLogDraft } from './request-log-draft.js';
@@ -14,8 +14,8 @@ import { usageFromBody } from '../providers/usage.js';
 export interface RelayOptions {
   /** Bytes of each body to keep for the log (0: none). */
   capture: number;
-  /** True once the client has gone: a failing upstream stream is then not reported. */
-  aborted(): boolean;
+  /** Once the client has gone (`gone`), a failing upstream stream is not reported. */
+  link: ClientLink;
   /** After a cache MISS or REFRESH: where a successful answer is kept. */
   cache: CacheLookup | null;
 }
@@ -52,7 +52,7 @@ export function relayAnswer(
   options: RelayOptions,
 ): { sent: unknown; plainJson: Buffer | null } {
   const { res } = answer;
-  if (answer.body === null) {
+  if (answer.body === null && res.body) {
     // Pass-through: the provider's bytes, status and headers, unchanged.
     res.body.once('data', () => draft.markFirstByte(performance.now()));
     const contentType = String(res.headers['content-type'] ?? '');
@@ -77,14 +77,15 @@ export function relayAnswer(
   if (answer.adapter) return { sent: relayTranslated(reply, draft, answer, options), plainJson: null };
   if (res.statusCode >= 400) return { sent: sendUpstreamError(reply, draft, answer), plainJson: null };
 
-  if (answer.isStream && answer.bytes === null) {
+  if (answer.isStream && res.body) {
+    const upstream = res.body;
     const relay = createSseRelay({
       dropUsageOnlyChunk: answer.dropUsageOnlyChunk,
       captureBytes: options.capture,
       onFirstChunk: () => draft.markFirstByte(performance.now()),
     });
-    res.body.on('error', (error) => {
-      if (options.aborted()) return;
+    upstream.on('error', (error) => {
+      if (options.link.gone) return;
       const failure = upstreamFailure(error);
       draft.errorCode = 'UPSTREAM_STREAM_ERROR';
       draft.errorMessage = failure.message;
@@ -99,7 +100,7 @@ export function relayAnswer(
       if (relay.result.model) draft.model = relay.result.model;
       if (options.capture > 0) draft.responseBody = relay.result.captured;
     });
-    res.body.pipe(relay.stream);
+    upstream.pipe(relay.stream);
     const headers = headersForClient(res.headers, { keepLength: false });
     return {
       sent: reply
@@ -112,7 +113,7 @@ export function relayAnswer(
 
   // A whole answer; also when a stream was asked for and the provider sent one body instead:
   // relayed as sent (status, type, bytes), logged with its usage, not cached as a stream.
-  const bytes = answer.bytes ?? Buffer.alloc(0);
+  const bytes = res.bytes ?? Buffer.alloc(0);
   if (options.capture > 0) draft.responseBody = bytes.subarray(0, options.capture).toString('utf8');
   const headers = headersForClient(res.headers, { keepLength: false });
   if (!answer.isStream)
@@ -230,7 +231,7 @@ function relayTranslated(
   const endpoint = draft.endpointType as TranslatedEndpoint;
   const { res } = answer;
   if (res.statusCode >= 400) {
-    const error = adapter.toOpenAIError(res.statusCode, answer.bytes ?? Buffer.alloc(0), res.headers);
+    const error = adapter.toOpenAIError(res.statusCode, res.bytes ?? Buffer.alloc(0), res.headers);
     draft.errorCode = 'UPSTREAM_ERROR';
     draft.errorMessage = error.message.slice(0, 2000);
     const body = {
@@ -256,7 +257,8 @@ function relayTranslated(
     created: Math.floor(draft.startedAt / 1000),
     request: answer.body,
   };
-  if (answer.isStream && answer.bytes === null) {
+  if (answer.isStream && res.body) {
+    const upstream = res.body;
     const translator = adapter.createStreamTranslator(endpoint, context);
     const out = new PassThrough();
     let captured = '';
@@ -278,14 +280,14 @@ function relayTranslated(
       }
       if (options.capture > 0) draft.responseBody = captured;
     };
-    res.body.on('data', (chunk: Buffer) => write(translator.push(chunk)));
-    res.body.once('end', () => {
+    upstream.on('data', (chunk: Buffer) => write(translator.push(chunk)));
+    upstream.once('end', () => {
       write(translator.end());
       finish();
       out.end();
     });
-    res.body.once('error', (error) => {
-      if (options.aborted()) return;
+    upstream.once('error', (error) => {
+      if (options.link.gone) return;
       const failure = upstreamFailure(error);
       draft.errorCode = 'UPSTREAM_STREAM_ERROR';
       draft.errorMessage = failure.message;
@@ -294,14 +296,14 @@ function relayTranslated(
         `data: ${JSON.stringify({ error: { message: `The provider's stream failed: ${failure.message}`, type: 'api_error', param: null, code: 'UPSTREAM_STREAM_ERROR' } })}\n\n`,
       );
     });
-    res.body.resume();
+    upstream.resume();
     return reply
       .code(200)
       .headers(signals)
       .headers(SSE_HEADERS)
       .send(cachedStream(out, 200, SSE_HEADERS, draft, options.cache));
   }
-  const translated = adapter.toOpenAIResponse(endpoint, parseJson(answer.bytes ?? Buffer.alloc(0)), context);
+  const translated = adapter.toOpenAIResponse(endpoint, parseJson(res.bytes ?? Buffer.alloc(0)), context);
   if (endpoint === 'embed' && answer.body?.encoding_format === 'base64') embeddingsAsBase64(translated.body);
   draft.usage = translated.usage;
   if (typeof translated.body.model === 'string') draft.model = translated.body.model;
@@ -342,7 +344,7 @@ function parseJson(bytes: Buffer): unknown {
  */
 function sendUpstreamError(reply: GatewayReply, draft: RequestLogDraft, answer: UpstreamAnswer) {
   const status = answer.res.statusCode;
-  const bytes = answer.bytes ?? Buffer.alloc(0);
+  const bytes = answer.res.bytes ?? Buffer.alloc(0);
   const parsed = parseJson(bytes) as { error?: unknown; message?: unknown } | null;
   const inner =
     parsed && typeof parsed.error === 'object' && parsed.error !== null

@@ -1,6 +1,8 @@
-import { Agent, request, type Dispatcher } from 'undici';
-import type { Readable } from 'node:stream';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
+import { Agent, errors, request, type Dispatcher } from 'undici';
 import { AppError } from '../lib/errors.js';
+import { UpstreamCall, type ReadPlan } from './upstream-call.js';
 
 export interface UpstreamSettings {
   connectTimeoutMs: number;
@@ -33,6 +35,27 @@ export function createUpstreamClient(settings: UpstreamSettings, dispatcher?: Di
     });
 
   return {
+    /**
+     * Starts a call to a provider that reads as much of the answer as `plan` says once the status
+     * and headers are known; the gateway's attempts use it. Transport failures reject
+     * `call.answer` as they come (see `upstreamFailure`).
+     */
+    call(req: Omit<UpstreamRequest, 'signal'>, plan: (status: number, headers: IncomingHttpHeaders) => ReadPlan) {
+      const call = new UpstreamCall(plan, req.body instanceof Readable ? req.body : null);
+      let url: URL;
+      try {
+        url = new URL(req.url);
+        if (url.protocol !== 'http:' && url.protocol !== 'https:')
+          throw new errors.InvalidArgumentError('Invalid URL protocol: the URL must start with `http:` or `https:`.');
+      } catch (error) {
+        call.onError(error as Error);
+        return call;
+      }
+      const { method, headers, body } = req;
+      agent.dispatch({ origin: url.origin, path: url.pathname + url.search, method, headers, body }, call);
+      return call;
+    },
+    /** A call whose answer is read as a stream, as soon as its headers are in (agents' calls). */
     async send(req: UpstreamRequest): Promise<Dispatcher.ResponseData> {
       try {
         return await request(req.url, {

@@ -1,0 +1,97 @@
+import { performance } from 'node:perf_hooks';
+import { isCacheHit } from '../cache/index.js';
+import type { Admission, LimitsService } from '../limits/limits-service.js';
+import type { PricingService } from '../pricing/pricing-service.js';
+import { usageFromBody } from '../providers/usage.js';
+import type { RequestLogWriter } from '../telemetry/request-log-writer.js';
+import type { ClientLink, UpstreamAnswer } from './call-target.js';
+import type { GatewayReply } from './exchange.js';
+import type { RequestGuard } from './guardrails/request-guard.js';
+import { parseJson } from './relay-answer.js';
+import type { RequestLogDraft } from './request-log-draft.js';
+import { callAborted } from './upstream-call.js';
+
+/** What the end of a request needs, filled in as the request goes. */
+export interface RequestTrail {
+  draft: RequestLogDraft;
+  admission: Admission;
+  link: ClientLink;
+  /** The answer relayed, once there is one. */
+  served: UpstreamAnswer | null;
+  /** A plain JSON answer's bytes, whose usage is read once the reply is on its way. */
+  plainJson: Buffer | null;
+  guard: RequestGuard | null;
+  guardAbort: AbortController | null;
+}
+
+export interface FinishDeps {
+  pricing: PricingService;
+  limits: LimitsService;
+  logs: RequestLogWriter;
+}
+
+/**
+ * When the client's connection for this request closes (answered or gone): stops what still runs
+ * for a client that left, then prices the request, settles its limits and writes its log record,
+ * off the hot path.
+ */
+export function finishWhenClosed(deps: FinishDeps, reply: GatewayReply, trail: RequestTrail): void {
+  // 'close' comes once per response: no need for once()'s wrapper.
+  reply.raw.on('close', () => {
+    const { draft, link } = trail;
+    link.gone = true;
+    if (trail.plainJson) readUsage(draft, trail.plainJson);
+    const finished = reply.raw.writableFinished;
+    if (!finished) {
+      link.call?.abort(callAborted());
+      trail.guardAbort?.abort();
+      if (draft.errorCode === null) draft.errorCode = 'CLIENT_CLOSED_REQUEST';
+    }
+    const status = finished || reply.statusCode >= 400 ? reply.statusCode : 499;
+    deps.logs.enqueueWhenReady(settle(deps, trail, status, performance.now()));
+  });
+}
+
+async function settle(deps: FinishDeps, trail: RequestTrail, status: number, endedPerf: number) {
+  const { draft } = trail;
+  await priced(draft, deps.pricing);
+  if (trail.guard) await trail.guard.record(draft);
+  await deps.limits.settle(trail.admission, actualUsage(draft, trail.served));
+  return draft.finish(status, endedPerf);
+}
+
+/**
+ * What a finished request used, for its limits: the provider's usage when it reported one;
+ * the reservation as it stands when the provider answered but the usage never arrived; nothing
+ * when no provider answered successfully.
+ */
+function actualUsage(draft: RequestLogDraft, served: UpstreamAnswer | null) {
+  if (draft.usage) return { cost: draft.cost, tokens: draft.usage.totalTokens, usage: draft.usage };
+  if (served !== null && served.res.statusCode < 400 && draft.errorCode !== null) return 'as-reserved' as const;
+  return null;
+}
+
+/**
+ * Prices the request from its usage; pricing answers from memory for known models. A cache hit
+ * costs nothing; what the provider call it replaced would have cost is its saving.
+ */
+async function priced(draft: RequestLogDraft, pricing: PricingService): Promise<void> {
+  const replaced = draft.replacedCall;
+  if (replaced?.usage && isCacheHit(draft.cacheStatus as never)) {
+    draft.cacheSavings = await pricing.costOf(replaced.provider, replaced.model, replaced.usage).catch(() => null);
+    return;
+  }
+  if (draft.usage === null || isCacheHit(draft.cacheStatus as never)) return;
+  try {
+    draft.cost = await pricing.costOf(draft.provider, draft.model, draft.usage);
+  } catch {
+    draft.cost = null; // unknown, never zero
+  }
+}
+
+function readUsage(draft: RequestLogDraft, bytes: Buffer): void {
+  const parsed = parseJson(bytes);
+  draft.usage = usageFromBody(parsed);
+  if (parsed && typeof (parsed as { model?: unknown }).model === 'string')
+    draft.model = (parsed as { model: string }).model;
+}
