@@ -29,6 +29,9 @@ const noop = () => undefined;
  * and relays a stream chunk by chunk, with none of `request()`'s per-call machinery (URL parse,
  * async resource, abort-signal listener, body stream for bodies read whole).
  * `abort` stops the call at any point: before it is sent, while waiting, or while its body streams.
+ * It speaks the handler interface undici 7's core itself calls (onConnect, onHeaders, …), which its
+ * types mark deprecated: a handler of the newer one (onRequestStart, …) is adapted to this one per
+ * call (UnwrapHandler). Revisit when undici's core changes over.
  */
 export class UpstreamCall implements Dispatcher.DispatchHandler {
   readonly answer: Promise<UpstreamResponse>;
