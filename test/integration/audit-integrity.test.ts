@@ -5,22 +5,47 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { newTimeOrderedId } from '../../src/lib/ids.js';
-import { DATABASE_FILE } from '../../src/storage/database.js';
+import { DATABASE_FILE, engineOf, type Db } from '../../src/storage/database.js';
 import type { RequestLogInsert } from '../../src/storage/repositories/request-logs.js';
 import { createWorkspace } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
 import { apiClient, type ApiClient } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
 
-/** The audit store refuses records of one action: a real SQLite failure, inside the server's own database. */
-async function breakAuditFor(t: TestServer, action: string) {
+/**
+ * Makes the server's own database refuse a write (a real failure of the store, on either engine):
+ * a trigger that raises `message` before `event` on `table`, when `when` (an SQL condition on
+ * NEW or OLD) holds. Returns the repair.
+ */
+async function refuseWrites(db: Db, table: string, event: 'INSERT' | 'DELETE', message: string, when?: string) {
+  const name = `refuse_${table}`;
+  if (engineOf(db) === 'postgres') {
+    await sql
+      .raw(
+        `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION '${message}'; END $$`,
+      )
+      .execute(db);
+    await sql
+      .raw(
+        `CREATE TRIGGER ${name} BEFORE ${event} ON ${table} FOR EACH ROW ${when ? `WHEN (${when})` : ''} EXECUTE FUNCTION ${name}()`,
+      )
+      .execute(db);
+    return async () => {
+      await sql.raw(`DROP TRIGGER ${name} ON ${table}`).execute(db);
+      await sql.raw(`DROP FUNCTION ${name}()`).execute(db);
+    };
+  }
   await sql
     .raw(
-      `CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_logs WHEN NEW.action = '${action}' BEGIN SELECT RAISE(ABORT, 'audit store refused the record'); END`,
+      `CREATE TRIGGER ${name} BEFORE ${event} ON ${table} ${when ? `WHEN ${when}` : ''} BEGIN SELECT RAISE(ABORT, '${message}'); END`,
     )
-    .execute(t.server.db);
-  return async () => void (await sql.raw('DROP TRIGGER refuse_audit').execute(t.server.db));
+    .execute(db);
+  return async () => void (await sql.raw(`DROP TRIGGER ${name}`).execute(db));
 }
+
+/** The audit store refuses records of one action. */
+const breakAuditFor = (t: TestServer, action: string) =>
+  refuseWrites(t.server.db, 'audit_logs', 'INSERT', 'audit store refused the record', `NEW.action = '${action}'`);
 
 async function auditActions(admin: ApiClient, resourceId: string): Promise<Array<[string, number]>> {
   const res = await admin.get(`/v1/audit-logs?resource_id=${resourceId}&page_size=100`);
@@ -221,11 +246,7 @@ describe('an admin change and its audit record commit together', () => {
       })
       .execute();
     // The update writes the policy, then the usage reset deletes the bucket: that second write fails.
-    await sql
-      .raw(
-        `CREATE TRIGGER refuse_reset BEFORE DELETE ON usage_counters BEGIN SELECT RAISE(ABORT, 'bucket locked'); END`,
-      )
-      .execute(t.server.db);
+    await refuseWrites(t.server.db, 'usage_counters', 'DELETE', 'bucket locked');
 
     const res = await admin.put(`/v1/policies/usage-limits/${policy.id}`, {
       credit_limit: 999,
