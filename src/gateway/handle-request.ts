@@ -3,7 +3,7 @@ import { cacheResponseHeaders, isCacheHit, type ResponseCache } from '../cache/i
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
-import { estimateRequest } from '../limits/estimate.js';
+import { boundRequest } from '../limits/estimate.js';
 import {
   mergeAdmission,
   rateHeaders,
@@ -262,7 +262,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
             attemptJson && leaf.settings.overrideParams
               ? { ...attemptJson, ...leaf.settings.overrideParams }
               : attemptJson;
-          return estimateRequest({
+          return boundRequest({
             endpointType: route.endpointType,
             method: request.method,
             body,
