@@ -66,8 +66,16 @@ export const budgetCounterKey = (
   valueKey: string,
   periodStart: string,
 ) => `ul:${scopeType}:${scopeId}:${valueKey}:${periodStart}`;
-export const budgetKey = (budget: Budget) =>
-  budgetCounterKey(budget.scopeType, budget.scopeId, budget.valueKey, budget.periodStart);
+const keys = new WeakMap<Budget, string>();
+/** The counter key of a budget bucket, built once per budget object (budgets are remembered per policy set). */
+export function budgetKey(budget: Budget): string {
+  let key = keys.get(budget);
+  if (key === undefined) {
+    key = budgetCounterKey(budget.scopeType, budget.scopeId, budget.valueKey, budget.periodStart);
+    keys.set(budget, key);
+  }
+  return key;
+}
 
 export function applicableBudgets(sources: readonly BudgetSource[], facts: RequestFacts): Budget[] {
   const budgets: Budget[] = [];
@@ -160,16 +168,14 @@ export async function settle(
   actual: ActualUsage | null,
   now: number,
 ): Promise<number[]> {
-  const real = reservation.budgets.map((budget, i) =>
-    actual ? realAmount(budget, actual, reservation.amounts[i]!, reservation.defaultPrice) : 0,
-  );
-  await store.add(
-    reservation.budgets.map((budget, i) => ({
-      key: budgetKey(budget),
-      amount: real[i]! - reservation.amounts[i]!,
-      expiresAt: expiry(budget, now),
-    })),
-    now,
-  );
+  const real: number[] = [];
+  const entries: Array<Pick<CounterCheck, 'key' | 'amount' | 'expiresAt'>> = [];
+  reservation.budgets.forEach((budget, i) => {
+    const reserved = reservation.amounts[i]!;
+    const amount = actual ? realAmount(budget, actual, reserved, reservation.defaultPrice) : 0;
+    real.push(amount);
+    entries.push({ key: budgetKey(budget), amount: amount - reserved, expiresAt: expiry(budget, now) });
+  });
+  await store.add(entries, now);
   return real;
 }
