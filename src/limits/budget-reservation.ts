@@ -56,7 +56,11 @@ export async function reserveEstimate(
 }
 
 /** The price a model without one is reserved and settled at, when a cost budget applies; refuses when there is none. */
-function priceNeeded(budgets: Budget[], estimate: Estimate, configured: ModelPrice | undefined): ModelPrice | undefined {
+function priceNeeded(
+  budgets: Budget[],
+  estimate: Estimate,
+  configured: ModelPrice | undefined,
+): ModelPrice | undefined {
   if (estimate.cost !== null) return undefined;
   const costBudget = budgets.find((budget) => budget.type === 'cost');
   if (!costBudget) return undefined;
@@ -74,7 +78,8 @@ const withPrice = (estimate: Estimate, defaultPrice: ModelPrice | undefined): Es
     : estimate;
 
 function byteBoundFits(budgets: Budget[], estimate: Estimate): boolean {
-  for (const budget of budgets) if (amountFor(budget, estimate) > budget.creditLimit * BYTE_BOUND_MAX_SHARE) return false;
+  for (const budget of budgets)
+    if (amountFor(budget, estimate) > budget.creditLimit * BYTE_BOUND_MAX_SHARE) return false;
   return true;
 }
 

@@ -95,7 +95,11 @@ export function boundRequest(request: EstimateRequest): EstimateBound {
   let exact: Promise<Estimate> | null = null;
   const count = async (): Promise<Estimate> => {
     const counter = await counterFor(request.model);
-    return estimateOf(request, promptTokens(request.endpointType, body, { count: counter, model: request.model }), completion);
+    return estimateOf(
+      request,
+      promptTokens(request.endpointType, body, { count: counter, model: request.model }),
+      completion,
+    );
   };
   return { bytes, exact: () => (exact ??= count()) };
 }

@@ -132,7 +132,13 @@ export async function checkRateLimits(
   const tokenLimits: AppliedRateLimit[] = [];
   for (const limit of applied) (limit.type === 'requests' ? requestLimits : tokenLimits).push(limit);
 
-  const tokenCounts = tokenLimits.length > 0 ? await store.peek(tokenLimits.map((limit) => limit.key), now) : [];
+  const tokenCounts =
+    tokenLimits.length > 0
+      ? await store.peek(
+          tokenLimits.map((limit) => limit.key),
+          now,
+        )
+      : [];
   const spent = tokenLimits.findIndex((limit, i) => tokenCounts[i]! >= limit.value);
   if (spent !== -1) {
     const limit = tokenLimits[spent]!;
