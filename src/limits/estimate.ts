@@ -84,7 +84,7 @@ function estimateOf(request: EstimateRequest, prompt: number, completion: number
  * exact count (which loads the encoding on first use) only when asked for, and once.
  */
 export function boundRequest(request: EstimateRequest): EstimateBound {
-  if (readsOnly(request)) return { bytes: NOTHING, exact: null };
+  if (readsOnly(request)) return { bytes: { ...NOTHING }, exact: null };
   const completion = outputBound(request.endpointType, request.body, request.maxOutputTokens);
   const body = request.body;
   const inBytes = body ? promptTokens(request.endpointType, body, { count: utf8Bytes, model: request.model }) : NaN;
