@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/principal.js';
 import { AppError } from '../lib/errors.js';
-import { estimateRequest } from '../limits/estimate.js';
+import { boundRequest } from '../limits/estimate.js';
 import { mergeAdmission, type Admission, type LimitsService } from '../limits/limits-service.js';
 import type { PricingService } from '../pricing/pricing-service.js';
 import { callTarget, discardAnswer, type CallDeps, type ClientLink, type UpstreamAnswer } from './call-target.js';
@@ -180,7 +180,7 @@ async function estimateAttempt(
       ])
     : [null, null];
   const bodyBytes = request.rawBody?.length ?? (Number(request.headers['content-length']) || 0);
-  return estimateRequest({
+  return boundRequest({
     endpointType: scope.route.endpointType,
     method: request.method,
     body: json && override ? { ...json, ...override } : json,

@@ -1,5 +1,5 @@
 import { costFromPrice, type ModelPrice } from '../pricing/pricing-service.js';
-import type { CounterStore } from './counter-store.js';
+import type { CounterCheck, CounterStore } from './counter-store.js';
 import { bucketOf, matchesAll, type Condition, type RequestFacts } from './matching.js';
 
 /** A budget as configured: a policy (which matches and groups), or the limit of a key, a workspace or a deployment. */
@@ -66,8 +66,16 @@ export const budgetCounterKey = (
   valueKey: string,
   periodStart: string,
 ) => `ul:${scopeType}:${scopeId}:${valueKey}:${periodStart}`;
-export const budgetKey = (budget: Budget) =>
-  budgetCounterKey(budget.scopeType, budget.scopeId, budget.valueKey, budget.periodStart);
+const keys = new WeakMap<Budget, string>();
+/** The counter key of a budget bucket, built once per budget object (budgets are remembered per policy set). */
+export function budgetKey(budget: Budget): string {
+  let key = keys.get(budget);
+  if (key === undefined) {
+    key = budgetCounterKey(budget.scopeType, budget.scopeId, budget.valueKey, budget.periodStart);
+    keys.set(budget, key);
+  }
+  return key;
+}
 
 export function applicableBudgets(sources: readonly BudgetSource[], facts: RequestFacts): Budget[] {
   const budgets: Budget[] = [];
@@ -92,7 +100,8 @@ export function applicableBudgets(sources: readonly BudgetSource[], facts: Reque
   return budgets;
 }
 
-const amountFor = (budget: Budget, value: { cost: number | null; tokens: number | null }): number =>
+/** What an estimate or a usage amounts to in a budget: its cost or its tokens. */
+export const amountFor = (budget: Budget, value: { cost: number | null; tokens: number | null }): number =>
   budget.type === 'cost' ? (value.cost ?? 0) : (value.tokens ?? 0);
 
 /**
@@ -123,7 +132,8 @@ const expiry = (budget: Budget, now: number) => budget.resetAt ?? now + CUMULATI
 
 /**
  * Reserves the estimate in every budget at once, before the upstream call: with N requests in
- * flight against a budget that holds k estimates, exactly k are admitted.
+ * flight against a budget that holds k estimates, exactly k are admitted. `limitShare` below 1
+ * admits only while that share of each credit limit holds the reservation (the byte bound's rule).
  */
 export async function reserve(
   store: CounterStore,
@@ -131,17 +141,21 @@ export async function reserve(
   estimate: Estimate,
   now: number,
   defaultPrice?: ModelPrice,
+  limitShare = 1,
 ): Promise<{ ok: true; reservation: Reservation } | { ok: false; budget: Budget; used: number; needed: number }> {
-  const amounts = budgets.map((budget) => Math.max(amountFor(budget, estimate), MIN_RESERVATION));
-  const result = await store.consume(
-    budgets.map((budget, i) => ({
+  const amounts: number[] = [];
+  const checks: CounterCheck[] = [];
+  for (const budget of budgets) {
+    const amount = Math.max(amountFor(budget, estimate), MIN_RESERVATION);
+    amounts.push(amount);
+    checks.push({
       key: budgetKey(budget),
-      limit: budget.creditLimit,
-      amount: amounts[i]!,
+      limit: budget.creditLimit * limitShare,
+      amount,
       expiresAt: expiry(budget, now),
-    })),
-    now,
-  );
+    });
+  }
+  const result = await store.consume(checks, now);
   if (!result.allowed)
     return { ok: false, budget: budgets[result.index]!, used: result.count, needed: amounts[result.index]! };
   return { ok: true, reservation: { budgets, amounts, ...(defaultPrice ? { defaultPrice } : {}) } };
@@ -154,16 +168,14 @@ export async function settle(
   actual: ActualUsage | null,
   now: number,
 ): Promise<number[]> {
-  const real = reservation.budgets.map((budget, i) =>
-    actual ? realAmount(budget, actual, reservation.amounts[i]!, reservation.defaultPrice) : 0,
-  );
-  await store.add(
-    reservation.budgets.map((budget, i) => ({
-      key: budgetKey(budget),
-      amount: real[i]! - reservation.amounts[i]!,
-      expiresAt: expiry(budget, now),
-    })),
-    now,
-  );
+  const real: number[] = [];
+  const entries: Array<Pick<CounterCheck, 'key' | 'amount' | 'expiresAt'>> = [];
+  reservation.budgets.forEach((budget, i) => {
+    const reserved = reservation.amounts[i]!;
+    const amount = actual ? realAmount(budget, actual, reserved, reservation.defaultPrice) : 0;
+    real.push(amount);
+    entries.push({ key: budgetKey(budget), amount: amount - reserved, expiresAt: expiry(budget, now) });
+  });
+  await store.add(entries, now);
   return real;
 }

@@ -2,57 +2,26 @@ import type { Principal } from '../auth/principal.js';
 import { ALL_ENABLED, type FeatureFlags } from '../features/flags.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
-import { createLoadingCache } from '../lib/loading-cache.js';
 import type { Repositories } from '../storage/repositories/index.js';
-import type { UsageLimitPoliciesTable } from '../storage/schema.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ModelPrice } from '../pricing/pricing-service.js';
-import {
-  applicableBudgets,
-  budgetCounterKey,
-  reserve,
-  settle,
-  type ActualUsage,
-  type Budget,
-  type BudgetSource,
-  type Estimate,
-  type Reservation,
-} from './budgets.js';
-import { costOfTokens } from './estimate.js';
+import type { Admission } from './admission.js';
+import { applicableBudgets, budgetCounterKey, settle, type ActualUsage, type BudgetSource } from './budgets.js';
+import { ownBudget } from './budget-sources.js';
+import { reserveEstimate, type ReservationDeps } from './budget-reservation.js';
 import type { CounterStore } from './counter-store.js';
 import { credentialLabel, type CredentialLimits } from './credential-limits.js';
 import type { DeploymentLimits } from './deployment-limits.js';
+import type { EstimateBound } from './estimate.js';
+import { createLimitSources } from './limit-sources.js';
 import type { RequestFacts } from './matching.js';
-import { periodStart } from './periods.js';
-import {
-  applicableRateLimits,
-  checkRateLimits,
-  credentialRateLimits,
-  settleTokens,
-  type AppliedRateLimit,
-  type ParsedRatePolicy,
-  type RateHeaders,
-} from './rate-limiter.js';
-import type { RateLimitEntry, UsageLimits } from './schemas.js';
+import { RateLimitedError } from './rate-limited-error.js';
+import { checkRateLimits, credentialRateLimits, settleTokens, type AppliedRateLimit } from './rate-limiter.js';
+import { budgetsFor, rateLimitsFor } from './request-limits.js';
 import type { UsageRecorder } from './usage-recorder.js';
 
-interface OrgPolicies {
-  rate: ParsedRatePolicy[];
-  usage: BudgetSource[];
-}
-
-interface WorkspaceInfo {
-  slug: string;
-  budget: BudgetSource | null;
-  rateLimits: RateLimitEntry[];
-}
-
-/** What the gateway keeps between admitting a request and settling it. */
-export interface Admission {
-  tokenLimits: AppliedRateLimit[];
-  reservation: Reservation | null;
-  headers: RateHeaders | null;
-}
+export { mergeAdmission, type Admission } from './admission.js';
+export { rateHeaders, RateLimitedError } from './rate-limited-error.js';
 
 type LimitsDeps = {
   features?: FeatureFlags;
@@ -66,67 +35,18 @@ type LimitsDeps = {
   defaultPrice?: ModelPrice | undefined;
 };
 
+/** The estimate of a request as the gateway computes it: its byte bound, and its exact count on demand. */
+export type EstimateOf = () => Promise<EstimateBound>;
+
 /**
  * Rate limits and budgets of gateway traffic. Active policies are cached per organisation so
- * that admitting a request reads no database; any change made through the admin API clears
- * the cache at once (`invalidate`), and the TTL bounds how stale another instance can be.
+ * that admitting a request reads no database (limit-sources.ts); what they make of a kind of
+ * request is remembered on the cached policy set (policy-set.ts).
  */
 export function createLimitsService(deps: LimitsDeps) {
-  const ttl = deps.cacheTtlMs ?? 5_000;
-  const orgs = createLoadingCache<OrgPolicies>({ clock: deps.clock, ttlMs: ttl });
-  const workspaces = createLoadingCache<WorkspaceInfo>({ clock: deps.clock, ttlMs: ttl });
-  // POLICY_ENABLED=OFF: policies are neither loaded nor applied (limits of keys and workspaces still are);
+  const sources = createLimitSources(deps);
   // USAGE_LIMITS_ENABLED=OFF: no budget of any kind is checked or counted.
   const features: FeatureFlags = deps.features ?? ALL_ENABLED;
-  const NO_POLICIES: OrgPolicies = { rate: [], usage: [] };
-
-  function policiesOf(organisationId: string): Promise<OrgPolicies> {
-    if (!features.enabled('policy')) return Promise.resolve(NO_POLICIES);
-    return orgs.get(organisationId, () => loadPolicies(organisationId));
-  }
-
-  async function loadPolicies(organisationId: string): Promise<OrgPolicies> {
-    const [rateRows, usageRows] = await Promise.all([
-      deps.repos.rateLimitPolicies.listActive(organisationId),
-      deps.repos.usageLimitPolicies.listActive(organisationId),
-    ]);
-    return {
-      rate: rateRows.map((row) => ({
-        row,
-        conditions: JSON.parse(row.conditions) as ParsedRatePolicy['conditions'],
-        groupBy: JSON.parse(row.group_by) as ParsedRatePolicy['groupBy'],
-      })),
-      usage: usageRows.map(policyBudget),
-    };
-  }
-
-  function workspaceOf(workspaceId: string): Promise<WorkspaceInfo> {
-    return workspaces.get(workspaceId, () => loadWorkspace(workspaceId));
-  }
-
-  async function loadWorkspace(workspaceId: string): Promise<WorkspaceInfo> {
-    const row = await deps.repos.workspaces.findById(workspaceId);
-    if (!row) throw new Error(`workspace ${workspaceId} not found`);
-    const limits =
-      row.usage_limits === null
-        ? null
-        : (JSON.parse(row.usage_limits) as UsageLimits & { last_reset_at?: string | null });
-    return {
-      slug: row.slug,
-      rateLimits: row.rate_limits === null ? [] : (JSON.parse(row.rate_limits) as RateLimitEntry[]),
-      budget: limits
-        ? ownBudget(
-            'workspace',
-            workspaceId,
-            `usage limit of workspace ${row.slug}`,
-            row.slug,
-            limits,
-            row.created_at,
-            workspaceId,
-          )
-        : null,
-    };
-  }
 
   /** Store failures follow `limits_on_store_failure`: refuse (503) or let the request through unlimited. */
   async function guarded<T>(work: () => Promise<T>, fallback: T): Promise<T> {
@@ -141,6 +61,17 @@ export function createLimitsService(deps: LimitsDeps) {
       });
     }
   }
+  const reservations: ReservationDeps = { store: deps.store, guarded, defaultPrice: deps.defaultPrice };
+
+  async function countRequest(applied: AppliedRateLimit[], now: number) {
+    const decision = await guarded(() => checkRateLimits(deps.store, applied, now), {
+      allowed: true as const,
+      tokenLimits: [],
+      headers: null,
+    });
+    if (!decision.allowed) throw new RateLimitedError(decision.limit, decision.headers, now);
+    return decision;
+  }
 
   return {
     /** Facts about the request that conditions and group-by read, and the deployment that serves it. */
@@ -151,7 +82,7 @@ export function createLimitsService(deps: LimitsDeps) {
       metadata: Record<string, string> | null,
       deployment?: DeploymentLimits,
     ): Promise<RequestFacts> {
-      const { slug } = await workspaceOf(workspaceId);
+      const { slug } = await sources.workspaceOf(workspaceId);
       return {
         organisationId: principal.organisationId,
         workspaceId,
@@ -166,20 +97,11 @@ export function createLimitsService(deps: LimitsDeps) {
     /** Checks and counts rate limits; throws RATE_LIMITED (with the headers to send) when one is reached. */
     async admitRate(principal: Principal, facts: RequestFacts): Promise<Pick<Admission, 'tokenLimits' | 'headers'>> {
       const now = deps.clock.now();
-      const { rate } = await policiesOf(facts.organisationId);
-      const { rateLimits } = await workspaceOf(facts.workspaceId);
-      const applied = applicableRateLimits(rate, principal.rateLimits, facts, now, facts.deployment ?? null, {
-        id: facts.workspaceId,
-        slug: facts.workspaceSlug,
-        rateLimits,
-      });
+      const policies = await sources.policiesOf(facts.organisationId);
+      const workspace = await sources.workspaceOf(facts.workspaceId);
+      const applied = rateLimitsFor(policies, principal.rateLimits, facts, workspace, now);
       if (applied.length === 0) return { tokenLimits: [], headers: null };
-      const decision = await guarded(() => checkRateLimits(deps.store, applied, now), {
-        allowed: true as const,
-        tokenLimits: [],
-        headers: null,
-      });
-      if (!decision.allowed) throw new RateLimitedError(decision.limit, decision.headers, now);
+      const decision = await countRequest(applied, now);
       return { tokenLimits: decision.tokenLimits, headers: decision.headers };
     },
 
@@ -188,73 +110,14 @@ export function createLimitsService(deps: LimitsDeps) {
      * one cannot hold it, or when a cost budget applies and the model has no price (nor a
      * default price is configured). The estimate is only computed when a budget applies.
      */
-    async reserveBudgets(
-      principal: Principal,
-      facts: RequestFacts,
-      estimate: () => Promise<Estimate>,
-    ): Promise<Reservation | null> {
+    async reserveBudgets(principal: Principal, facts: RequestFacts, estimate: EstimateOf) {
       if (!features.enabled('usage_limits')) return null;
-      const { usage } = await policiesOf(facts.organisationId);
-      const own = principal.usageLimits
-        ? [
-            {
-              ...ownBudget(
-                'api_key',
-                principal.keyId,
-                'usage limit of the API key',
-                principal.keyName,
-                principal.usageLimits,
-                principal.keyCreatedAt,
-                facts.workspaceId,
-              ),
-              ...(principal.alertEmails ? { alsoTo: principal.alertEmails } : {}),
-            },
-          ]
-        : [];
-      const workspace = (await workspaceOf(facts.workspaceId)).budget;
-      // A deployment's budget alerts the organisation's administrators, not the request's workspace.
-      const deployment = facts.deployment;
-      const deploymentBudget = deployment?.usageLimits
-        ? [
-            ownBudget(
-              'deployment',
-              deployment.id,
-              `usage limit of deployment ${deployment.slug}`,
-              deployment.slug,
-              deployment.usageLimits,
-              deployment.createdAt,
-              null,
-            ),
-          ]
-        : [];
-      const budgets = applicableBudgets(
-        [...usage, ...own, ...(workspace ? [workspace] : []), ...deploymentBudget],
-        facts,
-      );
+      const policies = await sources.policiesOf(facts.organisationId);
+      const workspace = await sources.workspaceOf(facts.workspaceId);
+      const budgets = budgetsFor(policies, principal, facts, workspace);
       if (budgets.length === 0) return null;
       const now = deps.clock.now();
-      let estimated = await estimate();
-      let defaultPrice: ModelPrice | undefined;
-      const costBudget = budgets.find((budget) => budget.type === 'cost');
-      if (estimated.cost === null && costBudget) {
-        if (!deps.defaultPrice)
-          throw new AppError(
-            'USAGE_LIMIT_EXCEEDED',
-            `The ${costBudget.label} is a cost budget and this request's model has no price, so its cost cannot be bounded; add a price for the model or set default_model_price.`,
-          );
-        defaultPrice = deps.defaultPrice;
-        estimated = {
-          ...estimated,
-          cost: costOfTokens(defaultPrice, estimated.promptTokens, estimated.completionTokens),
-        };
-      }
-      const result = await guarded(() => reserve(deps.store, budgets, estimated, now, defaultPrice), {
-        ok: true as const,
-        reservation: { budgets: [], amounts: [] },
-      });
-      if (!result.ok)
-        throw new AppError('USAGE_LIMIT_EXCEEDED', refusal(result.budget, result.used, result.needed, estimated));
-      return result.reservation;
+      return reserveEstimate(reservations, budgets, await estimate(), now);
     },
 
     /**
@@ -284,7 +147,7 @@ export function createLimitsService(deps: LimitsDeps) {
     async admitCredential(
       credential: CredentialLimits,
       facts: RequestFacts,
-      estimate: () => Promise<Estimate>,
+      estimate: EstimateOf,
     ): Promise<Pick<Admission, 'tokenLimits' | 'reservation'>> {
       const now = deps.clock.now();
       if (credential.expiresAt !== null && Date.parse(credential.expiresAt) <= now)
@@ -293,18 +156,9 @@ export function createLimitsService(deps: LimitsDeps) {
           `The ${credentialLabel(credential)} expired at ${credential.expiresAt}; set a later expires_at to use it again.`,
         );
       const applied = credentialRateLimits(credential, now);
-      let tokenLimits: AppliedRateLimit[] = [];
-      if (applied.length > 0) {
-        const decision = await guarded(() => checkRateLimits(deps.store, applied, now), {
-          allowed: true as const,
-          tokenLimits: [],
-          headers: null,
-        });
-        if (!decision.allowed) throw new RateLimitedError(decision.limit, decision.headers, now);
-        tokenLimits = decision.tokenLimits;
-      }
+      const tokenLimits = applied.length > 0 ? (await countRequest(applied, now)).tokenLimits : [];
       if (!credential.usageLimits || !features.enabled('usage_limits')) return { tokenLimits, reservation: null };
-      const [budget] = applicableBudgets(
+      const budgets = applicableBudgets(
         [
           ownBudget(
             credential.kind,
@@ -318,27 +172,7 @@ export function createLimitsService(deps: LimitsDeps) {
         ],
         facts,
       );
-      let estimated = await estimate();
-      let defaultPrice: ModelPrice | undefined;
-      if (estimated.cost === null && budget!.type === 'cost') {
-        if (!deps.defaultPrice)
-          throw new AppError(
-            'USAGE_LIMIT_EXCEEDED',
-            `The ${budget!.label} is a cost budget and this request's model has no price, so its cost cannot be bounded; add a price for the model or set default_model_price.`,
-          );
-        defaultPrice = deps.defaultPrice;
-        estimated = {
-          ...estimated,
-          cost: costOfTokens(defaultPrice, estimated.promptTokens, estimated.completionTokens),
-        };
-      }
-      const result = await guarded(() => reserve(deps.store, [budget!], estimated, now, defaultPrice), {
-        ok: true as const,
-        reservation: { budgets: [], amounts: [] },
-      });
-      if (!result.ok)
-        throw new AppError('USAGE_LIMIT_EXCEEDED', refusal(result.budget, result.used, result.needed, estimated));
-      return { tokenLimits, reservation: result.reservation };
+      return { tokenLimits, reservation: await reserveEstimate(reservations, budgets, await estimate(), now) };
     },
 
     /** Gives back what an attempt that failed reserved in its credential's budget. */
@@ -364,103 +198,9 @@ export function createLimitsService(deps: LimitsDeps) {
     },
 
     invalidate(): void {
-      orgs.clear();
-      workspaces.clear();
+      sources.invalidate();
     },
   };
 }
 
 export type LimitsService = ReturnType<typeof createLimitsService>;
-
-/** Adds what a credential's limits admitted to the request's admission, so that the request's settlement covers them. */
-export function mergeAdmission(admission: Admission, own: Pick<Admission, 'tokenLimits' | 'reservation'>): void {
-  admission.tokenLimits = [...admission.tokenLimits, ...own.tokenLimits];
-  if (!own.reservation || own.reservation.budgets.length === 0) return;
-  const current = admission.reservation;
-  admission.reservation = current
-    ? {
-        budgets: [...current.budgets, ...own.reservation.budgets],
-        amounts: [...current.amounts, ...own.reservation.amounts],
-        defaultPrice: current.defaultPrice ?? own.reservation.defaultPrice,
-      }
-    : own.reservation;
-}
-
-/** A 429 that carries the headers a rate-limited client needs. */
-export class RateLimitedError extends AppError {
-  readonly headers: Record<string, string>;
-
-  constructor(limit: AppliedRateLimit, headers: RateHeaders, now: number) {
-    super(
-      'RATE_LIMITED',
-      `Rate limit reached: ${limit.label} allows ${limit.value} ${limit.type}; retry after the window resets.`,
-    );
-    const resetSeconds = Math.max(1, Math.ceil((headers.resetAt - now) / 1000));
-    this.headers = {
-      'retry-after': String(resetSeconds),
-      'x-ratelimit-limit': String(headers.limit),
-      'x-ratelimit-remaining': String(headers.remaining),
-      'x-ratelimit-reset': String(resetSeconds),
-    };
-  }
-}
-
-export function rateHeaders(headers: RateHeaders, now: number): Record<string, string> {
-  return {
-    'x-ratelimit-limit': String(headers.limit),
-    'x-ratelimit-remaining': String(headers.remaining),
-    'x-ratelimit-reset': String(Math.max(0, Math.ceil((headers.resetAt - now) / 1000))),
-  };
-}
-
-function policyBudget(row: UsageLimitPoliciesTable): BudgetSource {
-  return {
-    scopeType: 'policy',
-    scopeId: row.id,
-    label: `usage limits policy ${row.name ? `"${row.name}" ` : ''}(${row.id})`,
-    name: row.name ?? row.id,
-    type: row.type,
-    creditLimit: row.credit_limit,
-    alertThreshold: row.alert_threshold,
-    periodStart: periodStart(row),
-    resetAt: row.next_usage_reset_at ? Date.parse(row.next_usage_reset_at) : null,
-    workspaceId: row.workspace_id,
-    conditions: JSON.parse(row.conditions) as BudgetSource['conditions'],
-    groupBy: JSON.parse(row.group_by) as BudgetSource['groupBy'],
-  };
-}
-
-function ownBudget(
-  scopeType: 'api_key' | 'workspace' | 'deployment' | 'provider' | 'virtual_key',
-  scopeId: string,
-  label: string,
-  name: string,
-  limits: UsageLimits & { last_reset_at?: string | null },
-  createdAt: string,
-  workspaceId: string | null,
-): BudgetSource {
-  return {
-    scopeType,
-    scopeId,
-    label,
-    name,
-    type: limits.type,
-    creditLimit: limits.credit_limit,
-    alertThreshold: limits.alert_threshold ?? null,
-    periodStart: limits.last_reset_at ?? createdAt,
-    resetAt: limits.next_usage_reset_at ? Date.parse(limits.next_usage_reset_at) : null,
-    workspaceId,
-  };
-}
-
-const round = (n: number) => Math.round(n * 1e6) / 1e6;
-const roundCost = (n: number) => Number(n.toPrecision(4));
-
-/** What was used, the limit, and what this request needed; how to need less when the output bound was the model's maximum. */
-function refusal(budget: Budget, used: number, needed: number, estimate: Estimate): string {
-  const bucket = budget.valueKey ? ` (bucket ${budget.valueKey})` : '';
-  const amount = budget.type === 'cost' ? `${roundCost(needed)} USD` : `${Math.ceil(needed)} tokens`;
-  const detail = `${estimate.promptTokens} prompt + ${estimate.completionTokens} output tokens at most`;
-  const reason = used >= budget.creditLimit ? 'is spent' : 'cannot hold this request';
-  return `The ${budget.label} ${reason}: ${budget.type === 'cost' ? roundCost(used) : round(used)} of ${budget.creditLimit} ${budget.type === 'cost' ? 'USD' : 'tokens'} used${bucket}; this request needs up to ${amount} (${detail}). Setting max_tokens lowers what a request reserves.`;
-}

@@ -40,7 +40,12 @@ export async function createMemoryCounterStore(deps: {
     return counter.count;
   };
   const set = (key: string, count: number, expiresAt: number) => {
-    counters.set(key, { count, expiresAt });
+    // In place when the counter exists: one object per live counter, not one per request.
+    const counter = counters.get(key);
+    if (counter) {
+      counter.count = count;
+      counter.expiresAt = expiresAt;
+    } else counters.set(key, { count, expiresAt });
     dirty.add(key);
   };
 
@@ -92,8 +97,12 @@ export async function createMemoryCounterStore(deps: {
         const check = checks[i]!;
         if (counts[i]! + check.amount > check.limit) return { allowed: false, index: i, count: counts[i]! };
       }
-      checks.forEach((check, i) => set(check.key, counts[i]! + check.amount, check.expiresAt));
-      return { allowed: true, counts: checks.map((check, i) => counts[i]! + check.amount) };
+      for (let i = 0; i < checks.length; i++) {
+        const check = checks[i]!;
+        counts[i]! += check.amount;
+        set(check.key, counts[i]!, check.expiresAt);
+      }
+      return { allowed: true, counts };
     },
     async peek(keys: string[], now: number): Promise<number[]> {
       return keys.map((key) => current(key, now));

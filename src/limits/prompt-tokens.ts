@@ -77,9 +77,11 @@ function contentTokens(content: unknown, ctx: PromptCounting): number {
  */
 function messageTokens(message: unknown, ctx: PromptCounting): number {
   if (!isObject(message)) return TOKENS_PER_MESSAGE + contentTokens(message, ctx);
-  const { content, output, ...rest } = message;
-  const fields = Object.keys(rest).length > 0 ? ctx.count(JSON.stringify(rest)) : 0;
-  return TOKENS_PER_MESSAGE + fields + contentTokens(content, ctx) + contentTokens(output, ctx);
+  // Copied key by key: an object rest (`{ content, output, ...rest }`) takes a slow runtime path.
+  let rest: Json | null = null;
+  for (const key of Object.keys(message)) if (key !== 'content' && key !== 'output') (rest ??= {})[key] = message[key];
+  const fields = rest ? ctx.count(JSON.stringify(rest)) : 0;
+  return TOKENS_PER_MESSAGE + fields + contentTokens(message.content, ctx) + contentTokens(message.output, ctx);
 }
 
 const messagesTokens = (messages: unknown, ctx: PromptCounting): number =>

@@ -128,13 +128,17 @@ export async function checkRateLimits(
   now: number,
 ): Promise<RateDecision> {
   if (applied.length === 0) return { allowed: true, tokenLimits: [], headers: null };
-  const requestLimits = applied.filter((limit) => limit.type === 'requests');
-  const tokenLimits = applied.filter((limit) => limit.type === 'tokens');
+  const requestLimits: AppliedRateLimit[] = [];
+  const tokenLimits: AppliedRateLimit[] = [];
+  for (const limit of applied) (limit.type === 'requests' ? requestLimits : tokenLimits).push(limit);
 
-  const tokenCounts = await store.peek(
-    tokenLimits.map((limit) => limit.key),
-    now,
-  );
+  const tokenCounts =
+    tokenLimits.length > 0
+      ? await store.peek(
+          tokenLimits.map((limit) => limit.key),
+          now,
+        )
+      : [];
   const spent = tokenLimits.findIndex((limit, i) => tokenCounts[i]! >= limit.value);
   if (spent !== -1) {
     const limit = tokenLimits[spent]!;
@@ -149,19 +153,27 @@ export async function checkRateLimits(
     const limit = requestLimits[result.index]!;
     return { allowed: false, limit, headers: { limit: limit.value, remaining: 0, resetAt: limit.windowEnd } };
   }
-  // The headers describe the tightest limit: the one with the fewest requests (or tokens) left.
-  const remaining = [
-    ...requestLimits.map((limit, i) => ({ limit, left: limit.value - result.counts[i]! })),
-    ...tokenLimits.map((limit, i) => ({ limit, left: limit.value - tokenCounts[i]! })),
-  ].sort((a, b) => a.left - b.left)[0]!;
+  // The headers describe the tightest limit: the one with the fewest requests (or tokens) left (the first, on a tie).
+  let tightest = applied[0]!;
+  let least = Infinity;
+  requestLimits.forEach((limit, i) => {
+    const left = limit.value - result.counts[i]!;
+    if (left < least) {
+      tightest = limit;
+      least = left;
+    }
+  });
+  tokenLimits.forEach((limit, i) => {
+    const left = limit.value - tokenCounts[i]!;
+    if (left < least) {
+      tightest = limit;
+      least = left;
+    }
+  });
   return {
     allowed: true,
     tokenLimits,
-    headers: {
-      limit: remaining.limit.value,
-      remaining: Math.max(0, remaining.left),
-      resetAt: remaining.limit.windowEnd,
-    },
+    headers: { limit: tightest.value, remaining: Math.max(0, least), resetAt: tightest.windowEnd },
   };
 }
 

@@ -1,8 +1,9 @@
 /**
  * Counts tokens of text for budget reservations: with the model family's real BPE encoding
  * when it is known, else with UTF-8 bytes (a BPE token is at least one byte, so bytes never
- * undercount). Encodings are loaded on first use: a server whose requests meet no budget never
- * loads one.
+ * undercount). Encodings are loaded on first use, and only when a budget is near enough its
+ * limit that the byte bound would refuse or crowd it (budget-reservation.ts): a server whose
+ * budgets have room never loads one (the o200k table is about 14 MB).
  */
 
 export type EncodingName = 'o200k_base' | 'cl100k_base';
@@ -19,12 +20,20 @@ const FAMILIES: ReadonlyArray<[RegExp, EncodingName]> = [
   [/^(gpt-4|gpt-3\.5|text-embedding-|text-davinci-00[23]|davinci-002|babbage-002)/, 'cl100k_base'],
 ];
 
+const encodingOfModel = new Map<string, EncodingName | null>();
+
 /** The encoding of a model, or null when its tokenizer is not public (Claude, Gemini, Llama, …). */
 export function encodingFor(model: string | null): EncodingName | null {
   if (!model) return null;
+  const known = encodingOfModel.get(model);
+  if (known !== undefined) return known;
   // "openai/gpt-4o" or "azure/gpt-4o" name the same family.
   const id = model.toLowerCase().replace(/^.*\//, '');
-  return FAMILIES.find(([pattern]) => pattern.test(id))?.[1] ?? null;
+  const encoding = FAMILIES.find(([pattern]) => pattern.test(id))?.[1] ?? null;
+  // Model names come from clients: the memory starts over rather than grow without bound.
+  if (encodingOfModel.size >= 1000) encodingOfModel.clear();
+  encodingOfModel.set(model, encoding);
+  return encoding;
 }
 
 type CountTokens = (text: string, options: { disallowedSpecial: Set<string> }) => number;
@@ -43,6 +52,9 @@ function loadEncoding(name: EncodingName): Promise<CountTokens> {
   }
   return promise;
 }
+
+/** The encodings this process has loaded so far: the probe that shows a server whose budgets have room never loads one. */
+export const loadedEncodings = (): EncodingName[] => [...loading.keys()];
 
 export const utf8Bytes: TextCounter = (text) => Buffer.byteLength(text, 'utf8');
 

@@ -1,7 +1,7 @@
 import { countTokens as o200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { countTokens as cl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { describe, expect, it } from 'vitest';
-import { estimateRequest, outputBound } from '../../src/limits/estimate.js';
+import { boundRequest, estimateRequest, outputBound } from '../../src/limits/estimate.js';
 import { IMAGE_TOKENS_HIGH, IMAGE_TOKENS_LOW, promptTokens } from '../../src/limits/prompt-tokens.js';
 import { largeTools } from '../helpers/budget-bodies.js';
 import { counterFor, encodingFor, MAX_SEGMENT_CHARS, TOKENIZER_BUDGET_CHARS } from '../../src/limits/tokenizers.js';
@@ -236,5 +236,33 @@ describe('the reservation estimate', () => {
         maxOutputTokens: null,
       }),
     ).toMatchObject({ tokens: 0, cost: 0 });
+  });
+
+  it('bounds a request by its bytes without the encoding, never below its exact count', async () => {
+    const request = (model: string, body: Record<string, unknown>) => ({
+      endpointType: 'chatComplete',
+      method: 'POST',
+      body: { model, ...body },
+      bodyBytes: 0,
+      model,
+      price,
+      maxOutputTokens: null,
+    });
+    for (const body of [
+      { messages: [{ role: 'user', content: ENGLISH }], max_tokens: 100 },
+      { messages: [{ role: 'user', content: CHINESE_UNBROKEN }], max_tokens: 100 },
+      { messages: [{ role: 'user', content: 'Find record 7.' }], tools: largeTools() },
+    ]) {
+      const bound = boundRequest(request('gpt-4o', body));
+      const exact = await bound.exact!();
+      expect(exact).toEqual(await estimateRequest(request('gpt-4o', body)));
+      expect(bound.bytes.promptTokens).toBeGreaterThan(exact.promptTokens);
+      expect(bound.bytes.completionTokens).toBe(exact.completionTokens);
+      expect(bound.bytes.cost!).toBeGreaterThan(exact.cost!);
+      // Without a public encoding, bytes are the count: nothing to refine.
+      const claude = boundRequest(request('claude-sonnet-5', body));
+      expect(claude.exact).toBeNull();
+      expect(claude.bytes.promptTokens).toBe(bound.bytes.promptTokens);
+    }
   });
 });
