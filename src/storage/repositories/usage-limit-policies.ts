@@ -35,7 +35,8 @@ export interface BucketFilter {
 }
 
 /** `%`, `_` and the escape character itself match literally in a LIKE pattern. */
-const likeContains = (text: string) => `%${text.replace(/[!%_]/g, (c) => `!${c}`)}%`;
+/** A LIKE pattern for "contains", lower case: compared with lower(column), as PostgreSQL's LIKE is case-sensitive where SQLite's is not. */
+const likeContains = (text: string) => `%${text.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
 
 export function createUsageLimitPolicyRepository(db: Db) {
   const buckets = (policyId: string, periodStart: string) =>
@@ -98,7 +99,7 @@ export function createUsageLimitPolicyRepository(db: Db) {
         );
       if (filter.search) {
         const pattern = likeContains(filter.search);
-        query = query.where((eb) => sql<SqlBool>`${eb.ref('value_key')} like ${pattern} escape '!'`);
+        query = query.where((eb) => sql<SqlBool>`lower(${eb.ref('value_key')}) like ${pattern} escape '!'`);
       }
       const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
       const rows =
