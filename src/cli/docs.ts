@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { buildProgram } from './main.js';
+import { buildProgram } from './program.js';
 
 // eslint-disable-next-line no-control-regex -- ESC starts the colour codes that this strips from the help
 const ANSI = /\x1b\[[0-9;]*m/g;

@@ -1,16 +1,9 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  ErrorCode,
-  McpError,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
 import type { Clock } from '../lib/clock.js';
 import { withoutUrlCredentials } from '../lib/mask.js';
 import { VERSION } from '../lib/version.js';
-import { isStreamableHttpError, loadClientSdk } from './sdk.js';
+import { isStreamableHttpError, loadClientSdk, loadedTypes, loadTypes } from './sdk.js';
 import { authorizedFetch, createUpstreamAuth, McpAuthError } from './upstream-auth.js';
 import type { McpEndpoint, ServerMetadata } from './types.js';
 
@@ -53,7 +46,10 @@ export interface ConnectOptions {
  * are McpUpstreamError with a message fit for the caller (no credentials in it).
  */
 export async function connectUpstream(endpoint: McpEndpoint, options: ConnectOptions): Promise<UpstreamSession> {
-  const { Client, SSEClientTransport, StreamableHTTPClientTransport } = await loadClientSdk();
+  const [{ Client, SSEClientTransport, StreamableHTTPClientTransport }, types] = await Promise.all([
+    loadClientSdk(),
+    loadTypes(),
+  ]);
   const auth = createUpstreamAuth(endpoint, {
     clock: options.clock,
     timeoutMs: options.timeoutMs,
@@ -77,9 +73,9 @@ export async function connectUpstream(endpoint: McpEndpoint, options: ConnectOpt
   if (options.onListChanged) {
     const changed = options.onListChanged;
     for (const schema of [
-      ToolListChangedNotificationSchema,
-      PromptListChangedNotificationSchema,
-      ResourceListChangedNotificationSchema,
+      types.ToolListChangedNotificationSchema,
+      types.PromptListChangedNotificationSchema,
+      types.ResourceListChangedNotificationSchema,
     ])
       client.setNotificationHandler(schema, () => changed());
   }
@@ -154,6 +150,7 @@ export function upstreamError(endpoint: McpEndpoint, error: unknown): McpUpstrea
 /** Whether a request failed because the session is gone (and a new session may serve it). */
 export function sessionLost(error: unknown): boolean {
   if (isStreamableHttpError(error)) return error.code === 404;
-  if (error instanceof McpError) return error.code === Number(ErrorCode.ConnectionClosed);
+  const types = loadedTypes();
+  if (types && error instanceof types.McpError) return error.code === Number(types.ErrorCode.ConnectionClosed);
   return error instanceof Error && error.message === 'Not connected';
 }

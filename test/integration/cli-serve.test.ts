@@ -1,5 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { REPO_ROOT, spawnServe } from '../helpers/cli.js';
 import { makeTempDir } from '../helpers/start-test-server.js';
@@ -68,6 +71,38 @@ describe('stopping svcgw serve', () => {
     expect(await listening(url!)).toBe(false);
     expect(out).toMatch(/"msg":"stopped"/);
   }, 90_000);
+});
+
+// A module hook (preloaded with --import) that writes the URL of every ES module loaded to $MODULE_TRACE.
+const TRACE_HOOKS = `import { appendFileSync } from 'node:fs';
+export async function load(url, context, next) {
+  appendFileSync(process.env.MODULE_TRACE, url + '\\n');
+  return next(url, context);
+}`;
+const TRACE_REGISTER = `import { register } from 'node:module';
+register('./hooks.mjs', import.meta.url);`;
+
+describe('what svcgw serve loads at start', () => {
+  it('neither the admin commands nor the MCP and A2A SDKs: they load on first use (issue #19)', async () => {
+    const dir = makeTempDir();
+    writeFileSync(join(dir, 'hooks.mjs'), TRACE_HOOKS);
+    writeFileSync(join(dir, 'register.mjs'), TRACE_REGISTER);
+    const trace = join(dir, 'modules.txt');
+    const server = await spawnServe(['--data-dir', makeTempDir()], {
+      NODE_OPTIONS: `--import=${pathToFileURL(join(dir, 'register.mjs')).href}`,
+      MODULE_TRACE: trace,
+    });
+    const loaded = readFileSync(trace, 'utf8').split('\n');
+    const matching = (pattern: RegExp) => loaded.filter((url) => pattern.test(url));
+    // The trace sees what serve does load: its own command, svcgw's MCP and agent modules.
+    expect(matching(/\/dist\/src\/cli\/commands\/serve\.js$/)).toHaveLength(1);
+    expect(matching(/\/dist\/src\/mcp\/upstream-session\.js$/)).toHaveLength(1);
+    expect(matching(/\/dist\/src\/agents\/card-reader\.js$/)).toHaveLength(1);
+    expect(matching(/\/node_modules\/@modelcontextprotocol\//)).toEqual([]);
+    expect(matching(/\/node_modules\/@a2a-js\//)).toEqual([]);
+    expect(matching(/\/dist\/src\/cli\/(program|commands\/(keys|apply|mcp-servers|logs|workspaces))\.js$/)).toEqual([]);
+    expect(await server.stop('SIGTERM')).toBe(0);
+  });
 });
 
 const hasSystemdAnalyze = spawnSync('systemd-analyze', ['--version']).status === 0;

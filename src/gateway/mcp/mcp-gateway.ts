@@ -1,10 +1,10 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../auth/principal.js';
 import { AppError } from '../../lib/errors.js';
 import { rateHeaders, RateLimitedError, type LimitsService } from '../../limits/limits-service.js';
 import type { McpDirectory, McpServerView } from '../../mcp/directory.js';
+import { loadTypes } from '../../mcp/sdk.js';
 import { McpUpstreamError } from '../../mcp/upstream-session.js';
 import type { McpUserOAuth } from '../../mcp/user-oauth.js';
 import type { McpServerRepository } from '../../storage/repositories/mcp-servers.js';
@@ -16,15 +16,15 @@ import type { BridgeDeps } from './bridge-server.js';
 import { authorizePath, callerView } from './caller-endpoint.js';
 import type { CallContext } from './tool-call.js';
 
-// The SDK's server side (and the bridge built on it) is loaded by the first MCP call, not at start.
+// The SDK's server side (and the bridge built on it) is loaded by the first MCP call, not at start;
+// after the protocol's types (sdk.ts), which checkRequest has loaded.
 let serverSide:
   | Promise<[typeof import('./bridge-server.js'), typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')]>
   | undefined;
 const loadServerSide = () =>
-  (serverSide ??= Promise.all([
-    import('./bridge-server.js'),
-    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
-  ]));
+  (serverSide ??= loadTypes().then(() =>
+    Promise.all([import('./bridge-server.js'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]),
+  ));
 
 export interface McpGatewayDeps extends BridgeDeps {
   directory: McpDirectory;
@@ -61,7 +61,7 @@ type JsonRpcMessage = { method?: unknown; params?: { name?: unknown } };
  * svcgw's one error body: an Accept header without both answer types, a body that is not
  * JSON-RPC.
  */
-function checkRequest(request: McpHttpRequest): void {
+async function checkRequest(request: McpHttpRequest): Promise<void> {
   const accept = String(request.headers.accept ?? '');
   if (!accept.includes('application/json') || !accept.includes('text/event-stream'))
     throw new AppError(
@@ -69,6 +69,7 @@ function checkRequest(request: McpHttpRequest): void {
       'An MCP endpoint answers JSON or an event stream (Streamable HTTP): send Accept: application/json, text/event-stream.',
       { param: 'accept' },
     );
+  const { JSONRPCMessageSchema } = await loadTypes();
   const body = request.body;
   const messages = Array.isArray(body) ? body : [body];
   if (messages.length === 0 || !messages.every((m) => JSONRPCMessageSchema.safeParse(m).success))
@@ -171,7 +172,7 @@ export function createMcpGateway(deps: McpGatewayDeps) {
     const principal = request.principal!;
     const base = deps.publicUrl?.replace(/\/+$/, '') ?? `${request.protocol}://${request.host}`;
     const view = await callerView(deps, principal, await resolve(principal, ref), base);
-    checkRequest(request);
+    await checkRequest(request);
     const headers = readGatewayHeaders(request.headers);
     const context: CallContext = {
       principal,
