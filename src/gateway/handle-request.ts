@@ -118,17 +118,18 @@ export function createGatewayHandler(deps: GatewayDeps) {
           (model) => (draft.model = draft.requestedModel = model),
         );
       draft.isStream = json?.stream === true;
-      deps.logs.started({
-        id: draft.id,
-        organisation_id: principal.organisationId,
-        workspace_id: workspaceId,
-        api_key_id: principal.keyId,
-        endpoint_type: route.endpointType,
-        method: draft.method,
-        path: draft.path,
-        model: draft.model,
-        created_at: new Date(draft.startedAt).toISOString(),
-      });
+      if (deps.logs.followingStarts)
+        deps.logs.started({
+          id: draft.id,
+          organisation_id: principal.organisationId,
+          workspace_id: workspaceId,
+          api_key_id: principal.keyId,
+          endpoint_type: route.endpointType,
+          method: draft.method,
+          path: draft.path,
+          model: draft.model,
+          created_at: new Date(draft.startedAt).toISOString(),
+        });
       if (capture > 0 && request.rawBody) draft.requestBody = request.rawBody.subarray(0, capture).toString('utf8');
 
       const deployment = deps.deployment ? await deps.deployment.current() : null;

@@ -166,6 +166,10 @@ export function createRequestLogWriter(deps: {
     get listenerCount(): number {
       return listeners.size;
     },
+    /** Whether anyone follows request starts: callers skip building a `RequestStart` nobody reads. */
+    get followingStarts(): boolean {
+      return startListeners.size > 0;
+    },
     get pendingCount(): number {
       return pending.length;
     },
