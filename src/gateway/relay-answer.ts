@@ -7,7 +7,7 @@ import type { ClientLink, UpstreamAnswer } from './call-target.js';
 import type { GatewayReply } from './exchange.js';
 import { headersForClient, providerSignalHeaders } from './forward-headers.js';
 import type { RequestLogDraft } from './request-log-draft.js';
-import { createSseRelay } from './sse-relay.js';
+import { createSseReader, relaySse } from './sse-relay.js';
 import { upstreamFailure } from './upstream-client.js';
 import { usageFromBody } from '../providers/usage.js';
 
@@ -79,10 +79,11 @@ export function relayAnswer(
 
   if (answer.isStream && res.body) {
     const upstream = res.body;
-    const relay = createSseRelay({
+    const relay = relaySse(upstream, {
       dropUsageOnlyChunk: answer.dropUsageOnlyChunk,
       captureBytes: options.capture,
       onFirstChunk: () => draft.markFirstByte(performance.now()),
+      response: reply.raw,
     });
     upstream.on('error', (error) => {
       if (options.link.gone) return;
@@ -100,7 +101,6 @@ export function relayAnswer(
       if (relay.result.model) draft.model = relay.result.model;
       if (options.capture > 0) draft.responseBody = relay.result.captured;
     });
-    upstream.pipe(relay.stream);
     const headers = headersForClient(res.headers, { keepLength: false });
     return {
       sent: reply
@@ -137,14 +137,14 @@ const USAGE_ON_PASS_THROUGH: ReadonlySet<string> = new Set(['createTranscription
  */
 function withOpenAIUsage(body: Readable, draft: RequestLogDraft, contentType: string): Readable {
   if (contentType.includes('text/event-stream')) {
-    const reader = createSseRelay({ dropUsageOnlyChunk: false, captureBytes: 0, onFirstChunk: () => undefined });
-    reader.stream.resume(); // a side reader: its output is not sent
-    reader.stream.once('end', () => {
+    // A side reader: what it would forward is not used.
+    const reader = createSseReader({ dropUsageOnlyChunk: false, captureBytes: 0 });
+    const out = new PassThrough();
+    body.on('data', (chunk: Buffer) => reader.read(chunk));
+    body.once('end', () => {
+      reader.end();
       draft.usage = reader.result.usage ?? draft.usage;
     });
-    const out = new PassThrough();
-    body.on('data', (chunk: Buffer) => reader.stream.write(chunk));
-    body.once('end', () => reader.stream.end());
     body.pipe(out);
     return out;
   }
