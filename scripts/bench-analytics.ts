@@ -17,6 +17,7 @@ import {
   BENCH_MODELS,
   BENCH_SOURCES,
   buildMetadataRollupsFromLogsFast,
+  buildNarrowRollupsFromLogsFast,
   buildRollupsFromLogsFast,
   insertGeneratedRows,
   withoutIndexes,
@@ -224,6 +225,7 @@ async function generateInSql(
   const rowsMs = performance.now() - started;
   await buildRollupsFromLogsFast(db);
   await buildMetadataRollupsFromLogsFast(db, METADATA_KEYS);
+  await buildNarrowRollupsFromLogsFast(db, METADATA_KEYS);
   await sql`analyze`.execute(db);
   return { rowsMs, rollupsMs: performance.now() - started - rowsMs };
 }
@@ -410,6 +412,17 @@ async function main(): Promise<void> {
       await sql`analyze analytics_metadata_rollups`.execute(db);
       process.stdout.write(
         `metadata rollups (${METADATA_KEYS.join(', ')}) built from them in SQL in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+      );
+    }
+    if (
+      postgres &&
+      (await db.selectFrom('analytics_narrow_rollups').select('period').limit(1).execute()).length === 0
+    ) {
+      const started = performance.now();
+      await buildNarrowRollupsFromLogsFast(db, METADATA_KEYS);
+      await sql`analyze analytics_narrow_rollups`.execute(db);
+      process.stdout.write(
+        `narrow rollups built from them in SQL in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
       );
     }
   } else if (GENERATE === 'sql') {

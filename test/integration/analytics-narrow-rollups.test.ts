@@ -147,7 +147,18 @@ describe('analytics narrow rollups', () => {
       [T0 + 3 * DAY + 20 * 60_000, T0 + 3 * DAY + 50 * 60_000],
     ];
     const narrow: Array<[Partial<RowFilter>, Grouping[]]> = [
-      [{}, columns(['model', 'provider', 'status_code', 'config_id', 'prompt_id', 'credential_source', 'guardrail_verdict'])],
+      [
+        {},
+        columns([
+          'model',
+          'provider',
+          'status_code',
+          'config_id',
+          'prompt_id',
+          'credential_source',
+          'guardrail_verdict',
+        ]),
+      ],
       [{ workspaceId: 'ws-2' }, columns(['model', 'status_code', 'guardrail_verdict'])],
       [{ model: 'm1' }, [...TIME, ...columns(['model', 'workspace_id'])]],
       [{ model: 'nothing' }, TIME],
@@ -209,7 +220,7 @@ describe('analytics narrow rollups', () => {
     await db.deleteFrom('analytics_narrow_rollups').execute();
     await backfill(db as never);
     expectSameRows(await narrowRows(db), stored);
-  });
+  }, 300_000);
 });
 
 const TIME: Grouping[] = [{ by: 'all' }, { by: 'time', interval: 'day' }, { by: 'time', interval: 'hour' }];

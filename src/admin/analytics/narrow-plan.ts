@@ -1,5 +1,19 @@
 import type { NarrowDimension } from '../../storage/repositories/request-logs.js';
-import type { Grouping, RowFilter } from './reader.js';
+
+/** What of reader.ts's RowFilter a plan looks at (declared here: reader.ts imports this module). */
+interface PlannedFilter {
+  apiKeyId?: string | undefined;
+  visibleKeyIds: readonly string[] | null;
+  provider?: string | undefined;
+  model?: string | undefined;
+  statusCodes?: readonly number[] | undefined;
+  guardrailVerdict?: string | undefined;
+  metadata?: Readonly<Record<string, string>> | undefined;
+  rows?: readonly unknown[] | undefined;
+}
+
+/** reader.ts's Grouping. */
+type PlannedGrouping = { by: 'all' } | { by: 'column'; column: string } | { by: 'time'; interval: 'hour' | 'day' };
 
 /** How `analytics_narrow_rollups` answer a query. */
 export interface NarrowPlan {
@@ -21,8 +35,8 @@ export interface NarrowPlan {
  * better answered by `analytics_key_rollups`: null.
  */
 export function narrowPlan(
-  filter: RowFilter,
-  grouping: Grouping,
+  filter: PlannedFilter,
+  grouping: PlannedGrouping,
   pair: { key: string; value: string } | null,
 ): NarrowPlan | null {
   if (filter.apiKeyId !== undefined || filter.visibleKeyIds !== null || (filter.rows?.length ?? 0) > 0) return null;
@@ -31,8 +45,7 @@ export function narrowPlan(
   if (filter.provider !== undefined) filtered.set('provider', [filter.provider]);
   if (filter.model !== undefined) filtered.set('model', [filter.model]);
   if (filter.guardrailVerdict !== undefined) filtered.set('guardrail_verdict', [filter.guardrailVerdict]);
-  if (filter.statusCodes && filter.statusCodes.length > 0)
-    filtered.set('status_code', filter.statusCodes.map(String));
+  if (filter.statusCodes && filter.statusCodes.length > 0) filtered.set('status_code', filter.statusCodes.map(String));
   const dimensions = new Set(filtered.keys());
   let group: string;
   if (grouping.by === 'column') {
@@ -40,7 +53,7 @@ export function narrowPlan(
     if (column === 'api_key_id') return null;
     if (column === 'workspace_id') group = 'workspace_id';
     else {
-      dimensions.add(column);
+      dimensions.add(column as NarrowDimension);
       group = column === 'status_code' ? 'CAST(value AS INTEGER)' : 'value';
     }
   } else if (grouping.by === 'time') group = grouping.interval === 'hour' ? 'period_start' : 'period_start / 24';

@@ -359,7 +359,7 @@ export function sumMetadataBatch(
   keys: readonly string[],
 ): [Map<string, RollupSums>, Map<string, RollupSums>] {
   const hours = new Map<string, HourSums>();
-  if (keys.length === 0) return [new Map(), new Map()];
+  if (keys.length === 0) return [new Map<string, RollupSums>(), new Map<string, RollupSums>()];
   for (const row of rows) {
     const pairs = rollupPairs(row.metadata, keys);
     if (pairs.length === 0) continue;
