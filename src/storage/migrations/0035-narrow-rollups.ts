@@ -18,7 +18,8 @@ import { MEASURES } from './0013-analytics-rollups.js';
  * The primary key serves a filter on a value; the second index a grouping by the dimension. The
  * rollups already written are summed in here from `analytics_rollups` and
  * `analytics_metadata_rollups`, exactly (they hold the same sums, more finely cut). Plus a
- * partial index of request_logs for the cache savings graph.
+ * partial index of request_logs for the cache savings graph and, on PostgreSQL, an index for log
+ * listings filtered by model and status.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   const postgres = isPostgres(db);
@@ -31,6 +32,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE INDEX request_logs_cache_savings ON request_logs (organisation_id, created_at) WHERE cache_savings IS NOT NULL`.execute(
     db,
   );
+  if (postgres) {
+    // `GET /v1/logs` with a model and a status counts up to 10,000 matches: through the
+    // organisation's index it read every row of the window (4.5 s for 7 days of 10 million
+    // rows); here only the matches, in the listing's order. SQLite's planner does without.
+    await sql`CREATE INDEX request_logs_org_model_status_time ON request_logs (organisation_id, model, status_code, created_at, seq)`.execute(
+      db,
+    );
+  }
   await backfill(db as Kysely<Record<string, Record<string, unknown>>>);
 }
 
@@ -100,6 +109,7 @@ export async function backfill(db: Kysely<Record<string, Record<string, unknown>
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  if (isPostgres(db)) await sql`DROP INDEX request_logs_org_model_status_time`.execute(db);
   await sql`DROP INDEX request_logs_cache_savings`.execute(db);
   await sql`DROP TABLE analytics_narrow_rollups`.execute(db);
 }
