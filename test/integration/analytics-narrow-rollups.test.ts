@@ -9,7 +9,7 @@ import '../../src/admin/analytics/tables.js';
 import type { Totals } from '../../src/admin/analytics/totals.js';
 import { narrowPlan } from '../../src/admin/analytics/narrow-plan.js';
 import type { Db } from '../../src/storage/database.js';
-import { backfill } from '../../src/storage/migrations/0035-narrow-rollups.js';
+import { sql } from 'kysely';
 import { createRequestLogRepository, type RequestLogInsert } from '../../src/storage/repositories/request-logs.js';
 import { startTestServer } from '../helpers/start-test-server.js';
 
@@ -131,6 +131,8 @@ describe('analytics narrow rollups', () => {
     const t = await startTestServer({ env: { SVCGW_ANALYTICS_ROLLUP_METADATA_KEYS: 'env,team' } });
     const db = t.server.db;
     await db.updateTable('analytics_metadata_keys').set({ since_hour: 0 }).execute();
+    // As if the backfill had run: every narrow row whole (the last part below starts before it).
+    await db.updateTable('analytics_narrow_since').set({ since_hour: 0 }).execute();
     const organisationId = 'org-narrow';
     const all = [...rows(2500, organisationId), ...rows(300, 'org-other').map((r) => ({ ...r, id: `other-${r.id}` }))];
     const repo = createRequestLogRepository(db);
@@ -210,16 +212,57 @@ describe('analytics narrow rollups', () => {
     expect((await reader.aggregate(whole, { by: 'all' }, { latencies: false })).get(0)!.requests).toBe(expected);
     expect(await count(db, 'analytics_rollups')).toBe(0);
 
-    // Migration 0035 sums the rollups written before it into the same narrow rows.
+    // Right after migration 0035 only the hours from its mark on are read from narrow rows; the
+    // backfill job sums the older rollups into the same narrow rows, a day at a time.
     await db.deleteFrom('analytics_narrow_rollups').execute();
     await db.deleteFrom('request_logs').execute();
     await db.deleteFrom('analytics_key_rollups').execute();
-    for (let i = 0, size = 1; i < all.length; i += size, size = ((size * 5) % 400) + 1)
-      await repo.insertBatch(all.slice(i, i + size));
-    expectSameRows(await narrowRows(db), stored);
+    const now = new Date().toISOString();
+    for (const id of [organisationId, 'org-other'])
+      await db.insertInto('organisations').values({ id, name: id, created_at: now, last_updated_at: now }).execute();
+    const mark = Math.floor(Date.now() / HOUR) + 2;
+    await db.updateTable('analytics_narrow_since').set({ since_hour: mark }).execute();
+    // Written before the upgrade: rollups without narrow rows, then one batch after it.
+    const before = all.filter((r) => Date.parse(r.created_at) < T0 + 30 * DAY);
+    for (let i = 0, size = 1; i < before.length; i += size, size = ((size * 5) % 400) + 1)
+      await repo.insertBatch(before.slice(i, i + size));
     await db.deleteFrom('analytics_narrow_rollups').execute();
-    await backfill(db as never);
+    await repo.insertBatch(all.filter((r) => Date.parse(r.created_at) >= T0 + 30 * DAY));
+    const backfill = t.server.observability.narrowBackfill;
+    const answers = async () => {
+      for (const [extra, groupings] of narrow.slice(0, 4)) {
+        for (const grouping of groupings) {
+          const filter: RowFilter = { organisationId, from: T0, to: T0 + SPAN, visibleKeyIds: null, ...extra };
+          expectSame(
+            await reader.aggregate(filter, grouping, { latencies: true }),
+            await reader.aggregate(fromRows(filter), grouping, { latencies: true }),
+            `${JSON.stringify(extra)} ${JSON.stringify(grouping)}`,
+          );
+        }
+      }
+    };
+    await answers();
+    // A step cut short (here its metadata read fails) changes nothing: the mark stays.
+    const partial = await narrowRows(db);
+    await sql`ALTER TABLE analytics_metadata_rollups RENAME TO analytics_metadata_rollups_away`.execute(db);
+    await expect(backfill.runOnce()).rejects.toThrow();
+    await sql`ALTER TABLE analytics_metadata_rollups_away RENAME TO analytics_metadata_rollups`.execute(db);
+    expect((await db.selectFrom('analytics_narrow_since').select('since_hour').executeTakeFirstOrThrow()).since_hour).toBe(
+      mark,
+    );
+    expectSameRows(await narrowRows(db), partial);
+    await answers();
+    // The whole job: steps back to the oldest rollups, and then to 0.
+    expect(await backfill.runOnce()).toBeGreaterThan(30);
+    expect(Number((await db.selectFrom('analytics_narrow_since').select('since_hour').executeTakeFirstOrThrow()).since_hour)).toBe(0);
+    expect(await backfill.runOnce()).toBe(0);
     expectSameRows(await narrowRows(db), stored);
+    await answers();
+    // Now the narrow rows answer: without the rows and the other rollups, whole hours still count.
+    await db.deleteFrom('request_logs').where('organisation_id', '=', organisationId).execute();
+    await db.deleteFrom('analytics_rollups').execute();
+    await db.deleteFrom('analytics_metadata_rollups').execute();
+    expect((await reader.aggregate(whole, { by: 'all' }, { latencies: false })).get(0)!.requests).toBe(expected);
   }, 300_000);
 });
 

@@ -184,6 +184,8 @@ export function createAnalyticsReader(db: Db) {
     const maxPeriod: RollupPeriod = grouping.by === 'time' ? (grouping.interval === 'hour' ? 1 : 24) : 672;
     const plan = planWindow(from, filter.to, maxPeriod);
     const narrow = narrowPlan(filter, grouping, pair);
+    // Narrow rows are whole only from this hour until the backfill has summed the older rollups.
+    const narrowSince = narrow ? await narrowSinceHour() : Infinity;
     const table = pair
       ? 'analytics_metadata_rollups'
       : filter.provider === undefined &&
@@ -195,7 +197,7 @@ export function createAnalyticsReader(db: Db) {
         : 'analytics_rollups';
     for (const part of plan.rollups) {
       collect(
-        await (narrow
+        await (narrow && part.start >= narrowSince
           ? narrowQuery(filter, narrow, options.latencies, part)
           : rollupQuery(filter, grouping, options.latencies, table, pair, part)),
       );
@@ -203,6 +205,12 @@ export function createAnalyticsReader(db: Db) {
     }
     for (const part of plan.raw) collect(await rawQuery(filter, grouping, options.latencies, part.from, part.to));
     return out;
+  }
+
+  /** The first period start from which narrow rollups are whole (a one-row table, read per query). */
+  async function narrowSinceHour(): Promise<number> {
+    const rows = await run('SELECT since_hour FROM analytics_narrow_since', []);
+    return rows.length === 0 ? Infinity : Number(rows[0]![0]);
   }
 
   /** The summed metadata keys and the first hour each is whole from (a short table, read per query). */

@@ -84,6 +84,8 @@ export interface AnalyticsMetadataRollupsTable extends AnalyticsRollupsTable {
 declare module '../../storage/schema.js' {
   interface Database {
     analytics_narrow_rollups: AnalyticsNarrowRollupsTable;
+    /** One row: the first hour from which the narrow rollups are whole (moved back by the backfill). */
+    analytics_narrow_since: { since_hour: number };
   }
 }
 

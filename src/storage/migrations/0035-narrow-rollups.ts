@@ -1,13 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { isPostgres } from '../postgres/open-postgres.js';
 import { postgresDdl } from '../postgres/column-types.js';
-import {
-  NARROW_ROLLUP_KEY,
-  narrowFromRollups,
-  ROLLUP_PERIODS,
-  rollupColumns,
-  rollupValues,
-} from '../repositories/request-log-rollups.js';
 import { MEASURES } from './0013-analytics-rollups.js';
 
 /**
@@ -15,9 +8,12 @@ import { MEASURES } from './0013-analytics-rollups.js';
  * one dimension's value (`dimension`, `value` as text), and for each summed metadata pair also
  * per workspace alone (`dimension` ''); `metadata_key` '' holds the rows of no pair. A query
  * on one dimension reads hundreds of these where `analytics_rollups` has hundreds of thousands.
- * The primary key serves a filter on a value; the second index a grouping by the dimension. The
- * rollups already written are summed in here from `analytics_rollups` and
- * `analytics_metadata_rollups`, exactly (they hold the same sums, more finely cut). Plus a
+ * The primary key serves a filter on a value; the second index a grouping by the dimension.
+ * `analytics_narrow_since` holds the first hour from which narrow rows are whole: the second
+ * full hour from now (batches being written meanwhile, by any instance whatever its clock says
+ * within the hour, may not have summed them). Older rollups are summed in later, a day at a
+ * time, by a background job that moves the mark back (repositories/narrow-backfill.ts), so an
+ * upgrade does not wait for it. Plus a
  * partial index of request_logs for the cache savings graph and, on PostgreSQL, an index for log
  * listings filtered by model and status.
  */
@@ -40,8 +36,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       db,
     );
   }
-  await backfill(db as Kysely<Record<string, Record<string, unknown>>>);
+  await sql`CREATE TABLE analytics_narrow_since (since_hour INTEGER NOT NULL)`.execute(db);
+  await sql`INSERT INTO analytics_narrow_since (since_hour) VALUES (${Math.floor(Date.now() / HOUR_MS) + 2})`.execute(db);
 }
+
+const HOUR_MS = 3_600_000;
 
 const TABLE = `CREATE TABLE analytics_narrow_rollups (
     organisation_id TEXT NOT NULL,
@@ -56,60 +55,9 @@ const TABLE = `CREATE TABLE analytics_narrow_rollups (
     PRIMARY KEY (organisation_id, metadata_key, metadata_value, dimension, value, period, period_start, workspace_id)
   ) WITHOUT ROWID`;
 
-/** Rows per INSERT of the backfill (25 values each). */
-const ROWS_PER_INSERT = 500;
-
-/**
- * Sums the stored rollups into narrow rows, one organisation (and metadata pair) and one stretch
- * of period starts at a time: every narrow row is made whole from one read, and memory stays
- * bounded by a day of hourly rollups.
- */
-export async function backfill(db: Kysely<Record<string, Record<string, unknown>>>): Promise<void> {
-  const organisations = await sql<{
-    id: string;
-  }>`SELECT DISTINCT organisation_id AS id FROM analytics_key_rollups`.execute(db);
-  const pairs = await sql<{
-    organisation_id: string;
-    metadata_key: string;
-    metadata_value: string;
-  }>`SELECT DISTINCT organisation_id, metadata_key, metadata_value FROM analytics_metadata_rollups`.execute(db);
-  const sources = [
-    ...organisations.rows.map((o) => ({ table: 'analytics_rollups', where: { organisation_id: o.id }, pair: false })),
-    ...pairs.rows.map((p) => ({ table: 'analytics_metadata_rollups', where: p, pair: true })),
-  ];
-  for (const { table, where, pair } of sources) {
-    for (const period of ROLLUP_PERIODS) {
-      let query = db.selectFrom(table).select(['period_start']).where('period', '=', period);
-      for (const [column, value] of Object.entries(where)) query = query.where(column, '=', value);
-      const bounds = await query
-        .clearSelect()
-        .select((eb) => [eb.fn.min('period_start').as('first'), eb.fn.max('period_start').as('last')])
-        .executeTakeFirst();
-      if (bounds?.first === null || bounds?.first === undefined) continue;
-      const stretch = period === 1 ? 24 : period;
-      for (let start = Number(bounds.first); start <= Number(bounds.last); start += stretch) {
-        const stored = await query
-          .clearSelect()
-          .selectAll()
-          .where('period_start', '>=', start)
-          .where('period_start', '<', start + stretch)
-          .execute();
-        const narrow = narrowFromRollups(stored, pair, period);
-        const columns = rollupColumns(NARROW_ROLLUP_KEY);
-        for (let at = 0; at < narrow.length; at += ROWS_PER_INSERT) {
-          const values = narrow.slice(at, at + ROWS_PER_INSERT).map((s) => {
-            const row = rollupValues(s);
-            return Object.fromEntries(columns.map((column, i) => [column, row[i]]));
-          });
-          await db.insertInto('analytics_narrow_rollups').values(values).execute();
-        }
-      }
-    }
-  }
-}
-
 export async function down(db: Kysely<unknown>): Promise<void> {
   if (isPostgres(db)) await sql`DROP INDEX request_logs_org_model_status_time`.execute(db);
   await sql`DROP INDEX request_logs_cache_savings`.execute(db);
+  await sql`DROP TABLE analytics_narrow_since`.execute(db);
   await sql`DROP TABLE analytics_narrow_rollups`.execute(db);
 }

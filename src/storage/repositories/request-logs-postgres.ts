@@ -23,7 +23,7 @@ const ROWS_PER_INSERT = 1000;
 /** Rollup keys per statement (up to 20 parameters each). */
 const KEYS_PER_STATEMENT = 500;
 /** Any number: the advisory lock under which instances add to the rollups one batch at a time. */
-const ROLLUP_LOCK = 7_310_452_119;
+export const ROLLUP_LOCK = 7_310_452_119;
 
 const TABLES = [
   { table: 'analytics_rollups', dims: FULL_ROLLUP_DIMENSIONS },
