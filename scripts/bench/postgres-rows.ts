@@ -175,7 +175,8 @@ export async function buildMetadataRollupsFromLogs(db: Db, keys: readonly string
 /**
  * Builds `analytics_narrow_rollups` from every row of `request_logs` (that table must be empty),
  * as the writer sums them: per workspace and each dimension's value, and per pair of `keys` (as
- * `buildMetadataRollupsFromLogs` takes them) also per workspace alone.
+ * `buildMetadataRollupsFromLogs` takes them) also per workspace alone; then marks them whole
+ * from the first hour (`analytics_narrow_since`), as the backfill job does when it is done.
  */
 export async function buildNarrowRollupsFromLogs(db: Db, keys: readonly string[]): Promise<void> {
   const list = keys.map((k) => `'${k.replaceAll("'", "''")}'`).join(', ');
@@ -193,6 +194,8 @@ export async function buildNarrowRollupsFromLogs(db: Db, keys: readonly string[]
     cross join unnest(array['', ${NARROW_DIMENSIONS.map((n) => `'${n}'`).join(', ')}]::text[]) as d(dimension)
     where d.dimension <> '' or p.metadata_key <> '') narrow`;
   await buildFrom(db, source, NARROW_ROLLUP_KEY, [['analytics_narrow_rollups', NARROW_ROLLUP_KEY]]);
+  // Whole from the first request: the reader may take every period from them.
+  await sql`insert into analytics_narrow_since (id, since_hour) values (1, 0) on conflict (id) do update set since_hour = 0`.execute(db);
 }
 
 /** `buildNarrowRollupsFromLogs` with the table's indexes dropped meanwhile (then made again). */

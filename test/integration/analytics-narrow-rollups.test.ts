@@ -128,8 +128,19 @@ function expectSameRows(got: Awaited<ReturnType<typeof narrowRows>>, expected: A
 
 describe('analytics narrow rollups', () => {
   it('answer queries on one dimension (and one metadata pair) exactly as request_logs do', async () => {
-    const t = await startTestServer({ env: { SVCGW_ANALYTICS_ROLLUP_METADATA_KEYS: 'env,team' } });
+    // Started at the end of the rows' span: narrow rows whole from the second full hour after.
+    const started = T0 + SPAN + 30 * 60_000;
+    const t = await startTestServer({
+      env: { SVCGW_ANALYTICS_ROLLUP_METADATA_KEYS: 'env,team' },
+      clock: { now: () => started },
+    });
     const db = t.server.db;
+    const mark = Math.floor(started / HOUR) + 2;
+    expect((await db.selectFrom('analytics_narrow_since').selectAll().execute()).map((r) => Number(r.since_hour))).toEqual(
+      [mark],
+    );
+    // The test runs the backfill itself.
+    await t.server.observability.narrowBackfill.stop();
     await db.updateTable('analytics_metadata_keys').set({ since_hour: 0 }).execute();
     // As if the backfill had run: every narrow row whole (the last part below starts before it).
     await db.updateTable('analytics_narrow_since').set({ since_hour: 0 }).execute();
@@ -217,10 +228,9 @@ describe('analytics narrow rollups', () => {
     await db.deleteFrom('analytics_narrow_rollups').execute();
     await db.deleteFrom('request_logs').execute();
     await db.deleteFrom('analytics_key_rollups').execute();
-    const now = new Date().toISOString();
+    const now = new Date(started).toISOString();
     for (const id of [organisationId, 'org-other'])
       await db.insertInto('organisations').values({ id, name: id, created_at: now, last_updated_at: now }).execute();
-    const mark = Math.floor(Date.now() / HOUR) + 2;
     await db.updateTable('analytics_narrow_since').set({ since_hour: mark }).execute();
     // Written before the upgrade: rollups without narrow rows, then one batch after it.
     const before = all.filter((r) => Date.parse(r.created_at) < T0 + 30 * DAY);

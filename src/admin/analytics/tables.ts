@@ -85,7 +85,7 @@ declare module '../../storage/schema.js' {
   interface Database {
     analytics_narrow_rollups: AnalyticsNarrowRollupsTable;
     /** One row: the first hour from which the narrow rollups are whole (moved back by the backfill). */
-    analytics_narrow_since: { since_hour: number };
+    analytics_narrow_since: { id: number; since_hour: number };
   }
 }
 

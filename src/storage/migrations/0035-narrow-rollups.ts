@@ -9,11 +9,9 @@ import { MEASURES } from './0013-analytics-rollups.js';
  * per workspace alone (`dimension` ''); `metadata_key` '' holds the rows of no pair. A query
  * on one dimension reads hundreds of these where `analytics_rollups` has hundreds of thousands.
  * The primary key serves a filter on a value; the second index a grouping by the dimension.
- * `analytics_narrow_since` holds the first hour from which narrow rows are whole: the second
- * full hour from now (batches being written meanwhile, by any instance whatever its clock says
- * within the hour, may not have summed them). Older rollups are summed in later, a day at a
- * time, by a background job that moves the mark back (repositories/narrow-backfill.ts), so an
- * upgrade does not wait for it. Plus a
+ * `analytics_narrow_since` holds the first hour from which narrow rows are whole, set at the
+ * first start. Older rollups are summed in later, a day at a time, by a background job that
+ * moves the mark back (repositories/narrow-backfill.ts), so an upgrade does not wait for it. Plus a
  * partial index of request_logs for the cache savings graph and, on PostgreSQL, an index for log
  * listings filtered by model and status.
  */
@@ -36,11 +34,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       db,
     );
   }
-  await sql`CREATE TABLE analytics_narrow_since (since_hour INTEGER NOT NULL)`.execute(db);
-  await sql`INSERT INTO analytics_narrow_since (since_hour) VALUES (${Math.floor(Date.now() / HOUR_MS) + 2})`.execute(db);
+  // One row (id 1), written at the first start after this migration (markNarrowSince).
+  await sql`CREATE TABLE analytics_narrow_since (id INTEGER NOT NULL PRIMARY KEY, since_hour INTEGER NOT NULL)`.execute(
+    db,
+  );
 }
-
-const HOUR_MS = 3_600_000;
 
 const TABLE = `CREATE TABLE analytics_narrow_rollups (
     organisation_id TEXT NOT NULL,

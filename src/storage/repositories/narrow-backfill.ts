@@ -17,6 +17,20 @@ export const NARROW_STEP_HOURS = 24;
 /** Rows per INSERT (25 values each). */
 const ROWS_PER_INSERT = 500;
 
+const HOUR_MS = 3_600_000;
+
+/**
+ * Sets the hour from which narrow rows are whole, unless it is set: the second full hour after
+ * `now`, as for a metadata key's `since_hour` (batches being written meanwhile, by any instance
+ * whatever its clock says within the hour, may not have summed them). Every start runs it; the
+ * first after migration 0035 sets it (instances starting together: one row, id 1).
+ */
+export async function markNarrowSince(db: Db, now: number): Promise<void> {
+  await sql`INSERT INTO analytics_narrow_since (id, since_hour) VALUES (1, ${Math.floor(now / HOUR_MS) + 2}) ON CONFLICT (id) DO NOTHING`.execute(
+    db,
+  );
+}
+
 interface Query {
   text: string;
   params: unknown[];
