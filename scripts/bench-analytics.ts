@@ -410,7 +410,9 @@ async function main(): Promise<void> {
       db,
     );
   }
-  await sql`insert into analytics_narrow_since (id, since_hour) values (1, 0) on conflict (id) do update set since_hour = 0`.execute(db);
+  await sql`insert into analytics_narrow_since (id, since_hour) values (1, 0) on conflict (id) do update set since_hour = 0`.execute(
+    db,
+  );
   if (REUSE) {
     process.stdout.write(`reused database ${REUSE}: ${set.rows} request logs\n`);
     if (

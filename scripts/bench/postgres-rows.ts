@@ -195,7 +195,9 @@ export async function buildNarrowRollupsFromLogs(db: Db, keys: readonly string[]
     where d.dimension <> '' or p.metadata_key <> '') narrow`;
   await buildFrom(db, source, NARROW_ROLLUP_KEY, [['analytics_narrow_rollups', NARROW_ROLLUP_KEY]]);
   // Whole from the first request: the reader may take every period from them.
-  await sql`insert into analytics_narrow_since (id, since_hour) values (1, 0) on conflict (id) do update set since_hour = 0`.execute(db);
+  await sql`insert into analytics_narrow_since (id, since_hour) values (1, 0) on conflict (id) do update set since_hour = 0`.execute(
+    db,
+  );
 }
 
 /** `buildNarrowRollupsFromLogs` with the table's indexes dropped meanwhile (then made again). */

@@ -136,9 +136,9 @@ describe('analytics narrow rollups', () => {
     });
     const db = t.server.db;
     const mark = Math.floor(started / HOUR) + 2;
-    expect((await db.selectFrom('analytics_narrow_since').selectAll().execute()).map((r) => Number(r.since_hour))).toEqual(
-      [mark],
-    );
+    expect(
+      (await db.selectFrom('analytics_narrow_since').selectAll().execute()).map((r) => Number(r.since_hour)),
+    ).toEqual([mark]);
     // The test runs the backfill itself.
     await t.server.observability.narrowBackfill.stop();
     await db.updateTable('analytics_metadata_keys').set({ since_hour: 0 }).execute();
@@ -257,14 +257,16 @@ describe('analytics narrow rollups', () => {
     await sql`ALTER TABLE analytics_metadata_rollups RENAME TO analytics_metadata_rollups_away`.execute(db);
     await expect(backfill.runOnce()).rejects.toThrow();
     await sql`ALTER TABLE analytics_metadata_rollups_away RENAME TO analytics_metadata_rollups`.execute(db);
-    expect((await db.selectFrom('analytics_narrow_since').select('since_hour').executeTakeFirstOrThrow()).since_hour).toBe(
-      mark,
-    );
+    expect(
+      (await db.selectFrom('analytics_narrow_since').select('since_hour').executeTakeFirstOrThrow()).since_hour,
+    ).toBe(mark);
     expectSameRows(await narrowRows(db), partial);
     await answers();
     // The whole job: steps back to the oldest rollups, and then to 0.
     expect(await backfill.runOnce()).toBeGreaterThan(30);
-    expect(Number((await db.selectFrom('analytics_narrow_since').select('since_hour').executeTakeFirstOrThrow()).since_hour)).toBe(0);
+    expect(
+      Number((await db.selectFrom('analytics_narrow_since').select('since_hour').executeTakeFirstOrThrow()).since_hour),
+    ).toBe(0);
     expect(await backfill.runOnce()).toBe(0);
     expectSameRows(await narrowRows(db), stored);
     await answers();

@@ -27,8 +27,9 @@ export interface Observability {
 }
 
 /**
- * Feedback, traces, log exports, metrics and retention. Routes are registered now; the export
- * runner and the retention worker run between `start()` (after listen) and `stop()` (on close).
+ * Feedback, traces, log exports, metrics, retention and the narrow rollups' backfill. Routes are
+ * registered now; the export runner, the retention worker and the backfill run between `start()`
+ * (after listen) and `stop()` (on close).
  */
 export function registerObservability(app: ZodApp, deps: ObservabilityDeps): Observability {
   const files = exportFilesFor(deps.db, join(deps.config.data_dir, 'exports'));
