@@ -7,6 +7,8 @@ import {
   LATENCY_GAMMA,
   MEASURES,
   METADATA_ROLLUP_MAX_VALUE,
+  NARROW_DIMENSIONS,
+  NARROW_ROLLUP_KEY,
 } from '../../src/storage/repositories/request-log-rollups.js';
 
 /**
@@ -168,6 +170,39 @@ export async function buildMetadataRollupsFromLogs(db: Db, keys: readonly string
     await sql`insert into analytics_metadata_keys (metadata_key, since_hour) values (${key}, 0)
       on conflict (metadata_key) do update set since_hour = 0`.execute(db);
   }
+}
+
+/**
+ * Builds `analytics_narrow_rollups` from every row of `request_logs` (that table must be empty),
+ * as the writer sums them: per workspace and each dimension's value, and per pair of `keys` (as
+ * `buildMetadataRollupsFromLogs` takes them) also per workspace alone; then marks them whole
+ * from the first hour (`analytics_narrow_since`), as the backfill job does when it is done.
+ */
+export async function buildNarrowRollupsFromLogs(db: Db, keys: readonly string[]): Promise<void> {
+  const list = keys.map((k) => `'${k.replaceAll("'", "''")}'`).join(', ');
+  const pairs =
+    keys.length === 0
+      ? ''
+      : `union all select l.*, k.metadata_key, l.metadata::jsonb ->> k.metadata_key as metadata_value
+    from request_logs l cross join unnest(array[${list}]::text[]) as k(metadata_key)
+    where l.metadata is not null and jsonb_typeof(l.metadata::jsonb -> k.metadata_key) = 'string'
+      and length(l.metadata::jsonb ->> k.metadata_key) <= ${METADATA_ROLLUP_MAX_VALUE}`;
+  const value = `case d.dimension when '' then ''
+    ${NARROW_DIMENSIONS.map((n) => `when '${n}' then coalesce(p.${n}::text, '')`).join(' ')} end`;
+  const source = `(select p.*, d.dimension, ${value} as value
+    from (select l.*, ''::text as metadata_key, ''::text as metadata_value from request_logs l ${pairs}) p
+    cross join unnest(array['', ${NARROW_DIMENSIONS.map((n) => `'${n}'`).join(', ')}]::text[]) as d(dimension)
+    where d.dimension <> '' or p.metadata_key <> '') narrow`;
+  await buildFrom(db, source, NARROW_ROLLUP_KEY, [['analytics_narrow_rollups', NARROW_ROLLUP_KEY]]);
+  // Whole from the first request: the reader may take every period from them.
+  await sql`insert into analytics_narrow_since (id, since_hour) values (1, 0) on conflict (id) do update set since_hour = 0`.execute(
+    db,
+  );
+}
+
+/** `buildNarrowRollupsFromLogs` with the table's indexes dropped meanwhile (then made again). */
+export async function buildNarrowRollupsFromLogsFast(db: Db, keys: readonly string[]): Promise<void> {
+  await withoutIndexes(db, 'analytics_narrow_rollups', () => buildNarrowRollupsFromLogs(db, keys));
 }
 
 /** The rollup rows of `tables` (each with its dimensions, a subset of `dims`), summed from the rows of `source`. */

@@ -1,13 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { buildRollupsFromLogsFast, insertGeneratedRows, withoutIndexes } from '../../scripts/bench/postgres-rows.js';
+import {
+  buildNarrowRollupsFromLogsFast,
+  buildRollupsFromLogsFast,
+  insertGeneratedRows,
+  withoutIndexes,
+} from '../../scripts/bench/postgres-rows.js';
 import { migrateToLatest, openDatabase, type Db } from '../../src/storage/database.js';
 import {
   COLUMNS,
   createRequestLogRepository,
   type RequestLogInsert,
 } from '../../src/storage/repositories/request-logs.js';
+import '../../src/admin/analytics/tables.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { postgresAvailable } from '../helpers/services.js';
 
@@ -17,11 +23,16 @@ const DAY_MS = 86_400_000;
 type Row = Record<string, unknown>;
 
 /** Every rollup row of a table, in key order. */
-async function rollups(db: Db, table: 'analytics_rollups' | 'analytics_key_rollups'): Promise<Row[]> {
+async function rollups(
+  db: Db,
+  table: 'analytics_rollups' | 'analytics_key_rollups' | 'analytics_narrow_rollups',
+): Promise<Row[]> {
   const keys =
     table === 'analytics_rollups'
       ? 'organisation_id, period, period_start, workspace_id, api_key_id, provider, credential_source, model, config_id, prompt_id, status_code, guardrail_verdict'
-      : 'organisation_id, period, period_start, workspace_id, api_key_id';
+      : table === 'analytics_narrow_rollups'
+        ? 'organisation_id, metadata_key, metadata_value, dimension, value, period, period_start, workspace_id'
+        : 'organisation_id, period, period_start, workspace_id, api_key_id';
   const { rows } = await sql<Row>`select * from ${sql.table(table)} order by ${sql.raw(keys)}`.execute(db);
   return rows;
 }
@@ -58,7 +69,13 @@ describe.skipIf(!hasPostgres)('analytics rollups built in SQL (the PostgreSQL be
     await withoutIndexes(db, 'request_logs', () => insertGeneratedRows(db, set, 0, 1500));
     await insertGeneratedRows(db, set, 1500, set.rows);
     await buildRollupsFromLogsFast(db);
-    const built = { full: await rollups(db, 'analytics_rollups'), byKey: await rollups(db, 'analytics_key_rollups') };
+    await buildNarrowRollupsFromLogsFast(db, ['env', 'team']);
+    const built = {
+      full: await rollups(db, 'analytics_rollups'),
+      byKey: await rollups(db, 'analytics_key_rollups'),
+      narrow: await rollups(db, 'analytics_narrow_rollups'),
+    };
+    expect(built.narrow.some((row) => row.metadata_key === 'team')).toBe(true);
     expect(built.full.length).toBeGreaterThan(1000);
     // Some rollup rows sum several requests with several latency buckets.
     expect(built.byKey.some((row) => Number(row.requests) > 100)).toBe(true);
@@ -67,12 +84,20 @@ describe.skipIf(!hasPostgres)('analytics rollups built in SQL (the PostgreSQL be
     const { rows } =
       await sql<RequestLogInsert>`select ${sql.raw(COLUMNS.join(', '))} from request_logs order by seq`.execute(db);
     expect(rows).toHaveLength(set.rows);
-    await sql`truncate request_logs, analytics_rollups, analytics_key_rollups`.execute(db);
+    await sql`truncate request_logs, analytics_rollups, analytics_key_rollups, analytics_narrow_rollups`.execute(db);
+    await db
+      .insertInto('analytics_metadata_keys')
+      .values([
+        { metadata_key: 'env', since_hour: 0 },
+        { metadata_key: 'team', since_hour: 0 },
+      ])
+      .execute();
     const repo = createRequestLogRepository(db);
     for (let at = 0; at < rows.length; at += 500) await repo.insertBatch(rows.slice(at, at + 500));
 
     expectSameRollups(built.full, await rollups(db, 'analytics_rollups'));
     expectSameRollups(built.byKey, await rollups(db, 'analytics_key_rollups'));
+    expectSameRollups(built.narrow, await rollups(db, 'analytics_narrow_rollups'));
   });
 
   it('draws the benchmark’s distribution', async () => {

@@ -4,6 +4,7 @@ import { createFeedbackAnalytics } from './feedback-analytics.js';
 import { createLogAnalytics } from './log-analytics.js';
 import { registerLogReadRoutes } from './log-read-routes.js';
 import { parseRollupMetadataKeys, syncRollupMetadataKeys } from './metadata-keys.js';
+import { markNarrowSince } from '../../storage/repositories/narrow-backfill.js';
 import { createAnalyticsReader } from './reader.js';
 import { registerAnalyticsRoutes } from './routes.js';
 import './tables.js';
@@ -15,7 +16,10 @@ import './tables.js';
 export function registerAnalytics(app: ZodApp, deps: ObservabilityDeps): void {
   const reader = createAnalyticsReader(deps.db);
   const keys = parseRollupMetadataKeys(deps.config.analytics_rollup_metadata_keys);
-  app.addHook('onReady', () => syncRollupMetadataKeys(deps.db, keys, deps.clock.now()));
+  app.addHook('onReady', async () => {
+    await syncRollupMetadataKeys(deps.db, keys, deps.clock.now());
+    await markNarrowSince(deps.db, deps.clock.now());
+  });
   registerAnalyticsRoutes(app, deps, reader);
   registerLogReadRoutes(app, deps, {
     reader,

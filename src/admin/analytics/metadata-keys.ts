@@ -35,5 +35,6 @@ export async function syncRollupMetadataKeys(db: Db, keys: readonly string[], no
     // The key first: from then on no writer sums it and no reader reads its rollups.
     await db.deleteFrom('analytics_metadata_keys').where('metadata_key', '=', key).execute();
     await sql`DELETE FROM analytics_metadata_rollups WHERE metadata_key = ${key}`.execute(db);
+    await sql`DELETE FROM analytics_narrow_rollups WHERE metadata_key = ${key}`.execute(db);
   }
 }

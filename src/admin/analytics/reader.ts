@@ -8,6 +8,7 @@ import {
   ROLLUP_PERIODS,
   type RollupPeriod,
 } from '../../storage/repositories/request-logs.js';
+import { narrowPlan, type NarrowPlan } from './narrow-plan.js';
 import { POSTGRES, postgresRunner, SQLITE, type AnalyticsDialect } from './reader-dialects.js';
 import type { RowCondition } from './row-conditions.js';
 import { addRow, newTotals, type Totals } from './totals.js';
@@ -144,7 +145,9 @@ export function createStatementRunner(db: Db): {
 }
 
 /**
- * Reads analytics: rollups for whole hours (days, weeks), request_logs for the parts of hours at
+ * Reads analytics: rollups for whole hours (days, weeks) — the narrow rollups of one dimension
+ * when the query names one at most (narrow-plan.ts), else the key, metadata or full rollups —
+ * request_logs for the parts of hours at
  * the edges of the window and for every query with a metadata filter that metadata rollups do not
  * answer (`rolledUpPair`). Statements are prepared
  * once per shape; each part of a window is one statement, with a turn of the event loop between.
@@ -180,6 +183,9 @@ export function createAnalyticsReader(db: Db) {
     }
     const maxPeriod: RollupPeriod = grouping.by === 'time' ? (grouping.interval === 'hour' ? 1 : 24) : 672;
     const plan = planWindow(from, filter.to, maxPeriod);
+    const narrow = narrowPlan(filter, grouping, pair);
+    // Narrow rows are whole only from this hour until the backfill has summed the older rollups.
+    const narrowSince = narrow ? await narrowSinceHour() : Infinity;
     const table = pair
       ? 'analytics_metadata_rollups'
       : filter.provider === undefined &&
@@ -190,11 +196,21 @@ export function createAnalyticsReader(db: Db) {
         ? 'analytics_key_rollups'
         : 'analytics_rollups';
     for (const part of plan.rollups) {
-      collect(await rollupQuery(filter, grouping, options.latencies, table, pair, part));
+      collect(
+        await (narrow && part.start >= narrowSince
+          ? narrowQuery(filter, narrow, options.latencies, part)
+          : rollupQuery(filter, grouping, options.latencies, table, pair, part)),
+      );
       await yieldToRequests();
     }
     for (const part of plan.raw) collect(await rawQuery(filter, grouping, options.latencies, part.from, part.to));
     return out;
+  }
+
+  /** The first period start from which narrow rollups are whole (a one-row table, read per query). */
+  async function narrowSinceHour(): Promise<number> {
+    const rows = await run('SELECT since_hour FROM analytics_narrow_since', []);
+    return rows.length === 0 ? Infinity : Number(rows[0]![0]);
   }
 
   /** The summed metadata keys and the first hour each is whole from (a short table, read per query). */
@@ -233,6 +249,30 @@ export function createAnalyticsReader(db: Db) {
             : 'period_start / 24';
     const text = `SELECT ${group} AS g, ${dialect.rollupMeasures}, ${latencies ? dialect.rollupHistogram : 'NULL'} AS h
       FROM ${table} WHERE ${conditions.join(' AND ')}${groupBy(grouping)}`;
+    return run(text, params);
+  }
+
+  /** One part of a window from `analytics_narrow_rollups`, as `plan` says. */
+  function narrowQuery(
+    filter: RowFilter,
+    plan: NarrowPlan,
+    latencies: boolean,
+    part: WindowPlan['rollups'][number],
+  ): Promise<unknown[][]> {
+    const params: unknown[] = [filter.organisationId, plan.metadataKey, plan.metadataValue, plan.dimension];
+    const conditions = ['organisation_id = ?', 'metadata_key = ?', 'metadata_value = ?', 'dimension = ?'];
+    if (plan.values) {
+      conditions.push(dialect.inList('value'));
+      params.push(dialect.list(plan.values));
+    }
+    conditions.push('period = ?', 'period_start >= ?', 'period_start < ?');
+    params.push(part.period, part.start, part.end);
+    if (filter.workspaceId !== undefined) {
+      conditions.push('workspace_id = ?');
+      params.push(filter.workspaceId);
+    }
+    const text = `SELECT ${plan.group} AS g, ${dialect.rollupMeasures}, ${latencies ? dialect.rollupHistogram : 'NULL'} AS h
+      FROM analytics_narrow_rollups WHERE ${conditions.join(' AND ')}${plan.group === '0' ? '' : ' GROUP BY g'}`;
     return run(text, params);
   }
 

@@ -1,5 +1,5 @@
 /**
- * Tables of migration 0013 (analytics rollups), declared by module augmentation so that the
+ * Tables of migrations 0013, 0034 and 0035 (analytics rollups), declared by module augmentation so that the
  * shared schema file stays untouched. Written only by the request-log repository's insertBatch.
  */
 declare module '../../storage/schema.js' {
@@ -79,4 +79,25 @@ export interface AnalyticsMetadataKeysTable {
 export interface AnalyticsMetadataRollupsTable extends AnalyticsRollupsTable {
   metadata_key: string;
   metadata_value: string;
+}
+
+declare module '../../storage/schema.js' {
+  interface Database {
+    analytics_narrow_rollups: AnalyticsNarrowRollupsTable;
+    /** One row: the first hour from which the narrow rollups are whole (moved back by the backfill). */
+    analytics_narrow_since: { id: number; since_hour: number };
+  }
+}
+
+/**
+ * Per workspace and one dimension's value (migration 0035), with or without a summed metadata
+ * pair ('' and '': without); dimension '' (with a pair only): per workspace alone.
+ */
+export interface AnalyticsNarrowRollupsTable extends RollupPeriodKey, RollupMeasures {
+  metadata_key: string;
+  metadata_value: string;
+  dimension: string;
+  /** The dimension's value as text: a status code in decimal, '' for NULL. */
+  value: string;
+  workspace_id: string;
 }

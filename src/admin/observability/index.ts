@@ -8,6 +8,7 @@ import { createExportStore } from './exports/export-store.js';
 import { registerFeedbackRoutes } from './feedback/feedback-routes.js';
 import { createMetricsRegistry, type MetricsRegistry } from './metrics/metrics-registry.js';
 import { registerMetricsRoute } from './metrics/metrics-route.js';
+import { createNarrowBackfillWorker, type NarrowBackfillWorker } from '../analytics/narrow-backfill-worker.js';
 import { createRetentionWorker, type RetentionWorker } from './retention/retention-worker.js';
 import { registerTraceRoutes } from './traces/trace-routes.js';
 import './tables.js';
@@ -20,13 +21,15 @@ export interface Observability {
   start(): void;
   stop(): Promise<void>;
   retention: RetentionWorker;
+  narrowBackfill: NarrowBackfillWorker;
   exports: ExportRunner;
   metrics: MetricsRegistry;
 }
 
 /**
- * Feedback, traces, log exports, metrics and retention. Routes are registered now; the export
- * runner and the retention worker run between `start()` (after listen) and `stop()` (on close).
+ * Feedback, traces, log exports, metrics, retention and the narrow rollups' backfill. Routes are
+ * registered now; the export runner, the retention worker and the backfill run between `start()`
+ * (after listen) and `stop()` (on close).
  */
 export function registerObservability(app: ZodApp, deps: ObservabilityDeps): Observability {
   const files = exportFilesFor(deps.db, join(deps.config.data_dir, 'exports'));
@@ -47,6 +50,8 @@ export function registerObservability(app: ZodApp, deps: ObservabilityDeps): Obs
     exportFiles: files,
   });
 
+  const narrowBackfill = createNarrowBackfillWorker({ db: deps.db, logger: deps.logger });
+
   registerFeedbackRoutes(app, { db: deps.db, clock: deps.clock });
   registerTraceRoutes(app, deps);
   registerExportRoutes(app, { ...deps, runner: exports, files });
@@ -56,12 +61,14 @@ export function registerObservability(app: ZodApp, deps: ObservabilityDeps): Obs
     start() {
       if (deps.features.enabled('data_exports')) exports.start();
       retention.start();
+      narrowBackfill.start();
     },
     async stop() {
       unsubscribe();
-      await Promise.all([exports.stop(), retention.stop()]);
+      await Promise.all([exports.stop(), retention.stop(), narrowBackfill.stop()]);
     },
     retention,
+    narrowBackfill,
     exports,
     metrics,
   };

@@ -33,6 +33,7 @@ import * as auditCountry from './0031-audit-country.js';
 import * as logListIndexes from './0032-log-list-indexes.js';
 import * as cacheSavings from './0033-cache-savings.js';
 import * as metadataRollups from './0034-metadata-rollups.js';
+import * as narrowRollups from './0035-narrow-rollups.js';
 
 /** Migrations in order; names sort, and a name never changes once released. */
 const migrations: Record<string, Migration> = {
@@ -70,6 +71,7 @@ const migrations: Record<string, Migration> = {
   '0032-log-list-indexes': logListIndexes,
   '0033-cache-savings': cacheSavings,
   '0034-metadata-rollups': metadataRollups,
+  '0035-narrow-rollups': narrowRollups,
 };
 
 export const migrationProvider: MigrationProvider = {

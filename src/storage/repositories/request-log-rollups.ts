@@ -142,8 +142,9 @@ export function registerHistogramFunctions(sqlite: SQLite.Database): void {
 
 // ---------------------------------------------------------------------------------------------
 // Rollups: every batch is summed per key in memory, then added to `analytics_rollups` (every
-// dimension) and `analytics_key_rollups` (workspace and key only), each for the UTC hour, day,
-// week and four weeks of the request, in the transaction that inserts the rows.
+// dimension), `analytics_key_rollups` (workspace and key only) and `analytics_narrow_rollups`
+// (workspace and one dimension), each for the UTC hour, day, week and four weeks of the
+// request, in the transaction that inserts the rows.
 // ---------------------------------------------------------------------------------------------
 
 const HOUR_MS = 3_600_000;
@@ -177,6 +178,26 @@ export const ROLLUP_TEXT_DIMENSIONS = [
 export const FULL_ROLLUP_DIMENSIONS = [...ROLLUP_TEXT_DIMENSIONS, 'status_code', 'guardrail_verdict'] as const;
 /** The dimensions of `analytics_metadata_rollups`, in the order `sumMetadataBatch` gives them. */
 export const METADATA_ROLLUP_DIMENSIONS = ['metadata_key', 'metadata_value', ...FULL_ROLLUP_DIMENSIONS] as const;
+
+/** The key columns of `analytics_narrow_rollups` after organisation, period and start, in the order `sumNarrow` gives them. */
+export const NARROW_ROLLUP_KEY = ['metadata_key', 'metadata_value', 'dimension', 'value', 'workspace_id'] as const;
+
+/**
+ * The dimensions summed one at a time in `analytics_narrow_rollups` (`dimension`, with the value
+ * as text): those analytics group or filter by, but for workspace and key (analytics_key_rollups).
+ */
+export const NARROW_DIMENSIONS = [
+  'provider',
+  'credential_source',
+  'model',
+  'config_id',
+  'prompt_id',
+  'status_code',
+  'guardrail_verdict',
+] as const;
+export type NarrowDimension = (typeof NARROW_DIMENSIONS)[number];
+/** Where each narrow dimension sits in `fullDimensions` (after workspace and key). */
+const NARROW_AT = NARROW_DIMENSIONS.map((d) => (FULL_ROLLUP_DIMENSIONS as readonly string[]).indexOf(d));
 
 /** The additive measures of a rollup row (and of the analytics totals built from them). */
 export interface RollupMeasures {
@@ -271,7 +292,9 @@ interface HourSums {
  * are summed per hour first (a batch usually falls in one or two hours, so a row costs two map
  * lookups), and the hour sums then fan out to the day, week and four-week periods.
  */
-export function sumBatch(rows: readonly RequestLogInsert[]): [Map<string, RollupSums>, Map<string, RollupSums>] {
+export function sumBatch(
+  rows: readonly RequestLogInsert[],
+): [Map<string, RollupSums>, Map<string, RollupSums>, Map<string, RollupSums>] {
   const fullHours = new Map<string, HourSums>();
   const keyHours = new Map<string, HourSums>();
   for (const row of rows) {
@@ -282,7 +305,42 @@ export function sumBatch(rows: readonly RequestLogInsert[]): [Map<string, Rollup
     addToHour(fullHours, hour, fullPart, row, bucket, () => fullDimensions(row));
     addToHour(keyHours, hour, keyPart, row, bucket, () => [row.workspace_id, row.api_key_id]);
   }
-  return [fanOut(fullHours), fanOut(keyHours)];
+  return [fanOut(fullHours), fanOut(keyHours), fanOut(sumNarrow(fullHours.values(), false))];
+}
+
+/**
+ * The narrow rows of hour sums of every dimension (`withPair`: of a metadata pair and every
+ * dimension): per workspace and one dimension's value, and with a pair also per workspace alone
+ * (dimension ''). Summed from the hour sums, not the rows: a batch has fewer of them.
+ */
+function sumNarrow(hours: Iterable<HourSums>, withPair: boolean, period: RollupPeriod = 1): Map<string, HourSums> {
+  const out = new Map<string, HourSums>();
+  const into = (entry: HourSums, dims: (string | number)[]) => {
+    const group = `${entry.organisationId}\u0000${dims.join('\u0000')}`;
+    const key = `${entry.hour}\u0000${group}`;
+    let narrow = out.get(key);
+    if (narrow === undefined) {
+      narrow = {
+        hour: entry.hour,
+        group,
+        organisationId: entry.organisationId,
+        dimensions: dims,
+        sums: emptySums([entry.organisationId, period, entry.hour, ...dims], entry.sums.firstSeen),
+      };
+      out.set(key, narrow);
+    }
+    merge(narrow.sums, entry.sums);
+  };
+  for (const entry of hours) {
+    const at = withPair ? 2 : 0;
+    const pairKey = withPair ? (entry.dimensions[0] as string) : '';
+    const pairValue = withPair ? (entry.dimensions[1] as string) : '';
+    const workspace = entry.dimensions[at] as string;
+    if (withPair) into(entry, [pairKey, pairValue, '', '', workspace]);
+    for (let i = 0; i < NARROW_DIMENSIONS.length; i++)
+      into(entry, [pairKey, pairValue, NARROW_DIMENSIONS[i]!, String(entry.dimensions[at + NARROW_AT[i]!]), workspace]);
+  }
+  return out;
 }
 
 /**
@@ -292,12 +350,16 @@ export function sumBatch(rows: readonly RequestLogInsert[]): [Map<string, Rollup
 export const METADATA_ROLLUP_MAX_VALUE = 200;
 
 /**
- * Sums a batch for `analytics_metadata_rollups`: per metadata key of `keys` that a row holds (a
- * string of at most METADATA_ROLLUP_MAX_VALUE characters), its value and every dimension.
+ * Sums a batch for `analytics_metadata_rollups` (per metadata key of `keys` that a row holds, a
+ * string of at most METADATA_ROLLUP_MAX_VALUE characters, its value and every dimension) and
+ * for the pairs' rows of `analytics_narrow_rollups`.
  */
-export function sumMetadataBatch(rows: readonly RequestLogInsert[], keys: readonly string[]): Map<string, RollupSums> {
+export function sumMetadataBatch(
+  rows: readonly RequestLogInsert[],
+  keys: readonly string[],
+): [Map<string, RollupSums>, Map<string, RollupSums>] {
   const hours = new Map<string, HourSums>();
-  if (keys.length === 0) return new Map();
+  if (keys.length === 0) return [new Map<string, RollupSums>(), new Map<string, RollupSums>()];
   for (const row of rows) {
     const pairs = rollupPairs(row.metadata, keys);
     if (pairs.length === 0) continue;
@@ -312,7 +374,7 @@ export function sumMetadataBatch(rows: readonly RequestLogInsert[], keys: readon
       ]);
     }
   }
-  return fanOut(hours);
+  return [fanOut(hours), fanOut(sumNarrow(hours.values(), true))];
 }
 
 /** The pairs of `keys` a row's metadata (compact JSON of strings) holds. */
@@ -458,4 +520,51 @@ export function rollupValues(s: RollupSums): unknown[] {
     s.firstSeen,
     s.lastSeen,
   ];
+}
+
+/**
+ * The narrow rows of stored rollup rows of one period (of `analytics_rollups`, or with
+ * `withPair` of `analytics_metadata_rollups`), as objects of their columns: what migration 0035
+ * sums the rollups written before it into.
+ */
+export function narrowFromRollups(
+  stored: ReadonlyArray<Record<string, unknown>>,
+  withPair: boolean,
+  period: RollupPeriod,
+): RollupSums[] {
+  const dims: readonly string[] = withPair ? METADATA_ROLLUP_DIMENSIONS : FULL_ROLLUP_DIMENSIONS;
+  const entries = stored.map((row): HourSums => {
+    const dense = new Float64Array(LATENCY_BUCKETS);
+    addHistogram(dense, row.latency_hist as Uint8Array);
+    const histogram = new Map<number, number>();
+    dense.forEach((count, bucket) => count > 0 && histogram.set(bucket, count));
+    const n = (column: string) => Number(row[column]);
+    return {
+      hour: n('period_start'),
+      group: '',
+      organisationId: row.organisation_id as string,
+      dimensions: dims.map((d) => (d === 'status_code' ? n(d) : (row[d] as string))),
+      sums: {
+        dims: [],
+        requests: n('requests'),
+        successes: n('successes'),
+        cacheHits: n('cache_hits'),
+        semanticHits: n('semantic_hits'),
+        cost: n('cost'),
+        totalTokens: n('total_tokens'),
+        tokenRows: n('token_rows'),
+        promptTokens: n('prompt_tokens'),
+        promptRows: n('prompt_rows'),
+        completionTokens: n('completion_tokens'),
+        completionRows: n('completion_rows'),
+        latencySum: n('latency_sum'),
+        latencyMin: n('latency_min'),
+        latencyMax: n('latency_max'),
+        firstSeen: row.first_seen as string,
+        lastSeen: row.last_seen as string,
+        histogram,
+      },
+    };
+  });
+  return [...sumNarrow(entries, withPair, period).values()].map((entry) => entry.sums);
 }

@@ -9,6 +9,7 @@ import {
   MEASURES,
   FULL_ROLLUP_DIMENSIONS,
   METADATA_ROLLUP_DIMENSIONS,
+  NARROW_ROLLUP_KEY,
   rollupColumns,
   rollupValues,
   sumBatch,
@@ -22,12 +23,13 @@ const ROWS_PER_INSERT = 1000;
 /** Rollup keys per statement (up to 20 parameters each). */
 const KEYS_PER_STATEMENT = 500;
 /** Any number: the advisory lock under which instances add to the rollups one batch at a time. */
-const ROLLUP_LOCK = 7_310_452_119;
+export const ROLLUP_LOCK = 7_310_452_119;
 
 const TABLES = [
   { table: 'analytics_rollups', dims: FULL_ROLLUP_DIMENSIONS },
   { table: 'analytics_key_rollups', dims: ['workspace_id', 'api_key_id'] },
   { table: 'analytics_metadata_rollups', dims: METADATA_ROLLUP_DIMENSIONS },
+  { table: 'analytics_narrow_rollups', dims: NARROW_ROLLUP_KEY },
 ] as const;
 
 /**
@@ -43,7 +45,7 @@ const TABLES = [
  * 100 ms a batch of 500), and this runs for every batch the gateway writes.
  */
 export async function insertBatchPostgres(db: Db, rows: RequestLogInsert[]): Promise<void> {
-  const [full, byKey] = sumBatch(rows);
+  const [full, byKey, narrow] = sumBatch(rows);
   await outsideRequestTransactions(db)
     .transaction()
     .execute(async (trx) => {
@@ -64,11 +66,13 @@ export async function insertBatchPostgres(db: Db, rows: RequestLogInsert[]): Pro
       }>`select pg_advisory_xact_lock(${ROLLUP_LOCK}), (select array_agg(metadata_key) from analytics_metadata_keys) as keys`.execute(
         trx,
       );
-      const byMetadata = sumMetadataBatch(rows, locked[0]?.keys ?? []);
+      const [byMetadata, narrowMetadata] = sumMetadataBatch(rows, locked[0]?.keys ?? []);
+      for (const narrowPair of narrowMetadata) narrow.set(...narrowPair);
       for (const [{ table, dims }, sums] of [
         [TABLES[0], full],
         [TABLES[1], byKey],
         [TABLES[2], byMetadata],
+        [TABLES[3], narrow],
       ] as const) {
         const all = [...sums.values()];
         for (let at = 0; at < all.length; at += KEYS_PER_STATEMENT) {

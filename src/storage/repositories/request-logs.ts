@@ -8,6 +8,7 @@ import {
   FULL_ROLLUP_DIMENSIONS,
   MEASURES,
   METADATA_ROLLUP_DIMENSIONS,
+  NARROW_ROLLUP_KEY,
   registerHistogramFunctions,
   rollupValues,
   sumBatch,
@@ -74,16 +75,19 @@ function preparedBatchInsert(sqlite: SQLite.Database): (rows: RequestLogInsert[]
   const upsertFull = sqlite.prepare(upsertSql('analytics_rollups', FULL_ROLLUP_DIMENSIONS));
   const upsertKey = sqlite.prepare(upsertSql('analytics_key_rollups', ['workspace_id', 'api_key_id']));
   const upsertMetadata = sqlite.prepare(upsertSql('analytics_metadata_rollups', METADATA_ROLLUP_DIMENSIONS));
+  const upsertNarrow = sqlite.prepare(upsertSql('analytics_narrow_rollups', NARROW_ROLLUP_KEY));
   // Read in every batch's transaction: the database, not this instance's settings, says which
   // keys are summed, so that every instance sums the same ones.
   const metadataKeys = sqlite.prepare('SELECT metadata_key FROM analytics_metadata_keys').pluck();
   return sqlite.transaction((rows: RequestLogInsert[]) => {
     for (const row of rows) insert.run(COLUMNS.map((column) => row[column] ?? null));
-    const [full, byKey] = sumBatch(rows);
+    const [full, byKey, narrow] = sumBatch(rows);
     for (const s of full.values()) upsertFull.run(rollupValues(s));
     for (const s of byKey.values()) upsertKey.run(rollupValues(s));
-    for (const s of sumMetadataBatch(rows, metadataKeys.all() as string[]).values())
-      upsertMetadata.run(rollupValues(s));
+    for (const s of narrow.values()) upsertNarrow.run(rollupValues(s));
+    const [byMetadata, narrowMetadata] = sumMetadataBatch(rows, metadataKeys.all() as string[]);
+    for (const s of byMetadata.values()) upsertMetadata.run(rollupValues(s));
+    for (const s of narrowMetadata.values()) upsertNarrow.run(rollupValues(s));
   });
 }
 

@@ -21,7 +21,7 @@ export interface RetentionRun {
   logsDeleted: number;
   feedbackDeleted: number;
   exportsDeleted: number;
-  /** Rows of analytics_rollups and analytics_key_rollups. */
+  /** Rows of the rollup tables (full, key, metadata and narrow). */
   rollupRowsDeleted: number;
 }
 
@@ -56,6 +56,8 @@ const ROLLUP_KEYS = {
   analytics_key_rollups: 'organisation_id, period, period_start, workspace_id, api_key_id',
   analytics_metadata_rollups:
     'organisation_id, metadata_key, metadata_value, period, period_start, workspace_id, api_key_id, provider, credential_source, model, config_id, prompt_id, status_code, guardrail_verdict',
+  analytics_narrow_rollups:
+    'organisation_id, metadata_key, metadata_value, dimension, value, period, period_start, workspace_id',
 };
 
 /**

@@ -1,0 +1,62 @@
+import { setImmediate as yieldToRequests } from 'node:timers/promises';
+import type { Db } from '../../storage/database.js';
+import { runExclusive } from '../../storage/job-lock.js';
+import { narrowBackfillStep } from '../../storage/repositories/narrow-backfill.js';
+import type { Logger } from '../../telemetry/logger.js';
+
+/** How soon after a start the backfill begins, and how often an unfinished one is taken up again. */
+const INTERVAL_MS = 60_000;
+
+/**
+ * Sums the rollups written before migration 0035 into narrow rollups, a day of period starts per
+ * step, newest first (docs/analytics.md#narrow-rollups). One instance at a time
+ * (storage/job-lock.ts); each step is its own transaction, so a run cut short (a kill, a
+ * failure) resumes at the mark. Between steps the event loop serves requests.
+ */
+export function createNarrowBackfillWorker(deps: { db: Db; logger: Logger }) {
+  const logger = deps.logger.child({ component: 'narrow-backfill' });
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<unknown> | null = null;
+  let done = false;
+
+  /** Steps until nothing is left; the number of steps (0 when another instance was running it). */
+  async function runOnce(): Promise<number> {
+    const ran = await runExclusive(deps.db, 'narrow-backfill', async () => {
+      let steps = 0;
+      while (await narrowBackfillStep(deps.db)) {
+        steps++;
+        await yieldToRequests();
+      }
+      return steps;
+    });
+    if (!ran.ran) return 0;
+    done = true;
+    if (ran.value > 0) logger.info({ steps: ran.value }, 'narrow rollups backfilled');
+    return ran.value;
+  }
+
+  function tick(): void {
+    if (running || done) return;
+    running = runOnce()
+      .catch((error: unknown) => logger.error({ err: error }, 'narrow rollups backfill failed'))
+      .finally(() => {
+        running = null;
+      });
+  }
+
+  return {
+    runOnce,
+    start(): void {
+      if (timer !== null) return;
+      timer = setInterval(tick, INTERVAL_MS);
+      timer.unref();
+    },
+    async stop(): Promise<void> {
+      if (timer !== null) clearInterval(timer);
+      timer = null;
+      await running;
+    },
+  };
+}
+
+export type NarrowBackfillWorker = ReturnType<typeof createNarrowBackfillWorker>;

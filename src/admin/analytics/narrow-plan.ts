@@ -1,0 +1,70 @@
+import type { NarrowDimension } from '../../storage/repositories/request-logs.js';
+
+/** What of reader.ts's RowFilter a plan looks at (declared here: reader.ts imports this module). */
+interface PlannedFilter {
+  apiKeyId?: string | undefined;
+  visibleKeyIds: readonly string[] | null;
+  provider?: string | undefined;
+  model?: string | undefined;
+  statusCodes?: readonly number[] | undefined;
+  guardrailVerdict?: string | undefined;
+  metadata?: Readonly<Record<string, string>> | undefined;
+  rows?: readonly unknown[] | undefined;
+}
+
+/** reader.ts's Grouping. */
+type PlannedGrouping = { by: 'all' } | { by: 'column'; column: string } | { by: 'time'; interval: 'hour' | 'day' };
+
+/** How `analytics_narrow_rollups` answer a query. */
+export interface NarrowPlan {
+  /** The metadata pair of the filter ('' and '': none). */
+  metadataKey: string;
+  metadataValue: string;
+  /** The one dimension the query filters or groups by; '' (only with a pair): none. */
+  dimension: NarrowDimension | '';
+  /** The values of `dimension` the filter allows, as text; null: every value. */
+  values: string[] | null;
+  /** The group expression over narrow rows: the value, the workspace, a time bucket or a constant. */
+  group: string;
+}
+
+/**
+ * The narrow rows that answer a query, if any: a filter and grouping that name one dimension at
+ * most (besides the workspace and a summed metadata pair `pair`), with no key filter, no per-key
+ * visibility and no per-request condition. Without a pair, a query that names no dimension is
+ * better answered by `analytics_key_rollups`: null.
+ */
+export function narrowPlan(
+  filter: PlannedFilter,
+  grouping: PlannedGrouping,
+  pair: { key: string; value: string } | null,
+): NarrowPlan | null {
+  if (filter.apiKeyId !== undefined || filter.visibleKeyIds !== null || (filter.rows?.length ?? 0) > 0) return null;
+  if (Object.keys(filter.metadata ?? {}).length > (pair ? 1 : 0)) return null;
+  const filtered = new Map<NarrowDimension, string[]>();
+  if (filter.provider !== undefined) filtered.set('provider', [filter.provider]);
+  if (filter.model !== undefined) filtered.set('model', [filter.model]);
+  if (filter.guardrailVerdict !== undefined) filtered.set('guardrail_verdict', [filter.guardrailVerdict]);
+  if (filter.statusCodes && filter.statusCodes.length > 0) filtered.set('status_code', filter.statusCodes.map(String));
+  const dimensions = new Set(filtered.keys());
+  let group: string;
+  if (grouping.by === 'column') {
+    const column = grouping.column;
+    if (column === 'api_key_id') return null;
+    if (column === 'workspace_id') group = 'workspace_id';
+    else {
+      dimensions.add(column as NarrowDimension);
+      group = column === 'status_code' ? 'CAST(value AS INTEGER)' : 'value';
+    }
+  } else if (grouping.by === 'time') group = grouping.interval === 'hour' ? 'period_start' : 'period_start / 24';
+  else group = '0';
+  if (dimensions.size > 1 || (dimensions.size === 0 && !pair)) return null;
+  const dimension = [...dimensions][0] ?? '';
+  return {
+    metadataKey: pair?.key ?? '',
+    metadataValue: pair?.value ?? '',
+    dimension,
+    values: dimension === '' ? null : (filtered.get(dimension) ?? null),
+    group,
+  };
+}
