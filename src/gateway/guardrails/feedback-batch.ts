@@ -27,7 +27,7 @@ export function createFeedbackBatcher<T>(deps: {
       await deps.writeMany(batch);
     } catch (error) {
       if (batch.length === 1) return deps.onError(error);
-      for (const entry of batch) await deps.writeOne(entry).catch(deps.onError);
+      for (const entry of batch) await deps.writeOne(entry).catch((error: unknown) => deps.onError(error));
     }
   }
 
