@@ -51,7 +51,7 @@ export function defineCheck<S extends z.ZodType>(spec: CheckSpecification<S>): C
         check: {
           timeoutMs: spec.timeoutMs?.(parameters) ?? DEFAULT_CHECK_TIMEOUT_MS,
           failOnError: spec.failOnError?.(parameters) ?? true,
-          run: async (context) => spec.run(context, parameters),
+          run: (context) => spec.run(context, parameters),
         },
       };
     },

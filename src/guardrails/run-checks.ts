@@ -112,7 +112,8 @@ export async function runChecks(
     }
     const check = prepared.check;
     const timeoutMs = Math.min(check.timeoutMs, options.maxTimeoutMs ?? Infinity);
-    const settled = await settle(check, current, timeoutMs, timers);
+    const pending = settle(check, current, timeoutMs, timers);
+    const settled = pending instanceof Promise ? await pending : pending;
     if (settled.kind === 'timeout') {
       results.push(finish(errorResult(`timed out after ${timeoutMs} ms`, check.failOnError, true)));
       continue;
@@ -181,43 +182,102 @@ function errorResult(message: string, failOnError: boolean, timedOut: boolean) {
   };
 }
 
-/** Runs one check against its time limit; the check's signal is aborted when either ends. */
-async function settle(
+/**
+ * Runs one check against its time limit; the check's signal is aborted when either ends. A
+ * check that answers without waiting (most built-ins) is done at once: no timer, no race.
+ */
+function settle(
   check: PreparedCheck,
   context: GuardrailContext,
   timeoutMs: number,
   timers: Timers,
-): Promise<Settled> {
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(context.signal.reason);
+): Settled | Promise<Settled> {
   if (context.signal.aborted) return { kind: 'error', message: 'the request was aborted' };
-  context.signal.addEventListener('abort', onAbort, { once: true });
+  const own = new CheckSignal(context.signal);
+  let returned: Promise<CheckResult> | CheckResult;
+  try {
+    returned = check.run(withSignal(context, own));
+  } catch (error) {
+    own.finish();
+    return failed(error);
+  }
+  if (!isThenable(returned)) {
+    own.finish();
+    return settledOf(returned);
+  }
+  return race(returned, own, context.signal, timeoutMs, timers);
+}
+
+async function race(
+  returned: Promise<CheckResult>,
+  own: CheckSignal,
+  request: AbortSignal,
+  timeoutMs: number,
+  timers: Timers,
+): Promise<Settled> {
   let handle: unknown;
+  let onAbort: (() => void) | undefined;
   const timeout = new Promise<Settled>((resolve) => {
     handle = timers.setTimeout(() => resolve({ kind: 'timeout' }), timeoutMs);
   });
   const aborted = new Promise<Settled>((resolve) => {
-    controller.signal.addEventListener('abort', () => resolve({ kind: 'error', message: 'the request was aborted' }), {
-      once: true,
-    });
+    onAbort = () => resolve({ kind: 'error', message: 'the request was aborted' });
+    request.addEventListener('abort', onAbort, { once: true });
   });
-  const running = (async (): Promise<Settled> => {
-    try {
-      const result = await check.run({ ...context, signal: controller.signal });
-      return isResult(result) ? { kind: 'done', result } : { kind: 'error', message: 'the check gave no verdict' };
-    } catch (error) {
-      return { kind: 'error', message: error instanceof Error ? error.message : String(error) };
-    }
-  })();
+  const running = Promise.resolve(returned).then(settledOf, failed);
   try {
     return await Promise.race([running, timeout, aborted]);
   } finally {
     timers.clearTimeout(handle);
-    context.signal.removeEventListener('abort', onAbort);
+    request.removeEventListener('abort', onAbort!);
     // Whatever is still in flight (a fetch past its time) is told to stop.
-    if (!controller.signal.aborted) controller.abort(new Error('check finished'));
+    own.finish();
   }
 }
+
+/**
+ * The check's own signal, made only when the check reads it (most never do): aborted with the
+ * request's, and when the check is over.
+ */
+class CheckSignal {
+  private controller: AbortController | null = null;
+  private done = false;
+  private readonly forward = () => this.controller?.abort(this.request.reason);
+
+  constructor(private readonly request: AbortSignal) {}
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.done) this.controller.abort(new Error('check finished'));
+      else if (this.request.aborted) this.controller.abort(this.request.reason);
+      else this.request.addEventListener('abort', this.forward, { once: true });
+    }
+    return this.controller.signal;
+  }
+
+  finish(): void {
+    this.done = true;
+    if (!this.controller) return;
+    this.request.removeEventListener('abort', this.forward);
+    if (!this.controller.signal.aborted) this.controller.abort(new Error('check finished'));
+  }
+}
+
+function withSignal(context: GuardrailContext, own: CheckSignal): GuardrailContext {
+  return Object.defineProperty({ ...context }, 'signal', { get: () => own.signal, enumerable: true });
+}
+
+const settledOf = (result: unknown): Settled =>
+  isResult(result) ? { kind: 'done', result } : { kind: 'error', message: 'the check gave no verdict' };
+
+const failed = (error: unknown): Settled => ({
+  kind: 'error',
+  message: error instanceof Error ? error.message : String(error),
+});
+
+const isThenable = (value: unknown): value is Promise<CheckResult> =>
+  typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 
 const isResult = (value: unknown): value is CheckResult =>
   typeof value === 'object' && value !== null && typeof (value as CheckResult).verdict === 'boolean';

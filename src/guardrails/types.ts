@@ -69,7 +69,8 @@ export interface PreparedCheck {
   timeoutMs: number;
   /** Whether an error or a time-out counts as a failed check. */
   failOnError: boolean;
-  run(context: GuardrailContext): Promise<CheckResult>;
+  /** A plain result when the check judged without waiting (most built-ins). */
+  run(context: GuardrailContext): Promise<CheckResult> | CheckResult;
 }
 
 /** One built-in check, with the types of its parameters erased (see defineCheck). */

@@ -3,6 +3,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Db } from '../storage/database.js';
 import type { Logger } from '../telemetry/logger.js';
 import { createFeedbackStore } from '../admin/observability/index.js';
+import { createFeedbackBatcher } from '../gateway/guardrails/feedback-batch.js';
 import type { GatewayGuardrails } from '../gateway/guardrails/request-guard.js';
 import type { GuardrailLookup } from '../guardrails/store/index.js';
 
@@ -14,7 +15,12 @@ export function gatewayGuardrails(
   deps: { config: Config; db: Db; clock: Clock; logger: Logger },
   lookup: GuardrailLookup,
 ): GatewayGuardrails {
-  const feedback = createFeedbackStore(deps.db);
+  const store = createFeedbackStore(deps.db);
+  const feedback = createFeedbackBatcher<Parameters<typeof store.createMany>[0][number]>({
+    writeMany: (rows) => store.createMany(rows),
+    writeOne: (row) => store.createMany([row]),
+    onError: (error) => deps.logger.warn({ err: error }, 'guardrail feedback could not be written'),
+  });
   const hosts = deps.config.guardrails_private_hosts
     .split(',')
     .map((host) => host.trim())
@@ -28,21 +34,16 @@ export function gatewayGuardrails(
       privateHostAllowlist: hosts,
     },
     recordFeedback(entry) {
-      const now = new Date(deps.clock.now()).toISOString();
-      feedback
-        .create(
-          {
-            organisation_id: entry.organisationId,
-            workspace_id: entry.workspaceId,
-            api_key_id: entry.apiKeyId,
-            trace_id: entry.traceId,
-            value: Math.max(-10, Math.min(10, Math.round(entry.value))),
-            weight: Math.max(0, Math.min(1, entry.weight)),
-            metadata: JSON.stringify(entry.metadata),
-          },
-          now,
-        )
-        .catch((error: unknown) => deps.logger.warn({ err: error }, 'guardrail feedback could not be written'));
+      feedback.add({
+        organisation_id: entry.organisationId,
+        workspace_id: entry.workspaceId,
+        api_key_id: entry.apiKeyId,
+        trace_id: entry.traceId,
+        value: Math.max(-10, Math.min(10, Math.round(entry.value))),
+        weight: Math.max(0, Math.min(1, entry.weight)),
+        metadata: JSON.stringify(entry.metadata),
+        created_at: new Date(deps.clock.now()).toISOString(),
+      });
     },
   };
 }

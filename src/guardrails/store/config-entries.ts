@@ -138,6 +138,20 @@ export interface NodeGuardrails {
  * schemas above (a stored or validated config); `base` prefixes the paths (`targets[1]`).
  */
 export function guardrailUsesOf(node: GuardrailFields, base = ''): NodeGuardrails {
+  if (base !== '') return usesOfNode(node, base);
+  let uses = usesByNode.get(node);
+  if (!uses) usesByNode.set(node, (uses = usesOfNode(node, '')));
+  return uses;
+}
+
+/**
+ * Parsed configs are kept and never changed, so a node's uses are worked out once: the same
+ * check parameters objects then come back on every request, and the runner's validated checks
+ * (kept per parameters object) are found again instead of parsed anew.
+ */
+const usesByNode = new WeakMap<object, NodeGuardrails>();
+
+function usesOfNode(node: GuardrailFields, base: string): NodeGuardrails {
   const at = (field: string, i: number) => `${base === '' ? '' : `${base}.`}${field}[${i}]`;
   const hooks = (field: GuardrailField) =>
     (node[field] ?? []).map((hook, i) => hookUse(hook as z.infer<typeof hookEntry>, at(field, i)));

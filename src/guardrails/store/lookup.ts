@@ -185,9 +185,17 @@ export function createGuardrailLookup(deps: {
   };
 }
 
+/** Per checks list (kept with its config or cached version): worked out once, not per request. */
+const runnableChecks = new WeakMap<GuardrailCheck[], ResolvedCheck[]>();
+
 function runnable(checks: GuardrailCheck[]): ResolvedCheck[] {
-  return checks.flatMap((check) => {
-    const id = builtInCheckId(check.id);
-    return check.is_enabled && id !== null ? [{ ...check, check: id }] : [];
-  });
+  let found = runnableChecks.get(checks);
+  if (!found) {
+    found = checks.flatMap((check) => {
+      const id = builtInCheckId(check.id);
+      return check.is_enabled && id !== null ? [{ ...check, check: id }] : [];
+    });
+    runnableChecks.set(checks, found);
+  }
+  return found;
 }

@@ -62,6 +62,12 @@ export function createFeedbackStore(db: Db) {
       await db.insertInto('feedback').values(row).execute();
       return row;
     },
+    /** Several rows in one insert, each with its own time (guardrail feedback, batched). */
+    async createMany(inputs: Array<Omit<FeedbackRow, 'id' | 'last_updated_at'>>): Promise<void> {
+      if (inputs.length === 0) return;
+      const rows = inputs.map((input) => ({ id: newId(), ...input, last_updated_at: input.created_at }));
+      await db.insertInto('feedback').values(rows).execute();
+    },
     find: (organisationId: string, id: string) =>
       db
         .selectFrom('feedback')
