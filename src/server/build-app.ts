@@ -383,6 +383,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   for (const route of routes) controlPlaneSegments.add(route.url.split('/')[2] ?? '');
   controlPlaneSegments.delete('');
   const gatewayGuards = features.enabled('guardrails') ? gatewayGuardrails(deps, guardrails) : null;
+  if (gatewayGuards) app.addHook('onClose', () => gatewayGuards.flushFeedback());
   await registerGatewayRoutes(app, {
     limits: limits.service,
     config: deps.config,

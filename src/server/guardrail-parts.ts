@@ -14,7 +14,7 @@ import type { GuardrailLookup } from '../guardrails/store/index.js';
 export function gatewayGuardrails(
   deps: { config: Config; db: Db; clock: Clock; logger: Logger },
   lookup: GuardrailLookup,
-): GatewayGuardrails {
+): GatewayGuardrails & { flushFeedback(): Promise<void> } {
   const store = createFeedbackStore(deps.db);
   const feedback = createFeedbackBatcher<Parameters<typeof store.createMany>[0][number]>({
     writeMany: (rows) => store.createMany(rows),
@@ -26,6 +26,8 @@ export function gatewayGuardrails(
     .map((host) => host.trim())
     .filter(Boolean);
   return {
+    /** Writes the feedback still queued for this event-loop turn; on close, so that none is lost. */
+    flushFeedback: () => feedback.flush(),
     lookup,
     clock: deps.clock,
     server: {
