@@ -6,83 +6,15 @@ import {
   type RowFilter,
 } from '../../src/admin/analytics/reader.js';
 import '../../src/admin/analytics/tables.js';
-import type { Totals } from '../../src/admin/analytics/totals.js';
 import { narrowPlan } from '../../src/admin/analytics/narrow-plan.js';
 import type { Db } from '../../src/storage/database.js';
 import { sql } from 'kysely';
-import { createRequestLogRepository, type RequestLogInsert } from '../../src/storage/repositories/request-logs.js';
+import { createRequestLogRepository } from '../../src/storage/repositories/request-logs.js';
 import { startTestServer } from '../helpers/start-test-server.js';
+import { analyticsRows, expectSameTotals, SPAN, T0 } from '../helpers/analytics-rows.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-/** A Sunday noon; the rows span 40 days: hours, days, weeks and a four-week period. */
-const T0 = Date.parse('2026-03-01T12:00:00.000Z');
-const SPAN = 40 * DAY;
-
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const pick = <T>(items: readonly T[], r: number): T => items[Math.floor(r * items.length)]!;
-
-function rows(n: number, organisationId: string): RequestLogInsert[] {
-  const next = random(3);
-  return Array.from({ length: n }, (_, i) => {
-    const status = pick([200, 200, 200, 429, 500], next());
-    const metadata: Record<string, string> = {};
-    if (next() < 0.7) metadata.env = pick(['prod', 'dev'], next());
-    if (next() < 0.5) metadata.team = pick(['a', 'b', 'c'], next());
-    if (next() < 0.1) metadata.env = 'x'.repeat(300); // too long to be summed
-    return {
-      id: `log-${i}`,
-      trace_id: `t-${i}`,
-      request_id: `r-${i}`,
-      organisation_id: organisationId,
-      workspace_id: pick(['ws-1', 'ws-2'], next()),
-      api_key_id: pick(['k1', 'k2', 'k3'], next()),
-      provider: pick(['openai', 'anthropic', null], next()),
-      credential_source: pick(['direct', null], next()),
-      model: pick(['m1', 'm2', null], next()),
-      endpoint_type: 'chatComplete',
-      method: 'POST',
-      path: '/v1/chat/completions',
-      status_code: status,
-      is_success: status === 200 ? 1 : 0,
-      is_stream: 0,
-      latency_ms: 1 + next() * 3000,
-      prompt_tokens: status === 200 ? Math.floor(next() * 100) : null,
-      completion_tokens: status === 200 ? Math.floor(next() * 100) : null,
-      total_tokens: status === 200 ? Math.floor(next() * 200) : null,
-      cost: status === 200 ? Math.floor(next() * 1000) / 1e6 : null,
-      cost_currency: 'USD',
-      cache_status: pick(['HIT', 'SEMANTIC_HIT', 'MISS'], next()),
-      metadata: Object.keys(metadata).length > 0 ? JSON.stringify(metadata) : null,
-      created_at: new Date(T0 + Math.floor(next() * SPAN)).toISOString(),
-      config_id: pick(['c1', null], next()),
-      prompt_id: null,
-      guardrail_verdict: pick(['passed', null], next()),
-      retry_count: 0,
-    };
-  });
-}
-
-/** Floating-point sums may differ in the last digits (another order of addition); the rest is equal. */
-function expectSame(got: Map<string | number, Totals>, expected: Map<string | number, Totals>, what: string): void {
-  expect([...got.keys()].sort(), what).toEqual([...expected.keys()].sort());
-  for (const [key, e] of expected) {
-    const { cost, latencySum, ...rest } = got.get(key)!;
-    const { cost: eCost, latencySum: eLatency, ...eRest } = e;
-    expect(rest, `${what} ${key}`).toEqual(eRest);
-    expect(cost).toBeCloseTo(eCost, 9);
-    expect(latencySum).toBeCloseTo(eLatency, 6);
-  }
-}
 
 const count = async (db: Db, table: 'analytics_narrow_rollups' | 'analytics_rollups') =>
   Number(
@@ -145,7 +77,10 @@ describe('analytics narrow rollups', () => {
     // As if the backfill had run: every narrow row whole (the last part below starts before it).
     await db.updateTable('analytics_narrow_since').set({ since_hour: 0 }).execute();
     const organisationId = 'org-narrow';
-    const all = [...rows(2500, organisationId), ...rows(300, 'org-other').map((r) => ({ ...r, id: `other-${r.id}` }))];
+    const all = [
+      ...analyticsRows(2500, organisationId),
+      ...analyticsRows(300, 'org-other').map((r) => ({ ...r, id: `other-${r.id}` })),
+    ];
     const repo = createRequestLogRepository(db);
     for (let i = 0, size = 1; i < all.length; i += size, size = ((size * 7) % 300) + 1)
       await repo.insertBatch(all.slice(i, i + size));
@@ -203,7 +138,7 @@ describe('analytics narrow rollups', () => {
         );
         for (const [from, to] of windows) {
           const filter: RowFilter = { organisationId, from: from!, to: to!, visibleKeyIds: null, ...extra };
-          expectSame(
+          expectSameTotals(
             await reader.aggregate(filter, grouping, { latencies: true }),
             await reader.aggregate(fromRows(filter), grouping, { latencies: true }),
             `${JSON.stringify(extra)} ${JSON.stringify(grouping)} ${from}`,
@@ -243,7 +178,7 @@ describe('analytics narrow rollups', () => {
       for (const [extra, groupings] of narrow.slice(0, 4)) {
         for (const grouping of groupings) {
           const filter: RowFilter = { organisationId, from: T0, to: T0 + SPAN, visibleKeyIds: null, ...extra };
-          expectSame(
+          expectSameTotals(
             await reader.aggregate(filter, grouping, { latencies: true }),
             await reader.aggregate(fromRows(filter), grouping, { latencies: true }),
             `${JSON.stringify(extra)} ${JSON.stringify(grouping)}`,
