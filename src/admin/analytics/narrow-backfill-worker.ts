@@ -18,26 +18,28 @@ export function createNarrowBackfillWorker(deps: { db: Db; logger: Logger }) {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<unknown> | null = null;
   let done = false;
+  // Set by stop(): the run ends after its current step (a shutdown must not wait for the rest).
+  let stopping = false;
 
-  /** Steps until nothing is left; the number of steps (0 when another instance was running it). */
-  async function runOnce(): Promise<number> {
+  /** Steps until nothing is left (or `goOn` says no); the number of steps (0 when another instance was running it). */
+  async function run(goOn: () => boolean): Promise<number> {
     const ran = await runExclusive(deps.db, 'narrow-backfill', async () => {
       let steps = 0;
-      while (await narrowBackfillStep(deps.db)) {
+      while (goOn() && (await narrowBackfillStep(deps.db))) {
         steps++;
         await yieldToRequests();
       }
       return steps;
     });
     if (!ran.ran) return 0;
-    done = true;
+    done = goOn();
     if (ran.value > 0) logger.info({ steps: ran.value }, 'narrow rollups backfilled');
     return ran.value;
   }
 
   function tick(): void {
     if (running || done) return;
-    running = runOnce()
+    running = run(() => !stopping)
       .catch((error: unknown) => logger.error({ err: error }, 'narrow rollups backfill failed'))
       .finally(() => {
         running = null;
@@ -45,13 +47,16 @@ export function createNarrowBackfillWorker(deps: { db: Db; logger: Logger }) {
   }
 
   return {
-    runOnce,
+    /** A whole run now, whatever stop() said (tests, operators' scripts). */
+    runOnce: () => run(() => true),
     start(): void {
       if (timer !== null) return;
+      stopping = false;
       timer = setInterval(tick, INTERVAL_MS);
       timer.unref();
     },
     async stop(): Promise<void> {
+      stopping = true;
       if (timer !== null) clearInterval(timer);
       timer = null;
       await running;
