@@ -12,7 +12,7 @@ import {
   type RequestTransaction,
 } from '../storage/request-transaction.js';
 import { API_KEY_HEADER } from './plugins/auth.js';
-import { addRouteHook } from './route-hooks.js';
+import { addTransactionHooks } from './route-hooks.js';
 
 export const DRY_RUN_HEADER = 'x-service-dry-run';
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -57,22 +57,11 @@ export function registerDryRun(app: FastifyInstance, deps: { db: Db }): void {
   // Only audited routes take a dry run: the transaction's hooks are theirs alone.
   app.addHook('onRoute', (route) => {
     if (!route.config?.audit) return;
-    addRouteHook(route, 'preHandler', (request, _reply, done) => {
+    addTransactionHooks(route, {
+      db: deps.db,
+      transactions,
       // Inside POST /v1/dry-run the writes go to its transaction, which it rolls back.
-      if (!request.dryRun || currentRequestTransaction()) return done();
-      beginRequestTransaction(deps.db).then(
-        (tx) => {
-          transactions.set(request, tx);
-          runInRequestTransaction(tx, () => done());
-        },
-        (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
-      );
-    });
-    addRouteHook(route, 'onResponse', (request, _reply, done) => {
-      const tx = transactions.get(request);
-      if (!tx) return done();
-      transactions.delete(request);
-      abandon(tx).then(() => done(), done);
+      wanted: (request) => request.dryRun && !currentRequestTransaction(),
     });
   });
 

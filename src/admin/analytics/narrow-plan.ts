@@ -1,19 +1,5 @@
 import type { NarrowDimension } from '../../storage/repositories/request-logs.js';
-
-/** What of reader.ts's RowFilter a plan looks at (declared here: reader.ts imports this module). */
-interface PlannedFilter {
-  apiKeyId?: string | undefined;
-  visibleKeyIds: readonly string[] | null;
-  provider?: string | undefined;
-  model?: string | undefined;
-  statusCodes?: readonly number[] | undefined;
-  guardrailVerdict?: string | undefined;
-  metadata?: Readonly<Record<string, string>> | undefined;
-  rows?: readonly unknown[] | undefined;
-}
-
-/** reader.ts's Grouping. */
-type PlannedGrouping = { by: 'all' } | { by: 'column'; column: string } | { by: 'time'; interval: 'hour' | 'day' };
+import type { Grouping, RowFilter } from './row-filter.js';
 
 /** How `analytics_narrow_rollups` answer a query. */
 export interface NarrowPlan {
@@ -35,8 +21,8 @@ export interface NarrowPlan {
  * better answered by `analytics_key_rollups`: null.
  */
 export function narrowPlan(
-  filter: PlannedFilter,
-  grouping: PlannedGrouping,
+  filter: RowFilter,
+  grouping: Grouping,
   pair: { key: string; value: string } | null,
 ): NarrowPlan | null {
   if (filter.apiKeyId !== undefined || filter.visibleKeyIds !== null || (filter.rows?.length ?? 0) > 0) return null;
@@ -53,7 +39,7 @@ export function narrowPlan(
     if (column === 'api_key_id') return null;
     if (column === 'workspace_id') group = 'workspace_id';
     else {
-      dimensions.add(column as NarrowDimension);
+      dimensions.add(column);
       group = column === 'status_code' ? 'CAST(value AS INTEGER)' : 'value';
     }
   } else if (grouping.by === 'time') group = grouping.interval === 'hour' ? 'period_start' : 'period_start / 24';

@@ -10,33 +10,12 @@ import {
 } from '../../storage/repositories/request-logs.js';
 import { narrowPlan, type NarrowPlan } from './narrow-plan.js';
 import { POSTGRES, postgresRunner, SQLITE, type AnalyticsDialect } from './reader-dialects.js';
-import type { RowCondition } from './row-conditions.js';
+import type { GroupColumn, Grouping, RowFilter } from './row-filter.js';
 import { addRow, newTotals, type Totals } from './totals.js';
 
-const HOUR_MS = 3_600_000;
+export type { GroupColumn, Grouping, RowFilter } from './row-filter.js';
 
-/** Which requests a query counts: the caller's organisation, a time window (ms, both ends inclusive) and filters. */
-export interface RowFilter {
-  organisationId: string;
-  from: number;
-  to: number;
-  workspaceId?: string | undefined;
-  apiKeyId?: string | undefined;
-  /** The API keys the caller may see (data visibility); null: every key. */
-  visibleKeyIds: readonly string[] | null;
-  provider?: string | undefined;
-  model?: string | undefined;
-  statusCodes?: readonly number[] | undefined;
-  /** Only requests whose guardrails reached this verdict (passed, failed, denied). */
-  guardrailVerdict?: string | undefined;
-  /**
-   * Pairs the request's metadata must hold: one pair of a summed key (analytics_metadata_keys)
-   * is read from `analytics_metadata_rollups`; any other filter reads request_logs.
-   */
-  metadata?: Readonly<Record<string, string>> | undefined;
-  /** Conditions on single requests (the reference's cost, token, trace, … filters); such queries read request_logs. */
-  rows?: readonly RowCondition[] | undefined;
-}
+const HOUR_MS = 3_600_000;
 
 /**
  * Whether a filter has conditions that `analytics_rollups` cannot answer (metadata, per-request
@@ -44,20 +23,6 @@ export interface RowFilter {
  */
 export const readsRows = (filter: RowFilter): boolean =>
   Object.keys(filter.metadata ?? {}).length > 0 || (filter.rows?.length ?? 0) > 0;
-
-/** The request-log columns analytics group by. */
-export type GroupColumn =
-  | 'provider'
-  | 'model'
-  | 'status_code'
-  | 'api_key_id'
-  | 'config_id'
-  | 'workspace_id'
-  | 'credential_source'
-  | 'prompt_id'
-  | 'guardrail_verdict';
-
-export type Grouping = { by: 'all' } | { by: 'column'; column: GroupColumn } | { by: 'time'; interval: 'hour' | 'day' };
 
 /**
  * Group key → totals. Keys: the column's value ('' for NULL, numbers for status codes), the

@@ -7,15 +7,8 @@ import { newId } from '../../lib/ids.js';
 import { redactSecrets, safeJson } from '../../lib/redact.js';
 import type { Db } from '../../storage/database.js';
 import type { AuditLogRepository, AuditRecord } from '../../storage/repositories/audit-logs.js';
-import {
-  abandon,
-  beginRequestTransaction,
-  commitWith,
-  runInRequestTransaction,
-  undoWith,
-  type RequestTransaction,
-} from '../../storage/request-transaction.js';
-import { addRouteHook } from '../route-hooks.js';
+import { abandon, commitWith, undoWith, type RequestTransaction } from '../../storage/request-transaction.js';
+import { addTransactionHooks } from '../route-hooks.js';
 
 const transactions = new WeakMap<FastifyRequest, RequestTransaction>();
 
@@ -38,29 +31,15 @@ export function registerAudit(
   if (!deps.features.enabled('audit_logs')) return;
 
   // Only audited routes begin a transaction: the hooks are theirs alone, so that gateway requests
-  // run none of them. Callback-style, so that the handler runs inside the transaction's async context.
+  // run none of them.
   app.addHook('onRoute', (route) => {
     if (!route.config?.audit) return;
-    addRouteHook(route, 'preHandler', (request, _reply, done) => {
-      if (!request.principal || request.dryRun) return done();
-      beginRequestTransaction(deps.db).then(
-        (tx) => {
-          transactions.set(request, tx);
-          runInRequestTransaction(tx, () => done());
-        },
-        (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
-      );
-    });
-    // A response that never reached onSend (the connection broke first) leaves nothing half done.
-    addRouteHook(route, 'onResponse', (request, _reply, done) => {
-      const tx = transactions.get(request);
-      if (!tx) return done();
-      transactions.delete(request);
-      abandon(tx)
-        .catch((error: unknown) =>
-          request.log.error({ err: error }, 'undoing an unfinished request transaction failed'),
-        )
-        .then(() => done(), done);
+    addTransactionHooks(route, {
+      db: deps.db,
+      transactions,
+      wanted: (request) => Boolean(request.principal) && !request.dryRun,
+      onAbandonFailed: (request, error) =>
+        request.log.error({ err: error }, 'undoing an unfinished request transaction failed'),
     });
   });
 

@@ -1,0 +1,81 @@
+import type SQLite from 'better-sqlite3';
+
+// Latency histograms of request logs and their rollups. Bucket 0 holds latencies up to
+// LATENCY_FLOOR_MS; bucket i ≥ 1 holds (FLOOR·γ^(i−1), FLOOR·γ^i] and stands for
+// 2·FLOOR·γ^i/(γ+1), which is within (γ−1)/(γ+1) = 2.44 % of every latency in it. The last bucket takes everything above (~7.6 days).
+// A histogram is stored sparse: (uint16 bucket, uint32 count) pairs, buckets ascending.
+
+export const LATENCY_GAMMA = 1.05;
+export const LATENCY_FLOOR_MS = 0.01;
+export const LATENCY_BUCKETS = 512;
+/** The largest relative error of a bucket's representative value: (γ−1)/(γ+1). */
+export const LATENCY_RELATIVE_ERROR = (LATENCY_GAMMA - 1) / (LATENCY_GAMMA + 1);
+const LOG_GAMMA = Math.log(LATENCY_GAMMA);
+
+export function latencyBucket(ms: number): number {
+  if (!(ms > LATENCY_FLOOR_MS)) return 0;
+  return Math.min(LATENCY_BUCKETS - 1, Math.max(1, Math.ceil(Math.log(ms / LATENCY_FLOOR_MS) / LOG_GAMMA)));
+}
+
+/** The value a bucket stands for in percentiles. */
+export const bucketValue = (bucket: number): number =>
+  bucket === 0 ? LATENCY_FLOOR_MS : (2 * LATENCY_FLOOR_MS * LATENCY_GAMMA ** bucket) / (LATENCY_GAMMA + 1);
+
+/** Dense counts (index = bucket) to the stored sparse form. */
+export function encodeHistogram(counts: ArrayLike<number>): Buffer {
+  let n = 0;
+  for (let i = 0; i < counts.length; i++) if (counts[i]! > 0) n++;
+  const out = Buffer.allocUnsafe(n * 6);
+  let at = 0;
+  for (let i = 0; i < counts.length; i++) {
+    const c = counts[i]!;
+    if (c <= 0) continue;
+    out.writeUInt16LE(i, at);
+    out.writeUInt32LE(c, at + 2);
+    at += 6;
+  }
+  return out;
+}
+
+/** Adds a stored histogram into dense counts. */
+export function addHistogram(into: Float64Array, stored: Uint8Array | null): void {
+  if (!stored) return;
+  for (let at = 0; at + 6 <= stored.length; at += 6) {
+    into[stored[at]! | (stored[at + 1]! << 8)]! +=
+      stored[at + 2]! + stored[at + 3]! * 0x100 + stored[at + 4]! * 0x10000 + stored[at + 5]! * 0x1000000;
+  }
+}
+
+const registered = new WeakSet<SQLite.Database>();
+
+/**
+ * SQL functions over histograms, on this connection: `svcgw_hist_merge(a, b)` (the rollup
+ * upsert), and the aggregates `svcgw_hist_sum(histogram)` and `svcgw_latency_hist(latency_ms)`
+ * (analytics reads). Every process that writes request logs registers them on its connection.
+ */
+export function registerHistogramFunctions(sqlite: SQLite.Database): void {
+  if (registered.has(sqlite)) return;
+  registered.add(sqlite);
+  sqlite.function('svcgw_hist_merge', { deterministic: true }, (a: unknown, b: unknown) => {
+    const dense = new Float64Array(LATENCY_BUCKETS);
+    addHistogram(dense, a as Buffer | null);
+    addHistogram(dense, b as Buffer | null);
+    return encodeHistogram(dense);
+  });
+  sqlite.aggregate('svcgw_hist_sum', {
+    start: () => new Float64Array(LATENCY_BUCKETS),
+    step: (dense: Float64Array, stored: unknown) => {
+      addHistogram(dense, stored as Buffer | null);
+      return dense;
+    },
+    result: (dense: Float64Array) => encodeHistogram(dense),
+  });
+  sqlite.aggregate('svcgw_latency_hist', {
+    start: () => new Float64Array(LATENCY_BUCKETS),
+    step: (dense: Float64Array, latency: unknown) => {
+      dense[latencyBucket(Number(latency))]!++;
+      return dense;
+    },
+    result: (dense: Float64Array) => encodeHistogram(dense),
+  });
+}
