@@ -20,6 +20,7 @@ import {
   latencyBucket,
   type RequestLogInsert,
 } from '../../src/storage/repositories/request-logs.js';
+import { pick, random } from '../helpers/analytics-rows.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -27,18 +28,6 @@ const DAY = 24 * HOUR;
 const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 /** Rows over 70 days: whole four-week periods too. */
 const SPAN = 70 * DAY;
-
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const pick = <T>(items: readonly T[], r: number): T => items[Math.floor(r * items.length)]!;
 
 function rows(n: number, seed: number): RequestLogInsert[] {
   const next = random(seed);
