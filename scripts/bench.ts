@@ -18,15 +18,17 @@ import {
   failureReport,
   failures,
   machineLine,
+  medianRuns,
   ratiosTable,
   runsTable,
   targetsTable,
   type Kind,
   type RunFigures,
   type Via,
+  VIAS,
 } from './bench/report.js';
 import { benchScaleOut, scaleOutTable, scaleOutUnavailable, type ScaleOutRun } from './bench/scale-out.js';
-import { childEnv, createWorkspaceKey, enableLimits, preflight, targetsFor } from './bench/setup.js';
+import { childEnv, createWorkspaceKey, enableLimits, preflight, primeCache, targetsFor } from './bench/setup.js';
 
 /**
  * `npm run bench`: the same chat completion sent straight to a mock provider, through a
@@ -35,8 +37,8 @@ import { childEnv, createWorkspaceKey, enableLimits, preflight, targetsFor } fro
  * gateway, this load generator) share the machine's cores; one path is loaded at a time.
  * Nothing is asserted; issue #19's targets are only printed next to the figures.
  *
- *   node dist/scripts/bench.js [--seconds 10] [--warmup 5] [--max-requests 1000000]
- *                              [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR] [--wait-quiet 30]
+ *   node dist/scripts/bench.js [--seconds 10] [--warmup 5] [--max-requests 1000000] [--repeat 1]
+ *                              [--scenarios chat:1,chat:32,stream:1,stream:32] [--vias LIST] [--cpu-prof DIR] [--wait-quiet 30]
  *
  * The gateway is set up as issue #19 measures it: requests carry a workspace key (not the admin
  * key), a rate-limits and a usage-limits policy cover every request (`--no-limits` leaves them
@@ -45,19 +47,23 @@ import { childEnv, createWorkspaceKey, enableLimits, preflight, targetsFor } fro
  * using more than a fifth of a core: a shared machine running builds skews every figure.
  * `--cpu-prof DIR` runs the gateway under `node --cpu-prof` and prints its main thread's hottest
  * functions; `--node-flags "…"` starts the gateway's node with those flags (to try V8 or GC settings).
- * Each scenario also runs `guarded`: through the gateway with a config of five built-in input
- * checks (GUARDED_CONFIG in bench/setup.ts), to show what guardrails cost; `--no-guardrails` leaves it out.
+ * Each scenario also runs three configs through the gateway, each its own row: `guarded` (five
+ * built-in input checks), `fallback` (two targets, the first answers) and `cached` (the simple
+ * cache, every measured answer a hit); `--vias` chooses the paths, `--no-guardrails` leaves out
+ * `guarded`. `--repeat N` runs each scenario's paths N times in turn and reports the medians.
  * Last, when PostgreSQL and Redis answer on 127.0.0.1 (or SVCGW_BENCH_POSTGRES_URL and
  * SVCGW_BENCH_REDIS_URL), chat throughput of one gateway instance against three on one database
  * and one Redis (issue #18); `--no-scale-out` leaves it out.
  */
 const USAGE =
-  'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--cpu-prof DIR] [--wait-quiet SECONDS] [--no-limits] [--no-guardrails] [--no-scale-out] [--node-flags "--max-semi-space-size=4 ..."]';
+  'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--repeat N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--vias direct,proxy,gateway,guarded,fallback,cached] [--cpu-prof DIR] [--wait-quiet SECONDS] [--no-limits] [--no-guardrails] [--no-scale-out] [--node-flags "--max-semi-space-size=4 ..."]';
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '5' },
     'max-requests': { type: 'string', default: '1000000' },
+    repeat: { type: 'string', default: '1' },
+    vias: { type: 'string', default: VIAS.join(',') },
     scenarios: { type: 'string', default: 'chat:1,chat:32,stream:1,stream:32' },
     'cpu-prof': { type: 'string' },
     'wait-quiet': { type: 'string', default: '30' },
@@ -75,9 +81,11 @@ if (values.help) {
 const measureSeconds = positive('seconds', false);
 const warmupSeconds = positive('warmup', true);
 const maxRequests = Math.floor(positive('max-requests', false, 10_000_000));
+const repeat = Math.floor(positive('repeat', false, 100));
 const waitQuietSeconds = positive('wait-quiet', true);
 
 const SCENARIOS = parseScenarios(values.scenarios);
+const VIAS_RUN = parseVias(values.vias).filter((via) => !(values['no-guardrails'] && via === 'guarded'));
 const profileDir = values['cpu-prof'] === undefined ? null : resolve(values['cpu-prof']);
 const gatewayNodeFlags = values['node-flags'].split(/\s+/).filter(Boolean);
 const BIN = join(PACKAGE_ROOT, 'bin', 'svcgw');
@@ -168,52 +176,60 @@ async function main(): Promise<void> {
     `gateway: workspace key, ${values['no-limits'] ? 'no limits (--no-limits)' : 'a rate-limits and a usage-limits policy'}, request logs on\n\n`,
   );
   const endpoints = { mockUrl: mock.url, proxyUrl: proxy.url, gatewayUrl: gateway.url, gatewayKey: workspaceKey };
-  const vias: Via[] = values['no-guardrails']
-    ? ['direct', 'proxy', 'gateway']
-    : ['direct', 'proxy', 'gateway', 'guarded'];
   for (const kind of new Set(SCENARIOS.map((s) => s.kind)))
-    for (const via of vias) await preflight(`${kind} via ${via}`, targetsFor(kind, endpoints)[via]);
+    for (const via of VIAS_RUN) {
+      const target = targetsFor(kind, endpoints)[via];
+      if (via === 'cached') await primeCache(`${kind} via ${via}`, target);
+      await preflight(`${kind} via ${via}`, target);
+    }
   const memoryBefore = { gateway: memory(gateway.pid), proxy: memory(proxy.pid) };
   const pids = { gateway: gateway.pid, proxy: proxy.pid, mock: mock.pid };
 
   const runs: RunFigures[] = [];
   let aborted: string | null = null;
+  // Rounds of a scenario go through every path in turn, so that a machine that gets busier or
+  // quieter over a minute touches every path alike.
   scenarios: for (const { kind, connections } of SCENARIOS) {
-    for (const via of vias) {
-      const background = await waitForQuiet({
-        pids: [mock.pid, proxy.pid, gateway.pid],
-        quietCores: QUIET_CORES,
-        maxSeconds: waitQuietSeconds,
-        onWait: (busy) =>
-          process.stdout.write(
-            `(waiting up to ${waitQuietSeconds} s for other processes to go quiet: ${busy.toFixed(2)} cores) `,
-          ),
-      });
-      if (background > QUIET_CORES)
-        process.stdout.write(`(machine busy: ${background.toFixed(2)} cores used by other processes) `);
-      process.stdout.write(`running ${kind} via ${via}, ${connections} connection(s)… `);
-      const run = await measure(kind, via, connections, targetsFor(kind, endpoints)[via], pids);
-      runs.push(run);
-      process.stdout.write(`${run.rps.toFixed(0)} req/s${failures(run) > 0 ? `, ${failures(run)} FAILED` : ''}\n`);
-      const gone = [mock, proxy, gateway].find((child) => !child.alive());
-      if (gone) {
-        aborted = `${gone.name} (pid ${gone.pid}) exited during ${kind} via ${via} x${connections}; its last output:\n${gone.output()}`;
-        break scenarios;
+    for (let round = 1; round <= repeat; round++)
+      for (const via of VIAS_RUN) {
+        const background = await waitForQuiet({
+          pids: [mock.pid, proxy.pid, gateway.pid],
+          quietCores: QUIET_CORES,
+          maxSeconds: waitQuietSeconds,
+          onWait: (busy) =>
+            process.stdout.write(
+              `(waiting up to ${waitQuietSeconds} s for other processes to go quiet: ${busy.toFixed(2)} cores) `,
+            ),
+        });
+        if (background > QUIET_CORES)
+          process.stdout.write(`(machine busy: ${background.toFixed(2)} cores used by other processes) `);
+        process.stdout.write(
+          `running ${kind} via ${via}, ${connections} connection(s)${repeat > 1 ? `, round ${round} of ${repeat}` : ''}… `,
+        );
+        const run = await measure(kind, via, connections, targetsFor(kind, endpoints)[via], pids);
+        runs.push(run);
+        process.stdout.write(`${run.rps.toFixed(0)} req/s${failures(run) > 0 ? `, ${failures(run)} FAILED` : ''}\n`);
+        const gone = [mock, proxy, gateway].find((child) => !child.alive());
+        if (gone) {
+          aborted = `${gone.name} (pid ${gone.pid}) exited during ${kind} via ${via} x${connections}; its last output:\n${gone.output()}`;
+          break scenarios;
+        }
       }
-    }
   }
   const rss = (pid: number, before: Memory) => {
     const now = memory(pid);
     return { before: before.rssMb, after: now.rssMb, peak: now.peakRssMb };
   };
-  const derived = derive(runs, {
+  // With --repeat, every figure below is the median of the rounds'.
+  const figures = medianRuns(runs);
+  const derived = derive(figures, {
     gateway: rss(gateway.pid, memoryBefore.gateway),
     proxy: rss(proxy.pid, memoryBefore.proxy),
   });
   const checks = checkTargets(derived);
   const failed = failureReport(runs);
   process.stdout.write(
-    `\n${runsTable(runs)}\n\nagainst the do-nothing proxy (same scenario, same run):\n${ratiosTable(runs)}\n\n${targetsTable(checks)}\n\n${derivedLines(derived)}\n`,
+    `\n${runsTable(runs)}\n${repeat > 1 ? `\nmedians of ${repeat} rounds:\n${runsTable(figures)}\n` : ''}\nagainst the do-nothing proxy (same scenario${repeat > 1 ? ', medians' : ', same run'}):\n${ratiosTable(figures)}\n\n${targetsTable(checks)}\n\n${derivedLines(derived)}\n`,
   );
   process.stdout.write(
     '"CPU ms/req" is the CPU of the process in the middle (the proxy or the gateway) per good response; "cores" is the CPU used during the window (1.00 = one core busy) by that process, the mock provider, this process (the load generator) and everything else.\n',
@@ -240,6 +256,8 @@ async function main(): Promise<void> {
       warmupSeconds,
       measureSeconds,
       maxRequests,
+      repeat,
+      vias: VIAS_RUN,
       waitQuietSeconds,
       limits: !values['no-limits'],
       gatewayNodeFlags,
@@ -341,6 +359,18 @@ async function measure(
   };
 }
 
+function parseVias(text: string): Via[] {
+  const vias = text.split(',').map((item) => item.trim());
+  const unknown = vias.filter((via) => !(VIAS as readonly string[]).includes(via));
+  if (unknown.length > 0 || !vias.includes('proxy')) {
+    process.stderr.write(
+      `bench: --vias takes a list of ${VIAS.join(', ')} that includes proxy (every figure is a ratio to it), got ${text}\n${USAGE}\n`,
+    );
+    process.exit(2);
+  }
+  return VIAS.filter((via) => vias.includes(via));
+}
+
 function parseScenarios(text: string): Array<{ kind: Kind; connections: number }> {
   return text.split(',').map((item) => {
     const [kind, connections] = item.trim().split(':');
@@ -368,7 +398,7 @@ function printProfile(dir: string): void {
 }
 
 function positive(
-  name: 'seconds' | 'warmup' | 'max-requests' | 'wait-quiet',
+  name: 'seconds' | 'warmup' | 'max-requests' | 'repeat' | 'wait-quiet',
   zeroOk: boolean,
   max = Number.MAX_SAFE_INTEGER,
 ): number {

@@ -171,9 +171,9 @@ async function main(): Promise<void> {
     };
     void pool
       .request({ path: target.path, method: 'POST', headers: target.headers, body: target.body })
-      .then(async ({ statusCode, body }) => {
+      .then(async ({ statusCode, headers, body }) => {
         const text = await body.text();
-        if (statusCode === 200 && target.check(text)) {
+        if (statusCode === 200 && target.check(text, headers)) {
           window.ok += 1;
           window.latencies.push(performance.now() - started);
         } else {

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Pool } from 'undici';
 
 /** One kind of request, sent over and over: where to, what, and how to tell a good answer. */
@@ -11,8 +12,11 @@ export interface LoadTarget {
   body: string;
   /** Streamed answers get a time-to-first-chunk figure. */
   stream: boolean;
-  /** Whether a 2xx body is the answer we expect (a wrong answer fast is not a fast answer). */
-  check(text: string): boolean;
+  /**
+   * Whether a 2xx answer is the one we expect (a wrong answer fast is not a fast answer); the
+   * headers tell, for example, a cache hit from a provider call.
+   */
+  check(text: string, headers: IncomingHttpHeaders): boolean;
 }
 
 export interface LoadOptions {
@@ -86,7 +90,7 @@ export async function runLoad(target: LoadTarget, options: LoadOptions): Promise
     const started = performance.now();
     let first = 0;
     try {
-      const { statusCode, body } = await pool.request({
+      const { statusCode, headers, body } = await pool.request({
         path: target.path,
         method: 'POST',
         headers: target.headers,
@@ -107,7 +111,7 @@ export async function runLoad(target: LoadTarget, options: LoadOptions): Promise
         note(String(statusCode), `HTTP ${statusCode}: ${text.slice(0, 300)}`);
         return;
       }
-      if (!target.check(text)) {
+      if (!target.check(text, headers)) {
         badBodies += 1;
         note('body', `unexpected body: ${text.slice(0, 300)}`);
         return;

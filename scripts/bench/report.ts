@@ -2,13 +2,17 @@ import type { Machine } from './proc.js';
 
 /**
  * `proxy`: through the do-nothing Node proxy (`scripts/bench/noop-proxy.ts`), the floor every
- * figure is compared with; `guarded`: through svcgw with a config of five built-in input checks
- * (`GUARDED_CONFIG` in `scripts/bench/setup.ts`).
+ * figure is compared with; the others through svcgw: `gateway` with the headers only,
+ * `guarded` with a config of five built-in input checks, `fallback` with a config of two
+ * targets, `cached` with the simple cache on (every measured answer a hit); the configs are in
+ * `scripts/bench/setup.ts`.
  */
-export type Via = 'direct' | 'proxy' | 'gateway' | 'guarded';
+export const VIAS = ['direct', 'proxy', 'gateway', 'guarded', 'fallback', 'cached'] as const;
+export type Via = (typeof VIAS)[number];
 export type Kind = 'chat' | 'stream';
-/** The paths with a process in the middle, whose CPU is counted. */
-export type Middle = 'proxy' | 'gateway' | 'guarded';
+/** The paths through svcgw, each reported against the proxy. */
+export type GatewayVia = Exclude<Via, 'direct' | 'proxy'>;
+export const GATEWAY_VIAS: readonly GatewayVia[] = ['gateway', 'guarded', 'fallback', 'cached'];
 
 /** One measured run: one kind of request, one path, one concurrency. */
 export interface RunFigures {
@@ -58,6 +62,8 @@ export interface AgainstProxy {
 export interface Derived {
   gateway: AgainstProxy;
   guarded: AgainstProxy;
+  fallback: AgainstProxy;
+  cached: AgainstProxy;
   /** The proxy against the mock directly: what Node itself costs on this machine. */
   proxy: {
     throughputVsDirect32: number;
@@ -73,10 +79,22 @@ export interface Derived {
   memory: { gateway: MemoryFigures; proxy: MemoryFigures };
   /** Gateway RSS after load ÷ the proxy's. */
   rssRatio: number;
-  /** What five built-in guardrail checks add, guarded minus gateway (NaN when not run). */
+  /** What each config adds to the plain gateway path (NaN when not run). */
+  overGateway: Record<Exclude<GatewayVia, 'gateway'>, OverGateway>;
+  /** What five built-in guardrail checks add, guarded minus gateway (NaN when not run); kept for the history. */
   guardrailAddedP50Ms1: number;
   guardrailAddedCpuMsPerRequest32: number;
   guardrailThroughputRatio32: number;
+}
+
+/** One config's path against the plain gateway's, chat. */
+export interface OverGateway {
+  /** p50 minus the gateway's, 1 connection, ms. */
+  addedP50Ms1: number;
+  /** CPU per request minus the gateway's, 32 connections, ms. */
+  addedCpuMsPerRequest32: number;
+  /** req/s ÷ the gateway's, 32 connections. */
+  throughputRatio32: number;
 }
 
 export interface TargetCheck {
@@ -90,6 +108,62 @@ export interface TargetCheck {
 export const failures = (run: RunFigures): number =>
   sum(Object.values(run.non2xx)) + sum(Object.values(run.errors)) + run.badBodies;
 
+/**
+ * One figure set per kind, path and concurrency out of repeated runs (`--repeat`), each figure the
+ * median of the runs' own: on a 2-core machine two runs a minute apart differ by more than most
+ * changes do. Counts (requests, failures) are summed.
+ */
+export function medianRuns(runs: RunFigures[]): RunFigures[] {
+  const groups = new Map<string, RunFigures[]>();
+  for (const run of runs) {
+    const key = `${run.kind}/${run.via}/${run.connections}`;
+    groups.set(key, [...(groups.get(key) ?? []), run]);
+  }
+  return [...groups.values()].map((group) => {
+    const first = group[0]!;
+    if (group.length === 1) return first;
+    const mid = (pick: (r: RunFigures) => number | null): number | null => {
+      const values = group.map(pick).filter((v): v is number => v !== null);
+      return values.length === 0 ? null : median(values);
+    };
+    return {
+      kind: first.kind,
+      via: first.via,
+      connections: first.connections,
+      requests: sum(group.map((r) => r.requests)),
+      windowMs: sum(group.map((r) => r.windowMs)),
+      rps: mid((r) => r.rps)!,
+      p50Ms: mid((r) => r.p50Ms)!,
+      p99Ms: mid((r) => r.p99Ms)!,
+      firstChunkP50Ms: mid((r) => r.firstChunkP50Ms),
+      firstChunkP99Ms: mid((r) => r.firstChunkP99Ms),
+      cpuMsPerRequest: mid((r) => r.cpuMsPerRequest),
+      cores: {
+        middle: mid((r) => r.cores.middle)!,
+        mock: mid((r) => r.cores.mock)!,
+        loadgen: mid((r) => r.cores.loadgen)!,
+        other: mid((r) => r.cores.other)!,
+      },
+      non2xx: addCounts(group.map((r) => r.non2xx)),
+      errors: addCounts(group.map((r) => r.errors)),
+      badBodies: sum(group.map((r) => r.badBodies)),
+      examples: [...new Set(group.flatMap((r) => r.examples))].slice(0, 5),
+    };
+  });
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[half]! : (sorted[half - 1]! + sorted[half]!) / 2;
+}
+
+function addCounts(counts: Array<Record<string, number>>): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const c of counts) for (const [k, n] of Object.entries(c)) total[k] = (total[k] ?? 0) + n;
+  return total;
+}
+
 export function find(runs: RunFigures[], kind: Kind, via: Via, connections: number): RunFigures | undefined {
   return runs.find((r) => r.kind === kind && r.via === via && r.connections === connections);
 }
@@ -100,7 +174,7 @@ export function derive(runs: RunFigures[], memory: { gateway: MemoryFigures; pro
   const cpu = (kind: Kind, via: Via) => get(kind, via, 32)?.cpuMsPerRequest ?? NaN;
   const p50 = (via: Via) => get('chat', via, 1)?.p50Ms ?? NaN;
   const chunk = (via: Via) => get('stream', via, 1)?.firstChunkP50Ms ?? NaN;
-  const against = (via: 'gateway' | 'guarded'): AgainstProxy => ({
+  const against = (via: GatewayVia): AgainstProxy => ({
     throughput32: rps('chat', via) / rps('chat', 'proxy'),
     streamThroughput32: rps('stream', via) / rps('stream', 'proxy'),
     cpuPerRequest32: cpu('chat', via) / cpu('chat', 'proxy'),
@@ -109,12 +183,19 @@ export function derive(runs: RunFigures[], memory: { gateway: MemoryFigures; pro
     firstChunkOverDirectP50Ms1: chunk(via) - chunk('direct'),
     firstChunkOverProxyP50Ms1: chunk(via) - chunk('proxy'),
   });
+  const overGateway = (via: GatewayVia): OverGateway => ({
+    addedP50Ms1: p50(via) - p50('gateway'),
+    addedCpuMsPerRequest32: cpu('chat', via) - cpu('chat', 'gateway'),
+    throughputRatio32: rps('chat', via) / rps('chat', 'gateway'),
+  });
   const gatewayCpu = runs
     .filter((r) => r.via === 'gateway' && r.cpuMsPerRequest !== null)
     .map((r) => r.cpuMsPerRequest!);
   return {
     gateway: against('gateway'),
     guarded: against('guarded'),
+    fallback: against('fallback'),
+    cached: against('cached'),
     proxy: {
       throughputVsDirect32: rps('chat', 'proxy') / rps('chat', 'direct'),
       cpuMsPerRequest32: cpu('chat', 'proxy'),
@@ -127,6 +208,11 @@ export function derive(runs: RunFigures[], memory: { gateway: MemoryFigures; pro
     gatewayCpuMsPerRequestWorst: gatewayCpu.length > 0 ? Math.max(...gatewayCpu) : NaN,
     memory,
     rssRatio: memory.gateway.after / memory.proxy.after,
+    overGateway: {
+      guarded: overGateway('guarded'),
+      fallback: overGateway('fallback'),
+      cached: overGateway('cached'),
+    },
     guardrailAddedP50Ms1: p50('guarded') - p50('gateway'),
     guardrailAddedCpuMsPerRequest32: cpu('chat', 'guarded') - cpu('chat', 'gateway'),
     guardrailThroughputRatio32: rps('chat', 'guarded') / rps('chat', 'gateway'),
@@ -139,7 +225,7 @@ export function derive(runs: RunFigures[], memory: { gateway: MemoryFigures; pro
  */
 export function checkTargets(d: Derived): TargetCheck[] {
   const met = (value: number, ok: (v: number) => boolean) => (Number.isFinite(value) ? ok(value) : null);
-  const rows = (via: 'gateway' | 'guarded', a: AgainstProxy): TargetCheck[] => [
+  const rows = (via: GatewayVia, a: AgainstProxy): TargetCheck[] => [
     {
       name: `${via}: throughput ÷ proxy's, 32 connections`,
       target: '>= 0.60x',
@@ -166,8 +252,7 @@ export function checkTargets(d: Derived): TargetCheck[] {
     },
   ];
   return [
-    ...rows('gateway', d.gateway),
-    ...rows('guarded', d.guarded),
+    ...GATEWAY_VIAS.flatMap((via) => rows(via, d[via])),
     {
       name: "gateway RSS after load ÷ proxy's",
       target: '<= 1.25x',
@@ -261,7 +346,16 @@ export function derivedLines(d: Derived): string {
     `gateway ÷ direct throughput at 32 connections: ${pct(d.throughputVsDirect32)} (streaming ${pct(d.streamThroughputVsDirect32)}); gateway CPU per request ${ms(d.gatewayCpuMsPerRequest32)} ms (worst run ${ms(d.gatewayCpuMsPerRequestWorst)} ms)`,
     `gateway RSS: ${rss(d.memory.gateway)}`,
     `proxy RSS: ${rss(d.memory.proxy)}`,
-    `five guardrail checks (guarded vs gateway, chat): added p50 at 1 connection ${ms(d.guardrailAddedP50Ms1)} ms, added gateway CPU per request at 32 connections ${ms(d.guardrailAddedCpuMsPerRequest32)} ms, throughput at 32 connections ${pct(d.guardrailThroughputRatio32)} of the unguarded`,
+    ...(
+      [
+        ['guarded', 'five guardrail checks'],
+        ['fallback', 'a fallback config of two targets'],
+        ['cached', 'the simple cache, every answer a hit'],
+      ] as const
+    ).map(([via, what]) => {
+      const o = d.overGateway[via];
+      return `${what} (${via} vs gateway, chat): added p50 at 1 connection ${signed(o.addedP50Ms1)} ms, added gateway CPU per request at 32 connections ${signed(o.addedCpuMsPerRequest32)} ms, throughput at 32 connections ${pct(o.throughputRatio32)} of the plain gateway's`;
+    }),
   ].join('\n');
 }
 

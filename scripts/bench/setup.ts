@@ -1,3 +1,5 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import type { LoadTarget } from './load.js';
 import type { Kind, Via } from './report.js';
@@ -54,8 +56,8 @@ export function targetsFor(kind: Kind, e: Endpoints): Record<Via, LoadTarget> {
     stream,
     // The usage-only chunk the gateway asked for is not passed on to a client that did not ask.
     check: stream
-      ? (text: string) => text.endsWith('data: [DONE]\n\n') && !text.includes('"choices":[]')
-      : (text: string) => text.includes('"chat.completion"'),
+      ? (text) => text.endsWith('data: [DONE]\n\n') && !text.includes('"choices":[]')
+      : (text) => text.includes('"chat.completion"'),
   };
   const direct: LoadTarget = {
     origin: e.mockUrl,
@@ -81,10 +83,31 @@ export function targetsFor(kind: Kind, e: Endpoints): Record<Via, LoadTarget> {
       ...viaGateway,
       headers: { ...viaGateway.headers, 'x-service-config': JSON.stringify(GUARDED_CONFIG) },
       // Every check passed: the answer carries the results (a stream, in its verdict event).
-      check: (text: string) => viaGateway.check(text) && text.includes('"before_request_hooks":[{'),
+      check: (text, headers) => viaGateway.check(text, headers) && text.includes('"before_request_hooks":[{'),
+    },
+    fallback: {
+      ...viaGateway,
+      headers: { ...viaGateway.headers, 'x-service-config': JSON.stringify(fallbackConfig(e.mockUrl)) },
+      // The first target answers, as it does on a good day: the row shows what the config costs.
+      check: (text, headers) => viaGateway.check(text, headers) && headers['x-service-target'] === 'primary',
+    },
+    cached: {
+      ...viaGateway,
+      headers: { ...viaGateway.headers, 'x-service-config': JSON.stringify(CACHED_CONFIG) },
+      // After the preflight stored it, every answer comes from the cache.
+      check: (text, headers) => viaGateway.check(text, headers) && headers['x-service-cache-status'] === 'HIT',
     },
   };
 }
+
+/** A fallback of two targets, both the mock provider (the request's own `Authorization` is sent). */
+export function fallbackConfig(mockUrl: string): Record<string, unknown> {
+  const target = (name: string) => ({ name, provider: 'openai', custom_host: `${mockUrl}/v1` });
+  return { strategy: { mode: 'fallback' }, targets: [target('primary'), target('secondary')] };
+}
+
+/** The simple response cache; the headers still name the provider and the mock's host. */
+export const CACHED_CONFIG = { cache: { mode: 'simple', max_age: 3600 } };
 
 async function adminPost(baseUrl: string, adminKey: string, path: string, body: unknown): Promise<unknown> {
   const res = await fetch(`${baseUrl}${path}`, {
@@ -135,14 +158,28 @@ export async function enableLimits(baseUrl: string, adminKey: string): Promise<v
 
 /** One request before any load: a broken set-up fails here, clearly, not as minutes of errors. */
 export async function preflight(name: string, target: LoadTarget): Promise<void> {
+  const { status, text, headers } = await sendOnce(target);
+  if (status !== 200 || !target.check(text, headers))
+    throw new Error(`preflight ${name} failed: ${status}: ${text.slice(0, 500)}`);
+}
+
+/** Sends the request until the cache answers it (the first answer is stored on its way out). */
+export async function primeCache(name: string, target: LoadTarget): Promise<void> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const { status, headers } = await sendOnce(target);
+    if (status === 200 && headers['x-service-cache-status'] === 'HIT') return;
+    await sleep(50);
+  }
+  throw new Error(`${name}: the cache did not answer the same request again`);
+}
+
+async function sendOnce(target: LoadTarget): Promise<{ status: number; text: string; headers: IncomingHttpHeaders }> {
   const res = await request(`${target.origin}${target.path}`, {
     method: 'POST',
     headers: target.headers,
     body: target.body,
   });
-  const text = await res.body.text();
-  if (res.statusCode !== 200 || !target.check(text))
-    throw new Error(`preflight ${name} failed: ${res.statusCode}: ${text.slice(0, 500)}`);
+  return { status: res.statusCode, text: await res.body.text(), headers: res.headers };
 }
 
 /** This environment without SVCGW_* settings, so a developer's own settings do not change the figures. */

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { checkTargets, derive, medianRuns, type RunFigures, type Via } from '../../scripts/bench/report.js';
+
+function run(
+  via: Via,
+  connections: number,
+  rps: number,
+  cpu: number | null,
+  extra: Partial<RunFigures> = {},
+): RunFigures {
+  return {
+    kind: 'chat',
+    via,
+    connections,
+    requests: Math.round(rps * 10),
+    windowMs: 10_000,
+    rps,
+    p50Ms: 1,
+    p99Ms: 2,
+    firstChunkP50Ms: null,
+    firstChunkP99Ms: null,
+    cpuMsPerRequest: cpu,
+    cores: { middle: 1, mock: 0.5, loadgen: 0.5, other: 0 },
+    non2xx: {},
+    errors: {},
+    badBodies: 0,
+    examples: [],
+    ...extra,
+  };
+}
+
+describe('bench report: repeated rounds', () => {
+  it('reports the median of each figure and sums the counts', () => {
+    const rounds = [
+      run('gateway', 32, 5000, 0.2, { non2xx: { 429: 1 } }),
+      run('gateway', 32, 9000, 0.1),
+      run('gateway', 32, 6000, 0.4, { non2xx: { 429: 2, 500: 1 }, badBodies: 3 }),
+      run('proxy', 32, 10_000, 0.1),
+    ];
+    const [gateway, proxy] = medianRuns(rounds);
+    expect(gateway).toMatchObject({ via: 'gateway', rps: 6000, cpuMsPerRequest: 0.2, requests: 200_000 });
+    expect(gateway!.non2xx).toEqual({ 429: 3, 500: 1 });
+    expect(gateway!.badBodies).toBe(3);
+    expect(proxy).toBe(rounds[3]); // a single run stays as it was
+  });
+
+  it('takes the middle two of an even number of rounds', () => {
+    const [median] = medianRuns([run('proxy', 1, 100, 0.1), run('proxy', 1, 300, 0.3)]);
+    expect(median!.rps).toBe(200);
+    expect(median!.cpuMsPerRequest).toBeCloseTo(0.2);
+  });
+});
+
+describe('bench report: a row per config', () => {
+  it('checks each config path against the proxy, and says "not run" for a path left out', () => {
+    const runs = [
+      run('proxy', 32, 10_000, 0.1),
+      run('gateway', 32, 7000, 0.15),
+      run('fallback', 32, 5000, 0.2),
+      run('cached', 32, 8000, 0.12),
+    ];
+    const memory = { before: 100, after: 120, peak: 130 };
+    const derived = derive(runs, { gateway: memory, proxy: memory });
+    expect(derived.overGateway.fallback.addedCpuMsPerRequest32).toBeCloseTo(0.05);
+    expect(derived.overGateway.cached.throughputRatio32).toBeCloseTo(8 / 7);
+    const checks = checkTargets(derived);
+    const throughput = (via: string) => checks.find((c) => c.name === `${via}: throughput ÷ proxy's, 32 connections`);
+    expect(throughput('gateway')!.met).toBe(true);
+    expect(throughput('fallback')!.met).toBe(false); // 0.5x
+    expect(throughput('cached')!.met).toBe(true);
+    expect(throughput('guarded')!.met).toBeNull();
+  });
+});
