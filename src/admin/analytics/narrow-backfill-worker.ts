@@ -7,15 +7,25 @@ import type { Logger } from '../../telemetry/logger.js';
 /** How soon after a start the backfill begins, and how often an unfinished one is taken up again. */
 const INTERVAL_MS = 60_000;
 
+/** Calls `tick` every `ms` until the returned function is called; tests pass one they fire themselves. */
+export type Repeat = (tick: () => void, ms: number) => () => void;
+
+const everyUnref: Repeat = (tick, ms) => {
+  const timer = setInterval(tick, ms);
+  timer.unref();
+  return () => clearInterval(timer);
+};
+
 /**
  * Sums the rollups written before migration 0035 into narrow rollups, a day of period starts per
  * step, newest first (docs/analytics.md#narrow-rollups). One instance at a time
  * (storage/job-lock.ts); each step is its own transaction, so a run cut short (a kill, a
  * failure) resumes at the mark. Between steps the event loop serves requests.
  */
-export function createNarrowBackfillWorker(deps: { db: Db; logger: Logger }) {
+export function createNarrowBackfillWorker(deps: { db: Db; logger: Logger; repeat?: Repeat }) {
   const logger = deps.logger.child({ component: 'narrow-backfill' });
-  let timer: NodeJS.Timeout | null = null;
+  const repeat = deps.repeat ?? everyUnref;
+  let cancel: (() => void) | null = null;
   let running: Promise<unknown> | null = null;
   let done = false;
   // Set by stop(): the run ends after its current step (a shutdown must not wait for the rest).
@@ -50,15 +60,14 @@ export function createNarrowBackfillWorker(deps: { db: Db; logger: Logger }) {
     /** A whole run now, whatever stop() said (tests, operators' scripts). */
     runOnce: () => run(() => true),
     start(): void {
-      if (timer !== null) return;
+      if (cancel !== null) return;
       stopping = false;
-      timer = setInterval(tick, INTERVAL_MS);
-      timer.unref();
+      cancel = repeat(tick, INTERVAL_MS);
     },
     async stop(): Promise<void> {
       stopping = true;
-      if (timer !== null) clearInterval(timer);
-      timer = null;
+      cancel?.();
+      cancel = null;
       await running;
     },
   };
