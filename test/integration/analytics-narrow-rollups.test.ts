@@ -110,6 +110,9 @@ describe('analytics narrow rollups', () => {
         ]),
       ],
       [{ workspaceId: 'ws-2' }, columns(['model', 'status_code', 'guardrail_verdict'])],
+      // No dimension: the totals, from every value of one dimension.
+      [{}, [...TIME, ...columns(['workspace_id'])]],
+      [{ workspaceId: 'ws-1' }, TIME],
       [{ model: 'm1' }, [...TIME, ...columns(['model', 'workspace_id'])]],
       [{ model: 'nothing' }, TIME],
       [{ statusCodes: [200, 429] }, [...TIME, ...columns(['status_code'])]],
@@ -122,6 +125,7 @@ describe('analytics narrow rollups', () => {
     // Answered by the other rollups or request_logs: a key, two dimensions, two pairs.
     const other: Array<[Partial<RowFilter>, Grouping[]]> = [
       [{ apiKeyId: 'k1' }, columns(['model'])],
+      [{}, columns(['api_key_id'])],
       [{ visibleKeyIds: ['k1', 'k3'] }, [...TIME, ...columns(['model'])]],
       [{ model: 'm1', provider: 'openai' }, TIME],
       [{ model: 'm1' }, columns(['provider', 'api_key_id'])],
@@ -234,6 +238,12 @@ describe('analytics narrow rollups', () => {
     await db.deleteFrom('analytics_rollups').execute();
     await db.deleteFrom('analytics_metadata_rollups').execute();
     expect((await reader.aggregate(whole, { by: 'all' }, { latencies: false })).get(0)!.requests).toBe(expected);
+    // The totals too, without the key rollups.
+    const { model: _model, ...everything } = whole;
+    const total = all.filter((r) => r.organisation_id === organisationId).length;
+    expect((await reader.aggregate(everything, { by: 'all' }, { latencies: false })).get(0)!.requests).toBe(total);
+    await db.deleteFrom('analytics_key_rollups').execute();
+    expect((await reader.aggregate(everything, { by: 'all' }, { latencies: false })).get(0)!.requests).toBe(total);
   }, 300_000);
 });
 

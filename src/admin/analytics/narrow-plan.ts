@@ -15,10 +15,18 @@ export interface NarrowPlan {
 }
 
 /**
+ * Every request has exactly one value of each dimension ('' for none), so the narrow rows of one
+ * dimension summed over all its values are the totals. The guardrail verdict has the fewest
+ * values (none, passed, failed): per workspace and hour at most three rows, where
+ * `analytics_key_rollups` holds one per key.
+ */
+const TOTALS_DIMENSION: NarrowDimension = 'guardrail_verdict';
+
+/**
  * The narrow rows that answer a query, if any: a filter and grouping that name one dimension at
  * most (besides the workspace and a summed metadata pair `pair`), with no key filter, no per-key
- * visibility and no per-request condition. Without a pair, a query that names no dimension is
- * better answered by `analytics_key_rollups`: null.
+ * visibility and no per-request condition. A query that names no dimension (and no pair) reads
+ * the totals: every value of TOTALS_DIMENSION.
  */
 export function narrowPlan(
   filter: RowFilter,
@@ -44,8 +52,8 @@ export function narrowPlan(
     }
   } else if (grouping.by === 'time') group = grouping.interval === 'hour' ? 'period_start' : 'period_start / 24';
   else group = '0';
-  if (dimensions.size > 1 || (dimensions.size === 0 && !pair)) return null;
-  const dimension = [...dimensions][0] ?? '';
+  if (dimensions.size > 1) return null;
+  const dimension = [...dimensions][0] ?? (pair ? '' : TOTALS_DIMENSION);
   return {
     metadataKey: pair?.key ?? '',
     metadataValue: pair?.value ?? '',
