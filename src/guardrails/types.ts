@@ -51,6 +51,16 @@ export interface GuardrailContext {
   /** Aborted when the client goes away or the check's time is up. */
   signal: AbortSignal;
   server: GuardrailServerOptions;
+  /**
+   * Texts already read from the bodies in this hook run (see text/context-text.ts): the checks
+   * of one run read the same bodies, so their texts are extracted once. Absent: read each time.
+   */
+  texts?: TextCache | undefined;
+}
+
+/** One hook run's texts, kept by text/context-text.ts (createTextCache); opaque elsewhere. */
+export interface TextCache {
+  readonly textCache: true;
 }
 
 /** What one check says. `transformed` carries whole new bodies, in the shape they came in. */

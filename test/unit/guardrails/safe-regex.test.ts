@@ -17,6 +17,44 @@ describe('patterns on the worker', () => {
     expect(await testWithin('c$', 'abc')).toBe(true);
   });
 
+  it('answers each of the tests asked for in one turn (one message to the worker) with its own verdict', async () => {
+    const asked = [
+      testWithin('sk-[A-Za-z0-9]{20,}', 'my key is sk-abcdefghijklmnopqrstuvwxyz'),
+      testWithin('sk-[A-Za-z0-9]{20,}', 'hello'),
+      testWithin('^h', 'hello'),
+      testWithin('^H', 'hello'),
+      testWithin('^H', 'hello', 1_000, 'i'),
+      testWithin('(', 'hello'),
+    ];
+    const settled = await Promise.allSettled(asked);
+    expect(settled.slice(0, 5).map((s) => (s.status === 'fulfilled' ? s.value : s.reason))).toEqual([
+      true,
+      false,
+      true,
+      false,
+      true,
+    ]);
+    expect(settled[5]).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/Invalid/) } });
+  });
+
+  it('stops a runaway pattern sent in the same turn as harmless ones, which keep their own answers', async () => {
+    const before = testWithin('a', 'abc', 2_000);
+    const runaway = testWithin('^(a+)+$', `${'a'.repeat(40)}!`, 100);
+    const after = testWithin('^x', 'abc', 2_000);
+    await expect(runaway).rejects.toThrow(/ran longer than 100 ms/);
+    expect(await Promise.all([before, after])).toEqual([true, false]);
+  });
+
+  it('keeps the event loop free while a runaway pattern runs', async () => {
+    const order: string[] = [];
+    const runaway = testWithin('^(a+)+$', `${'a'.repeat(40)}!`, 200).catch(() => order.push('runaway stopped'));
+    // Other work of the gateway (here: a few turns of the loop) goes on meanwhile.
+    for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+    order.push('loop turned');
+    await runaway;
+    expect(order).toEqual(['loop turned', 'runaway stopped']);
+  });
+
   it('reports a pattern that does not compile as an error, not as a verdict', async () => {
     await expect(testWithin('(', 'abc')).rejects.toThrow(/Invalid regular expression/);
   });
