@@ -80,8 +80,10 @@ export async function runChecks(
   const timers = options.timers ?? systemTimers;
   let current = context;
   const results: CheckRunResult[] = [];
-  for (const spec of checks) {
-    const started = clock.now();
+  const startedAhead = new Map<number, { at: number; pending: Settled | Promise<Settled> }>();
+  for (let index = 0; index < checks.length; index++) {
+    const spec = checks[index]!;
+    let started = clock.now();
     // Built field by field: a spread per result showed in profiles of guarded requests.
     const finish = (rest: Omit<CheckRunResult, 'id' | 'name' | 'durationMs'>): CheckRunResult => {
       const result: CheckRunResult = { id: spec.id } as CheckRunResult;
@@ -120,7 +122,19 @@ export async function runChecks(
     }
     const check = prepared.check;
     const timeoutMs = Math.min(check.timeoutMs, options.maxTimeoutMs ?? Infinity);
-    const pending = settle(check, current, timeoutMs, timers);
+    const ahead = startedAhead.get(index);
+    if (ahead) started = ahead.at;
+    const pending = ahead ? ahead.pending : settle(check, current, timeoutMs, timers);
+    if (check.readOnly && pending instanceof Promise) {
+      // The read-only checks right after this one judge the same body: they start now, so that
+      // several regexMatch checks of a request share one message to the regex worker.
+      for (let next = index + 1; next < checks.length && !startedAhead.has(next); next++) {
+        const following = readyCheck(checks[next]!, current.hook, options.catalogue);
+        if (!following?.readOnly) break;
+        const limit = Math.min(following.timeoutMs, options.maxTimeoutMs ?? Infinity);
+        startedAhead.set(next, { at: clock.now(), pending: settle(following, current, limit, timers) });
+      }
+    }
     const settled = pending instanceof Promise ? await pending : pending;
     if (settled.kind === 'timeout') {
       results.push(finish(errorResult(`timed out after ${timeoutMs} ms`, check.failOnError, true)));
@@ -153,6 +167,19 @@ export async function runChecks(
     request: current.request.json,
     ...(current.response?.json === undefined ? {} : { response: current.response.json }),
   };
+}
+
+/** The check a spec stands for when it runs at this hook (enabled, known, valid), else null. */
+function readyCheck(
+  spec: CheckSpec,
+  hook: GuardrailContext['hook'],
+  catalogue?: Readonly<Record<string, CheckDefinition>>,
+): PreparedCheck | null {
+  if (spec.is_enabled === false) return null;
+  const definition = definitionOf(spec.id, catalogue);
+  if (!definition || !definition.hooks.includes(hook)) return null;
+  const prepared = prepareOnce(definition, spec.parameters);
+  return prepared.ok ? prepared.check : null;
 }
 
 /**

@@ -81,6 +81,11 @@ export interface PreparedCheck {
   failOnError: boolean;
   /** A plain result when the check judged without waiting (most built-ins). */
   run(context: GuardrailContext): Promise<CheckResult> | CheckResult;
+  /**
+   * The check never changes the bodies and has no effect beyond its result: the runner may
+   * start it together with the read-only checks before it, on the same body.
+   */
+  readOnly?: boolean;
 }
 
 /** One built-in check, with the types of its parameters erased (see defineCheck). */

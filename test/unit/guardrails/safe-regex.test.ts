@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { MessagePort } from 'node:worker_threads';
+import { describe, expect, it, vi } from 'vitest';
+import { runChecks } from '../../../src/guardrails/run-checks.js';
 import { testWithin } from '../../../src/guardrails/safe-regex.js';
+import { chatContext } from './context.js';
 
 describe('patterns on the worker', () => {
   it('answers like RegExp.test, with flags', async () => {
@@ -57,5 +60,44 @@ describe('patterns on the worker', () => {
 
   it('reports a pattern that does not compile as an error, not as a verdict', async () => {
     await expect(testWithin('(', 'abc')).rejects.toThrow(/Invalid regular expression/);
+  });
+});
+
+describe('regexMatch checks of one guardrail', () => {
+  it('share one message to the worker, each with its own verdict', async () => {
+    const chat = chatContext('hello there, order 42');
+    await runChecks([{ id: 'default.regexMatch', parameters: { rule: 'warm-up' } }], chat); // the worker is up
+    const posted = vi.spyOn(MessagePort.prototype, 'postMessage');
+    try {
+      const outcome = await runChecks(
+        [
+          { id: 'default.regexMatch', parameters: { rule: '^hello' } },
+          { id: 'default.regexMatch', parameters: { rule: 'order \\d+$' } },
+          { id: 'default.regexMatch', parameters: { rule: 'sk-[A-Za-z0-9]{20,}', not: true } },
+          { id: 'default.regexMatch', parameters: { rule: '^bye' } },
+        ],
+        chat,
+      );
+      expect(outcome.results.map((r) => r.verdict)).toEqual([true, true, true, false]);
+      expect(posted).toHaveBeenCalledTimes(1);
+    } finally {
+      posted.mockRestore();
+    }
+  });
+
+  it('start ahead only up to a check that may change the body', async () => {
+    const outcome = await runChecks(
+      [
+        { id: 'default.regexMatch', parameters: { rule: 'ada@example\\.com' } },
+        { id: 'default.pii', parameters: { categories: ['EMAIL_ADDRESS'], redact: true } },
+        { id: 'default.regexMatch', parameters: { rule: 'ada@example\\.com' } },
+      ],
+      chatContext('mail ada@example.com'),
+    );
+    expect(outcome.results.map((r) => [r.id, r.verdict, r.transformed])).toEqual([
+      ['default.regexMatch', true, false],
+      ['default.pii', true, true],
+      ['default.regexMatch', false, false],
+    ]);
   });
 });
