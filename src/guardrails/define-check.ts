@@ -16,6 +16,8 @@ export interface CheckSpecification<S extends z.ZodType> {
   timeoutMs?: (parameters: z.output<S>) => number;
   /** Default: an error or a time-out fails the check (fail closed). */
   failOnError?: (parameters: z.output<S>) => boolean;
+  /** Never changes the bodies and does nothing besides judging (see PreparedCheck.readOnly). */
+  readOnly?: boolean;
   /** Top-level parameter names whose values (or, for objects, whose entries' values) are secrets. */
   secretParameters?: readonly string[];
   run(context: GuardrailContext, parameters: z.output<S>): Promise<CheckResult> | CheckResult;
@@ -52,6 +54,7 @@ export function defineCheck<S extends z.ZodType>(spec: CheckSpecification<S>): C
           timeoutMs: spec.timeoutMs?.(parameters) ?? DEFAULT_CHECK_TIMEOUT_MS,
           failOnError: spec.failOnError?.(parameters) ?? true,
           run: (context) => spec.run(context, parameters),
+          ...(spec.readOnly ? { readOnly: true } : {}),
         },
       };
     },

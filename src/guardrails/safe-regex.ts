@@ -2,8 +2,12 @@
  * Patterns written by admins run on a worker thread with a time limit: a pattern that
  * backtracks catastrophically (`(a+)+$`) would otherwise block the event loop, which no check
  * time-out can interrupt. A runaway pattern costs the worker (it is terminated and replaced),
- * never the gateway. One warm worker serves every test: a message each way costs microseconds,
- * where a vm time limit started and joined a watchdog thread on every test.
+ * never the gateway. One warm worker serves every test.
+ *
+ * The tests asked for in one turn of the event loop (the regex checks of every request that
+ * turn) go to the worker in one message, and one watchdog timer guards them all: under load a
+ * message and a timer per test cost more than the tests. The worker still answers each test as
+ * soon as it has run it, so the watchdog can tell which test is running when time is up.
  */
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 
@@ -20,24 +24,27 @@ export function regexProblem(source: string, flags = ''): string | null {
   }
 }
 
-// The worker keeps compiled patterns by source; it answers {id, result} or {id, error}.
+// The worker keeps compiled patterns by source; it gets an array of tests and answers each at
+// once, in order, with {id, result} or {id, error}.
 const WORKER_SOURCE = `
 const { workerData } = require('node:worker_threads');
 const port = workerData.port;
 const compiled = new Map();
-port.on('message', ({ id, source, flags, text }) => {
-  try {
-    const key = flags + '/' + source;
-    let pattern = compiled.get(key);
-    if (pattern === undefined) {
-      if (compiled.size >= 1000) compiled.clear();
-      pattern = new RegExp(source, flags);
-      compiled.set(key, pattern);
+port.on('message', (tests) => {
+  for (const { id, source, flags, text } of tests) {
+    try {
+      const key = flags + '/' + source;
+      let pattern = compiled.get(key);
+      if (pattern === undefined) {
+        if (compiled.size >= 1000) compiled.clear();
+        pattern = new RegExp(source, flags);
+        compiled.set(key, pattern);
+      }
+      pattern.lastIndex = 0;
+      port.postMessage({ id, result: pattern.test(text) });
+    } catch (error) {
+      port.postMessage({ id, error: String(error && error.message || error) });
     }
-    pattern.lastIndex = 0;
-    port.postMessage({ id, result: pattern.test(text) });
-  } catch (error) {
-    port.postMessage({ id, error: String(error && error.message || error) });
   }
 });
 `;
@@ -47,7 +54,8 @@ interface Pending {
   flags: string;
   text: string;
   limitMs: number;
-  timer: ReturnType<typeof setTimeout> | null;
+  /** performance.now() past which the test counts as runaway; set when it is sent. */
+  deadline: number;
   resolve: (matched: boolean) => void;
   reject: (error: Error) => void;
 }
@@ -58,10 +66,23 @@ interface Reply {
   error?: string;
 }
 
+interface Test {
+  id: number;
+  source: string;
+  flags: string;
+  text: string;
+}
+
 let worker: Worker | null = null;
 let port: MessagePort | null = null;
 let nextId = 0;
+/** Every test sent and not answered, in the order sent: the worker runs them in that order. */
 const pending = new Map<number, Pending>();
+/** Tests asked for this turn, sent together at its end. */
+let queued: Array<[number, Pending]> = [];
+let watchdog: ReturnType<typeof setTimeout> | null = null;
+/** When the armed watchdog fires (performance.now()). */
+let watchdogAt = Infinity;
 
 function start(): MessagePort {
   const channel = new MessageChannel();
@@ -83,7 +104,6 @@ function settle(reply: Reply): void {
   const entry = pending.get(reply.id);
   if (!entry) return;
   pending.delete(reply.id);
-  if (entry.timer) clearTimeout(entry.timer);
   if (reply.error !== undefined) entry.reject(new Error(reply.error));
   else entry.resolve(reply.result === true);
 }
@@ -97,30 +117,63 @@ function restart(failed: number | null): void {
   void old?.terminate();
   const waiting = [...pending.entries()].filter(([id]) => id !== failed);
   pending.clear();
-  for (const [, entry] of waiting) {
-    if (entry.timer) clearTimeout(entry.timer);
-    send(entry);
-  }
+  for (const [, entry] of waiting) queue(entry);
 }
 
-function send(entry: Pending): void {
-  const id = ++nextId;
-  pending.set(id, entry);
-  (port ?? start()).postMessage({ id, source: entry.source, flags: entry.flags, text: entry.text });
-  entry.timer = setTimeout(() => {
-    // Answers already on their way (the event loop was busy, not the pattern) count.
-    for (let reply = port && receiveMessageOnPort(port); reply; reply = port && receiveMessageOnPort(port))
-      settle(reply.message as Reply);
-    if (!pending.has(id)) return;
+function queue(entry: Pending): void {
+  if (queued.length === 0) setImmediate(sendQueued);
+  queued.push([++nextId, entry]);
+}
+
+function sendQueued(): void {
+  const batch = queued;
+  queued = [];
+  if (batch.length === 0) return;
+  const now = performance.now();
+  const tests: Test[] = [];
+  for (const [id, entry] of batch) {
+    entry.deadline = now + entry.limitMs;
+    pending.set(id, entry);
+    tests.push({ id, source: entry.source, flags: entry.flags, text: entry.text });
+  }
+  (port ?? start()).postMessage(tests);
+  armWatchdog();
+}
+
+/**
+ * The watchdog fires at the earliest deadline of the tests not yet answered; it is moved when a
+ * batch brings an earlier one or when it fires, not per answer. A test still unanswered past its
+ * deadline is the runaway, as if it had had a timer of its own.
+ */
+function armWatchdog(): void {
+  let at = Infinity;
+  for (const entry of pending.values()) at = Math.min(at, entry.deadline);
+  if (at === Infinity || (watchdog !== null && watchdogAt <= at)) return;
+  if (watchdog !== null) clearTimeout(watchdog);
+  watchdogAt = at;
+  watchdog = setTimeout(onWatchdog, Math.max(0, at - performance.now()));
+  watchdog.unref();
+}
+
+function onWatchdog(): void {
+  watchdog = null;
+  watchdogAt = Infinity;
+  // Answers already on their way (the event loop was busy, not the pattern) count.
+  for (let reply = port && receiveMessageOnPort(port); reply; reply = port && receiveMessageOnPort(port))
+    settle(reply.message as Reply);
+  const now = performance.now();
+  for (const [id, entry] of pending) {
+    if (now < entry.deadline) continue;
     restart(id);
     entry.reject(new Error(`the pattern ran longer than ${entry.limitMs} ms on this text`));
-  }, entry.limitMs);
-  entry.timer.unref();
+    return;
+  }
+  armWatchdog();
 }
 
 /** `new RegExp(source, flags).test(text)` on the worker; rejects when it runs past the limit. */
 export function testWithin(source: string, text: string, limitMs = REGEX_TIME_LIMIT_MS, flags = ''): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    send({ source, flags, text, limitMs, timer: null, resolve, reject });
+    queue({ source, flags, text, limitMs, deadline: Infinity, resolve, reject });
   });
 }

@@ -51,6 +51,16 @@ export interface GuardrailContext {
   /** Aborted when the client goes away or the check's time is up. */
   signal: AbortSignal;
   server: GuardrailServerOptions;
+  /**
+   * Texts already read from the bodies in this hook run (see text/context-text.ts): the checks
+   * of one run read the same bodies, so their texts are extracted once. Absent: read each time.
+   */
+  texts?: TextCache | undefined;
+}
+
+/** One hook run's texts, kept by text/context-text.ts (createTextCache); opaque elsewhere. */
+export interface TextCache {
+  readonly textCache: true;
 }
 
 /** What one check says. `transformed` carries whole new bodies, in the shape they came in. */
@@ -71,6 +81,11 @@ export interface PreparedCheck {
   failOnError: boolean;
   /** A plain result when the check judged without waiting (most built-ins). */
   run(context: GuardrailContext): Promise<CheckResult> | CheckResult;
+  /**
+   * The check never changes the bodies and has no effect beyond its result: the runner may
+   * start it together with the read-only checks before it, on the same body.
+   */
+  readOnly?: boolean;
 }
 
 /** One built-in check, with the types of its parameters erased (see defineCheck). */

@@ -135,6 +135,8 @@ export class RequestGuard {
   private requestBody: Record<string, unknown> | null = null;
   /** Whether the logged request body is one a target's own guardrails changed. */
   private loggedTargetBody = false;
+  /** The JSON answer the onSend step parsed, with the bytes it came from. */
+  private answer: { bytes: Buffer; json: Record<string, unknown> } | null = null;
 
   constructor(
     private readonly deps: GatewayGuardrails,
@@ -235,6 +237,7 @@ export class RequestGuard {
     const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
     const parsed = text === null ? null : parseObject(text);
     if (parsed === null) return payload; // not a JSON object (speech audio): nothing to judge or to carry results in
+    if (Buffer.isBuffer(payload)) this.answer = { bytes: payload, json: parsed };
     let body = parsed;
     if (after.length > 0) {
       const pass = await this.run.run(
@@ -255,7 +258,15 @@ export class RequestGuard {
     if (results.before_request_hooks.length + results.after_request_hooks.length === 0 && body === parsed)
       return payload;
     if (this.run.anyFailed()) reply.code(HOOKS_FAILED_STATUS);
-    return JSON.stringify({ ...body, hook_results: results });
+    return withHookResults(body, this.run.visibleJson());
+  }
+
+  /**
+   * The provider's JSON answer as the onSend step parsed it, when `bytes` are what it parsed:
+   * the usage read after the reply needs no parse of its own.
+   */
+  parsedAnswer(bytes: Buffer): Record<string, unknown> | null {
+    return this.answer?.bytes === bytes ? this.answer.json : null;
   }
 
   private async guardStream(
@@ -312,8 +323,8 @@ export class RequestGuard {
 
   /** Writes the results and the verdict into the log record, once async guardrails are done. */
   async record(draft: RequestLogDraft): Promise<void> {
-    const { results, verdict } = await this.run.settled();
-    draft.hookResults = JSON.stringify(results);
+    const { json, verdict } = await this.run.settledJson();
+    draft.hookResults = json;
     draft.guardrailVerdict = verdict;
   }
 }
@@ -328,4 +339,16 @@ function parseObject(text: string): Record<string, unknown> | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * `JSON.stringify({ ...body, hook_results })` with the results already serialised: the same
+ * text (the spread puts `hook_results` last unless the body has one of its own, whose place it
+ * then takes), without serialising the results a second time for the log.
+ */
+export function withHookResults(body: Record<string, unknown>, resultsJson: string): string {
+  if (Object.hasOwn(body, 'hook_results'))
+    return JSON.stringify({ ...body, hook_results: JSON.parse(resultsJson) as unknown });
+  const head = JSON.stringify(body);
+  return head === '{}' ? `{"hook_results":${resultsJson}}` : `${head.slice(0, -1)},"hook_results":${resultsJson}}`;
 }

@@ -2,6 +2,7 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { runChecks, type CheckRunResult, type RunOutcome } from '../../guardrails/run-checks.js';
 import type { ResolvedGuardrail } from '../../guardrails/store/index.js';
+import { createTextCache } from '../../guardrails/text/context-text.js';
 import type { GuardrailContext, GuardrailHook, GuardrailServerOptions } from '../../guardrails/types.js';
 import {
   verdictOf,
@@ -56,6 +57,8 @@ export class GuardrailRun {
   readonly before: HookResultView[] = [];
   readonly after: HookResultView[] = [];
   private readonly pending: Array<Promise<void>> = [];
+  /** The visible results as JSON, with how many results it holds: the answer's and the log's text. */
+  private serialised: { before: number; after: number; json: string } | null = null;
 
   constructor(
     private readonly deps: GuardrailRunDeps,
@@ -73,6 +76,8 @@ export class GuardrailRun {
     let response = bodies.response?.json;
     let changed = false;
     const into = hook === 'beforeRequestHook' ? this.before : this.after;
+    // The guardrails of this run read the same bodies: their texts are extracted once.
+    const texts = createTextCache();
     for (const guardrail of guardrails) {
       const context: GuardrailContext = {
         hook,
@@ -92,6 +97,7 @@ export class GuardrailRun {
         provider,
         signal: this.facts.signal,
         server: this.deps.server,
+        texts,
       };
       if (guardrail.actions.async) {
         this.pending.push(this.judge(guardrail, hook, context).then((view) => void into.push(view)));
@@ -120,6 +126,19 @@ export class GuardrailRun {
     };
   }
 
+  /**
+   * `JSON.stringify(this.visible())`, made once for the answer and the log record: with no
+   * async guardrail the two are the same results, and results are only ever added.
+   */
+  visibleJson(): string {
+    const { serialised } = this;
+    if (serialised && serialised.before === this.before.length && serialised.after === this.after.length)
+      return serialised.json;
+    const json = JSON.stringify(this.visible());
+    this.serialised = this.pending.length === 0 ? { before: this.before.length, after: this.after.length, json } : null;
+    return json;
+  }
+
   /** True when a guardrail the client sees failed (the answer then says 246). */
   anyFailed(): boolean {
     const { before_request_hooks: before, after_request_hooks: after } = this.visible();
@@ -137,6 +156,17 @@ export class GuardrailRun {
     return { results, verdict: verdictOf(results) };
   }
 
+  /** `settled()` with the results as the log keeps them (JSON), made once when the answer had them. */
+  async settledJson(): Promise<{ json: string; verdict: GuardrailVerdict | null }> {
+    if (this.pending.length > 0) {
+      const { results, verdict } = await this.settled();
+      return { json: JSON.stringify(results), verdict };
+    }
+    // Without async guardrails every result is visible: the log's results are the answer's.
+    const json = this.visibleJson();
+    return { json, verdict: verdictOf({ before_request_hooks: this.before, after_request_hooks: this.after }) };
+  }
+
   private async judge(guardrail: ResolvedGuardrail, hook: GuardrailHook, context: GuardrailContext) {
     const started = this.deps.clock.now();
     const outcome = await runChecks(guardrail.checks, context, { clock: this.deps.clock });
@@ -147,8 +177,15 @@ export class GuardrailRun {
 
   private view(guardrail: ResolvedGuardrail, hook: GuardrailHook, outcome: RunOutcome, started: number) {
     const created = new Date(started).toISOString();
-    const checks = outcome.results.filter((r) => !r.skipped).map((r) => checkView(r, created));
-    const errors = checks.filter((c) => c.error !== null);
+    const checks: CheckResultView[] = [];
+    let errors = '';
+    for (const result of outcome.results) {
+      if (result.skipped) continue;
+      const check = checkView(result, created);
+      checks.push(check);
+      if (check.error !== null) errors += `${errors === '' ? '' : '; '}${check.id}: ${check.error.message}`;
+    }
+    // Fields in the order the answer and the log have always shown them.
     const view: HookResultView = {
       id: guardrail.slug ?? guardrail.name ?? guardrail.source,
       type: 'guardrail',
@@ -159,29 +196,35 @@ export class GuardrailRun {
       skipped: false,
       checks,
       feedback: null,
-      error: errors.length > 0 ? { message: errors.map((c) => `${c.id}: ${c.error!.message}`).join('; ') } : null,
+      error: errors === '' ? null : { message: errors },
       execution_time: Math.max(0, this.deps.clock.now() - started),
       created_at: created,
-      ...(guardrail.id ? { guardrail_id: guardrail.id, guardrail_version_id: guardrail.version_id } : {}),
-      ...(!outcome.verdict && guardrail.actions.message ? { message: guardrail.actions.message } : {}),
     };
+    if (guardrail.id) {
+      view.guardrail_id = guardrail.id;
+      view.guardrail_version_id = guardrail.version_id;
+    }
+    if (!outcome.verdict && guardrail.actions.message) view.message = guardrail.actions.message;
     return view;
   }
 
   /** The guardrail's `on_success` / `on_fail` feedback, on the trace and in its result. */
   private feedback(guardrail: ResolvedGuardrail, view: HookResultView): void {
     const { feedback } = view.verdict ? guardrail.actions.on_success : guardrail.actions.on_fail;
-    const ids = (pick: (c: CheckResultView) => boolean) =>
-      view.checks
-        .filter(pick)
-        .map((c) => c.id)
-        .join(',');
-    const metadata = {
-      successfulChecks: ids((c) => c.verdict && c.error === null),
-      failedChecks: ids((c) => !c.verdict),
-      erroredChecks: ids((c) => c.error !== null),
-      ...(feedback.metadata ? { note: feedback.metadata } : {}),
+    const successful: string[] = [];
+    const failed: string[] = [];
+    const errored: string[] = [];
+    for (const check of view.checks) {
+      if (check.verdict && check.error === null) successful.push(check.id);
+      if (!check.verdict) failed.push(check.id);
+      if (check.error !== null) errored.push(check.id);
+    }
+    const metadata: Record<string, string> = {
+      successfulChecks: successful.join(','),
+      failedChecks: failed.join(','),
+      erroredChecks: errored.join(','),
     };
+    if (feedback.metadata) metadata.note = feedback.metadata;
     view.feedback = { value: feedback.value, weight: feedback.weight, metadata };
     if (feedback.weight > 0)
       this.deps.recordFeedback({

@@ -8,6 +8,7 @@ import { GUARDRAIL_HOOKS } from '../types.js';
 export const regexMatch = defineCheck({
   id: 'default.regexMatch',
   hooks: GUARDRAIL_HOOKS,
+  readOnly: true,
   parameters: z.strictObject({ rule: z.string().min(1).max(2000), not: notFlag }),
   refine: (p) => {
     const problem = regexProblem(p.rule);

@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { MessagePort } from 'node:worker_threads';
+import { describe, expect, it, vi } from 'vitest';
+import { runChecks } from '../../../src/guardrails/run-checks.js';
 import { testWithin } from '../../../src/guardrails/safe-regex.js';
+import { chatContext } from './context.js';
 
 describe('patterns on the worker', () => {
   it('answers like RegExp.test, with flags', async () => {
@@ -17,7 +20,84 @@ describe('patterns on the worker', () => {
     expect(await testWithin('c$', 'abc')).toBe(true);
   });
 
+  it('answers each of the tests asked for in one turn (one message to the worker) with its own verdict', async () => {
+    const asked = [
+      testWithin('sk-[A-Za-z0-9]{20,}', 'my key is sk-abcdefghijklmnopqrstuvwxyz'),
+      testWithin('sk-[A-Za-z0-9]{20,}', 'hello'),
+      testWithin('^h', 'hello'),
+      testWithin('^H', 'hello'),
+      testWithin('^H', 'hello', 1_000, 'i'),
+      testWithin('(', 'hello'),
+    ];
+    const settled = await Promise.allSettled(asked);
+    expect(settled.slice(0, 5).map((s) => (s.status === 'fulfilled' ? s.value : s.reason))).toEqual([
+      true,
+      false,
+      true,
+      false,
+      true,
+    ]);
+    expect(settled[5]).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/Invalid/) } });
+  });
+
+  it('stops a runaway pattern sent in the same turn as harmless ones, which keep their own answers', async () => {
+    const before = testWithin('a', 'abc', 2_000);
+    const runaway = testWithin('^(a+)+$', `${'a'.repeat(40)}!`, 100);
+    const after = testWithin('^x', 'abc', 2_000);
+    await expect(runaway).rejects.toThrow(/ran longer than 100 ms/);
+    expect(await Promise.all([before, after])).toEqual([true, false]);
+  });
+
+  it('keeps the event loop free while a runaway pattern runs', async () => {
+    const order: string[] = [];
+    const runaway = testWithin('^(a+)+$', `${'a'.repeat(40)}!`, 200).catch(() => order.push('runaway stopped'));
+    // Other work of the gateway (here: a few turns of the loop) goes on meanwhile.
+    for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+    order.push('loop turned');
+    await runaway;
+    expect(order).toEqual(['loop turned', 'runaway stopped']);
+  });
+
   it('reports a pattern that does not compile as an error, not as a verdict', async () => {
     await expect(testWithin('(', 'abc')).rejects.toThrow(/Invalid regular expression/);
+  });
+});
+
+describe('regexMatch checks of one guardrail', () => {
+  it('share one message to the worker, each with its own verdict', async () => {
+    const chat = chatContext('hello there, order 42');
+    await runChecks([{ id: 'default.regexMatch', parameters: { rule: 'warm-up' } }], chat); // the worker is up
+    const posted = vi.spyOn(MessagePort.prototype, 'postMessage');
+    try {
+      const outcome = await runChecks(
+        [
+          { id: 'default.regexMatch', parameters: { rule: '^hello' } },
+          { id: 'default.regexMatch', parameters: { rule: 'order \\d+$' } },
+          { id: 'default.regexMatch', parameters: { rule: 'sk-[A-Za-z0-9]{20,}', not: true } },
+          { id: 'default.regexMatch', parameters: { rule: '^bye' } },
+        ],
+        chat,
+      );
+      expect(outcome.results.map((r) => r.verdict)).toEqual([true, true, true, false]);
+      expect(posted).toHaveBeenCalledTimes(1);
+    } finally {
+      posted.mockRestore();
+    }
+  });
+
+  it('start ahead only up to a check that may change the body', async () => {
+    const outcome = await runChecks(
+      [
+        { id: 'default.regexMatch', parameters: { rule: 'ada@example\\.com' } },
+        { id: 'default.pii', parameters: { categories: ['EMAIL_ADDRESS'], redact: true } },
+        { id: 'default.regexMatch', parameters: { rule: 'ada@example\\.com' } },
+      ],
+      chatContext('mail ada@example.com'),
+    );
+    expect(outcome.results.map((r) => [r.id, r.verdict, r.transformed])).toEqual([
+      ['default.regexMatch', true, false],
+      ['default.pii', true, true],
+      ['default.regexMatch', false, false],
+    ]);
   });
 });
