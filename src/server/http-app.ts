@@ -7,6 +7,7 @@ import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
 import type { Logger } from '../telemetry/logger.js';
 import { createClientErrorHandler } from './client-errors.js';
 import { createUrlRewriter } from './normalize-path.js';
+import { deferredChildLogger } from './request-logger.js';
 import { answerFrameworkError } from './plugins/errors.js';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -27,6 +28,8 @@ export function createHttpApp(
     // fastify's two lines per request are off: a gateway request gets one access line, written
     // from its log record (telemetry/access-log.ts); control-plane changes are in the audit log.
     logController: new LogController({ disableRequestLogging: true }),
+    // A request's pino child is made only if the request logs (most never do): request-logger.ts.
+    childLoggerFactory: deferredChildLogger,
     bodyLimit: deps.config.max_body_bytes,
     // A client's own request id is kept when it is sane, so that both sides can quote one id.
     genReqId: (req) => {

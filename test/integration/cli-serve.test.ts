@@ -103,6 +103,29 @@ describe('what svcgw serve loads at start', () => {
     expect(matching(/\/dist\/src\/cli\/(program|commands\/(keys|apply|mcp-servers|logs|workspaces))\.js$/)).toEqual([]);
     expect(await server.stop('SIGTERM')).toBe(0);
   });
+
+  it('not @fastify/swagger: the OpenAPI document is built, and it loaded, on its first request', async () => {
+    const dir = makeTempDir();
+    writeFileSync(join(dir, 'hooks.mjs'), TRACE_HOOKS);
+    writeFileSync(join(dir, 'register.mjs'), TRACE_REGISTER);
+    const trace = join(dir, 'modules.txt');
+    const server = await spawnServe(['--data-dir', makeTempDir()], {
+      NODE_OPTIONS: `--import=${pathToFileURL(join(dir, 'register.mjs')).href}`,
+      MODULE_TRACE: trace,
+    });
+    const swaggerLoaded = () =>
+      readFileSync(trace, 'utf8')
+        .split('\n')
+        .some((url) => url.includes('/node_modules/@fastify/swagger/'));
+    expect(swaggerLoaded()).toBe(false);
+    const res = await fetch(`${server.url}/v1/openapi.json`);
+    expect(res.status).toBe(200);
+    const document = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(document.openapi).toMatch(/^3\./);
+    expect(Object.keys(document.paths)).toContain('/v1/chat/completions');
+    expect(swaggerLoaded()).toBe(true);
+    expect(await server.stop('SIGTERM')).toBe(0);
+  });
 });
 
 const hasSystemdAnalyze = spawnSync('systemd-analyze', ['--version']).status === 0;
