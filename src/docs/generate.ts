@@ -25,7 +25,7 @@ export async function generateDocs(): Promise<Record<string, string>> {
     await migrateToLatest(db);
     const config = loadConfig({ flags: { data_dir: dataDir, port: 0 }, env: {} });
     const { app, routes } = await buildApp({ config, db, logger: pino({ level: 'silent' }), clock: systemClock });
-    const openapi = `${JSON.stringify(app.swagger(), null, 2)}\n`;
+    const openapi = `${JSON.stringify(await app.openApiDocument(), null, 2)}\n`;
     await app.close();
     return {
       'openapi.json': openapi,

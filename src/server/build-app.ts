@@ -157,7 +157,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const routes: RouteAccess[] = [];
 
   registerErrorHandling(app);
-  await registerOpenApi(app, VERSION);
+  registerOpenApi(app, VERSION);
   const features = createFeatureFlags(deps.config);
   const jwtAuth = createJwtAuthenticatorFor(deps, repos);
   registerAuth(app, {

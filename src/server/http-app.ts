@@ -1,4 +1,9 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerOptions,
+} from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/schema.js';
@@ -7,9 +12,23 @@ import { exceedsJsonDepth, jsonTooDeepMessage } from '../lib/json-depth.js';
 import type { Logger } from '../telemetry/logger.js';
 import { createClientErrorHandler } from './client-errors.js';
 import { createUrlRewriter } from './normalize-path.js';
+import { deferredChildLogger } from './request-logger.js';
 import { answerFrameworkError } from './plugins/errors.js';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
+
+/**
+ * Every route's schemas are zod's (the compilers are also set on the app below, as before). Given
+ * as fastify's compiler factories, they keep fastify from loading its JSON-schema compilers (ajv's
+ * and fast-json-stringify's, ~40 modules) at start, which no route would use. fastify types the
+ * factories for JSON-schema compilers; it calls them with a route's schema as it does the zod ones.
+ */
+const zodCompilers = {
+  buildValidator: () => validatorCompiler,
+  buildSerializer: () => serializerCompiler,
+} as unknown as CompilersFactory;
 
 /**
  * The fastify instance with svcgw's HTTP rules: request ids, one path spelling, framework and
@@ -27,6 +46,8 @@ export function createHttpApp(
     // fastify's two lines per request are off: a gateway request gets one access line, written
     // from its log record (telemetry/access-log.ts); control-plane changes are in the audit log.
     logController: new LogController({ disableRequestLogging: true }),
+    // A request's pino child is made only if the request logs (most never do): request-logger.ts.
+    childLoggerFactory: deferredChildLogger,
     bodyLimit: deps.config.max_body_bytes,
     // A client's own request id is kept when it is sane, so that both sides can quote one id.
     genReqId: (req) => {
@@ -42,6 +63,7 @@ export function createHttpApp(
     clientErrorHandler: createClientErrorHandler(deps.logger),
     // The request gate answers requests that arrive while closing, in the one error body, logged.
     return503OnClosing: false,
+    schemaController: { compilersFactory: zodCompilers },
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

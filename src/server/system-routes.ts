@@ -24,6 +24,6 @@ export function registerSystemRoutes(zapp: ZodApp, app: FastifyInstance): void {
       schema: { hide: true },
       config: { auth: { public: true } },
     },
-    async () => app.swagger(),
+    async () => app.openApiDocument(),
   );
 }

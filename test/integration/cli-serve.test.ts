@@ -81,6 +81,14 @@ export async function load(url, context, next) {
 }`;
 const TRACE_REGISTER = `import { register } from 'node:module';
 register('./hooks.mjs', import.meta.url);`;
+// Preloaded with --require: CommonJS modules required by others (fastify's own) pass no ES module hook.
+const TRACE_REQUIRE = `const Module = require('node:module');
+const { appendFileSync } = require('node:fs');
+const compile = Module.prototype._compile;
+Module.prototype._compile = function (content, filename) {
+  appendFileSync(process.env.MODULE_TRACE, filename + '\\n');
+  return compile.call(this, content, filename);
+};`;
 
 describe('what svcgw serve loads at start', () => {
   it('neither the admin commands nor the MCP and A2A SDKs: they load on first use (issue #19)', async () => {
@@ -101,6 +109,36 @@ describe('what svcgw serve loads at start', () => {
     expect(matching(/\/node_modules\/@modelcontextprotocol\//)).toEqual([]);
     expect(matching(/\/node_modules\/@a2a-js\//)).toEqual([]);
     expect(matching(/\/dist\/src\/cli\/(program|commands\/(keys|apply|mcp-servers|logs|workspaces))\.js$/)).toEqual([]);
+    expect(await server.stop('SIGTERM')).toBe(0);
+  });
+
+  it("not @fastify/swagger, nor fastify's JSON-schema compilers: the OpenAPI document is built, and swagger loaded, on its first request", async () => {
+    const dir = makeTempDir();
+    writeFileSync(join(dir, 'hooks.mjs'), TRACE_HOOKS);
+    writeFileSync(join(dir, 'register.mjs'), TRACE_REGISTER);
+    writeFileSync(join(dir, 'require.cjs'), TRACE_REQUIRE);
+    const trace = join(dir, 'modules.txt');
+    const server = await spawnServe(['--data-dir', makeTempDir()], {
+      NODE_OPTIONS: `--import=${pathToFileURL(join(dir, 'register.mjs')).href} --require=${join(dir, 'require.cjs')}`,
+      MODULE_TRACE: trace,
+    });
+    const loaded = (pattern: RegExp) =>
+      readFileSync(trace, 'utf8')
+        .split('\n')
+        .some((path) => pattern.test(path));
+    // The trace sees CommonJS modules fastify requires: its own core, and the zod compilers' package.
+    expect(loaded(/\/node_modules\/fastify\/lib\/route\.js$/)).toBe(true);
+    expect(loaded(/\/node_modules\/fastify-type-provider-zod\//)).toBe(true);
+    expect(loaded(/\/node_modules\/@fastify\/(ajv-compiler|fast-json-stringify-compiler)\//)).toBe(false);
+    expect(loaded(/\/node_modules\/fast-json-stringify\/index\.js$/)).toBe(false);
+    const swaggerLoaded = () => loaded(/\/node_modules\/(@fastify\/swagger|yaml)\//);
+    expect(swaggerLoaded()).toBe(false);
+    const res = await fetch(`${server.url}/v1/openapi.json`);
+    expect(res.status).toBe(200);
+    const document = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(document.openapi).toMatch(/^3\./);
+    expect(Object.keys(document.paths)).toContain('/v1/chat/completions');
+    expect(swaggerLoaded()).toBe(true);
     expect(await server.stop('SIGTERM')).toBe(0);
   });
 });
