@@ -83,6 +83,9 @@ function modelIn(chunk: Buffer): string | null {
 export function createSseReader(options: SseReaderOptions): SseReader {
   const result: SseRelayResult = { usage: null, captured: '', model: null };
   let partial = '';
+  // Bytes after the chunk's last line break wait undecoded: a character cut at the chunk's edge
+  // is decoded whole with the next chunk (a line feed is never inside a UTF-8 character).
+  let undecoded: Buffer | null = null;
   let modelChunks = 0;
 
   const keep = (text: string) => {
@@ -114,11 +117,15 @@ export function createSseReader(options: SseReaderOptions): SseReader {
     read(chunk) {
       if (result.model === null && modelChunks++ < MODEL_CHUNKS) result.model = modelIn(chunk);
       // Fast path: whole events without usage pass through as the provider's own bytes.
-      if (partial === '' && endsWithEvent(chunk) && !mayCarryUsage(chunk)) {
+      if (partial === '' && undecoded === null && endsWithEvent(chunk) && !mayCarryUsage(chunk)) {
         if (result.captured.length < options.captureBytes) keep(chunk.toString('utf8'));
         return chunk;
       }
-      const text = partial + chunk.toString('utf8');
+      const bytes = undecoded === null ? chunk : Buffer.concat([undecoded, chunk]);
+      const cut = bytes.lastIndexOf(0x0a) + 1;
+      undecoded = cut < bytes.length ? bytes.subarray(cut) : null;
+      if (cut === 0) return null;
+      const text = partial + bytes.toString('utf8', 0, cut);
       const events = text.split(EVENT_END);
       partial = events.pop() ?? '';
       let out = '';
@@ -131,14 +138,16 @@ export function createSseReader(options: SseReaderOptions): SseReader {
       return out;
     },
     end() {
-      const rest = partial;
+      const rest = partial + (undecoded?.toString('utf8') ?? '');
       partial = '';
+      undecoded = null;
       if (rest.trim().length === 0) return null;
       const kept = inspect(rest);
       return kept === '' ? null : `${kept}\n\n`;
     },
     dropPartial() {
       partial = '';
+      undecoded = null;
     },
   };
 }

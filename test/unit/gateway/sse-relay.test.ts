@@ -28,6 +28,29 @@ describe('createSseReader', () => {
   });
 });
 
+describe('createSseReader: characters cut at a chunk edge', () => {
+  it('forwards, captures and reads a character split between two chunks whole', () => {
+    const reader = createSseReader({ dropUsageOnlyChunk: true, captureBytes: 1000 });
+    const text = event({ choices: [{ delta: { content: 'café 😀' } }], usage });
+    const bytes = Buffer.from(text);
+    const forwarded: string[] = [];
+    // Every cut inside the two multibyte characters (é: 2 bytes, the emoji: 4).
+    for (const at of [bytes.indexOf('é') + 1, bytes.indexOf('😀') + 1, bytes.indexOf('😀') + 3]) {
+      const again = createSseReader({ dropUsageOnlyChunk: true, captureBytes: 1000 });
+      const out = [again.read(bytes.subarray(0, at)), again.read(bytes.subarray(at))].filter((o) => o !== null);
+      expect(out.map(String).join('')).toBe(text);
+      expect(again.result.captured).toBe(text);
+      expect(again.result.usage?.totalTokens).toBe(5);
+    }
+    // An unterminated last event with a cut character, ended by the stream's end.
+    const last = Buffer.from('data: {"choices":[{"delta":{"content":"ü"}}]}');
+    const cut = last.indexOf('ü') + 1;
+    forwarded.push(String(reader.read(last.subarray(0, cut)) ?? ''), String(reader.read(last.subarray(cut)) ?? ''));
+    forwarded.push(reader.end() ?? '');
+    expect(forwarded.join('')).toBe(`${last.toString()}\n\n`);
+  });
+});
+
 describe('relaySse', () => {
   it('sends what arrives in one turn as one chunk, byte for byte, and ends after the last event', async () => {
     const upstream = new PassThrough();
