@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { PACKAGE_ROOT } from '../src/lib/package-root.js';
+import { parseRollupMetadataKeys, rollupMetadataKeysProblem } from '../src/config/rollup-metadata-keys.js';
 import { DATABASE_FILE, engineOf, openDatabase, type Db } from '../src/storage/database.js';
 import { createRequestLogRepository, type RequestLogInsert } from '../src/storage/repositories/request-logs.js';
 import { createRetentionWorker } from '../src/admin/observability/retention/retention-worker.js';
@@ -37,17 +38,18 @@ import { killAllNow, startNode, stopAll } from './bench/processes.js';
  * filters and, last, a retention run deleting the oldest third of the rows in bounded batches.
  *
  *   node dist/scripts/bench-analytics.js [--rows 1000000] [--runs 5] [--database-url URL] [--generate sql|repository]
- *     [--keep-database NAME | --reuse-database NAME] [--only TEXT]
+ *     [--keep-database NAME | --reuse-database NAME] [--only TEXT] [--metadata-keys LIST]
  *
  * To work on queries, generate once and time again and again: `--keep-database NAME` makes the
  * PostgreSQL database NAME, fills it and leaves it (no retention run, which would delete rows);
  * `--reuse-database NAME` starts the gateway on it as it is (its migrations run) and only times
  * the queries. `--only TEXT` times only the cases whose name contains TEXT.
  *
- * The server sums the metadata keys `env` and `team` (ANALYTICS_ROLLUP_METADATA_KEYS): the
- * metadata filters on one of them read `analytics_metadata_rollups`, built in SQL with the other
- * rollups (or, on a reused database without them, before the timings); the filter on two pairs
- * reads request_logs.
+ * The server sums the metadata keys `env` and `team` and their combination `env+team`
+ * (ANALYTICS_ROLLUP_METADATA_KEYS): the metadata filters on one of the keys, and on a pair of
+ * each, read `analytics_metadata_rollups`, built in SQL with the other rollups (or, on a reused
+ * database without them, before the timings). `--metadata-keys LIST` sums another list (`env,team`:
+ * the filter on two pairs reads request_logs).
  */
 const { values } = parseArgs({
   options: {
@@ -58,12 +60,13 @@ const { values } = parseArgs({
     'keep-database': { type: 'string' },
     'reuse-database': { type: 'string' },
     only: { type: 'string' },
+    'metadata-keys': { type: 'string', default: 'env,team,env+team' },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
   process.stdout.write(
-    'usage: node dist/scripts/bench-analytics.js [--rows N] [--runs N] [--database-url postgres://…] [--generate sql|repository] [--keep-database NAME | --reuse-database NAME] [--only TEXT]\n',
+    'usage: node dist/scripts/bench-analytics.js [--rows N] [--runs N] [--database-url postgres://…] [--generate sql|repository] [--keep-database NAME | --reuse-database NAME] [--only TEXT] [--metadata-keys LIST]\n',
   );
   process.exit(0);
 }
@@ -95,8 +98,13 @@ for (const name of [KEEP, REUSE]) {
 }
 const DAY_MS = 86_400_000;
 const TARGET_MS = 500;
-/** The metadata keys of the generated rows, summed in metadata rollups. */
-const METADATA_KEYS = ['env', 'team'];
+const metadataKeysProblem = rollupMetadataKeysProblem(values['metadata-keys']);
+if (metadataKeysProblem !== null) {
+  process.stderr.write(`bench-analytics: --metadata-keys: ${metadataKeysProblem}\n`);
+  process.exit(2);
+}
+/** The metadata keys (and combinations) of the generated rows summed in metadata rollups, by canonical name. */
+const METADATA_KEYS = parseRollupMetadataKeys(values['metadata-keys']);
 let dataDir: string | null = null;
 /** The PostgreSQL database made for this run, dropped at the end. */
 let postgres: { adminUrl: string; name: string; url: string } | null = null;
@@ -471,7 +479,7 @@ async function main(): Promise<void> {
       `/v1/analytics/summary?${whole}&metadata=${encodeURIComponent('{"env":"prod"}')}&status_code=200,429`,
     ],
     [
-      'summary, two metadata pairs (request_logs)',
+      `summary, two metadata pairs (${METADATA_KEYS.includes('env+team') ? 'rollups' : 'request_logs'})`,
       `/v1/analytics/summary?${whole}&metadata=${encodeURIComponent('{"env":"prod","team":"team-1"}')}`,
     ],
     ['summary, model filter', `/v1/analytics/summary?${whole}&model=gpt-4o`],

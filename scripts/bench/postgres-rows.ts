@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { COMBINATION_SEPARATOR } from '../../src/config/rollup-metadata-keys.js';
 import type { Db } from '../../src/storage/database.js';
 import {
   FULL_ROLLUP_DIMENSIONS as FULL_DIMENSIONS,
@@ -153,17 +154,34 @@ export async function buildRollupsFromLogs(db: Db): Promise<void> {
 }
 
 /**
- * Builds `analytics_metadata_rollups` for `keys` from every row of `request_logs` (that table
- * must hold none of their rows), as the writer sums them: per key whose value is a string of at
- * most METADATA_ROLLUP_MAX_VALUE characters. Then marks the keys whole from the first hour.
+ * The rows of `request_logs` with a pair of `keys` (metadata keys and combinations `a+b`, by
+ * canonical name), once per pair, with its `metadata_key` and `metadata_value`, as the writer sums
+ * them: a key's value, or a combination's two values as a compact JSON array (combinationValue;
+ * `to_json` escapes as JSON.stringify does for the benchmark's values), of at most
+ * METADATA_ROLLUP_MAX_VALUE characters.
+ */
+function pairRows(keys: readonly string[]): string {
+  const list = keys.map((k) => `'${k.replaceAll("'", "''")}'`).join(', ');
+  const part = (i: number) => `split_part(k.metadata_key, '${COMBINATION_SEPARATOR}', ${i})`;
+  const [first, second] = [part(1), part(2)];
+  const isString = (key: string) => `jsonb_typeof(l.metadata::jsonb -> ${key}) = 'string'`;
+  return `select * from (select l.*, k.metadata_key,
+      case when ${second} = '' then l.metadata::jsonb ->> k.metadata_key
+        else '[' || to_json(l.metadata::jsonb ->> ${first})::text || ',' || to_json(l.metadata::jsonb ->> ${second})::text || ']'
+      end as metadata_value
+    from request_logs l cross join unnest(array[${list}]::text[]) as k(metadata_key)
+    where l.metadata is not null and ${isString(first)} and (${second} = '' or ${isString(second)})) p
+    where length(metadata_value) <= ${METADATA_ROLLUP_MAX_VALUE}`;
+}
+
+/**
+ * Builds `analytics_metadata_rollups` for `keys` (as `pairRows` takes them) from every row of
+ * `request_logs` (that table must hold none of their rows), as the writer sums them. Then marks
+ * the keys whole from the first hour.
  */
 export async function buildMetadataRollupsFromLogs(db: Db, keys: readonly string[]): Promise<void> {
   if (keys.length === 0) return;
-  const list = keys.map((k) => `'${k.replaceAll("'", "''")}'`).join(', ');
-  const source = `(select l.*, k.metadata_key, l.metadata::jsonb ->> k.metadata_key as metadata_value
-    from request_logs l cross join unnest(array[${list}]::text[]) as k(metadata_key)
-    where l.metadata is not null and jsonb_typeof(l.metadata::jsonb -> k.metadata_key) = 'string'
-      and length(l.metadata::jsonb ->> k.metadata_key) <= ${METADATA_ROLLUP_MAX_VALUE}) with_pairs`;
+  const source = `(${pairRows(keys)}) with_pairs`;
   const dims = ['metadata_key', 'metadata_value', ...FULL_DIMENSIONS];
   await buildFrom(db, source, dims, [['analytics_metadata_rollups', dims]]);
   for (const key of keys) {
@@ -179,14 +197,7 @@ export async function buildMetadataRollupsFromLogs(db: Db, keys: readonly string
  * from the first hour (`analytics_narrow_since`), as the backfill job does when it is done.
  */
 export async function buildNarrowRollupsFromLogs(db: Db, keys: readonly string[]): Promise<void> {
-  const list = keys.map((k) => `'${k.replaceAll("'", "''")}'`).join(', ');
-  const pairs =
-    keys.length === 0
-      ? ''
-      : `union all select l.*, k.metadata_key, l.metadata::jsonb ->> k.metadata_key as metadata_value
-    from request_logs l cross join unnest(array[${list}]::text[]) as k(metadata_key)
-    where l.metadata is not null and jsonb_typeof(l.metadata::jsonb -> k.metadata_key) = 'string'
-      and length(l.metadata::jsonb ->> k.metadata_key) <= ${METADATA_ROLLUP_MAX_VALUE}`;
+  const pairs = keys.length === 0 ? '' : `union all ${pairRows(keys)}`;
   const value = `case d.dimension when '' then ''
     ${NARROW_DIMENSIONS.map((n) => `when '${n}' then coalesce(p.${n}::text, '')`).join(' ')} end`;
   const source = `(select p.*, d.dimension, ${value} as value

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { VERSION } from '../lib/version.js';
+import { rollupMetadataKeysProblem } from './rollup-metadata-keys.js';
 
 /** `major.minor.patch`, as svcgw versions are numbered. */
 const version = z.string().regex(/^\d{1,6}\.\d{1,6}\.\d{1,6}$/, 'must be a version: major.minor.patch, e.g. 1.4.0');
@@ -122,9 +123,11 @@ export const settingsSchema = z
     analytics_rollup_metadata_keys: z
       .string()
       .default('')
-      .refine((v) => v.split(',').filter((k) => k.trim() !== '').length <= 8, 'holds at most 8 keys')
-      .refine((v) => v.split(',').every((k) => k.trim().length <= 128), 'keys are at most 128 characters')
-      .describe('Comma-separated request metadata keys (at most 8) whose values analytics sum in rollups, so that a filter on one of them (`metadata={"env":"prod"}`) is answered without reading request logs. Summed from the second full hour after an instance first starts with them; see analytics.md (Metadata rollups).'),
+      .superRefine((v, ctx) => {
+        const problem = rollupMetadataKeysProblem(v);
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .describe('Comma-separated request metadata keys, and combinations of two keys (`env+team`), at most 8 in all, whose values analytics sum in rollups, so that a filter on one of the keys (`metadata={"env":"prod"}`) or on one pair of each key of a combination (`metadata={"env":"prod","team":"a"}`) is answered without reading request logs. Summed from the second full hour after an instance first starts with them; see analytics.md (Metadata rollups).'),
     metrics_retention_display: z.coerce.number().int().min(1).max(3650).default(365).describe('METRICS_RETENTION_DISPLAY: days of analytics aggregates kept.'),
     smtp_host: z.string().min(1).optional().describe('SMTP server for alert e-mails; without it alerts stay in the outbox.'),
     smtp_port: z.coerce.number().int().min(1).max(65535).default(587).describe('SMTP port.'),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   createAnalyticsReader,
+  rolledUpPair,
   type GroupColumn,
   type Grouping,
   type RowFilter,
@@ -65,7 +66,7 @@ describe('analytics narrow rollups', () => {
     // Started at the end of the rows' span: narrow rows whole from the second full hour after.
     const started = T0 + SPAN + 30 * 60_000;
     const t = await startTestServer({
-      env: { SVCGW_ANALYTICS_ROLLUP_METADATA_KEYS: 'env,team' },
+      env: { SVCGW_ANALYTICS_ROLLUP_METADATA_KEYS: 'env,team,team+env' },
       clock: { now: () => started },
     });
     const db = t.server.db;
@@ -90,6 +91,7 @@ describe('analytics narrow rollups', () => {
     expect(await count(db, 'analytics_narrow_rollups')).toBeGreaterThan(1000);
 
     const reader = createAnalyticsReader(db);
+    const summed = new Map(['env', 'team', 'env+team'].map((key) => [key, 0]));
     const fromRows = (filter: RowFilter): RowFilter => ({ ...filter, rows: [{ sql: '1 = 1', params: [] }] });
     const windows = [
       [T0, T0 + SPAN],
@@ -121,27 +123,25 @@ describe('analytics narrow rollups', () => {
       [{ metadata: { env: 'prod' } }, [...TIME, ...columns(['model', 'status_code', 'workspace_id'])]],
       [{ metadata: { team: 'b' }, statusCodes: [200, 429] }, [...TIME, ...columns(['status_code'])]],
       [{ metadata: { team: 'c' }, workspaceId: 'ws-1', model: 'm2' }, [...TIME, ...columns(['model'])]],
+      // Two pairs of a summed combination: as one pair.
+      [{ metadata: { env: 'prod', team: 'a' } }, [...TIME, ...columns(['model', 'workspace_id'])]],
+      [{ metadata: { team: 'b', env: 'dev' }, statusCodes: [200, 429] }, [...TIME, ...columns(['status_code'])]],
     ];
-    // Answered by the other rollups or request_logs: a key, two dimensions, two pairs.
+    // Answered by the other rollups or request_logs: a key, two dimensions.
     const other: Array<[Partial<RowFilter>, Grouping[]]> = [
       [{ apiKeyId: 'k1' }, columns(['model'])],
       [{}, columns(['api_key_id'])],
       [{ visibleKeyIds: ['k1', 'k3'] }, [...TIME, ...columns(['model'])]],
       [{ model: 'm1', provider: 'openai' }, TIME],
       [{ model: 'm1' }, columns(['provider', 'api_key_id'])],
-      [{ metadata: { env: 'prod', team: 'a' } }, TIME],
       [{ metadata: { env: 'dev' }, model: 'm1' }, columns(['status_code'])],
+      [{ metadata: { env: 'dev', team: 'b' }, model: 'm1' }, columns(['status_code'])],
     ];
     for (const [extra, groupings] of [...narrow, ...other]) {
       for (const grouping of groupings) {
-        const plan = narrowPlan(
-          { organisationId, from: 0, to: 0, visibleKeyIds: null, ...extra },
-          grouping,
-          extra.metadata ? { key: Object.keys(extra.metadata)[0]!, value: '' } : null,
-        );
-        expect(plan !== null && Object.keys(extra.metadata ?? {}).length < 2, JSON.stringify([extra, grouping])).toBe(
-          narrow.some(([f]) => f === extra),
-        );
+        const planned = { organisationId, from: 0, to: 0, visibleKeyIds: null, ...extra };
+        const plan = narrowPlan(planned, grouping, rolledUpPair(planned, summed));
+        expect(plan !== null, JSON.stringify([extra, grouping])).toBe(narrow.some(([f]) => f === extra));
         for (const [from, to] of windows) {
           const filter: RowFilter = { organisationId, from: from!, to: to!, visibleKeyIds: null, ...extra };
           expectSameTotals(

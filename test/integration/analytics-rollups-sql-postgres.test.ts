@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import {
+  buildMetadataRollupsFromLogsFast,
   buildNarrowRollupsFromLogsFast,
   buildRollupsFromLogsFast,
   insertGeneratedRows,
@@ -25,14 +26,16 @@ type Row = Record<string, unknown>;
 /** Every rollup row of a table, in key order. */
 async function rollups(
   db: Db,
-  table: 'analytics_rollups' | 'analytics_key_rollups' | 'analytics_narrow_rollups',
+  table: 'analytics_rollups' | 'analytics_key_rollups' | 'analytics_metadata_rollups' | 'analytics_narrow_rollups',
 ): Promise<Row[]> {
   const keys =
     table === 'analytics_rollups'
       ? 'organisation_id, period, period_start, workspace_id, api_key_id, provider, credential_source, model, config_id, prompt_id, status_code, guardrail_verdict'
-      : table === 'analytics_narrow_rollups'
-        ? 'organisation_id, metadata_key, metadata_value, dimension, value, period, period_start, workspace_id'
-        : 'organisation_id, period, period_start, workspace_id, api_key_id';
+      : table === 'analytics_metadata_rollups'
+        ? 'organisation_id, metadata_key, metadata_value, period, period_start, workspace_id, api_key_id, provider, credential_source, model, config_id, prompt_id, status_code, guardrail_verdict'
+        : table === 'analytics_narrow_rollups'
+          ? 'organisation_id, metadata_key, metadata_value, dimension, value, period, period_start, workspace_id'
+          : 'organisation_id, period, period_start, workspace_id, api_key_id';
   const { rows } = await sql<Row>`select * from ${sql.table(table)} order by ${sql.raw(keys)}`.execute(db);
   return rows;
 }
@@ -69,13 +72,16 @@ describe.skipIf(!hasPostgres)('analytics rollups built in SQL (the PostgreSQL be
     await withoutIndexes(db, 'request_logs', () => insertGeneratedRows(db, set, 0, 1500));
     await insertGeneratedRows(db, set, 1500, set.rows);
     await buildRollupsFromLogsFast(db);
-    await buildNarrowRollupsFromLogsFast(db, ['env', 'team']);
+    await buildMetadataRollupsFromLogsFast(db, ['env', 'team', 'env+team']);
+    await buildNarrowRollupsFromLogsFast(db, ['env', 'team', 'env+team']);
     const built = {
       full: await rollups(db, 'analytics_rollups'),
       byKey: await rollups(db, 'analytics_key_rollups'),
+      byPair: await rollups(db, 'analytics_metadata_rollups'),
       narrow: await rollups(db, 'analytics_narrow_rollups'),
     };
     expect(built.narrow.some((row) => row.metadata_key === 'team')).toBe(true);
+    expect(built.byPair.some((row) => row.metadata_key === 'env+team')).toBe(true);
     expect(built.full.length).toBeGreaterThan(1000);
     // Some rollup rows sum several requests with several latency buckets.
     expect(built.byKey.some((row) => Number(row.requests) > 100)).toBe(true);
@@ -84,12 +90,16 @@ describe.skipIf(!hasPostgres)('analytics rollups built in SQL (the PostgreSQL be
     const { rows } =
       await sql<RequestLogInsert>`select ${sql.raw(COLUMNS.join(', '))} from request_logs order by seq`.execute(db);
     expect(rows).toHaveLength(set.rows);
-    await sql`truncate request_logs, analytics_rollups, analytics_key_rollups, analytics_narrow_rollups`.execute(db);
+    await sql`truncate request_logs, analytics_rollups, analytics_key_rollups, analytics_metadata_rollups, analytics_narrow_rollups`.execute(
+      db,
+    );
+    await db.deleteFrom('analytics_metadata_keys').execute();
     await db
       .insertInto('analytics_metadata_keys')
       .values([
         { metadata_key: 'env', since_hour: 0 },
         { metadata_key: 'team', since_hour: 0 },
+        { metadata_key: 'env+team', since_hour: 0 },
       ])
       .execute();
     const repo = createRequestLogRepository(db);
@@ -97,6 +107,7 @@ describe.skipIf(!hasPostgres)('analytics rollups built in SQL (the PostgreSQL be
 
     expectSameRollups(built.full, await rollups(db, 'analytics_rollups'));
     expectSameRollups(built.byKey, await rollups(db, 'analytics_key_rollups'));
+    expectSameRollups(built.byPair, await rollups(db, 'analytics_metadata_rollups'));
     expectSameRollups(built.narrow, await rollups(db, 'analytics_narrow_rollups'));
   });
 

@@ -1,21 +1,14 @@
 import { sql } from 'kysely';
 import type { Db } from '../../storage/database.js';
 
+export { parseRollupMetadataKeys } from '../../config/rollup-metadata-keys.js';
+
 const HOUR_MS = 3_600_000;
 
-/** The keys of the `analytics_rollup_metadata_keys` setting: comma-separated, trimmed, without repeats. */
-export const parseRollupMetadataKeys = (setting: string): string[] => [
-  ...new Set(
-    setting
-      .split(',')
-      .map((key) => key.trim())
-      .filter((key) => key !== ''),
-  ),
-];
-
 /**
- * Makes `analytics_metadata_keys` list the setting's keys, which every instance's request-log
- * writer then sums in every batch. A new key is whole from the second full hour after now: the
+ * Makes `analytics_metadata_keys` list the setting's keys and combinations (by canonical name,
+ * parseRollupMetadataKeys), which every instance's request-log writer then sums in every batch.
+ * A new key (or combination) is whole from the second full hour after now: the
  * batches being written meanwhile (by any instance, whatever its clock says within the hour)
  * may not have summed it. A key no longer listed is dropped with its rollups; dropped and listed
  * again, it starts over. Instances with different settings undo each other's changes at start.

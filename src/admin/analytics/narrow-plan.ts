@@ -24,7 +24,8 @@ const TOTALS_DIMENSION: NarrowDimension = 'guardrail_verdict';
 
 /**
  * The narrow rows that answer a query, if any: a filter and grouping that name one dimension at
- * most (besides the workspace and a summed metadata pair `pair`), with no key filter, no per-key
+ * most (besides the workspace and `pair`: what metadata rollups answer the filter's metadata
+ * with, a summed pair or combination), with no key filter, no per-key
  * visibility and no per-request condition. A query that names no dimension (and no pair) reads
  * the totals: every value of TOTALS_DIMENSION.
  */
@@ -34,7 +35,7 @@ export function narrowPlan(
   pair: { key: string; value: string } | null,
 ): NarrowPlan | null {
   if (filter.apiKeyId !== undefined || filter.visibleKeyIds !== null || (filter.rows?.length ?? 0) > 0) return null;
-  if (Object.keys(filter.metadata ?? {}).length > (pair ? 1 : 0)) return null;
+  if (pair === null && Object.keys(filter.metadata ?? {}).length > 0) return null;
   const filtered = new Map<NarrowDimension, string[]>();
   if (filter.provider !== undefined) filtered.set('provider', [filter.provider]);
   if (filter.model !== undefined) filtered.set('model', [filter.model]);

@@ -1,5 +1,11 @@
 import type { Statement } from 'better-sqlite3';
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
+import {
+  COMBINATION_SEPARATOR,
+  combinationName,
+  combinationValue,
+  entryKeys,
+} from '../../config/rollup-metadata-keys.js';
 import { rawSqlite, type Db } from '../../storage/database.js';
 import {
   METADATA_ROLLUP_MAX_VALUE,
@@ -19,7 +25,8 @@ const HOUR_MS = 3_600_000;
 
 /**
  * Whether a filter has conditions that `analytics_rollups` cannot answer (metadata, per-request
- * conditions); a single metadata pair of a summed key may still be read from metadata rollups.
+ * conditions); a pair of a summed key, or two of a summed combination, may still be read from
+ * metadata rollups.
  */
 export const readsRows = (filter: RowFilter): boolean =>
   Object.keys(filter.metadata ?? {}).length > 0 || (filter.rows?.length ?? 0) > 0;
@@ -30,7 +37,10 @@ export const readsRows = (filter: RowFilter): boolean =>
  */
 export type Aggregated = Map<string | number, Totals>;
 
-/** The one metadata pair of a filter that metadata rollups answer, and from which hour they hold it whole. */
+/**
+ * What metadata rollups answer a filter's metadata with: a summed key and its value, or a summed
+ * combination of two keys and both values encoded as one; and from which hour they hold it whole.
+ */
 interface RolledUpPair {
   key: string;
   value: string;
@@ -38,13 +48,17 @@ interface RolledUpPair {
 }
 
 /**
- * The filter's metadata pair if `analytics_metadata_rollups` can answer it: exactly one pair, of
- * a key summed since `sinceHour` (`keys`), a value short enough to be summed, and no per-request condition.
+ * The filter's metadata as `analytics_metadata_rollups` can answer it, if they can: exactly one
+ * pair of a summed key, or two pairs whose keys form a summed combination (`keys`: the summed
+ * names and their first whole hour), a value short enough to be summed, and no per-request condition.
  */
 export function rolledUpPair(filter: RowFilter, keys: ReadonlyMap<string, number>): RolledUpPair | null {
   const pairs = Object.entries(filter.metadata ?? {});
-  if (pairs.length !== 1 || (filter.rows?.length ?? 0) > 0) return null;
-  const [key, value] = pairs[0]!;
+  if (pairs.length === 0 || pairs.length > 2 || (filter.rows?.length ?? 0) > 0) return null;
+  // A key holding the separator would be read as (part of) a combination's name.
+  if (pairs.some(([key]) => key.includes(COMBINATION_SEPARATOR))) return null;
+  const key = combinationName(pairs.map(([k]) => k));
+  const value = pairs.length === 1 ? pairs[0]![1] : combinationValue(entryKeys(key).map((k) => filter.metadata![k]!));
   const sinceHour = keys.get(key);
   if (sinceHour === undefined || value.length > METADATA_ROLLUP_MAX_VALUE) return null;
   return { key, value, sinceHour };

@@ -18,8 +18,9 @@ export interface RowFilter {
   /** Only requests whose guardrails reached this verdict (passed, failed, denied). */
   guardrailVerdict?: string | undefined;
   /**
-   * Pairs the request's metadata must hold: one pair of a summed key (analytics_metadata_keys)
-   * is read from `analytics_metadata_rollups`; any other filter reads request_logs.
+   * Pairs the request's metadata must hold: one pair of a summed key (analytics_metadata_keys),
+   * or one pair of each key of a summed combination, is read from `analytics_metadata_rollups`;
+   * any other filter reads request_logs.
    */
   metadata?: Readonly<Record<string, string>> | undefined;
   /** Conditions on single requests (the reference's cost, token, trace, … filters); such queries read request_logs. */

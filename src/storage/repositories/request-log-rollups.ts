@@ -1,4 +1,5 @@
 import type { Insertable } from 'kysely';
+import { combinationValue, entryKeys } from '../../config/rollup-metadata-keys.js';
 import type { RequestLogsTable } from '../schema.js';
 import { addHistogram, encodeHistogram, LATENCY_BUCKETS, latencyBucket } from './latency-histogram.js';
 
@@ -264,14 +265,15 @@ function sumNarrow(hours: Iterable<HourSums>, withPair: boolean, period: RollupP
 }
 
 /**
- * Metadata values longer than this are not summed in `analytics_metadata_rollups` (a PostgreSQL
- * B-tree entry holds at most ~2,700 bytes): a filter on such a value reads request_logs.
+ * Metadata values (a combination's: both values encoded as one) longer than this are not summed
+ * in `analytics_metadata_rollups` (a PostgreSQL B-tree entry holds at most ~2,700 bytes): a
+ * filter on such a value reads request_logs.
  */
 export const METADATA_ROLLUP_MAX_VALUE = 200;
 
 /**
- * Sums a batch for `analytics_metadata_rollups` (per metadata key of `keys` that a row holds, a
- * string of at most METADATA_ROLLUP_MAX_VALUE characters, its value and every dimension) and
+ * Sums a batch for `analytics_metadata_rollups` (per metadata key or combination of two keys of
+ * `keys` that a row holds, with a value of at most METADATA_ROLLUP_MAX_VALUE characters: its value and every dimension) and
  * for the pairs' rows of `analytics_narrow_rollups`.
  */
 export function sumMetadataBatch(
@@ -297,7 +299,11 @@ export function sumMetadataBatch(
   return [fanOut(hours), fanOut(sumNarrow(hours.values(), true))];
 }
 
-/** The pairs of `keys` a row's metadata (compact JSON of strings) holds. */
+/**
+ * The pairs of `keys` a row's metadata (compact JSON of strings) holds: for a key its value, for
+ * a combination of two keys (`env+team`) both values as one (combinationValue), if the row holds
+ * both; values longer than METADATA_ROLLUP_MAX_VALUE are not summed.
+ */
 function rollupPairs(metadata: string | null | undefined, keys: readonly string[]): Array<[string, string]> {
   if (!metadata) return [];
   let parsed: unknown;
@@ -307,11 +313,17 @@ function rollupPairs(metadata: string | null | undefined, keys: readonly string[
     return [];
   }
   if (parsed === null || typeof parsed !== 'object') return [];
+  const valueOf = (key: string): string | undefined => {
+    const value = (parsed as Record<string, unknown>)[key];
+    return typeof value === 'string' && Object.hasOwn(parsed, key) ? value : undefined;
+  };
   const pairs: Array<[string, string]> = [];
   for (const key of keys) {
-    const value = (parsed as Record<string, unknown>)[key];
-    if (typeof value === 'string' && value.length <= METADATA_ROLLUP_MAX_VALUE && Object.hasOwn(parsed, key))
-      pairs.push([key, value]);
+    const parts = entryKeys(key);
+    const values = parts.map(valueOf);
+    if (values.some((value) => value === undefined)) continue;
+    const value = parts.length === 1 ? values[0]! : combinationValue(values as string[]);
+    if (value.length <= METADATA_ROLLUP_MAX_VALUE) pairs.push([key, value]);
   }
   return pairs;
 }
