@@ -45,7 +45,6 @@ describe('analytics metadata rollups', () => {
 
     const reader = createAnalyticsReader(db);
     // The same filter with a per-request condition that holds for every row: read from request_logs.
-    const fromRows = (filter: RowFilter): RowFilter => ({ ...filter, rows: [{ sql: '1 = 1', params: [] }] });
     const windows = [
       [T0, T0 + SPAN],
       [T0 + 90 * 60_000 + 7, T0 + 9 * DAY + 37 * 60_000],
@@ -60,27 +59,12 @@ describe('analytics metadata rollups', () => {
       { metadata: { env: 'prod', team: 'a' } },
       { metadata: { env: 'x'.repeat(300) } },
     ];
-    const groupings: Grouping[] = [
-      { by: 'all' },
-      { by: 'time', interval: 'day' },
-      { by: 'time', interval: 'hour' },
-      ...(['model', 'status_code', 'api_key_id', 'guardrail_verdict'] as GroupColumn[]).map((column): Grouping => ({
-        by: 'column',
-        column,
-      })),
-    ];
-    for (const [from, to] of windows) {
-      for (const extra of filters) {
-        for (const grouping of groupings) {
-          const filter: RowFilter = { organisationId, from: from!, to: to!, visibleKeyIds: null, ...extra };
-          expectSameTotals(
-            await reader.aggregate(filter, grouping, { latencies: true }),
-            await reader.aggregate(fromRows(filter), grouping, { latencies: true }),
-            `${JSON.stringify(extra).slice(0, 80)} ${JSON.stringify(grouping)} ${from}`,
-          );
-        }
-      }
-    }
+    await expectSameAsRows(reader, organisationId, windows, filters, [
+      'model',
+      'status_code',
+      'api_key_id',
+      'guardrail_verdict',
+    ]);
 
     // The rollups are what answered: without the rows, the whole hours still count.
     const whole: RowFilter = {
@@ -147,7 +131,6 @@ describe('analytics metadata rollups', () => {
     expect(summed.map((r) => [r.metadata_value, Number(r.n)])).toEqual([...expected].sort());
 
     const reader = createAnalyticsReader(db);
-    const fromRows = (filter: RowFilter): RowFilter => ({ ...filter, rows: [{ sql: '1 = 1', params: [] }] });
     const windows = [
       [T0, T0 + SPAN],
       [T0 + 90 * 60_000 + 7, T0 + 9 * DAY + 37 * 60_000],
@@ -162,27 +145,12 @@ describe('analytics metadata rollups', () => {
       { metadata: { team: 'a' } },
       { metadata: { env: 'x'.repeat(300), team: 'a' } },
     ];
-    const groupings: Grouping[] = [
-      { by: 'all' },
-      { by: 'time', interval: 'day' },
-      { by: 'time', interval: 'hour' },
-      ...(['model', 'status_code', 'api_key_id', 'workspace_id'] as GroupColumn[]).map((column): Grouping => ({
-        by: 'column',
-        column,
-      })),
-    ];
-    for (const [from, to] of windows) {
-      for (const extra of filters) {
-        for (const grouping of groupings) {
-          const filter: RowFilter = { organisationId, from: from!, to: to!, visibleKeyIds: null, ...extra };
-          expectSameTotals(
-            await reader.aggregate(filter, grouping, { latencies: true }),
-            await reader.aggregate(fromRows(filter), grouping, { latencies: true }),
-            `${JSON.stringify(extra).slice(0, 80)} ${JSON.stringify(grouping)} ${from}`,
-          );
-        }
-      }
-    }
+    await expectSameAsRows(reader, organisationId, windows, filters, [
+      'model',
+      'status_code',
+      'api_key_id',
+      'workspace_id',
+    ]);
 
     // The combination's rollups are what answered: without the rows, the whole hours still count.
     const whole: RowFilter = {
@@ -242,3 +210,32 @@ describe('analytics metadata rollups', () => {
     expect(await db.selectFrom('analytics_metadata_rollups').select('metadata_key').distinct().execute()).toEqual([]);
   });
 });
+
+/** Every filter over every window and grouping (all, day, hour and the columns) answers as request_logs do. */
+async function expectSameAsRows(
+  reader: ReturnType<typeof createAnalyticsReader>,
+  organisationId: string,
+  windows: number[][],
+  filters: Array<Partial<RowFilter>>,
+  columns: GroupColumn[],
+): Promise<void> {
+  const fromRows = (filter: RowFilter): RowFilter => ({ ...filter, rows: [{ sql: '1 = 1', params: [] }] });
+  const groupings: Grouping[] = [
+    { by: 'all' },
+    { by: 'time', interval: 'day' },
+    { by: 'time', interval: 'hour' },
+    ...columns.map((column): Grouping => ({ by: 'column', column })),
+  ];
+  for (const [from, to] of windows) {
+    for (const extra of filters) {
+      for (const grouping of groupings) {
+        const filter: RowFilter = { organisationId, from: from!, to: to!, visibleKeyIds: null, ...extra };
+        expectSameTotals(
+          await reader.aggregate(filter, grouping, { latencies: true }),
+          await reader.aggregate(fromRows(filter), grouping, { latencies: true }),
+          `${JSON.stringify(extra).slice(0, 80)} ${JSON.stringify(grouping)} ${from}`,
+        );
+      }
+    }
+  }
+}
