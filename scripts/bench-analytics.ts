@@ -24,6 +24,7 @@ import {
   withoutIndexes,
 } from './bench/postgres-rows.js';
 import { killAllNow, startNode, stopAll } from './bench/processes.js';
+import { seededRandom } from './bench/seeded-random.js';
 
 /**
  * `npm run bench:analytics`: writes N generated request logs (default 1,000,000, spread over the
@@ -123,17 +124,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const)
         .finally(() => process.exit(130)),
   );
 
-/** A small seeded generator, so that every run draws the same mix (ids are random). */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Skewed choice: the first items are picked far more often, as real keys and models are. */
 const skewed = <T>(items: readonly T[], r: number): T =>
   items[Math.min(items.length - 1, Math.floor(items.length * r * r))]!;
@@ -157,7 +147,7 @@ async function generate(
   const started = performance.now();
   const cpu = process.cpuUsage();
   const repo = createRequestLogRepository(db);
-  const next = random(42);
+  const next = seededRandom(42);
   const span = 89 * DAY_MS;
   const BATCH = 500;
   for (let from = 0; from < ROWS; from += BATCH) {

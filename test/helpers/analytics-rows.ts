@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { seededRandom } from '../../scripts/bench/seeded-random.js';
 import type { Totals } from '../../src/admin/analytics/totals.js';
 import type { RequestLogInsert } from '../../src/storage/repositories/request-logs.js';
 
@@ -10,16 +11,8 @@ const DAY = 24 * HOUR;
 export const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 export const SPAN = 40 * DAY;
 
-/** A small seeded generator (mulberry32), so that a failure comes back the same. */
-export function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The bench's seeded generator, so that a failure comes back the same. */
+export const random = seededRandom;
 
 export const pick = <T>(items: readonly T[], r: number): T => items[Math.floor(r * items.length)]!;
 

@@ -1,65 +1,9 @@
-import type { Insertable } from 'kysely';
 import { combinationValue, entryKeys } from '../../config/rollup-metadata-keys.js';
-import type { RequestLogsTable } from '../schema.js';
+import type { RequestLogInsert } from './request-log-columns.js';
 import { addHistogram, encodeHistogram, LATENCY_BUCKETS, latencyBucket } from './latency-histogram.js';
 
 export * from './latency-histogram.js';
-
-export type RequestLogInsert = Insertable<RequestLogsTable>;
-
-/** The columns a batch of request logs writes, on either engine. */
-export const COLUMNS = [
-  'id',
-  'trace_id',
-  'request_id',
-  'organisation_id',
-  'workspace_id',
-  'api_key_id',
-  'provider',
-  'credential_source',
-  'model',
-  'endpoint_type',
-  'method',
-  'path',
-  'status_code',
-  'is_success',
-  'is_stream',
-  'error_code',
-  'error_message',
-  'latency_ms',
-  'ttfb_ms',
-  'prompt_tokens',
-  'completion_tokens',
-  'cached_tokens',
-  'total_tokens',
-  'cost',
-  'cost_currency',
-  'cache_status',
-  'cache_savings',
-  'metadata',
-  'request_body',
-  'response_body',
-  'created_at',
-  'config_id',
-  'attempts',
-  'retry_count',
-  'span_id',
-  'parent_span_id',
-  'span_name',
-  'prompt_id',
-  'requested_model',
-  'audio_seconds',
-  'hook_results',
-  'guardrail_verdict',
-  'prompt_version',
-  'prompt_label',
-  'mcp_server_id',
-  'mcp_tool',
-  'agent_server_id',
-  'rpc_method',
-  'request_bytes',
-  'response_bytes',
-] as const satisfies ReadonlyArray<keyof RequestLogInsert>;
+export * from './request-log-columns.js';
 
 // ---------------------------------------------------------------------------------------------
 // Rollups: every batch is summed per key in memory, then added to `analytics_rollups` (every

@@ -1,0 +1,13 @@
+/**
+ * A small seeded generator (mulberry32): the analytics bench draws the same mix on every run,
+ * and the tests that use it get the same rows back after a failure.
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
