@@ -50,7 +50,8 @@ import { seededRandom } from './bench/seeded-random.js';
  * (ANALYTICS_ROLLUP_METADATA_KEYS): the metadata filters on one of the keys, and on a pair of
  * each, read `analytics_metadata_rollups`, built in SQL with the other rollups (or, on a reused
  * database without them, before the timings). `--metadata-keys LIST` sums another list (`env,team`:
- * the filter on two pairs reads request_logs).
+ * the filter on two pairs reads request_logs). `--sqlite-cache-mb N` gives the server another
+ * SQLite page cache (SQLITE_CACHE_MB) than its default.
  */
 const { values } = parseArgs({
   options: {
@@ -62,12 +63,13 @@ const { values } = parseArgs({
     'reuse-database': { type: 'string' },
     only: { type: 'string' },
     'metadata-keys': { type: 'string', default: 'env,team,env+team' },
+    'sqlite-cache-mb': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 if (values.help) {
   process.stdout.write(
-    'usage: node dist/scripts/bench-analytics.js [--rows N] [--runs N] [--database-url postgres://…] [--generate sql|repository] [--keep-database NAME | --reuse-database NAME] [--only TEXT] [--metadata-keys LIST]\n',
+    'usage: node dist/scripts/bench-analytics.js [--rows N] [--runs N] [--database-url postgres://…] [--generate sql|repository] [--keep-database NAME | --reuse-database NAME] [--only TEXT] [--metadata-keys LIST] [--sqlite-cache-mb N]\n',
   );
   process.exit(0);
 }
@@ -386,6 +388,7 @@ async function main(): Promise<void> {
       SVCGW_LOG_LEVEL: 'warn',
       SVCGW_ANALYTICS_ROLLUP_METADATA_KEYS: METADATA_KEYS.join(','),
       ...(postgres ? { SVCGW_DATABASE_URL: postgres.url } : {}),
+      ...(values['sqlite-cache-mb'] ? { SVCGW_SQLITE_CACHE_MB: values['sqlite-cache-mb'] } : {}),
     },
   });
   // This process's own connection to the server's database, as a second writer would be.

@@ -24,6 +24,13 @@ export const settingsSchema = z
     host: z.string().min(1).default('127.0.0.1').describe('Address to listen on.'),
     port: z.coerce.number().int().min(0).max(65535).default(8787).describe('TCP port to listen on (0 picks a free one).'),
     data_dir: z.string().min(1).default('./data').describe('Directory of the SQLite database and generated secrets.'),
+    sqlite_cache_mb: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(4096)
+      .default(4)
+      .describe('Page cache of each SQLite connection, MiB: memory the process keeps for database pages (the OS caches the file as well). See operations.md#memory.'),
     database_url: z
       .string()
       .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a PostgreSQL URL: postgres://user:password@host:5432/database')

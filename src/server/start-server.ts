@@ -62,7 +62,7 @@ export async function startServer(options: {
     const applied = await migrateToLatest(db);
     if (applied.length > 0) logger.info({ migrations: applied, engine: engineOf(db) }, 'database migrated');
     if (engineOf(db) === 'postgres') {
-      cacheDb = openSqlite(config.data_dir, CACHE_DATABASE_FILE);
+      cacheDb = openSqlite(config.data_dir, CACHE_DATABASE_FILE, config.sqlite_cache_mb);
       await migrateToLatest(cacheDb);
     }
   } catch (error) {

@@ -28,27 +28,37 @@ export class StorageRefusedError extends Error {
  * instances share it), otherwise the SQLite file in `data_dir`.
  */
 export function openDatabase(
-  config: Pick<Config, 'data_dir' | 'database_url'>,
+  config: Pick<Config, 'data_dir' | 'database_url'> & Partial<Pick<Config, 'sqlite_cache_mb'>>,
   options: { onPoolError?: (error: Error) => void } = {},
 ): Db {
   if (config.database_url) return openPostgres(config.database_url, options.onPoolError ?? (() => undefined));
-  return openSqlite(config.data_dir);
+  return openSqlite(config.data_dir, DATABASE_FILE, config.sqlite_cache_mb);
 }
 
 export const engineOf = (db: { getExecutor(): QueryExecutor }): Engine => (isPostgres(db) ? 'postgres' : 'sqlite');
+
+/**
+ * SQLite's page cache per connection, MiB, unless the settings say otherwise. better-sqlite3
+ * builds SQLite with 16 MiB; the gateway's writes touch the last pages of each index (ids are
+ * time-ordered) and its reads go through caches of its own, so 16 MiB only held the file's
+ * recent pages, growing the process by up to 16 MiB as the file grew (docs/benchmarks.md).
+ */
+export const DEFAULT_SQLITE_CACHE_MB = 4;
 
 /**
  * Opens (or creates) the embedded SQLite database in WAL mode. WAL lets readers run while the
  * batched writers commit, and `synchronous=NORMAL` is the durable-on-checkpoint setting that
  * WAL is designed for.
  */
-export function openSqlite(dataDir: string, file = DATABASE_FILE): Db {
+export function openSqlite(dataDir: string, file = DATABASE_FILE, cacheMb = DEFAULT_SQLITE_CACHE_MB): Db {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const sqlite = new SQLite(join(dataDir, file));
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  // A negative cache_size is in KiB.
+  sqlite.pragma(`cache_size = ${-Math.round(cacheMb * 1024)}`);
   // Queries made inside an audited admin request run in that request's transaction (see request-transaction.ts).
   const db = withRequestTransactions(new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }), {
     sqlite,
