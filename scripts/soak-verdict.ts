@@ -1,4 +1,4 @@
-/** One RSS reading of the soak: seconds since the load started, MB. */
+/** One memory reading of the soak (RSS, or memory outside the V8 heap): seconds since the load started, MB. */
 export interface RssSample {
   atS: number;
   mb: number;
@@ -67,11 +67,11 @@ function slope(points: ReadonlyArray<{ x: number; y: number }>): number {
   return points.reduce((a, p) => a + (p.x - mx) * (p.y - my), 0) / sxx;
 }
 
-/** The soak's last line. */
-export function verdictLine(samples: readonly RssSample[], windowS: number): string {
+/** The soak's verdict on one memory figure (RSS by default): its floor after warm-up. */
+export function verdictLine(samples: readonly RssSample[], windowS: number, what = 'RSS'): string {
   const v = judgeRss(samples, windowS);
-  if (!v) return `RSS after warm-up: too few samples (fewer than ${MIN_SAMPLES}) to judge; soak longer`;
+  if (!v) return `${what} after warm-up: too few samples (fewer than ${MIN_SAMPLES}) to judge; soak longer`;
   const growth = v.floorLast - v.floorFirst;
   const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}`;
-  return `RSS after warm-up ${v.grew ? 'GREW' : 'flat'}: floor (lowest reading) ${v.floorFirst.toFixed(1)} MB in the first third of ${v.samples} samples, ${v.floorLast.toFixed(1)} MB in the last (${signed(growth)} MB; "grew" means more than ${GROWTH_MB} MB and ${GROWTH_SHARE * 100} %); lowest per ${windowS} s window trending ${signed(v.slopeMbPer10Min)} MB per 10 min; min ${v.min.toFixed(1)}, max ${v.max.toFixed(1)} MB`;
+  return `${what} after warm-up ${v.grew ? 'GREW' : 'flat'}: floor (lowest reading) ${v.floorFirst.toFixed(1)} MB in the first third of ${v.samples} samples, ${v.floorLast.toFixed(1)} MB in the last (${signed(growth)} MB; "grew" means more than ${GROWTH_MB} MB and ${GROWTH_SHARE * 100} %); lowest per ${windowS} s window trending ${signed(v.slopeMbPer10Min)} MB per 10 min; min ${v.min.toFixed(1)}, max ${v.max.toFixed(1)} MB`;
 }

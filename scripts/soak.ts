@@ -13,7 +13,7 @@ import { machine, memory } from './bench/proc.js';
 import { killAllNow, startNode, stopAll, type BenchChild } from './bench/processes.js';
 import { machineLine } from './bench/report.js';
 import { childEnv, createWorkspaceKey, enableLimits, preflight, targetsFor } from './bench/setup.js';
-import { verdictLine } from './soak-verdict.js';
+import { verdictLine, type RssSample } from './soak-verdict.js';
 
 /**
  * `npm run soak`: a modest, steady rate of chat completions, streams and non-streams mixed,
@@ -22,6 +22,9 @@ import { verdictLine } from './soak-verdict.js';
  * prints the gateway's RSS (from /proc) and event-loop delay (from a probe loaded into the
  * gateway with `node --import`, scripts/bench/loop-probe.ts); at the end, one line saying
  * whether RSS grew after the warm-up: whether its floor rose, not its mean (soak-verdict.ts).
+ * A second line judges the memory outside the V8 heap (anonymous RSS less V8's heapTotal, from
+ * the probe) the same way: RSS follows the heap's sizing, which moves with the collector's
+ * timing, while growth there is native (SQLite's page cache, malloc's arenas, buffers).
  * Everything listens on 127.0.0.1; nothing is asserted.
  *
  *   node dist/scripts/soak.js [--duration 600] [--rate 50] [--stream-share 0.5] [--interval 30] [--warmup S] [--node-flags "…"]
@@ -113,6 +116,9 @@ async function main(): Promise<void> {
   let probes: ProbeSample[] = [];
   let probeWorst = 0;
   let warm = false;
+  /** Anonymous RSS less V8's heapTotal at each probe sample once the load runs: memory outside the JavaScript heap. */
+  const outsideV8: RssSample[] = [];
+  let loadStart: number | null = null;
   const gateway = await startNode({
     name: 'svcgw serve',
     args: [
@@ -135,6 +141,8 @@ async function main(): Promise<void> {
       try {
         const sample = JSON.parse(line.slice(PROBE_PREFIX.length)) as ProbeSample;
         probes.push(sample);
+        if (loadStart !== null)
+          outsideV8.push({ atS: (performance.now() - loadStart) / 1000, mb: sample.anonMb - sample.heapTotalMb });
         if (warm) probeWorst = Math.max(probeWorst, sample.delayMaxMs);
       } catch {
         // a line cut short: the next one comes in 5 s
@@ -186,6 +194,7 @@ async function main(): Promise<void> {
 
   const rss: Array<{ atS: number; mb: number }> = [];
   const start = performance.now();
+  loadStart = start;
   const elapsedS = () => (performance.now() - start) / 1000;
   // Open loop: requests leave on schedule whether or not earlier ones have come back (up to the cap).
   const tick = setInterval(() => {
@@ -231,6 +240,7 @@ async function main(): Promise<void> {
       `p99 ${fmt(pick(sorted, 0.99))} ms`,
       `RSS ${mem.rssMb.toFixed(1)} MB (peak ${mem.peakRssMb.toFixed(1)})`,
       p ? `heap ${p.heapUsedMb.toFixed(1)}/${p.heapTotalMb.toFixed(1)} MB` : 'heap -',
+      p ? `outside V8 ${(p.anonMb - p.heapTotalMb).toFixed(1)} MB` : 'outside V8 -',
       probes.length > 0
         ? `loop delay p50 ${fmt(delayP50)} p99 ${fmt(delay('delayP99Ms'))} max ${fmt(delay('delayMaxMs'))} ms`
         : 'loop delay: no probe sample in this interval',
@@ -272,6 +282,10 @@ async function main(): Promise<void> {
     `${verdictLine(
       rss.filter((s) => s.atS >= warmupS),
       intervalS,
+    )}\n${verdictLine(
+      outsideV8.filter((s) => s.atS >= warmupS),
+      intervalS,
+      'memory outside the V8 heap (anonymous RSS less heapTotal)',
     )}\n`,
   );
 }

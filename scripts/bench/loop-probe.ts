@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
 
@@ -20,6 +21,18 @@ export interface ProbeSample {
   heapTotalMb: number;
   externalMb: number;
   rssMb: number;
+  /** Anonymous resident memory (`RssAnon` of /proc/self/status): RSS less the program's files; NaN off Linux. */
+  anonMb: number;
+}
+
+/** `RssAnon` from /proc/self/status, MB. */
+function anonymousRssMb(): number {
+  try {
+    const kb = /^RssAnon:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    return kb === undefined ? NaN : Number(kb) / 1024;
+  } catch {
+    return NaN;
+  }
 }
 
 if (isMainThread && process.env.LOOP_PROBE_MS !== undefined) {
@@ -38,6 +51,7 @@ if (isMainThread && process.env.LOOP_PROBE_MS !== undefined) {
       heapTotalMb: mb(memory.heapTotal),
       externalMb: mb(memory.external),
       rssMb: mb(memory.rss),
+      anonMb: anonymousRssMb(),
     };
     histogram.reset();
     process.stderr.write(`${PROBE_PREFIX}${JSON.stringify(sample)}\n`);

@@ -27,6 +27,13 @@ describe('the soak verdict', () => {
     expect(verdictLine(samples, 30)).toMatch(/^RSS after warm-up GREW: /);
   });
 
+  it('names the figure it judges', () => {
+    const samples = soak(10, 20, 0, 0);
+    expect(verdictLine(samples, 30, 'memory outside the V8 heap')).toMatch(
+      /^memory outside the V8 heap after warm-up flat: /,
+    );
+  });
+
   it('needs enough samples to judge', () => {
     expect(judgeRss(soak(1, 200, 0, 0).slice(0, 5), 30)).toBeNull();
     expect(verdictLine([], 30)).toMatch(/too few samples/);
