@@ -173,11 +173,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     sessions: createSessions({ repos, clock: deps.clock }),
   });
   registerReferencePaths(app);
+  // Guardrail feedback is batched like the logs and written ahead of them: a log shows its feedback.
+  let flushFeedback = async () => {};
   const requestLogs = createRequestLogWriter({
     repo: repos.requestLogs,
     logger: deps.logger,
     flushIntervalMs: deps.config.log_flush_interval_ms,
     accessLog: deps.config.access_log,
+    beforeWrite: () => flushFeedback(),
   });
   const defaultWorkspaceId = defaultWorkspaceLookup(repos.workspaces);
   registerRequestGate(app, {
@@ -383,7 +386,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   for (const route of routes) controlPlaneSegments.add(route.url.split('/')[2] ?? '');
   controlPlaneSegments.delete('');
   const gatewayGuards = features.enabled('guardrails') ? gatewayGuardrails(deps, guardrails) : null;
-  if (gatewayGuards) app.addHook('onClose', () => gatewayGuards.flushFeedback());
+  if (gatewayGuards) {
+    flushFeedback = () => gatewayGuards.flushFeedback();
+    app.addHook('onClose', () => gatewayGuards.flushFeedback());
+  }
   await registerGatewayRoutes(app, {
     limits: limits.service,
     config: deps.config,

@@ -17,6 +17,7 @@ export function gatewayGuardrails(
 ): GatewayGuardrails & { flushFeedback(): Promise<void> } {
   const store = createFeedbackStore(deps.db);
   const feedback = createFeedbackBatcher<Parameters<typeof store.createMany>[0][number]>({
+    delayMs: deps.config.log_flush_interval_ms,
     writeMany: (rows) => store.createMany(rows),
     writeOne: (row) => store.createMany([row]),
     onError: (error) => deps.logger.warn({ err: error }, 'guardrail feedback could not be written'),
@@ -26,7 +27,7 @@ export function gatewayGuardrails(
     .map((host) => host.trim())
     .filter(Boolean);
   return {
-    /** Writes the feedback still queued for this event-loop turn; on close, so that none is lost. */
+    /** Writes the feedback still queued: before each request-log batch, and on close so that none is lost. */
     flushFeedback: () => feedback.flush(),
     lookup,
     clock: deps.clock,

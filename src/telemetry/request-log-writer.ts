@@ -60,6 +60,8 @@ export function createRequestLogWriter(deps: {
   batchChars?: number;
   /** One `info` line per record as it is queued (`access_log`); off by default for tools and tests. */
   accessLog?: boolean;
+  /** Runs before each batch is written: what must be in the database before its log records (guardrail feedback). */
+  beforeWrite?: () => Promise<void>;
 }) {
   const batchSize = deps.batchSize ?? DEFAULT_BATCH_SIZE;
   const batchChars = deps.batchChars ?? DEFAULT_BATCH_CHARS;
@@ -93,6 +95,7 @@ export function createRequestLogWriter(deps: {
 
   async function writeBatch(batch: RequestLogInsert[]): Promise<void> {
     try {
+      await deps.beforeWrite?.();
       await deps.repo.insertBatch(batch);
     } catch (error) {
       // Keep the records for the next attempt rather than lose them.

@@ -100,4 +100,22 @@ describe('the request log writer', () => {
     const row = await repo.findById('org', 'log-1');
     expect(row?.request_body).toBe(body);
   });
+
+  it('runs beforeWrite ahead of every batch (guardrail feedback is in the database before its logs)', async () => {
+    const repo = await repository();
+    const seen: number[] = [];
+    const writer = createRequestLogWriter({
+      repo,
+      logger: createLogger({ level: 'silent', pretty: false }),
+      flushIntervalMs: 60_000,
+      beforeWrite: async () => void seen.push(await stored(repo)),
+    });
+    writer.enqueue(record(0, null));
+    await writer.flush();
+    await writer.flush(); // nothing pending: nothing to run first
+    writer.enqueue(record(1, null));
+    await writer.flush();
+    expect(seen).toEqual([0, 1]);
+    expect(await stored(repo)).toBe(2);
+  });
 });

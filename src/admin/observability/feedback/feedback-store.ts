@@ -1,6 +1,6 @@
 import type SQLite from 'better-sqlite3';
 import type { Selectable } from 'kysely';
-import { newId } from '../../../lib/ids.js';
+import { newId, newTimeOrderedId } from '../../../lib/ids.js';
 import { rawSqlite, type Db } from '../../../storage/database.js';
 import { noteRawWrite } from '../../../storage/request-transaction.js';
 import type { FeedbackTable } from '../tables.js';
@@ -93,10 +93,14 @@ export function createFeedbackStore(db: Db) {
       await db.insertInto('feedback').values(row).execute();
       return row;
     },
-    /** Several rows in one insert, each with its own time (guardrail feedback, batched). */
+    /**
+     * Several rows in one insert, each with its own time (guardrail feedback, batched). Their ids
+     * are time-ordered, like the traces they hang on: a row per request lands at the end of the
+     * primary key's index instead of on a random page of it.
+     */
     async createMany(inputs: Array<Omit<FeedbackRow, 'id' | 'last_updated_at'>>): Promise<void> {
       if (inputs.length === 0) return;
-      const rows = inputs.map((input) => ({ id: newId(), ...input, last_updated_at: input.created_at }));
+      const rows = inputs.map((input) => ({ id: newTimeOrderedId(), ...input, last_updated_at: input.created_at }));
       if (!sqlite) {
         await db.insertInto('feedback').values(rows).execute();
         return;
