@@ -170,12 +170,13 @@ export async function settle(
 ): Promise<number[]> {
   const real: number[] = [];
   const entries: Array<Pick<CounterCheck, 'key' | 'amount' | 'expiresAt'>> = [];
-  reservation.budgets.forEach((budget, i) => {
+  for (let i = 0; i < reservation.budgets.length; i++) {
+    const budget = reservation.budgets[i]!;
     const reserved = reservation.amounts[i]!;
     const amount = actual ? realAmount(budget, actual, reserved, reservation.defaultPrice) : 0;
     real.push(amount);
     entries.push({ key: budgetKey(budget), amount: amount - reserved, expiresAt: expiry(budget, now) });
-  });
+  }
   await store.add(entries, now);
   return real;
 }

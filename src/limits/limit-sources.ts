@@ -66,10 +66,10 @@ export function createLimitSources(deps: {
   return {
     policiesOf(organisationId: string): Promise<PolicySet> {
       if (!features.enabled('policy')) return Promise.resolve(NO_POLICIES);
-      return orgs.get(organisationId, () => loadPolicies(organisationId));
+      return orgs.get(organisationId, loadPolicies);
     },
     workspaceOf(workspaceId: string): Promise<WorkspaceInfo> {
-      return workspaces.get(workspaceId, () => loadWorkspace(workspaceId));
+      return workspaces.get(workspaceId, loadWorkspace);
     },
     invalidate(): void {
       orgs.clear();
