@@ -158,7 +158,9 @@ export async function reserve(
   const result = await store.consume(checks, now);
   if (!result.allowed)
     return { ok: false, budget: budgets[result.index]!, used: result.count, needed: amounts[result.index]! };
-  return { ok: true, reservation: { budgets, amounts, ...(defaultPrice ? { defaultPrice } : {}) } };
+  const reservation: Reservation = { budgets, amounts };
+  if (defaultPrice) reservation.defaultPrice = defaultPrice;
+  return { ok: true, reservation };
 }
 
 /** Replaces each reservation by the real cost (or tokens); with `actual` null, releases it. */

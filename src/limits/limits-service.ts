@@ -58,16 +58,21 @@ export function createLimitsService(deps: LimitsDeps) {
   const features: FeatureFlags = deps.features ?? ALL_ENABLED;
 
   /** Store failures follow `limits_on_store_failure`: refuse (503) or let the request through unlimited. */
-  async function guarded<T>(work: () => Promise<T>, fallback: T): Promise<T> {
+  function storeFailed<T>(error: unknown, fallback: T): T {
+    if (error instanceof AppError) throw error;
+    deps.logger.error({ err: error, failOpen: deps.failOpen }, 'limit counter store failed');
+    if (deps.failOpen) return fallback;
+    throw new AppError('LIMITS_UNAVAILABLE', 'Limits cannot be checked right now; try again shortly.', {
+      cause: error,
+    });
+  }
+  // Not an async function: it runs on every admitted request, and a catch handler allocates less than an async frame.
+  function guarded<T>(work: () => Promise<T>, fallback: T): Promise<T> {
     try {
-      return await work();
+      return work().catch((error: unknown) => storeFailed(error, fallback));
     } catch (error) {
-      if (error instanceof AppError) throw error;
-      deps.logger.error({ err: error, failOpen: deps.failOpen }, 'limit counter store failed');
-      if (deps.failOpen) return fallback;
-      throw new AppError('LIMITS_UNAVAILABLE', 'Limits cannot be checked right now; try again shortly.', {
-        cause: error,
-      });
+      // Thrown before a promise came back: failed the same way, still as a promise.
+      return new Promise<T>((resolve) => resolve(storeFailed(error, fallback)));
     }
   }
   const reservations: ReservationDeps = { store: deps.store, guarded, defaultPrice: deps.defaultPrice };
