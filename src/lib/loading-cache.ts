@@ -10,18 +10,20 @@ import type { Clock } from './clock.js';
 export interface LoadingCache<V> {
   /** `load` is given the key, so callers can pass one function instead of a closure per call. */
   get(key: string, load: (key: string) => Promise<V>): Promise<V>;
+  /** The value kept for `key` while it is fresh, else undefined: for callers that can skip an await. */
+  peek(key: string): V | undefined;
   clear(): void;
 }
 
 export function createLoadingCache<V>(options: { clock: Clock; ttlMs: number }): LoadingCache<V> {
   // The settled promise is kept: a hit (nearly every request) allocates no promise of its own.
-  const entries = new Map<string, { value: Promise<V>; loadedAt: number }>();
+  const entries = new Map<string, { value: V; settled: Promise<V>; loadedAt: number }>();
   let generation = 0;
 
   async function loadAndKeep(key: string, load: (key: string) => Promise<V>, now: number): Promise<V> {
     const startedIn = generation;
     const value = await load(key);
-    if (startedIn === generation) entries.set(key, { value: Promise.resolve(value), loadedAt: now });
+    if (startedIn === generation) entries.set(key, { value, settled: Promise.resolve(value), loadedAt: now });
     return value;
   }
 
@@ -29,8 +31,12 @@ export function createLoadingCache<V>(options: { clock: Clock; ttlMs: number }):
     get(key, load) {
       const now = options.clock.now();
       const hit = entries.get(key);
-      if (hit && now - hit.loadedAt < options.ttlMs) return hit.value;
+      if (hit && now - hit.loadedAt < options.ttlMs) return hit.settled;
       return loadAndKeep(key, load, now);
+    },
+    peek(key) {
+      const hit = entries.get(key);
+      return hit && options.clock.now() - hit.loadedAt < options.ttlMs ? hit.value : undefined;
     },
     clear() {
       generation += 1;

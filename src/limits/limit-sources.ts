@@ -71,6 +71,13 @@ export function createLimitSources(deps: {
     workspaceOf(workspaceId: string): Promise<WorkspaceInfo> {
       return workspaces.get(workspaceId, loadWorkspace);
     },
+    /** What policiesOf would answer from memory, without a promise; undefined when it must load. */
+    cachedPolicies(organisationId: string): PolicySet | undefined {
+      return features.enabled('policy') ? orgs.peek(organisationId) : NO_POLICIES;
+    },
+    cachedWorkspace(workspaceId: string): WorkspaceInfo | undefined {
+      return workspaces.peek(workspaceId);
+    },
     invalidate(): void {
       orgs.clear();
       workspaces.clear();

@@ -53,6 +53,7 @@ export type EstimateOf = () => Promise<EstimateBound>;
  * request is remembered on the cached policy set (policy-set.ts).
  */
 export function createLimitsService(deps: LimitsDeps) {
+  // Sources answer from memory nearly always: read synchronously then, an await per source per request is avoided.
   const sources = createLimitSources(deps);
   // USAGE_LIMITS_ENABLED=OFF: no budget of any kind is checked or counted.
   const features: FeatureFlags = deps.features ?? ALL_ENABLED;
@@ -92,7 +93,7 @@ export function createLimitsService(deps: LimitsDeps) {
       metadata: Record<string, string> | null,
       deployment?: DeploymentLimits,
     ): Promise<RequestFacts> {
-      const { slug } = await sources.workspaceOf(workspaceId);
+      const { slug } = sources.cachedWorkspace(workspaceId) ?? (await sources.workspaceOf(workspaceId));
       const facts: RequestFacts = {
         organisationId: principal.organisationId,
         workspaceId,
@@ -109,8 +110,8 @@ export function createLimitsService(deps: LimitsDeps) {
     /** Checks and counts rate limits; throws RATE_LIMITED (with the headers to send) when one is reached. */
     async admitRate(principal: Principal, facts: RequestFacts): Promise<Pick<Admission, 'tokenLimits' | 'headers'>> {
       const now = deps.clock.now();
-      const policies = await sources.policiesOf(facts.organisationId);
-      const workspace = await sources.workspaceOf(facts.workspaceId);
+      const policies = sources.cachedPolicies(facts.organisationId) ?? (await sources.policiesOf(facts.organisationId));
+      const workspace = sources.cachedWorkspace(facts.workspaceId) ?? (await sources.workspaceOf(facts.workspaceId));
       const applied = rateLimitsFor(policies, principal.rateLimits, facts, workspace, now);
       if (applied.length === 0) return { tokenLimits: [], headers: null };
       const decision = await countRequest(applied, now);
@@ -124,8 +125,8 @@ export function createLimitsService(deps: LimitsDeps) {
      */
     async reserveBudgets(principal: Principal, facts: RequestFacts, estimate: EstimateOf) {
       if (!features.enabled('usage_limits')) return null;
-      const policies = await sources.policiesOf(facts.organisationId);
-      const workspace = await sources.workspaceOf(facts.workspaceId);
+      const policies = sources.cachedPolicies(facts.organisationId) ?? (await sources.policiesOf(facts.organisationId));
+      const workspace = sources.cachedWorkspace(facts.workspaceId) ?? (await sources.workspaceOf(facts.workspaceId));
       const budgets = budgetsFor(policies, principal, facts, workspace);
       if (budgets.length === 0) return null;
       const now = deps.clock.now();
