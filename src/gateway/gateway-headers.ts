@@ -30,6 +30,8 @@ export interface GatewayHeaders {
 }
 
 const TRACE_ID_RE = /^[A-Za-z0-9_.:/-]{1,128}$/;
+/** Read in place: lower-casing the whole header copied it on every request. */
+const BEARER = /^bearer /i;
 const MAX_METADATA_KEYS = 64;
 const MAX_METADATA_VALUE = 1024;
 
@@ -46,7 +48,7 @@ export function readGatewayHeaders(headers: IncomingHttpHeaders): GatewayHeaders
   const authorization = one(headers.authorization);
   // An svcgw key that authenticated the request (no x-service-api-key) is never a provider key.
   const bearer =
-    authorization?.toLowerCase().startsWith('bearer ') && serviceKeyInAuthorization(headers) === null
+    authorization !== null && BEARER.test(authorization) && serviceKeyInAuthorization(headers) === null
       ? authorization.slice(7).trim() || null
       : null;
   const customHost = one(headers['x-service-custom-host']);

@@ -76,7 +76,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
       workspaceId,
       route.endpointType,
       request.method,
-      request.prompt?.path ?? request.url.split('?')[0] ?? request.url,
+      request.prompt?.path ?? withoutQuery(request.url),
       request.id,
       deps.clock.now(),
       performance.now(),
@@ -268,6 +268,12 @@ async function aliasConfig(
       );
     throw error;
   }
+}
+
+/** The path of a request URL: a slice, not an array from split. */
+function withoutQuery(url: string): string {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
 }
 
 /** An error whose message quotes a URL with a password in it (a custom host) loses the password. */

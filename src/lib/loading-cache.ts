@@ -8,22 +8,35 @@ import type { Clock } from './clock.js';
  * row before the change committed, and keeping it would hide the change until the TTL ran out.
  */
 export interface LoadingCache<V> {
-  get(key: string, load: () => Promise<V>): Promise<V>;
+  /** `load` is given the key, so callers can pass one function instead of a closure per call. */
+  get(key: string, load: (key: string) => Promise<V>): Promise<V>;
+  /** The value kept for `key` while it is fresh, else undefined: for callers that can skip an await. */
+  peek(key: string): V | undefined;
   clear(): void;
 }
 
 export function createLoadingCache<V>(options: { clock: Clock; ttlMs: number }): LoadingCache<V> {
-  const entries = new Map<string, { value: V; loadedAt: number }>();
+  // The settled promise is kept: a hit (nearly every request) allocates no promise of its own.
+  const entries = new Map<string, { value: V; settled: Promise<V>; loadedAt: number }>();
   let generation = 0;
+
+  async function loadAndKeep(key: string, load: (key: string) => Promise<V>, now: number): Promise<V> {
+    const startedIn = generation;
+    const value = await load(key);
+    if (startedIn === generation) entries.set(key, { value, settled: Promise.resolve(value), loadedAt: now });
+    return value;
+  }
+
   return {
-    async get(key, load) {
+    get(key, load) {
       const now = options.clock.now();
       const hit = entries.get(key);
-      if (hit && now - hit.loadedAt < options.ttlMs) return hit.value;
-      const startedIn = generation;
-      const value = await load();
-      if (startedIn === generation) entries.set(key, { value, loadedAt: now });
-      return value;
+      if (hit && now - hit.loadedAt < options.ttlMs) return hit.settled;
+      return loadAndKeep(key, load, now);
+    },
+    peek(key) {
+      const hit = entries.get(key);
+      return hit && options.clock.now() - hit.loadedAt < options.ttlMs ? hit.value : undefined;
     },
     clear() {
       generation += 1;

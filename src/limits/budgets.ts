@@ -143,22 +143,20 @@ export async function reserve(
   defaultPrice?: ModelPrice,
   limitShare = 1,
 ): Promise<{ ok: true; reservation: Reservation } | { ok: false; budget: Budget; used: number; needed: number }> {
-  const amounts: number[] = [];
-  const checks: CounterCheck[] = [];
-  for (const budget of budgets) {
-    const amount = Math.max(amountFor(budget, estimate), MIN_RESERVATION);
-    amounts.push(amount);
-    checks.push({
-      key: budgetKey(budget),
-      limit: budget.creditLimit * limitShare,
-      amount,
-      expiresAt: expiry(budget, now),
-    });
-  }
+  // Mapped, not pushed: an array grown from empty by push reserves room for 17 elements.
+  const amounts = budgets.map((budget) => Math.max(amountFor(budget, estimate), MIN_RESERVATION));
+  const checks = budgets.map((budget, i): CounterCheck => ({
+    key: budgetKey(budget),
+    limit: budget.creditLimit * limitShare,
+    amount: amounts[i]!,
+    expiresAt: expiry(budget, now),
+  }));
   const result = await store.consume(checks, now);
   if (!result.allowed)
     return { ok: false, budget: budgets[result.index]!, used: result.count, needed: amounts[result.index]! };
-  return { ok: true, reservation: { budgets, amounts, ...(defaultPrice ? { defaultPrice } : {}) } };
+  const reservation: Reservation = { budgets, amounts };
+  if (defaultPrice) reservation.defaultPrice = defaultPrice;
+  return { ok: true, reservation };
 }
 
 /** Replaces each reservation by the real cost (or tokens); with `actual` null, releases it. */
@@ -168,14 +166,14 @@ export async function settle(
   actual: ActualUsage | null,
   now: number,
 ): Promise<number[]> {
-  const real: number[] = [];
-  const entries: Array<Pick<CounterCheck, 'key' | 'amount' | 'expiresAt'>> = [];
-  reservation.budgets.forEach((budget, i) => {
-    const reserved = reservation.amounts[i]!;
-    const amount = actual ? realAmount(budget, actual, reserved, reservation.defaultPrice) : 0;
-    real.push(amount);
-    entries.push({ key: budgetKey(budget), amount: amount - reserved, expiresAt: expiry(budget, now) });
-  });
+  const real = reservation.budgets.map((budget, i) =>
+    actual ? realAmount(budget, actual, reservation.amounts[i]!, reservation.defaultPrice) : 0,
+  );
+  const entries = reservation.budgets.map((budget, i) => ({
+    key: budgetKey(budget),
+    amount: real[i]! - reservation.amounts[i]!,
+    expiresAt: expiry(budget, now),
+  }));
   await store.add(entries, now);
   return real;
 }

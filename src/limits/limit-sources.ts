@@ -66,10 +66,17 @@ export function createLimitSources(deps: {
   return {
     policiesOf(organisationId: string): Promise<PolicySet> {
       if (!features.enabled('policy')) return Promise.resolve(NO_POLICIES);
-      return orgs.get(organisationId, () => loadPolicies(organisationId));
+      return orgs.get(organisationId, loadPolicies);
     },
     workspaceOf(workspaceId: string): Promise<WorkspaceInfo> {
-      return workspaces.get(workspaceId, () => loadWorkspace(workspaceId));
+      return workspaces.get(workspaceId, loadWorkspace);
+    },
+    /** What policiesOf would answer from memory, without a promise; undefined when it must load. */
+    cachedPolicies(organisationId: string): PolicySet | undefined {
+      return features.enabled('policy') ? orgs.peek(organisationId) : NO_POLICIES;
+    },
+    cachedWorkspace(workspaceId: string): WorkspaceInfo | undefined {
+      return workspaces.peek(workspaceId);
     },
     invalidate(): void {
       orgs.clear();

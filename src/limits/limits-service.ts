@@ -16,12 +16,21 @@ import type { EstimateBound } from './estimate.js';
 import { createLimitSources } from './limit-sources.js';
 import type { RequestFacts } from './matching.js';
 import { RateLimitedError } from './rate-limited-error.js';
-import { checkRateLimits, credentialRateLimits, settleTokens, type AppliedRateLimit } from './rate-limiter.js';
+import {
+  checkRateLimits,
+  credentialRateLimits,
+  settleTokens,
+  type AppliedRateLimit,
+  type RateDecision,
+} from './rate-limiter.js';
 import { budgetsFor, rateLimitsFor } from './request-limits.js';
 import type { UsageRecorder } from './usage-recorder.js';
 
 export { mergeAdmission, type Admission } from './admission.js';
 export { rateHeaders, RateLimitedError } from './rate-limited-error.js';
+
+/** What a failed-open store leaves a request: no limit counted (read only; one object for all). */
+const UNCOUNTED: RateDecision = { allowed: true, tokenLimits: [], headers: null };
 
 type LimitsDeps = {
   features?: FeatureFlags;
@@ -44,31 +53,33 @@ export type EstimateOf = () => Promise<EstimateBound>;
  * request is remembered on the cached policy set (policy-set.ts).
  */
 export function createLimitsService(deps: LimitsDeps) {
+  // Sources answer from memory nearly always: read synchronously then, an await per source per request is avoided.
   const sources = createLimitSources(deps);
   // USAGE_LIMITS_ENABLED=OFF: no budget of any kind is checked or counted.
   const features: FeatureFlags = deps.features ?? ALL_ENABLED;
 
   /** Store failures follow `limits_on_store_failure`: refuse (503) or let the request through unlimited. */
-  async function guarded<T>(work: () => Promise<T>, fallback: T): Promise<T> {
+  function storeFailed<T>(error: unknown, fallback: T): T {
+    if (error instanceof AppError) throw error;
+    deps.logger.error({ err: error, failOpen: deps.failOpen }, 'limit counter store failed');
+    if (deps.failOpen) return fallback;
+    throw new AppError('LIMITS_UNAVAILABLE', 'Limits cannot be checked right now; try again shortly.', {
+      cause: error,
+    });
+  }
+  // Not an async function: it runs on every admitted request, and a catch handler allocates less than an async frame.
+  function guarded<T>(work: () => Promise<T>, fallback: T): Promise<T> {
     try {
-      return await work();
+      return work().catch((error: unknown) => storeFailed(error, fallback));
     } catch (error) {
-      if (error instanceof AppError) throw error;
-      deps.logger.error({ err: error, failOpen: deps.failOpen }, 'limit counter store failed');
-      if (deps.failOpen) return fallback;
-      throw new AppError('LIMITS_UNAVAILABLE', 'Limits cannot be checked right now; try again shortly.', {
-        cause: error,
-      });
+      // Thrown before a promise came back: failed the same way, still as a promise.
+      return new Promise<T>((resolve) => resolve(storeFailed(error, fallback)));
     }
   }
   const reservations: ReservationDeps = { store: deps.store, guarded, defaultPrice: deps.defaultPrice };
 
   async function countRequest(applied: AppliedRateLimit[], now: number) {
-    const decision = await guarded(() => checkRateLimits(deps.store, applied, now), {
-      allowed: true as const,
-      tokenLimits: [],
-      headers: null,
-    });
+    const decision = await guarded(() => checkRateLimits(deps.store, applied, now), UNCOUNTED);
     if (!decision.allowed) throw new RateLimitedError(decision.limit, decision.headers, now);
     return decision;
   }
@@ -82,23 +93,25 @@ export function createLimitsService(deps: LimitsDeps) {
       metadata: Record<string, string> | null,
       deployment?: DeploymentLimits,
     ): Promise<RequestFacts> {
-      const { slug } = await sources.workspaceOf(workspaceId);
-      return {
+      const { slug } = sources.cachedWorkspace(workspaceId) ?? (await sources.workspaceOf(workspaceId));
+      const facts: RequestFacts = {
         organisationId: principal.organisationId,
         workspaceId,
         workspaceSlug: slug,
         apiKeyId: principal.keyId,
         endpointType,
         metadata,
-        ...(deployment ? { deployment } : {}),
       };
+      // Set, not spread in: a spread of a temporary object took a slow path on every request.
+      if (deployment) facts.deployment = deployment;
+      return facts;
     },
 
     /** Checks and counts rate limits; throws RATE_LIMITED (with the headers to send) when one is reached. */
     async admitRate(principal: Principal, facts: RequestFacts): Promise<Pick<Admission, 'tokenLimits' | 'headers'>> {
       const now = deps.clock.now();
-      const policies = await sources.policiesOf(facts.organisationId);
-      const workspace = await sources.workspaceOf(facts.workspaceId);
+      const policies = sources.cachedPolicies(facts.organisationId) ?? (await sources.policiesOf(facts.organisationId));
+      const workspace = sources.cachedWorkspace(facts.workspaceId) ?? (await sources.workspaceOf(facts.workspaceId));
       const applied = rateLimitsFor(policies, principal.rateLimits, facts, workspace, now);
       if (applied.length === 0) return { tokenLimits: [], headers: null };
       const decision = await countRequest(applied, now);
@@ -112,8 +125,8 @@ export function createLimitsService(deps: LimitsDeps) {
      */
     async reserveBudgets(principal: Principal, facts: RequestFacts, estimate: EstimateOf) {
       if (!features.enabled('usage_limits')) return null;
-      const policies = await sources.policiesOf(facts.organisationId);
-      const workspace = await sources.workspaceOf(facts.workspaceId);
+      const policies = sources.cachedPolicies(facts.organisationId) ?? (await sources.policiesOf(facts.organisationId));
+      const workspace = sources.cachedWorkspace(facts.workspaceId) ?? (await sources.workspaceOf(facts.workspaceId));
       const budgets = budgetsFor(policies, principal, facts, workspace);
       if (budgets.length === 0) return null;
       const now = deps.clock.now();
@@ -128,13 +141,14 @@ export function createLimitsService(deps: LimitsDeps) {
       const now = deps.clock.now();
       const reservation = admission.reservation;
       await guarded(async () => {
-        if (actual !== null && actual !== 'as-reserved' && actual.tokens)
+        // Most requests are under no token limit: no call (and no promise) for nothing to count.
+        if (actual !== null && actual !== 'as-reserved' && actual.tokens && admission.tokenLimits.length > 0)
           await settleTokens(deps.store, admission.tokenLimits, actual.tokens, now);
         if (!reservation || reservation.budgets.length === 0) return;
         // A response whose usage never arrived (a client that left mid-stream) keeps its estimate.
         const amounts =
           actual === 'as-reserved' ? reservation.amounts : await settle(deps.store, reservation, actual, now);
-        reservation.budgets.forEach((budget, i) => deps.recorder.record(budget, amounts[i]!));
+        for (let i = 0; i < reservation.budgets.length; i++) deps.recorder.record(reservation.budgets[i]!, amounts[i]!);
       }, undefined);
     },
 

@@ -90,25 +90,27 @@ export async function createMemoryCounterStore(deps: {
   }, deps.flushIntervalMs ?? 1000);
   timer.unref();
 
+  const consume = (checks: CounterCheck[], now: number): ConsumeResult => {
+    const counts = checks.map((check) => current(check.key, now));
+    for (let i = 0; i < checks.length; i++) {
+      const check = checks[i]!;
+      if (counts[i]! + check.amount > check.limit) return { allowed: false, index: i, count: counts[i]! };
+    }
+    for (let i = 0; i < checks.length; i++) {
+      const check = checks[i]!;
+      counts[i]! += check.amount;
+      set(check.key, counts[i]!, check.expiresAt);
+    }
+    return { allowed: true, counts };
+  };
+
+  // Plain functions returning settled promises: the calls on every request need no async frame.
   return {
-    async consume(checks: CounterCheck[], now: number): Promise<ConsumeResult> {
-      const counts = checks.map((check) => current(check.key, now));
-      for (let i = 0; i < checks.length; i++) {
-        const check = checks[i]!;
-        if (counts[i]! + check.amount > check.limit) return { allowed: false, index: i, count: counts[i]! };
-      }
-      for (let i = 0; i < checks.length; i++) {
-        const check = checks[i]!;
-        counts[i]! += check.amount;
-        set(check.key, counts[i]!, check.expiresAt);
-      }
-      return { allowed: true, counts };
-    },
-    async peek(keys: string[], now: number): Promise<number[]> {
-      return keys.map((key) => current(key, now));
-    },
-    async add(entries, now): Promise<void> {
+    consume: (checks, now) => Promise.resolve(consume(checks, now)),
+    peek: (keys, now) => Promise.resolve(keys.map((key) => current(key, now))),
+    add(entries, now) {
       for (const entry of entries) set(entry.key, Math.max(0, current(entry.key, now) + entry.amount), entry.expiresAt);
+      return Promise.resolve();
     },
     flush,
     /** In this process: always there. */

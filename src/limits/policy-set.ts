@@ -34,7 +34,8 @@ export interface PolicySet {
   shapeOf(facts: RequestFacts): RequestShape;
 }
 
-const part = (value: string | undefined): string => (value === undefined ? '-' : `${value.length}:${value}`);
+/** Maps keyed by each fact the policies read, one level per fact; the last level holds the shapes. */
+type ShapeLevel = Map<string | undefined, ShapeLevel | RequestShape>;
 
 export function createPolicySet(rateRows: RateLimitPolicyRow[], usageRows: UsageLimitPoliciesTable[]): PolicySet {
   const rate = rateRows.map((row) => ({
@@ -49,22 +50,46 @@ export function createPolicySet(rateRows: RateLimitPolicyRow[], usageRows: Usage
     for (const { key } of [...(policy.conditions ?? []), ...(policy.groupBy ?? [])])
       if (key.startsWith('metadata.')) fields.add(key.slice('metadata.'.length));
   const metadataFields = [...fields];
-  const shapes = new Map<string, RequestShape>();
-  return {
-    rate,
-    usage,
-    shapeOf(facts) {
-      let key = `${part(facts.apiKeyId)}${part(facts.workspaceId)}${part(facts.workspaceSlug)}${part(facts.endpointType)}`;
-      for (const field of metadataFields) key += part(facts.metadata?.[field]);
-      let shape = shapes.get(key);
-      if (!shape) {
-        if (shapes.size >= MAX_SHAPES) shapes.clear();
-        shape = {};
-        shapes.set(key, shape);
+  const depth = 4 + metadataFields.length;
+  const factAt = (facts: RequestFacts, level: number): string | undefined =>
+    level === 0
+      ? facts.apiKeyId
+      : level === 1
+        ? facts.workspaceId
+        : level === 2
+          ? facts.workspaceSlug
+          : level === 3
+            ? facts.endpointType
+            : facts.metadata?.[metadataFields[level - 4]!];
+  // Nested maps rather than one map keyed by a joined string: finding a request's shape builds no string.
+  const shapes: ShapeLevel = new Map();
+  let count = 0;
+  function shapeOf(facts: RequestFacts): RequestShape {
+    let level = shapes;
+    for (let i = 0; i < depth - 1; i++) {
+      const fact = factAt(facts, i);
+      let next = level.get(fact) as ShapeLevel | undefined;
+      if (next === undefined) {
+        next = new Map();
+        level.set(fact, next);
       }
-      return shape;
-    },
-  };
+      level = next;
+    }
+    const fact = factAt(facts, depth - 1);
+    let shape = level.get(fact) as RequestShape | undefined;
+    if (shape === undefined) {
+      if (count >= MAX_SHAPES) {
+        shapes.clear();
+        count = 0;
+        return shapeOf(facts);
+      }
+      shape = {};
+      level.set(fact, shape);
+      count += 1;
+    }
+    return shape;
+  }
+  return { rate, usage, shapeOf };
 }
 
 /** With policies switched off (POLICY_ENABLED=OFF): the limits of keys, workspaces and deployments are still remembered. */

@@ -1,5 +1,5 @@
 import type { RateLimitPolicyRow } from '../storage/repositories/rate-limit-policies.js';
-import type { CounterStore } from './counter-store.js';
+import type { CounterCheck, CounterStore } from './counter-store.js';
 import { credentialLabel, type CredentialLimits } from './credential-limits.js';
 import type { DeploymentLimits } from './deployment-limits.js';
 import { bucketOf, matchesAll, type Condition, type RequestFacts } from './matching.js';
@@ -128,27 +128,16 @@ export async function checkRateLimits(
   now: number,
 ): Promise<RateDecision> {
   if (applied.length === 0) return { allowed: true, tokenLimits: [], headers: null };
-  const requestLimits: AppliedRateLimit[] = [];
-  const tokenLimits: AppliedRateLimit[] = [];
-  for (const limit of applied) (limit.type === 'requests' ? requestLimits : tokenLimits).push(limit);
+  const { requestLimits, tokenLimits, tokenKeys, requestChecks } = splitOf(applied);
 
-  const tokenCounts =
-    tokenLimits.length > 0
-      ? await store.peek(
-          tokenLimits.map((limit) => limit.key),
-          now,
-        )
-      : [];
-  const spent = tokenLimits.findIndex((limit, i) => tokenCounts[i]! >= limit.value);
-  if (spent !== -1) {
-    const limit = tokenLimits[spent]!;
-    return { allowed: false, limit, headers: { limit: limit.value, remaining: 0, resetAt: limit.windowEnd } };
+  const tokenCounts = tokenLimits.length > 0 ? await store.peek(tokenKeys, now) : [];
+  for (let i = 0; i < tokenLimits.length; i++) {
+    const limit = tokenLimits[i]!;
+    if (tokenCounts[i]! >= limit.value)
+      return { allowed: false, limit, headers: { limit: limit.value, remaining: 0, resetAt: limit.windowEnd } };
   }
 
-  const result = await store.consume(
-    requestLimits.map((limit) => ({ key: limit.key, limit: limit.value, amount: 1, expiresAt: limit.windowEnd })),
-    now,
-  );
+  const result = await store.consume(requestChecks, now);
   if (!result.allowed) {
     const limit = requestLimits[result.index]!;
     return { allowed: false, limit, headers: { limit: limit.value, remaining: 0, resetAt: limit.windowEnd } };
@@ -156,25 +145,55 @@ export async function checkRateLimits(
   // The headers describe the tightest limit: the one with the fewest requests (or tokens) left (the first, on a tie).
   let tightest = applied[0]!;
   let least = Infinity;
-  requestLimits.forEach((limit, i) => {
-    const left = limit.value - result.counts[i]!;
+  for (let i = 0; i < requestLimits.length; i++) {
+    const left = requestLimits[i]!.value - result.counts[i]!;
     if (left < least) {
-      tightest = limit;
+      tightest = requestLimits[i]!;
       least = left;
     }
-  });
-  tokenLimits.forEach((limit, i) => {
-    const left = limit.value - tokenCounts[i]!;
+  }
+  for (let i = 0; i < tokenLimits.length; i++) {
+    const left = tokenLimits[i]!.value - tokenCounts[i]!;
     if (left < least) {
-      tightest = limit;
+      tightest = tokenLimits[i]!;
       least = left;
     }
-  });
+  }
   return {
     allowed: true,
     tokenLimits,
     headers: { limit: tightest.value, remaining: Math.max(0, least), resetAt: tightest.windowEnd },
   };
+}
+
+/** A list of applied limits split by type, with what the store is asked: read only, never changed. */
+interface SplitLimits {
+  requestLimits: AppliedRateLimit[];
+  tokenLimits: AppliedRateLimit[];
+  tokenKeys: string[];
+  requestChecks: CounterCheck[];
+}
+// The lists are remembered per request shape (request-limits.ts): split once per list, not per request.
+const splits = new WeakMap<AppliedRateLimit[], SplitLimits>();
+function splitOf(applied: AppliedRateLimit[]): SplitLimits {
+  let split = splits.get(applied);
+  if (split === undefined) {
+    const requestLimits = applied.filter((limit) => limit.type === 'requests');
+    const tokenLimits = applied.filter((limit) => limit.type !== 'requests');
+    split = {
+      requestLimits,
+      tokenLimits,
+      tokenKeys: tokenLimits.map((limit) => limit.key),
+      requestChecks: requestLimits.map((limit) => ({
+        key: limit.key,
+        limit: limit.value,
+        amount: 1,
+        expiresAt: limit.windowEnd,
+      })),
+    };
+    splits.set(applied, split);
+  }
+  return split;
 }
 
 /** Counts the tokens a request really used against every token limit it was admitted by. */

@@ -167,15 +167,23 @@ export function createPricingService(deps: {
   return {
     lookupPrice,
     lookupCapabilities,
-    priceOf: async (provider, model) => (await lookupPrice(provider, model))?.price ?? null,
+    // A model's own remembered entry (nearly every request) answers at once: no lookup object, no async steps.
+    priceOf(provider, model) {
+      const known = prices.peek(provider, model);
+      return known ? Promise.resolve(known.value) : lookupPrice(provider, model).then((found) => found?.price ?? null);
+    },
     capabilitiesOf: async (provider, model) => (await lookupCapabilities(provider, model))?.capabilities ?? null,
-    maxOutputOf: async (provider, model) =>
-      (await lookupCapabilities(provider, model))?.capabilities.max_output_tokens ?? null,
+    maxOutputOf(provider, model) {
+      const known = capabilities.peek(provider, model);
+      return known
+        ? Promise.resolve(known.value.max_output_tokens ?? null)
+        : lookupCapabilities(provider, model).then((found) => found?.capabilities.max_output_tokens ?? null);
+    },
     models: () => localModels,
     async costOf(provider: string | null, model: string | null, usage: Usage): Promise<number | null> {
       if (!provider || !model) return null;
-      const found = await lookupPrice(provider, model);
-      return found ? costFromPrice(found.price, usage) : null;
+      const price = prices.peek(provider, model)?.value ?? (await lookupPrice(provider, model))?.price;
+      return price ? costFromPrice(price, usage) : null;
     },
   };
 }

@@ -40,32 +40,44 @@ export function createLayeredLookup<T>(deps: {
   maxEntries?: number;
 }) {
   const maxEntries = deps.maxEntries ?? 10_000;
-  const cache = new Map<string, { found: Found<T> | null; expiresAt: number }>();
+  // The answer is kept as a settled promise: a remembered answer (nearly every request) allocates none.
+  const cache = new Map<string, { found: Found<T> | null; answer: Promise<Found<T> | null>; expiresAt: number }>();
+  const valid = (provider: string, model: string) =>
+    PROVIDER_ID.test(provider) && model.length > 0 && model.length <= MAX_MODEL_ID_LENGTH;
 
   function remember(key: string, found: Found<T> | null, expiresAt: number): void {
     cache.delete(key);
     if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
-    cache.set(key, { found, expiresAt });
+    cache.set(key, { found, answer: Promise.resolve(found), expiresAt });
+  }
+
+  async function askSources(key: string, provider: string, model: string, now: number): Promise<Found<T> | null> {
+    for (const source of deps.sources) {
+      const table = await source.tableFor(provider);
+      const match = table ? matchEntry(table.entries, model) : null;
+      if (!table || !match) continue;
+      const found: Found<T> = { value: match.value, source: source.name, entry: match.entry };
+      remember(key, found, Math.min(table.fetchedAt ?? now, now) + deps.ttlMs);
+      return found;
+    }
+    remember(key, null, now + deps.missTtlMs);
+    return null;
   }
 
   return {
-    async lookup(provider: string, model: string): Promise<Found<T> | null> {
-      if (!PROVIDER_ID.test(provider) || model.length === 0 || model.length > MAX_MODEL_ID_LENGTH) return null;
+    lookup(provider: string, model: string): Promise<Found<T> | null> {
+      if (!valid(provider, model)) return Promise.resolve(null);
       const key = `${provider}\n${model}`;
       const now = deps.clock.now();
       const cached = cache.get(key);
-      if (cached && cached.expiresAt > now) return cached.found;
-
-      for (const source of deps.sources) {
-        const table = await source.tableFor(provider);
-        const match = table ? matchEntry(table.entries, model) : null;
-        if (!table || !match) continue;
-        const found: Found<T> = { value: match.value, source: source.name, entry: match.entry };
-        remember(key, found, Math.min(table.fetchedAt ?? now, now) + deps.ttlMs);
-        return found;
-      }
-      remember(key, null, now + deps.missTtlMs);
-      return null;
+      if (cached && cached.expiresAt > now) return cached.answer;
+      return askSources(key, provider, model, now);
+    },
+    /** The remembered answer, asking no source: undefined when there is none (or it has expired). */
+    peek(provider: string, model: string): Found<T> | null | undefined {
+      if (!valid(provider, model)) return null;
+      const cached = cache.get(`${provider}\n${model}`);
+      return cached && cached.expiresAt > deps.clock.now() ? cached.found : undefined;
     },
     /** Forgets every remembered answer (tests, and a future admin "reload"). */
     clear: () => cache.clear(),

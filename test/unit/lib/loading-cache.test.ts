@@ -39,4 +39,17 @@ describe('createLoadingCache', () => {
     await expect(cache.get('a', () => Promise.reject(new Error('down')))).rejects.toThrow('down');
     expect(await cache.get('a', () => Promise.resolve('up'))).toBe('up');
   });
+
+  it('peeks at a kept value only while it is fresh, and at nothing a clear() dropped', async () => {
+    const clock = createManualClock(0);
+    const cache = createLoadingCache<string>({ clock, ttlMs: 1_000 });
+    expect(cache.peek('a')).toBeUndefined();
+    await cache.get('a', () => Promise.resolve('v1'));
+    expect(cache.peek('a')).toBe('v1');
+    clock.advance(1_000);
+    expect(cache.peek('a')).toBeUndefined();
+    await cache.get('a', () => Promise.resolve('v2'));
+    cache.clear();
+    expect(cache.peek('a')).toBeUndefined();
+  });
 });
