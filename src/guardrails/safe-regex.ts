@@ -7,7 +7,9 @@
  * The tests asked for in one turn of the event loop (the regex checks of every request that
  * turn) go to the worker in one message, and one watchdog timer guards them all: under load a
  * message and a timer per test cost more than the tests. The worker still answers each test as
- * soon as it has run it, so the watchdog can tell which test is running when time is up.
+ * soon as it has run it, in the order sent: the first test not answered is the one running, and
+ * its time limit counts from the answer before it (or from when it reached an idle worker). Only
+ * that test is blamed when time is up; the tests queued behind it are sent to the new worker.
  */
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 
@@ -54,8 +56,6 @@ interface Pending {
   flags: string;
   text: string;
   limitMs: number;
-  /** performance.now() past which the test counts as runaway; set when it is sent. */
-  deadline: number;
   resolve: (matched: boolean) => void;
   reject: (error: Error) => void;
 }
@@ -78,6 +78,13 @@ let port: MessagePort | null = null;
 let nextId = 0;
 /** Every test sent and not answered, in the order sent: the worker runs them in that order. */
 const pending = new Map<number, Pending>();
+/** Whether the current worker has started (its 'online' event or an answer has come). */
+let workerUp = false;
+/**
+ * performance.now() since which the first pending test has been running, as far as this thread
+ * can tell (never earlier than it really started); Infinity while the worker is not yet up.
+ */
+let runningSince = Infinity;
 /** Tests asked for this turn, sent together at its end. */
 let queued: Array<[number, Pending]> = [];
 let watchdog: ReturnType<typeof setTimeout> | null = null;
@@ -93,6 +100,16 @@ function start(): MessagePort {
     resourceLimits: { maxOldGenerationSizeMb: 64 },
   });
   worker.unref();
+  const started = worker;
+  // Its start-up is not the first test's running time.
+  started.on('online', () => {
+    if (worker !== started) return;
+    workerUp = true;
+    if (runningSince === Infinity && pending.size > 0) {
+      runningSince = performance.now();
+      armWatchdog();
+    }
+  });
   worker.on('error', () => restart(null));
   port = channel.port1;
   port.on('message', settle);
@@ -104,6 +121,12 @@ function settle(reply: Reply): void {
   const entry = pending.get(reply.id);
   if (!entry) return;
   pending.delete(reply.id);
+  // The worker goes on to the next test as soon as it has answered this one.
+  workerUp = true;
+  if (pending.size > 0) {
+    runningSince = performance.now();
+    armWatchdog();
+  }
   if (reply.error !== undefined) entry.reject(new Error(reply.error));
   else entry.resolve(reply.result === true);
 }
@@ -115,6 +138,8 @@ function restart(failed: number | null): void {
   port?.close();
   port = null;
   void old?.terminate();
+  workerUp = false;
+  runningSince = Infinity;
   const waiting = [...pending.entries()].filter(([id]) => id !== failed);
   pending.clear();
   for (const [, entry] of waiting) queue(entry);
@@ -129,10 +154,10 @@ function sendQueued(): void {
   const batch = queued;
   queued = [];
   if (batch.length === 0) return;
-  const now = performance.now();
+  // An idle worker starts on the batch as soon as it gets it; a busy one when it reaches it.
+  if (pending.size === 0 && workerUp) runningSince = performance.now();
   const tests: Test[] = [];
   for (const [id, entry] of batch) {
-    entry.deadline = now + entry.limitMs;
     pending.set(id, entry);
     tests.push({ id, source: entry.source, flags: entry.flags, text: entry.text });
   }
@@ -140,14 +165,19 @@ function sendQueued(): void {
   armWatchdog();
 }
 
+/** The first test not answered: the one the worker is running, or will run next. */
+function running(): [number, Pending] | undefined {
+  return pending.entries().next().value;
+}
+
 /**
- * The watchdog fires at the earliest deadline of the tests not yet answered; it is moved when a
- * batch brings an earlier one or when it fires, not per answer. A test still unanswered past its
- * deadline is the runaway, as if it had had a timer of its own.
+ * The watchdog fires when the running test's limit is up; it is moved earlier when a test with a
+ * shorter limit starts, later only when it fires (not per answer). The running test still
+ * unanswered past its limit is the runaway, as if it had had a timer of its own.
  */
 function armWatchdog(): void {
-  let at = Infinity;
-  for (const entry of pending.values()) at = Math.min(at, entry.deadline);
+  const head = running();
+  const at = head === undefined ? Infinity : runningSince + head[1].limitMs;
   if (at === Infinity || (watchdog !== null && watchdogAt <= at)) return;
   if (watchdog !== null) clearTimeout(watchdog);
   watchdogAt = at;
@@ -161,9 +191,9 @@ function onWatchdog(): void {
   // Answers already on their way (the event loop was busy, not the pattern) count.
   for (let reply = port && receiveMessageOnPort(port); reply; reply = port && receiveMessageOnPort(port))
     settle(reply.message as Reply);
-  const now = performance.now();
-  for (const [id, entry] of pending) {
-    if (now < entry.deadline) continue;
+  const head = running();
+  if (head !== undefined && performance.now() >= runningSince + head[1].limitMs) {
+    const [id, entry] = head;
     restart(id);
     entry.reject(new Error(`the pattern ran longer than ${entry.limitMs} ms on this text`));
     return;
@@ -174,6 +204,6 @@ function onWatchdog(): void {
 /** `new RegExp(source, flags).test(text)` on the worker; rejects when it runs past the limit. */
 export function testWithin(source: string, text: string, limitMs = REGEX_TIME_LIMIT_MS, flags = ''): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    queue({ source, flags, text, limitMs, deadline: Infinity, resolve, reject });
+    queue({ source, flags, text, limitMs, resolve, reject });
   });
 }

@@ -48,6 +48,26 @@ describe('patterns on the worker', () => {
     expect(await Promise.all([before, after])).toEqual([true, false]);
   });
 
+  it('stops only the running test: a harmless one sent later, queued behind a runaway, gets its own answer', async () => {
+    // The runaway's limit is longer than the harmless one's: counted from when they were sent,
+    // the harmless test would run out of time first while merely waiting behind the runaway.
+    const runaway = testWithin('^(a+)+$', `${'a'.repeat(40)}!`, 2_000);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a later turn; the worker is busy with the runaway
+    const later = Promise.allSettled([testWithin('b', 'abc', 1_000), testWithin('^x', 'abc', 1_000)]);
+    await expect(runaway).rejects.toThrow(/ran longer than 2000 ms/);
+    expect((await later).map((s) => (s.status === 'fulfilled' ? s.value : String(s.reason)))).toEqual([true, false]);
+  });
+
+  it('stops a runaway queued behind another one on the next worker, at its own limit', async () => {
+    const first = testWithin('^(a+)+$', `${'a'.repeat(40)}!`, 100);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const second = testWithin('^(b+)+$', `${'b'.repeat(40)}!`, 150);
+    const harmless = testWithin('c', 'abc', 2_000);
+    await expect(first).rejects.toThrow(/ran longer than 100 ms/);
+    await expect(second).rejects.toThrow(/ran longer than 150 ms/);
+    expect(await harmless).toBe(true);
+  });
+
   it('keeps the event loop free while a runaway pattern runs', async () => {
     const order: string[] = [];
     const runaway = testWithin('^(a+)+$', `${'a'.repeat(40)}!`, 200).catch(() => order.push('runaway stopped'));
