@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,12 +7,13 @@ import { DEFAULT_SQLITE_CACHE_MB, openDatabase, rawSqlite } from '../../../src/s
 
 /** SQLite reports a cache size given in KiB as a negative number of KiB. */
 async function pageCacheKib(settings: Record<string, string>): Promise<number> {
-  const config = loadConfig({ env: { SVCGW_DATA_DIR: mkdtempSync(join(tmpdir(), 'svcgw-cache-')), ...settings } });
-  const db = openDatabase(config);
+  const dataDir = mkdtempSync(join(tmpdir(), 'svcgw-cache-'));
+  const db = openDatabase(loadConfig({ env: { SVCGW_DATA_DIR: dataDir, ...settings } }));
   try {
     return -(rawSqlite(db)!.pragma('cache_size', { simple: true }) as number);
   } finally {
     await db.destroy();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
