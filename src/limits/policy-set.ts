@@ -50,17 +50,16 @@ export function createPolicySet(rateRows: RateLimitPolicyRow[], usageRows: Usage
     for (const { key } of [...(policy.conditions ?? []), ...(policy.groupBy ?? [])])
       if (key.startsWith('metadata.')) fields.add(key.slice('metadata.'.length));
   const metadataFields = [...fields];
-  const depth = 4 + metadataFields.length;
-  const factAt = (facts: RequestFacts, level: number): string | undefined =>
-    level === 0
-      ? facts.apiKeyId
-      : level === 1
-        ? facts.workspaceId
-        : level === 2
-          ? facts.workspaceSlug
-          : level === 3
-            ? facts.endpointType
-            : facts.metadata?.[metadataFields[level - 4]!];
+  // The facts a shape is told apart by, one map level each.
+  const factsRead: Array<(facts: RequestFacts) => string | undefined> = [
+    (facts) => facts.apiKeyId,
+    (facts) => facts.workspaceId,
+    (facts) => facts.workspaceSlug,
+    (facts) => facts.endpointType,
+    ...metadataFields.map((field) => (facts: RequestFacts) => facts.metadata?.[field]),
+  ];
+  const depth = factsRead.length;
+  const factAt = (facts: RequestFacts, level: number) => factsRead[level]!(facts);
   // Nested maps rather than one map keyed by a joined string: finding a request's shape builds no string.
   const shapes: ShapeLevel = new Map();
   let count = 0;

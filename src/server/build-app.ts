@@ -173,14 +173,19 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     sessions: createSessions({ repos, clock: deps.clock }),
   });
   registerReferencePaths(app);
-  // Guardrail feedback is batched like the logs and written ahead of them: a log shows its feedback.
-  let flushFeedback = async () => {};
+  const guardrails = createGuardrailLookup({
+    guardrails: repos.guardrails,
+    workspaces: repos.workspaces,
+    clock: deps.clock,
+  });
+  const gatewayGuards = features.enabled('guardrails') ? gatewayGuardrails(deps, guardrails) : null;
   const requestLogs = createRequestLogWriter({
     repo: repos.requestLogs,
     logger: deps.logger,
     flushIntervalMs: deps.config.log_flush_interval_ms,
     accessLog: deps.config.access_log,
-    beforeWrite: () => flushFeedback(),
+    // Guardrail feedback is batched like the logs and written ahead of them: a log shows its feedback.
+    ...(gatewayGuards ? { beforeWrite: () => gatewayGuards.flushFeedback() } : {}),
   });
   const defaultWorkspaceId = defaultWorkspaceLookup(repos.workspaces);
   registerRequestGate(app, {
@@ -223,11 +228,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerReadiness(zapp, { db: deps.db, store: limits.store, config: deps.config });
   registerDryRunRoute(zapp, { db: deps.db });
 
-  const guardrails = createGuardrailLookup({
-    guardrails: repos.guardrails,
-    workspaces: repos.workspaces,
-    clock: deps.clock,
-  });
   const checkGuardrails = registerGuardrails(zapp, {
     repos,
     clock: deps.clock,
@@ -385,11 +385,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   );
   for (const route of routes) controlPlaneSegments.add(route.url.split('/')[2] ?? '');
   controlPlaneSegments.delete('');
-  const gatewayGuards = features.enabled('guardrails') ? gatewayGuardrails(deps, guardrails) : null;
-  if (gatewayGuards) {
-    flushFeedback = () => gatewayGuards.flushFeedback();
-    app.addHook('onClose', () => gatewayGuards.flushFeedback());
-  }
+  if (gatewayGuards) app.addHook('onClose', () => gatewayGuards.flushFeedback());
   await registerGatewayRoutes(app, {
     limits: limits.service,
     config: deps.config,
