@@ -40,6 +40,13 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/**
+ * How long `svcgw serve` may take to listen. Generous (three instances migrating one database in
+ * turn on a loaded 2-core machine take ~20 s); past it the test fails with the server's output
+ * instead of hanging until the test's own time-out with nothing to show.
+ */
+export const SERVE_LISTEN_LIMIT_MS = 60_000;
+
 /** Starts `svcgw serve` as a real process on an ephemeral port and waits for it to listen. */
 export async function spawnServe(args: string[], env: Record<string, string> = {}): Promise<ServeProcess> {
   const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
@@ -50,6 +57,12 @@ export async function spawnServe(args: string[], env: Record<string, string> = {
   let out = '';
   let err = '';
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  // Registered before waiting, so a server that never listens is stopped too.
+  onTestFinished(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  let limit: NodeJS.Timeout | undefined;
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (d: Buffer) => {
       out += d.toString();
@@ -59,15 +72,20 @@ export async function spawnServe(args: string[], env: Record<string, string> = {
     child.stdout.on('data', onData);
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     void exited.then((code) => reject(new Error(`svcgw serve exited with ${code} before listening:\n${out}\n${err}`)));
-  });
+    limit = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `svcgw serve (pid ${child.pid}) did not listen within ${SERVE_LISTEN_LIMIT_MS} ms:\n${out}\n${err}`,
+          ),
+        ),
+      SERVE_LISTEN_LIMIT_MS,
+    );
+  }).finally(() => clearTimeout(limit));
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     return exited;
   };
-  onTestFinished(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
-  });
   return { child, url, stdout: () => out, stderr: () => err, exited, stop };
 }
 
