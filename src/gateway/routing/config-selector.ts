@@ -34,9 +34,10 @@ const MAX_INLINE_LENGTH = 64 * 1024;
 export function createConfigSelector(deps: { configs: ConfigRepository; clock: Clock }) {
   const stored = createLoadingCache<StoredEntry>({ clock: deps.clock, ttlMs: STORED_TTL_MS });
   const parsedVersions = new Map<string, GatewayConfig>();
-  const inline = new Map<string, GatewayConfig>();
+  // Kept as the selection itself: a request with an inline config allocates nothing here on a hit.
+  const inline = new Map<string, SelectedConfig>();
 
-  function parseInline(text: string): GatewayConfig {
+  function parseInline(text: string): SelectedConfig {
     const hit = inline.get(text);
     if (hit) return hit;
     if (text.length > MAX_INLINE_LENGTH)
@@ -54,8 +55,14 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
     const parsed = parseGatewayConfig(value);
     if (!parsed.ok) throw invalidConfig('x-service-config', parsed.issues);
     if (inline.size >= MAX_INLINE_CACHED) inline.delete(inline.keys().next().value!);
-    inline.set(text, parsed.config);
-    return parsed.config;
+    const selected: SelectedConfig = Object.freeze({
+      id: null,
+      versionId: null,
+      config: parsed.config,
+      inlineText: text,
+    });
+    inline.set(text, selected);
+    return selected;
   }
 
   const loadStored = (organisationId: string, slugOrId: string): Promise<StoredEntry> =>
@@ -98,7 +105,7 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
       }
       const name = given ?? keyDefault;
       if (name === null) return null;
-      if (name.startsWith('{')) return { id: null, versionId: null, config: parseInline(name), inlineText: name };
+      if (name.startsWith('{')) return parseInline(name);
       const entry = await loadStored(principal.organisationId, name);
       // A workspace key uses the configs of its workspace; an admin key those of any.
       if (principal.workspaceId !== null && entry.row.workspace_id !== workspaceId) {
