@@ -80,7 +80,8 @@ export async function runChecks(
   const timers = options.timers ?? systemTimers;
   let current = context;
   const results: CheckRunResult[] = [];
-  const startedAhead = new Map<number, { at: number; pending: Settled | Promise<Settled> }>();
+  // Made only when a read-only check that waits starts the ones after it (regexMatch on the worker).
+  let startedAhead: Map<number, { at: number; pending: Settled | Promise<Settled> }> | null = null;
   for (let index = 0; index < checks.length; index++) {
     const spec = checks[index]!;
     let started = clock.now();
@@ -122,12 +123,13 @@ export async function runChecks(
     }
     const check = prepared.check;
     const timeoutMs = Math.min(check.timeoutMs, options.maxTimeoutMs ?? Infinity);
-    const ahead = startedAhead.get(index);
+    const ahead = startedAhead?.get(index);
     if (ahead) started = ahead.at;
     const pending = ahead ? ahead.pending : settle(check, current, timeoutMs, timers);
     if (check.readOnly && pending instanceof Promise) {
       // The read-only checks right after this one judge the same body: they start now, so that
       // several regexMatch checks of a request share one message to the regex worker.
+      startedAhead ??= new Map();
       for (let next = index + 1; next < checks.length && !startedAhead.has(next); next++) {
         const following = readyCheck(checks[next]!, current.hook, options.catalogue);
         if (!following?.readOnly) break;
@@ -159,11 +161,16 @@ export async function runChecks(
     );
     current = next;
   }
-  const judged = results.filter((r) => !r.skipped);
+  let verdict = true;
+  let transformed = false;
+  for (const r of results) {
+    if (!r.skipped && !r.verdict) verdict = false;
+    if (r.transformed) transformed = true;
+  }
   return {
-    verdict: judged.every((r) => r.verdict),
+    verdict,
     results,
-    transformed: results.some((r) => r.transformed),
+    transformed,
     request: current.request.json,
     ...(current.response?.json === undefined ? {} : { response: current.response.json }),
   };

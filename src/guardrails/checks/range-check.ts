@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { count, defineCheck, notFlag, verdictOf } from '../define-check.js';
+import { count, defineCheck, notFlag } from '../define-check.js';
 import { currentText } from '../text/context-text.js';
 import { GUARDRAIL_HOOKS, type CheckDefinition } from '../types.js';
 import type { BuiltInCheckId } from '../check-ids.js';
@@ -29,16 +29,16 @@ export function rangeCheck(
     run(context, p) {
       const min = p[names.min] as number;
       const max = p[names.max] as number;
+      const not = p.not as boolean;
       const n = measure(currentText(context));
-      return verdictOf(
-        n >= min && n <= max,
-        p.not as boolean,
-        {
-          whenTrue: `The text has ${n} ${unit}, within ${min}–${max}.`,
-          whenFalse: `The text has ${n} ${unit}, outside ${min}–${max}.`,
-        },
-        { count: n, [names.min]: min, [names.max]: max },
-      );
+      const within = n >= min && n <= max;
+      // What verdictOf gives, without building the explanation not taken or copying the data.
+      const explanation = `The text has ${n} ${unit}, ${within ? 'within' : 'outside'} ${min}–${max}.`;
+      return {
+        verdict: not ? !within : within,
+        explanation: not ? `${explanation} (inverted by not)` : explanation,
+        data: { count: n, [names.min]: min, [names.max]: max, not },
+      };
     },
   });
 }

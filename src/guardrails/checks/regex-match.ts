@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineCheck, notFlag, verdictOf } from '../define-check.js';
-import { regexProblem, testWithin } from '../safe-regex.js';
+import { regexProblem, testAtOnce, testWithin } from '../safe-regex.js';
 import { currentText } from '../text/context-text.js';
 import { GUARDRAIL_HOOKS } from '../types.js';
 
@@ -14,16 +14,18 @@ export const regexMatch = defineCheck({
     const problem = regexProblem(p.rule);
     return problem ? { message: `rule is not a valid regular expression: ${problem}`, param: 'rule' } : null;
   },
-  async run(context, p) {
-    const matched = await testWithin(p.rule, currentText(context));
-    return verdictOf(
-      matched,
-      p.not,
-      {
-        whenTrue: 'The text matches the pattern.',
-        whenFalse: 'The text does not match the pattern.',
-      },
-      { rule: p.rule },
-    );
+  run(context, p) {
+    const text = currentText(context);
+    // A pattern whose work on this text is bounded and small runs at once; any other on the worker.
+    const now = testAtOnce(p.rule, text);
+    return now === undefined ? testWithin(p.rule, text).then((matched) => verdict(matched, p)) : verdict(now, p);
   },
 });
+
+const verdict = (matched: boolean, p: { rule: string; not: boolean }) =>
+  verdictOf(
+    matched,
+    p.not,
+    { whenTrue: 'The text matches the pattern.', whenFalse: 'The text does not match the pattern.' },
+    { rule: p.rule },
+  );

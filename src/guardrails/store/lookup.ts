@@ -123,20 +123,11 @@ export function createGuardrailLookup(deps: {
   ) {
     const out: ResolvedGuardrail[] = [];
     for (const use of uses) {
-      const source = prefix + use.path;
       if (use.kind === 'inline') {
-        out.push({
-          id: null,
-          slug: null,
-          version_id: null,
-          version: null,
-          name: use.label ?? null,
-          checks: runnable(use.checks),
-          actions: use.actions,
-          source,
-        });
+        out.push(inlineGuardrail(use, prefix));
         continue;
       }
+      const source = prefix + use.path;
       const key = `${organisationId}\u0000${use.ref}\u0000${use.versionId ?? ''}`;
       const found = await cached(stored, key, () => loadStored(organisationId, use.ref, use.versionId));
       // Another workspace's guardrail is answered like a missing one: names do not cross walls.
@@ -167,6 +158,13 @@ export function createGuardrailLookup(deps: {
           })
         : { before: [], after: [] };
       const own = node ? guardrailUsesOf(node) : { before: [], after: [] };
+      // Inline guardrails only (most requests): nothing to load, so no promise per list.
+      if (allInline(workspace.before, workspace.after, own.before, own.after))
+        return {
+          before: [...inlineGuardrails(workspace.before, 'workspace_defaults.'), ...inlineGuardrails(own.before, '')],
+          after: [...inlineGuardrails(workspace.after, 'workspace_defaults.'), ...inlineGuardrails(own.after, '')],
+          missing: [],
+        };
       const missing: RequestGuardrails['missing'] = [];
       const before = [
         ...(await resolve(organisationId, workspaceId, workspace.before, 'workspace_defaults.', missing)),
@@ -198,4 +196,42 @@ function runnable(checks: GuardrailCheck[]): ResolvedCheck[] {
     runnableChecks.set(checks, found);
   }
   return found;
+}
+
+type InlineUse = Extract<GuardrailUse, { kind: 'inline' }>;
+
+/**
+ * An inline guardrail as it runs, made once per use (kept with its parsed config or cached
+ * workspace defaults) and place, and shared by the requests that use it: nothing changes it.
+ */
+const inlineByUse = new WeakMap<InlineUse, Map<string, ResolvedGuardrail>>();
+
+function inlineGuardrail(use: InlineUse, prefix: string): ResolvedGuardrail {
+  let byPrefix = inlineByUse.get(use);
+  if (!byPrefix) inlineByUse.set(use, (byPrefix = new Map<string, ResolvedGuardrail>()));
+  let resolved = byPrefix.get(prefix);
+  if (!resolved)
+    byPrefix.set(
+      prefix,
+      (resolved = {
+        id: null,
+        slug: null,
+        version_id: null,
+        version: null,
+        name: use.label ?? null,
+        checks: runnable(use.checks),
+        actions: use.actions,
+        source: prefix + use.path,
+      }),
+    );
+  return resolved;
+}
+
+function inlineGuardrails(uses: GuardrailUse[], prefix: string): ResolvedGuardrail[] {
+  return uses.length === 0 ? [] : uses.map((use) => inlineGuardrail(use as InlineUse, prefix));
+}
+
+function allInline(...lists: GuardrailUse[][]): boolean {
+  for (const list of lists) for (const use of list) if (use.kind !== 'inline') return false;
+  return true;
 }

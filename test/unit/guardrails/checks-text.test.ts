@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { countCharacters } from '../../../src/guardrails/checks/character-count.js';
 import { checkParameterProblem } from '../../../src/guardrails/registry.js';
 import { answerContext, chatContext, runOne } from './context.js';
 
@@ -80,6 +81,38 @@ describe('counts', () => {
     expect(checkParameterProblem('default.characterCount', { maxCharacters: 1.5 })).toMatchObject({
       param: 'maxCharacters',
     });
+  });
+});
+
+describe('countCharacters', () => {
+  it('counts code points as spreading the string does, lone surrogates included', () => {
+    for (const text of [
+      '',
+      'a',
+      'ab😀',
+      '😀😀',
+      '\ud83d',
+      'a\ud83d',
+      '\ude00a',
+      '\ude00\ud83d',
+      '\ud83d\ud83d\ude00',
+      'é👍🏽x',
+    ])
+      expect(countCharacters(text), JSON.stringify(text)).toBe([...text].length);
+  });
+
+  it('gives the explanation and data it always gave', async () => {
+    const result = await runOne(
+      'default.characterCount',
+      { minCharacters: 1, maxCharacters: 4, not: true },
+      chatContext('ab😀'),
+    );
+    expect(result).toMatchObject({
+      verdict: false,
+      explanation: 'The text has 3 characters, within 1–4. (inverted by not)',
+      data: { count: 3, minCharacters: 1, maxCharacters: 4, not: true },
+    });
+    expect(Object.keys(result.data ?? {})).toEqual(['count', 'minCharacters', 'maxCharacters', 'not']);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withHookResults } from '../../../src/gateway/guardrails/request-guard.js';
+import { withHookResults, withHookResultsAfter } from '../../../src/gateway/guardrails/request-guard.js';
 import { GuardrailRun, type GuardrailFeedback } from '../../../src/gateway/guardrails/request-guardrails.js';
 import type { ResolvedGuardrail } from '../../../src/guardrails/store/index.js';
 import { createManualClock } from '../../../src/lib/clock.js';
@@ -172,5 +172,30 @@ describe('withHookResults', () => {
     ];
     for (const body of bodies)
       expect(withHookResults(body, json)).toBe(JSON.stringify({ ...body, hook_results: results }));
+  });
+
+  it('after the provider bytes: the same JSON value, the provider text kept as it came', () => {
+    const texts = [
+      '{"id":"chatcmpl-1","choices":[{"message":{"content":"hi \\"there\\"\\n"}}],"usage":{"total_tokens":3}}',
+      '{\n  "id": "chatcmpl-2",\n  "object": "chat.completion"\n}\n',
+      '{}',
+      '{ \r\n }',
+      '{"2":"two","b":1,"1":"one","a":[null,true,-0,1e21],"é":"ü 😀"}',
+      '{"__proto__": {"x": 1}, "y": "\\u2028"}',
+    ];
+    for (const text of texts) {
+      const body = JSON.parse(text) as Record<string, unknown>;
+      const out = withHookResultsAfter(Buffer.from(text), body, json);
+      expect(Buffer.isBuffer(out)).toBe(true);
+      const written = out.toString('utf8');
+      expect(written.startsWith(text.trimEnd().slice(0, -1))).toBe(true);
+      expect(JSON.parse(written)).toEqual({ ...body, hook_results: results });
+      expect(written.endsWith(`"hook_results":${json}}`)).toBe(true);
+    }
+    // The provider's own hook_results is replaced in its place, as before.
+    const own = { hook_results: 'the provider sent its own', after: 1 };
+    expect(withHookResultsAfter(Buffer.from(JSON.stringify(own)), own, json)).toBe(
+      JSON.stringify({ ...own, hook_results: results }),
+    );
   });
 });

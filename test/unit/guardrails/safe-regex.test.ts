@@ -1,7 +1,7 @@
 import { MessagePort } from 'node:worker_threads';
 import { describe, expect, it, vi } from 'vitest';
 import { runChecks } from '../../../src/guardrails/run-checks.js';
-import { testWithin } from '../../../src/guardrails/safe-regex.js';
+import { EVENT_LOOP_STEPS, eventLoopSteps, testAtOnce, testWithin } from '../../../src/guardrails/safe-regex.js';
 import { chatContext } from './context.js';
 
 describe('patterns on the worker', () => {
@@ -86,15 +86,16 @@ describe('patterns on the worker', () => {
 describe('regexMatch checks of one guardrail', () => {
   it('share one message to the worker, each with its own verdict', async () => {
     const chat = chatContext('hello there, order 42');
-    await runChecks([{ id: 'default.regexMatch', parameters: { rule: 'warm-up' } }], chat); // the worker is up
+    await runChecks([{ id: 'default.regexMatch', parameters: { rule: '(warm)-up' } }], chat); // the worker is up
     const posted = vi.spyOn(MessagePort.prototype, 'postMessage');
     try {
+      // Groups and alternation are for the worker; so is an open count followed by more pattern.
       const outcome = await runChecks(
         [
-          { id: 'default.regexMatch', parameters: { rule: '^hello' } },
+          { id: 'default.regexMatch', parameters: { rule: '^(hello)' } },
           { id: 'default.regexMatch', parameters: { rule: 'order \\d+$' } },
-          { id: 'default.regexMatch', parameters: { rule: 'sk-[A-Za-z0-9]{20,}', not: true } },
-          { id: 'default.regexMatch', parameters: { rule: '^bye' } },
+          { id: 'default.regexMatch', parameters: { rule: 'sk-[A-Za-z0-9]{20,}|key', not: true } },
+          { id: 'default.regexMatch', parameters: { rule: '^(bye)' } },
         ],
         chat,
       );
@@ -119,5 +120,94 @@ describe('regexMatch checks of one guardrail', () => {
       ['default.pii', true, true],
       ['default.regexMatch', false, false],
     ]);
+  });
+});
+
+describe('patterns whose work is bounded, on the event loop', () => {
+  it('knows the shape: one-character terms with fixed counts, an open count only on the last', () => {
+    expect(eventLoopSteps('sk-[A-Za-z0-9]{20,}')).toBe(24);
+    expect(eventLoopSteps('^hello')).toBe(6);
+    expect(eventLoopSteps('\\d{3}-\\d{4}$')).toBe(9);
+    expect(eventLoopSteps('[^\\]x]*')).toBe(1);
+    expect(eventLoopSteps('ab+?')).toBe(3);
+    for (const other of [
+      '^(a+)+$', // groups
+      'a|b', // alternation
+      'a+b', // an open count with more after it: backtracking
+      'a*$',
+      'a.*b.*c',
+      '(?=a)b', // look-around
+      '(a)\\1', // back-reference
+      '\\bword', // assertions
+      '[[:alpha:]]',
+      'a{2,}{3}',
+      'a{,3}',
+      'colou?r',
+      'x{300000}', // more fixed steps than allowed
+      '\\u0041',
+    ])
+      expect(eventLoopSteps(other), other).toBeNull();
+  });
+
+  it('answers as RegExp.test does, at once', () => {
+    const cases: Array<[string, string]> = [
+      ['sk-[A-Za-z0-9]{20,}', 'my key is sk-abcdefghijklmnopqrstuvwxyz'],
+      ['sk-[A-Za-z0-9]{20,}', 'sk-short sk-'],
+      ['^hello', 'hello there'],
+      ['^hello', 'oh hello'],
+      ['\\d{3}-\\d{4}$', 'call 555-1234'],
+      ['\\d{3}-\\d{4}$', 'call 555-1234 now'],
+      ['a.c', 'a\nc'],
+      ['[^\\]x]*', ''],
+      ['colou?', 'the colo'],
+    ];
+    for (const [source, text] of cases) expect(testAtOnce(source, text), source).toBe(new RegExp(source).test(text));
+  });
+
+  it('leaves to the worker other patterns, flags, and texts too long for the bound', async () => {
+    expect(testAtOnce('^(a+)+$', 'aaa!')).toBeUndefined();
+    expect(testAtOnce('^pa', 'paris', 'i')).toBeUndefined();
+    const long = 'a'.repeat(Math.ceil(EVENT_LOOP_STEPS / 24));
+    expect(testAtOnce('sk-[A-Za-z0-9]{20,}', long)).toBeUndefined();
+    expect(testAtOnce('sk-[A-Za-z0-9]{20,}', long.slice(0, 1000))).toBe(false);
+    // The check still answers for a long text, from the worker.
+    const posted = vi.spyOn(MessagePort.prototype, 'postMessage');
+    try {
+      const outcome = await runChecks(
+        [{ id: 'default.regexMatch', parameters: { rule: 'sk-[A-Za-z0-9]{20,}', not: true } }],
+        chatContext(`${long} sk-abcdefghijklmnopqrstuvwxyz`),
+      );
+      expect(outcome.results.map((r) => [r.verdict, r.explanation])).toEqual([
+        [false, 'The text matches the pattern. (inverted by not)'],
+      ]);
+      expect(posted).toHaveBeenCalledTimes(1);
+    } finally {
+      posted.mockRestore();
+    }
+  });
+
+  it('a regexMatch check with such a pattern sends nothing to the worker and gives the same result', async () => {
+    const posted = vi.spyOn(MessagePort.prototype, 'postMessage');
+    try {
+      const outcome = await runChecks(
+        [
+          { id: 'default.regexMatch', parameters: { rule: 'sk-[A-Za-z0-9]{20,}', not: true } },
+          { id: 'default.regexMatch', parameters: { rule: '^hello' } },
+        ],
+        chatContext('hello there'),
+      );
+      expect(outcome.results.map((r) => [r.verdict, r.explanation, r.data, r.error])).toEqual([
+        [
+          true,
+          'The text does not match the pattern. (inverted by not)',
+          { rule: 'sk-[A-Za-z0-9]{20,}', not: true },
+          undefined,
+        ],
+        [true, 'The text matches the pattern.', { rule: '^hello', not: false }, undefined],
+      ]);
+      expect(posted).not.toHaveBeenCalled();
+    } finally {
+      posted.mockRestore();
+    }
   });
 });
