@@ -85,11 +85,18 @@ describe('the live heap after major GC', () => {
     const { gcs, periodS } = gcSoak([207, 559], 43.4, 4, 0.1);
     const live = judgeLiveHeap(gcs, periodS)!;
     expect(live).toMatchObject({ grew: false, method: 'slope', gcs: 2 });
-    expect(live.last - live.first).toBeCloseTo(352 / 600, 5);
+    // The line's rise over the whole judged period (480 s), not just between the two.
+    expect(live.last - live.first).toBeCloseTo(0.8, 5);
     expect(liveHeapLine(gcs, periodS)).toMatch(
-      /^live heap \(after each major GC\) after warm-up flat: a line through 2 /,
+      /^live heap \(after each major GC\) after warm-up flat: a line through 2 major GCs 352 s apart goes 43\.7 → 44\.5 MB over the 480 s/,
     );
-    expect(judgeLiveHeap(gcSoak([207, 559], 43.4, 4, 2).gcs, periodS)!.grew).toBe(true);
+    expect(judgeLiveHeap(gcSoak([207, 559], 43.4, 4, 1).gcs, periodS)!.grew).toBe(true);
+    // A 1,200-s soak: two major GCs 410 s apart, a third of its 1,080 s after warm-up.
+    const long = [
+      { atS: 210, mb: 42.9 },
+      { atS: 620, mb: 43.6 },
+    ];
+    expect(judgeLiveHeap(long, 1080)).toMatchObject({ grew: false, gcs: 2 });
   });
 
   it('judges thirds of the collections by their lowest figure, so one late high one is not growth', () => {
@@ -128,8 +135,8 @@ describe('the live heap after major GC', () => {
   });
 
   it('says when too few major GCs happened to judge, rather than guessing', () => {
-    // One collection, or several within less than half the period, say nothing about its end.
-    const { gcs, rss } = gcSoak([120, 300], 45, 10, 2);
+    // One collection, or several within less than a third of the period, say nothing about its end.
+    const { gcs, rss } = gcSoak([120, 270], 45, 10, 2);
     expect(judgeLiveHeap(gcs, 480)).toBeNull();
     expect(judgeLiveHeap(gcs.slice(0, 1), 480)).toBeNull();
     const bunched = [120, 140, 160].map((atS) => ({ atS, mb: 45 }));
@@ -142,7 +149,7 @@ describe('the live heap after major GC', () => {
     expect(memoryHeadline({ liveHeap: null, outsideV8: flatOutside(rss), rss: rssVerdict })).toBe(
       'memory verdict: CANNOT TELL: RSS grew, memory outside V8 flat; not judged: the live heap (too few major GCs after warm-up); soak longer',
     );
-    const flat = gcSoak([120, 300], 45, 0, 0).rss;
+    const flat = gcSoak([120, 270], 45, 0, 0).rss;
     expect(memoryHeadline({ liveHeap: null, outsideV8: flatOutside(flat), rss: judgeRss(flat, 30) })).toMatch(
       /^memory verdict: no growth seen: RSS flat, memory outside V8 flat; not judged: the live heap/,
     );
