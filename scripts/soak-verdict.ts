@@ -1,4 +1,7 @@
-/** One memory reading of the soak (RSS, or memory outside the V8 heap): seconds since the load started, MB. */
+/**
+ * One memory reading of the soak (RSS, memory outside the V8 heap, or the live heap after a major
+ * collection): seconds since the load started, MB.
+ */
 export interface RssSample {
   atS: number;
   mb: number;
@@ -57,6 +60,141 @@ export function judgeRss(samples: readonly RssSample[], windowS: number): Verdic
   };
 }
 
+/** Below this many major collections after warm-up, the live heap after them says nothing. */
+export const MIN_MAJOR_GCS = 2;
+/** From this many, thirds of the collections are compared; below it, a least-squares line over them. */
+export const THIRDS_FROM_GCS = 6;
+/** …and they must spread over this share of the judged period, or they say nothing about its end. */
+export const MIN_GC_SPAN_SHARE = 1 / 3;
+
+export interface LiveHeapVerdict {
+  grew: boolean;
+  /** How the growth was measured: floors of thirds of the collections, or a line through them. */
+  method: 'thirds' | 'slope';
+  /** Live heap at the start and end, MB: floors of the first and last thirds, or the fitted line at the first collection and a period later. */
+  first: number;
+  last: number;
+  /** Least-squares slope of the live heap after each collection, MB per 10 minutes. */
+  slopeMbPer10Min: number;
+  min: number;
+  max: number;
+  gcs: number;
+  /** Seconds between the first and the last judged collection. */
+  spanS: number;
+}
+
+/**
+ * Whether the live heap (V8's used heap right after each major collection, from the probe) grew
+ * after warm-up. This is what a leak in JavaScript raises, and unlike RSS or heapTotal it does not
+ * depend on where the run stopped in a tooth of the collector's sawtooth. It still is not exact:
+ * objects allocated while a collection was marking survive it as floating garbage, so each figure
+ * is the live heap plus a little; the error only ever adds, hence the lowest figure of a third,
+ * not its mean, estimates that third's live heap.
+ *
+ * That error is small next to the threshold (within 1 MB from one collection to the next in the
+ * soaks tried, against 5 MB), so what a verdict needs most is collections far apart, and at 50
+ * requests/s they come minutes apart: a 10-minute soak may hold two or three after warm-up.
+ * - Fewer than `MIN_MAJOR_GCS` after warm-up, or the first and last less than `MIN_GC_SPAN_SHARE`
+ *   of the period apart (`periodS`, from the end of warm-up to the end of the run), say nothing
+ *   about its end: null.
+ * - From `THIRDS_FROM_GCS` on, the lowest figure of the last third of the collections is compared
+ *   with the lowest of the first third (two or more figures each, so one late high one is not a trend).
+ * - In between, thirds would be single figures, so a least-squares line through all of them
+ *   judges instead (with two, the line through both): its rise over the whole period, so that
+ *   collections a third of it apart are as sensitive to a leak as ones spanning it (and their
+ *   error, times three at most, stays under the threshold). Two soaks of 600 and 1,200 s at 50
+ *   requests/s held 2 major GCs after warm-up, 352 and 410 s apart; a third held one.
+ * "Grew" is then more than `GROWTH_MB` and `GROWTH_SHARE`, as for RSS: code space and bounded
+ * caches still fill after warm-up, while 5 MB over a 10-minute soak at 50 requests/s is a leak of
+ * about 170 bytes per request.
+ */
+export function judgeLiveHeap(points: readonly RssSample[], periodS: number): LiveHeapVerdict | null {
+  const valid = points.filter((p) => Number.isFinite(p.mb) && Number.isFinite(p.atS));
+  if (valid.length < MIN_MAJOR_GCS) return null;
+  const spanS = valid.at(-1)!.atS - valid[0]!.atS;
+  if (spanS < periodS * MIN_GC_SPAN_SHARE) return null;
+  const fitted = valid.map((p) => ({ x: p.atS, y: p.mb }));
+  const perS = slope(fitted);
+  let first: number;
+  let last: number;
+  let method: LiveHeapVerdict['method'];
+  if (valid.length >= THIRDS_FROM_GCS) {
+    const third = Math.floor(valid.length / 3);
+    const floor = (xs: readonly RssSample[]) => Math.min(...xs.map((p) => p.mb));
+    first = floor(valid.slice(0, third));
+    last = floor(valid.slice(valid.length - third));
+    method = 'thirds';
+  } else {
+    const mean = (xs: readonly number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+    const atMean = mean(fitted.map((p) => p.y));
+    const xMean = mean(fitted.map((p) => p.x));
+    first = atMean + perS * (valid[0]!.atS - xMean);
+    last = first + perS * periodS;
+    method = 'slope';
+  }
+  return {
+    grew: last - first > Math.max(GROWTH_MB, first * GROWTH_SHARE),
+    method,
+    first,
+    last,
+    slopeMbPer10Min: perS * 600,
+    min: Math.min(...valid.map((p) => p.mb)),
+    max: Math.max(...valid.map((p) => p.mb)),
+    gcs: valid.length,
+    spanS,
+  };
+}
+
+const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}`;
+
+/** How the lines name the live heap after each major collection. */
+export const LIVE_HEAP = 'live heap (after each major GC)';
+
+/** The soak's verdict on the live heap after each major collection after warm-up (`points`), over `periodS` seconds. */
+export function liveHeapLine(points: readonly RssSample[], periodS: number): string {
+  const v = judgeLiveHeap(points, periodS);
+  if (!v) {
+    const spanS = points.length > 1 ? points.at(-1)!.atS - points[0]!.atS : 0;
+    return `${LIVE_HEAP} after warm-up: too few major GCs to judge (${points.length} in ${periodS.toFixed(0)} s, over ${spanS.toFixed(0)} s; needs ${MIN_MAJOR_GCS} at least a third of the period apart); soak longer`;
+  }
+  const how =
+    v.method === 'thirds'
+      ? `lowest ${v.first.toFixed(1)} MB in the first third of ${v.gcs} major GCs, ${v.last.toFixed(1)} MB in the last`
+      : `a line through ${v.gcs} major GCs ${v.spanS.toFixed(0)} s apart goes ${v.first.toFixed(1)} → ${v.last.toFixed(1)} MB over the ${periodS.toFixed(0)} s`;
+  return `${LIVE_HEAP} after warm-up ${v.grew ? 'GREW' : 'flat'}: ${how} (${signed(v.last - v.first)} MB; "grew" means more than ${GROWTH_MB} MB and ${GROWTH_SHARE * 100} %); trending ${signed(v.slopeMbPer10Min)} MB per 10 min; min ${v.min.toFixed(1)}, max ${v.max.toFixed(1)} MB`;
+}
+
+/**
+ * The soak's headline: which memory grew, if any. The live heap after major GC growing is a leak
+ * in JavaScript; memory outside the V8 heap growing is native (SQLite, malloc, buffers); RSS
+ * growing while both are flat is the V8 heap's sizing and where the run stopped in a tooth of the
+ * collector's sawtooth, not a leak. A figure that could not be judged is said to be so.
+ */
+export function memoryHeadline(v: {
+  liveHeap: LiveHeapVerdict | null;
+  outsideV8: Verdict | null;
+  rss: Verdict | null;
+}): string {
+  const grew: string[] = [];
+  if (v.liveHeap?.grew) grew.push('the live heap after major GC (a leak in JavaScript)');
+  if (v.outsideV8?.grew) grew.push('memory outside the V8 heap (a native leak or an unbounded native cache)');
+  const unknown: string[] = [];
+  if (!v.liveHeap) unknown.push('the live heap (too few major GCs after warm-up)');
+  if (!v.outsideV8) unknown.push('memory outside V8 (too few samples)');
+  const unjudged = unknown.length > 0 ? `; not judged: ${unknown.join(', ')}` : '';
+  if (grew.length > 0) return `memory verdict: GREW: ${grew.join(' and ')}${unjudged}`;
+  const rss = v.rss ? (v.rss.grew ? 'RSS grew' : 'RSS flat') : 'RSS not judged (too few samples)';
+  if (unknown.length > 0) {
+    const flat = [v.liveHeap && 'the live heap after major GC', v.outsideV8 && 'memory outside V8'].filter(Boolean);
+    // RSS growing with the live heap unjudged is exactly the case GC timing can fake.
+    const head = v.rss && !v.rss.grew ? 'no growth seen' : 'CANNOT TELL';
+    return `memory verdict: ${head}: ${rss}${flat.length > 0 ? `, ${flat.join(' and ')} flat` : ''}${unjudged}; soak longer`;
+  }
+  if (v.rss?.grew)
+    return 'memory verdict: NOT A LEAK: RSS only grew (the V8 heap sized up between major GCs: GC timing); the live heap after major GC and memory outside V8 were flat';
+  return `memory verdict: flat: the live heap after major GC, memory outside V8 and ${v.rss ? 'RSS' : 'RSS (not judged: too few samples)'}`;
+}
+
 /** Least-squares slope of y over x; 0 with fewer than two distinct x. */
 function slope(points: ReadonlyArray<{ x: number; y: number }>): number {
   const n = points.length;
@@ -72,6 +210,5 @@ export function verdictLine(samples: readonly RssSample[], windowS: number, what
   const v = judgeRss(samples, windowS);
   if (!v) return `${what} after warm-up: too few samples (fewer than ${MIN_SAMPLES}) to judge; soak longer`;
   const growth = v.floorLast - v.floorFirst;
-  const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}`;
   return `${what} after warm-up ${v.grew ? 'GREW' : 'flat'}: floor (lowest reading) ${v.floorFirst.toFixed(1)} MB in the first third of ${v.samples} samples, ${v.floorLast.toFixed(1)} MB in the last (${signed(growth)} MB; "grew" means more than ${GROWTH_MB} MB and ${GROWTH_SHARE * 100} %); lowest per ${windowS} s window trending ${signed(v.slopeMbPer10Min)} MB per 10 min; min ${v.min.toFixed(1)}, max ${v.max.toFixed(1)} MB`;
 }

@@ -8,12 +8,12 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { PACKAGE_ROOT } from '../src/lib/package-root.js';
 import type { LoadTarget } from './bench/load.js';
-import { PROBE_PREFIX, type ProbeSample } from './bench/loop-probe.js';
+import { GC_PREFIX, PROBE_PREFIX, type ProbeGc, type ProbeSample } from './bench/loop-probe.js';
 import { machine, memory } from './bench/proc.js';
 import { killAllNow, startNode, stopAll, type BenchChild } from './bench/processes.js';
 import { machineLine } from './bench/report.js';
 import { childEnv, createWorkspaceKey, enableLimits, preflight, targetsFor } from './bench/setup.js';
-import { verdictLine, type RssSample } from './soak-verdict.js';
+import { judgeLiveHeap, judgeRss, liveHeapLine, memoryHeadline, verdictLine, type RssSample } from './soak-verdict.js';
 
 /**
  * `npm run soak`: a modest, steady rate of chat completions, streams and non-streams mixed,
@@ -24,7 +24,11 @@ import { verdictLine, type RssSample } from './soak-verdict.js';
  * whether RSS grew after the warm-up: whether its floor rose, not its mean (soak-verdict.ts).
  * A second line judges the memory outside the V8 heap (anonymous RSS less V8's heapTotal, from
  * the probe) the same way: RSS follows the heap's sizing, which moves with the collector's
- * timing, while growth there is native (SQLite's page cache, malloc's arenas, buffers).
+ * timing, while growth there is native (SQLite's page cache, malloc's arenas, buffers). A third
+ * judges the live heap after each major collection (the probe reads it in a GC observer; no
+ * collection is forced): what a leak in JavaScript raises, whatever the GC's timing. A headline
+ * above them says which memory grew, or that RSS alone did (GC timing, not a leak), or that too
+ * few major collections happened to tell.
  * Everything listens on 127.0.0.1; nothing is asserted.
  *
  *   node dist/scripts/soak.js [--duration 600] [--rate 50] [--stream-share 0.5] [--interval 30] [--warmup S] [--node-flags "…"]
@@ -119,6 +123,8 @@ async function main(): Promise<void> {
   /** Anonymous RSS less V8's heapTotal at each probe sample once the load runs: memory outside the JavaScript heap. */
   const outsideV8: RssSample[] = [];
   let loadStart: number | null = null;
+  /** Each major collection by its ordinal: the live heap it left, and when it ended (ms since the epoch). */
+  const majorGcs = new Map<number, { atMs: number; mb: number }>();
   const gateway = await startNode({
     name: 'svcgw serve',
     args: [
@@ -137,10 +143,18 @@ async function main(): Promise<void> {
     cwd: PACKAGE_ROOT,
     env: { ...env, SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey, SVCGW_LOG_LEVEL: 'warn', LOOP_PROBE_MS: '5000' },
     onLine: (line) => {
-      if (!line.startsWith(PROBE_PREFIX)) return;
       try {
+        if (line.startsWith(GC_PREFIX)) {
+          const gc = JSON.parse(line.slice(GC_PREFIX.length)) as ProbeGc;
+          majorGcs.set(gc.n, { atMs: gc.atMs, mb: gc.liveHeapMb });
+          return;
+        }
+        if (!line.startsWith(PROBE_PREFIX)) return;
         const sample = JSON.parse(line.slice(PROBE_PREFIX.length)) as ProbeSample;
         probes.push(sample);
+        // A GC line cut short: the next sample still carries that collection.
+        if (sample.liveHeapAfterMajorGcMb !== null && sample.lastMajorGcAtMs !== null && !majorGcs.has(sample.majorGcs))
+          majorGcs.set(sample.majorGcs, { atMs: sample.lastMajorGcAtMs, mb: sample.liveHeapAfterMajorGcMb });
         if (loadStart !== null)
           outsideV8.push({ atS: (performance.now() - loadStart) / 1000, mb: sample.anonMb - sample.heapTotalMb });
         if (warm) probeWorst = Math.max(probeWorst, sample.delayMaxMs);
@@ -196,6 +210,8 @@ async function main(): Promise<void> {
   const start = performance.now();
   loadStart = start;
   const elapsedS = () => (performance.now() - start) / 1000;
+  /** Seconds since the load started of a time in ms since the epoch (the probe's clock is the machine's). */
+  const sinceStartS = (atMs: number) => (atMs - (performance.timeOrigin + start)) / 1000;
   // Open loop: requests leave on schedule whether or not earlier ones have come back (up to the cap).
   const tick = setInterval(() => {
     const due = Math.min(Math.floor(elapsedS() * rate), Math.floor(durationS * rate));
@@ -241,6 +257,7 @@ async function main(): Promise<void> {
       `RSS ${mem.rssMb.toFixed(1)} MB (peak ${mem.peakRssMb.toFixed(1)})`,
       p ? `heap ${p.heapUsedMb.toFixed(1)}/${p.heapTotalMb.toFixed(1)} MB` : 'heap -',
       p ? `outside V8 ${(p.anonMb - p.heapTotalMb).toFixed(1)} MB` : 'outside V8 -',
+      liveAfterGc(),
       probes.length > 0
         ? `loop delay p50 ${fmt(delayP50)} p99 ${fmt(delay('delayP99Ms'))} max ${fmt(delay('delayMaxMs'))} ms`
         : 'loop delay: no probe sample in this interval',
@@ -248,6 +265,13 @@ async function main(): Promise<void> {
     probes = [];
     process.stdout.write(`${line}\n`);
     for (const f of w.failures) process.stdout.write(`    failed: ${f.replace(/\s+/g, ' ')}\n`);
+  };
+  /** The live heap after the latest major collection, which one, and how long ago; '–' before the first. */
+  const liveAfterGc = () => {
+    const n = Math.max(0, ...majorGcs.keys());
+    const gc = majorGcs.get(n);
+    if (!gc) return 'live after major GC –';
+    return `live after major GC ${gc.mb.toFixed(1)} MB (#${n}, ${Math.max(0, elapsedS() - sinceStartS(gc.atMs)).toFixed(0)} s ago)`;
   };
   const reporter = setInterval(() => report(), intervalS * 1000);
 
@@ -278,15 +302,24 @@ async function main(): Promise<void> {
   process.stdout.write(
     `\ntotal: ${total.ok} ok, ${total.failed} failed, ${total.skipped} skipped (gateway behind); worst event-loop delay after warm-up ${fmt(probeWorst)} ms\n`,
   );
+  const endS = elapsedS();
+  const rssAfter = rss.filter((s) => s.atS >= warmupS);
+  const outsideAfter = outsideV8.filter((s) => s.atS >= warmupS);
+  const liveAfter = [...majorGcs]
+    .sort(([a], [b]) => a - b)
+    .map(([, gc]) => ({ atS: sinceStartS(gc.atMs), mb: gc.mb }))
+    .filter((s) => s.atS >= warmupS);
+  const periodS = endS - warmupS;
   process.stdout.write(
-    `${verdictLine(
-      rss.filter((s) => s.atS >= warmupS),
-      intervalS,
-    )}\n${verdictLine(
-      outsideV8.filter((s) => s.atS >= warmupS),
+    `${memoryHeadline({
+      liveHeap: judgeLiveHeap(liveAfter, periodS),
+      outsideV8: judgeRss(outsideAfter, intervalS),
+      rss: judgeRss(rssAfter, intervalS),
+    })}\n  ${liveHeapLine(liveAfter, periodS)}\n  ${verdictLine(
+      outsideAfter,
       intervalS,
       'memory outside the V8 heap (anonymous RSS less heapTotal)',
-    )}\n`,
+    )}\n  ${verdictLine(rssAfter, intervalS, "RSS (follows the V8 heap's sizing, so GC timing)")}\n`,
   );
 }
 
