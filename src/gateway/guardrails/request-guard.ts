@@ -340,10 +340,14 @@ export class RequestGuard {
     if (!holds) {
       if (this.run.anyFailed()) reply.code(HOOKS_FAILED_STATUS);
       return stream.pipe(
-        createVerdictStream(async (text) => {
-          await judge(text);
-          return verdictEvent(this.run.visible());
-        }),
+        createVerdictStream(
+          async (text) => {
+            await judge(text);
+            return verdictEvent(this.run.visible());
+          },
+          // Without an output guardrail nobody reads the text: events pass unparsed.
+          { collectText: after.length > 0 },
+        ),
       );
     }
     return this.holdStream(stream, reply, draft, judge);
@@ -368,7 +372,10 @@ export class RequestGuard {
     draft.markFirstByte(performance.now());
     if (pass.denied) return this.deniedPayload(reply, draft);
     if (this.run.anyFailed()) reply.code(HOOKS_FAILED_STATUS);
-    return Readable.from([held.events]).pipe(createVerdictStream(async () => verdictEvent(this.run.visible())));
+    // Judged already: the events only pass, with the verdict before [DONE].
+    return Readable.from([held.events]).pipe(
+      createVerdictStream(async () => verdictEvent(this.run.visible()), { collectText: false }),
+    );
   }
 
   private deniedPayload(reply: GatewayReply, draft: RequestLogDraft): string {

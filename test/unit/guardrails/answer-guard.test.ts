@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { GatewayReply } from '../../../src/gateway/exchange.js';
 import {
@@ -7,6 +8,7 @@ import {
   type GatewayGuardrails,
 } from '../../../src/gateway/guardrails/request-guard.js';
 import { GuardrailRun } from '../../../src/gateway/guardrails/request-guardrails.js';
+import { createVerdictStream } from '../../../src/gateway/guardrails/stream-guard.js';
 import type { RequestLogDraft } from '../../../src/gateway/request-log-draft.js';
 import type { ResolvedGuardrail } from '../../../src/guardrails/store/index.js';
 import { DEFAULT_SERVER_OPTIONS } from '../../../src/guardrails/types.js';
@@ -96,5 +98,31 @@ describe("the answer's guardrail step", () => {
     await guard.record(draft);
     expect(waitingAnswerGuards()).toBe(0);
     expect(draft.guardrailVerdict).toBe('passed');
+  });
+
+  it('passes a stream on the same with or without collecting its text, the verdict before [DONE]', async () => {
+    const chunk = (content: string) => `data: ${JSON.stringify({ choices: [{ delta: { content } }] })}`;
+    const sse = `${chunk('Hel')}\r\n\r\n${chunk('lo')}\n\n: comment\n\ndata:[DONE]\n\n`;
+    const through = async (collectText: boolean) => {
+      const seen: string[] = [];
+      const out = Readable.from([sse.slice(0, 20), sse.slice(20)]).pipe(
+        createVerdictStream(
+          async (text) => {
+            seen.push(text);
+            return 'data: {"verdict":true}\n\n';
+          },
+          { collectText },
+        ),
+      );
+      let sent = '';
+      for await (const piece of out) sent += String(piece);
+      return { sent, seen };
+    };
+    const collected = await through(true);
+    const passed = await through(false);
+    expect(passed.sent).toBe(collected.sent);
+    expect(collected.seen).toEqual(['Hello']);
+    expect(passed.seen).toEqual(['']);
+    expect(passed.sent.endsWith('data: {"verdict":true}\n\ndata:[DONE]\n\n')).toBe(true);
   });
 });
