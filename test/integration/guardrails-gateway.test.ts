@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { waitingAnswerGuards } from '../../src/gateway/guardrails/request-guard.js';
 import { startGateway, type GatewayHarness } from '../helpers/gateway.js';
 
 const chat = (content: string, extra: Record<string, unknown> = {}) => ({
@@ -84,5 +85,25 @@ describe('guardrails on gateway requests', () => {
 
     const held = await send(g, deny, chat('hello', { stream: true }));
     expect(held.status, held.text).toBe(446);
+  });
+
+  it("sends the provider's answer with the results last, and keeps nothing per answer once requests have ended", async () => {
+    const g = await startGateway();
+    const input = { input_guardrails: [{ 'default.characterCount': { minCharacters: 1, maxCharacters: 1000 } }] };
+    const res = await send(g, input, chat('hello'));
+    expect(res.status, res.text).toBe(200);
+    expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(res.text));
+    const body = JSON.parse(res.text);
+    expect(Object.keys(body).at(-1)).toBe('hook_results');
+    expect(body.hook_results.before_request_hooks[0].verdict).toBe(true);
+    const streamed = await send(g, input, chat('hello', { stream: true }));
+    const events = streamed.text.split('\n\n').filter(Boolean);
+    expect(events.at(-1)).toBe('data: [DONE]');
+    expect(JSON.parse(events.at(-2)!.slice('data: '.length)).hook_results.before_request_hooks[0].verdict).toBe(true);
+    const output = { output_guardrails: [{ 'default.wordCount': { minWords: 1, maxWords: 1000 } }] };
+    expect((await send(g, output, chat('hello'))).status).toBe(200);
+    const logs = await g.logs(3);
+    expect(logs.every((l: any) => l.guardrail_verdict === 'passed')).toBe(true);
+    expect(waitingAnswerGuards()).toBe(0);
   });
 });

@@ -39,13 +39,34 @@ export class GuardrailDenial extends Error {
   }
 }
 
-/** Answers whose payloads the gateway's onSend hook passes through the request's output guardrails. */
-const answerGuards = new WeakMap<object, (payload: unknown, reply: GatewayReply) => Promise<unknown>>();
+type AnswerGuard = (payload: unknown, reply: GatewayReply) => unknown;
 
-/** The onSend step of JSON routes: the answer through the request's output guardrails, if any. */
+/**
+ * Answers whose payloads the gateway's onSend hook passes through the request's output
+ * guardrails, by response; an entry goes when its answer is sent, or when the request is
+ * recorded (an answer that never reached onSend). Not a WeakMap: a WeakMap entry whose key had
+ * reached the old generation (a response still in flight across two minor GCs) kept its value
+ * (the guard, and through it the request, its bodies and its log draft) alive through every minor
+ * GC until a major one; guarded requests promoted ~6.5 KB each, and paid for the major GCs.
+ */
+const answerGuards = new Map<object, AnswerGuard>();
+
+/**
+ * The onSend step of JSON routes: the answer through the request's output guardrails, if any.
+ * A promise only when a guardrail judges the answer; otherwise the answer is sent in the same
+ * step (an onSend hook that completes later makes fastify wait for the response to finish before
+ * the handler's promise settles: an end-of-stream watcher per request).
+ */
 export function guardAnswer(reply: GatewayReply, payload: unknown): unknown {
   const guard = answerGuards.get(reply.raw);
-  return guard ? guard(payload, reply) : payload;
+  if (guard === undefined) return payload;
+  answerGuards.delete(reply.raw);
+  return guard(payload, reply);
+}
+
+/** How many answers wait for their guardrails (tests: none are left once requests have ended). */
+export function waitingAnswerGuards(): number {
+  return answerGuards.size;
 }
 
 interface StartInput {
@@ -137,6 +158,8 @@ export class RequestGuard {
   private loggedTargetBody = false;
   /** The JSON answer the onSend step parsed, with the bytes it came from. */
   private answer: { bytes: Buffer; json: Record<string, unknown> } | null = null;
+  /** The response whose answer waits in `answerGuards`, until it is sent or the request recorded. */
+  private answerKey: object | null = null;
 
   constructor(
     private readonly deps: GatewayGuardrails,
@@ -219,41 +242,64 @@ export class RequestGuard {
     provider: string | undefined,
   ) {
     const after = (leafLabel !== null ? this.afterByLeaf.get(leafLabel) : undefined) ?? this.after;
-    answerGuards.set(reply.raw, async (payload, sending) => {
+    this.answerKey = reply.raw;
+    answerGuards.set(reply.raw, (payload, sending) => {
       if (sending.statusCode >= 300) return payload;
       if (payload instanceof Readable) return this.guardStream(payload, sending, draft, requestJson, after, provider);
       return this.guardJson(payload, sending, draft, requestJson, after, provider);
     });
   }
 
-  private async guardJson(
+  /** A JSON answer with every result; a promise only when output guardrails judge it first. */
+  private guardJson(
     payload: unknown,
     reply: GatewayReply,
     draft: RequestLogDraft,
     requestJson: unknown,
     after: ResolvedGuardrail[],
     provider: string | undefined,
-  ): Promise<unknown> {
+  ): unknown {
     const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
     const parsed = text === null ? null : parseObject(text);
     if (parsed === null) return payload; // not a JSON object (speech audio): nothing to judge or to carry results in
     if (Buffer.isBuffer(payload)) this.answer = { bytes: payload, json: parsed };
+    if (after.length === 0) return this.withResults(payload, parsed, parsed, reply);
+    return this.judgeJson(payload, parsed, reply, draft, requestJson, after, provider);
+  }
+
+  private async judgeJson(
+    payload: unknown,
+    parsed: Record<string, unknown>,
+    reply: GatewayReply,
+    draft: RequestLogDraft,
+    requestJson: unknown,
+    after: ResolvedGuardrail[],
+    provider: string | undefined,
+  ): Promise<unknown> {
+    const pass = await this.run.run(
+      'afterRequestHook',
+      after,
+      { request: requestJson, response: { json: parsed, status: reply.statusCode } },
+      provider,
+    );
+    if (pass.denied) return this.deniedPayload(reply, draft);
     let body = parsed;
-    if (after.length > 0) {
-      const pass = await this.run.run(
-        'afterRequestHook',
-        after,
-        { request: requestJson, response: { json: parsed, status: reply.statusCode } },
-        provider,
-      );
-      if (pass.denied) return this.deniedPayload(reply, draft);
-      if (pass.changed && pass.response && typeof pass.response === 'object') {
-        body = pass.response as Record<string, unknown>;
-        // The log keeps the answer as the client got it (redacted), not the provider's.
-        if (this.input.capture > 0)
-          draft.responseBody = Buffer.from(JSON.stringify(body)).subarray(0, this.input.capture).toString('utf8');
-      }
+    if (pass.changed && pass.response && typeof pass.response === 'object') {
+      body = pass.response as Record<string, unknown>;
+      // The log keeps the answer as the client got it (redacted), not the provider's.
+      if (this.input.capture > 0)
+        draft.responseBody = Buffer.from(JSON.stringify(body)).subarray(0, this.input.capture).toString('utf8');
     }
+    return this.withResults(payload, parsed, body, reply);
+  }
+
+  /** The answer (`body`, or the `payload` it was parsed from as `parsed`) with `hook_results`. */
+  private withResults(
+    payload: unknown,
+    parsed: Record<string, unknown>,
+    body: Record<string, unknown>,
+    reply: GatewayReply,
+  ): unknown {
     const results = this.run.visible();
     if (results.before_request_hooks.length + results.after_request_hooks.length === 0 && body === parsed)
       return payload;
@@ -272,14 +318,15 @@ export class RequestGuard {
     return this.answer?.bytes === bytes ? this.answer.json : null;
   }
 
-  private async guardStream(
+  /** A stream with the verdict event before `[DONE]`; a promise only when a guardrail holds it back. */
+  private guardStream(
     stream: Readable,
     reply: GatewayReply,
     draft: RequestLogDraft,
     requestJson: unknown,
     after: ResolvedGuardrail[],
     provider: string | undefined,
-  ): Promise<unknown> {
+  ): unknown {
     const judge = async (text: string) => {
       if (after.length === 0) return { denied: false };
       return this.run.run(
@@ -293,13 +340,26 @@ export class RequestGuard {
     if (!holds) {
       if (this.run.anyFailed()) reply.code(HOOKS_FAILED_STATUS);
       return stream.pipe(
-        createVerdictStream(async (text) => {
-          await judge(text);
-          return verdictEvent(this.run.visible());
-        }),
+        createVerdictStream(
+          async (text) => {
+            await judge(text);
+            return verdictEvent(this.run.visible());
+          },
+          // Without an output guardrail nobody reads the text: events pass unparsed.
+          { collectText: after.length > 0 },
+        ),
       );
     }
-    // A guardrail that may deny the answer: nothing is sent until it has judged the whole stream.
+    return this.holdStream(stream, reply, draft, judge);
+  }
+
+  /** A guardrail that may deny the answer: nothing is sent until it has judged the whole stream. */
+  private async holdStream(
+    stream: Readable,
+    reply: GatewayReply,
+    draft: RequestLogDraft,
+    judge: (text: string) => Promise<{ denied: boolean }>,
+  ): Promise<unknown> {
     const held = await holdStream(stream, MAX_HELD_STREAM_BYTES);
     if (held.overflowed) {
       draft.errorCode = 'HOOKS_DENIED';
@@ -312,7 +372,10 @@ export class RequestGuard {
     draft.markFirstByte(performance.now());
     if (pass.denied) return this.deniedPayload(reply, draft);
     if (this.run.anyFailed()) reply.code(HOOKS_FAILED_STATUS);
-    return Readable.from([held.events]).pipe(createVerdictStream(async () => verdictEvent(this.run.visible())));
+    // Judged already: the events only pass, with the verdict before [DONE].
+    return Readable.from([held.events]).pipe(
+      createVerdictStream(async () => verdictEvent(this.run.visible()), { collectText: false }),
+    );
   }
 
   private deniedPayload(reply: GatewayReply, draft: RequestLogDraft): string {
@@ -326,6 +389,9 @@ export class RequestGuard {
 
   /** Writes the results and the verdict into the log record, once async guardrails are done. */
   async record(draft: RequestLogDraft): Promise<void> {
+    // An answer that never reached onSend (the client left first) leaves nothing behind.
+    if (this.answerKey !== null) answerGuards.delete(this.answerKey);
+    this.answerKey = null;
     const { json, verdict } = await this.run.settledJson();
     draft.hookResults = json;
     draft.guardrailVerdict = verdict;

@@ -41,9 +41,14 @@ export function eventText(data: string): string {
  * A stream that flows to the client as it comes, while the answer's text is collected; at its
  * end (before `data: [DONE]`), `verdict(text)` runs and the event it returns is sent, then the
  * `[DONE]` the provider sent. The established gateway sends its verdict after the stream and
- * takes no action; here it arrives while the client still reads.
+ * takes no action; here it arrives while the client still reads. With `collectText: false` (no
+ * guardrail judges the text) events are only split and passed on: `verdict` gets ''.
  */
-export function createVerdictStream(verdict: (text: string) => Promise<string | null>): Transform {
+export function createVerdictStream(
+  verdict: (text: string) => Promise<string | null>,
+  options: { collectText?: boolean } = {},
+): Transform {
+  const collect = options.collectText ?? true;
   let partial = '';
   let text = '';
   let done: string | null = null;
@@ -53,12 +58,13 @@ export function createVerdictStream(verdict: (text: string) => Promise<string | 
     let out = '';
     for (const event of events) {
       if (event.length === 0) continue;
-      const data = eventData(event);
+      // Only an event that mentions [DONE] can be the end marker: the others are read for their text, if wanted.
+      const data = collect || event.includes('[DONE]') ? eventData(event) : '';
       if (data === '[DONE]') {
         done = `${event}\n\n`;
         continue;
       }
-      text += eventText(data);
+      if (collect) text += eventText(data);
       out += `${event}\n\n`;
     }
     if (out.length > 0) stream.push(out);
