@@ -150,49 +150,120 @@ const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}`;
 /** How the lines name the live heap after each major collection. */
 export const LIVE_HEAP = 'live heap (after each major GC)';
 
-/** The soak's verdict on the live heap after each major collection after warm-up (`points`), over `periodS` seconds. */
-export function liveHeapLine(points: readonly RssSample[], periodS: number): string {
+/**
+ * The soak's verdict on the live heap after each major collection after warm-up (`points`), over
+ * `periodS` seconds; `what` names them (the soak says "during the load" when idle brackets judge instead).
+ */
+export function liveHeapLine(
+  points: readonly RssSample[],
+  periodS: number,
+  what = LIVE_HEAP,
+  /** What to do when the collections say nothing. */
+  otherwise = 'soak longer',
+): string {
   const v = judgeLiveHeap(points, periodS);
   if (!v) {
     const spanS = points.length > 1 ? points.at(-1)!.atS - points[0]!.atS : 0;
-    return `${LIVE_HEAP} after warm-up: too few major GCs to judge (${points.length} in ${periodS.toFixed(0)} s, over ${spanS.toFixed(0)} s; needs ${MIN_MAJOR_GCS} at least a third of the period apart); soak longer`;
+    return `${what} after warm-up: too few major GCs to judge (${points.length} in ${periodS.toFixed(0)} s, over ${spanS.toFixed(0)} s; needs ${MIN_MAJOR_GCS} at least a third of the period apart); ${otherwise}`;
   }
   const how =
     v.method === 'thirds'
       ? `lowest ${v.first.toFixed(1)} MB in the first third of ${v.gcs} major GCs, ${v.last.toFixed(1)} MB in the last`
       : `a line through ${v.gcs} major GCs ${v.spanS.toFixed(0)} s apart goes ${v.first.toFixed(1)} → ${v.last.toFixed(1)} MB over the ${periodS.toFixed(0)} s`;
-  return `${LIVE_HEAP} after warm-up ${v.grew ? 'GREW' : 'flat'}: ${how} (${signed(v.last - v.first)} MB; "grew" means more than ${GROWTH_MB} MB and ${GROWTH_SHARE * 100} %); trending ${signed(v.slopeMbPer10Min)} MB per 10 min; min ${v.min.toFixed(1)}, max ${v.max.toFixed(1)} MB`;
+  return `${what} after warm-up ${v.grew ? 'GREW' : 'flat'}: ${how} (${signed(v.last - v.first)} MB; "grew" means more than ${GROWTH_MB} MB and ${GROWTH_SHARE * 100} %); trending ${signed(v.slopeMbPer10Min)} MB per 10 min; min ${v.min.toFixed(1)}, max ${v.max.toFixed(1)} MB`;
 }
 
 /**
- * The soak's headline: which memory grew, if any. The live heap after major GC growing is a leak
- * in JavaScript; memory outside the V8 heap growing is native (SQLite, malloc, buffers); RSS
- * growing while both are flat is the V8 heap's sizing and where the run stopped in a tooth of the
- * collector's sawtooth, not a leak. A figure that could not be judged is said to be so.
+ * One idle bracket of the soak: the load paused (after warm-up) or stopped (at the end), nothing
+ * in flight, and svcgw's own idle collector ran a full collection on the idle server.
+ */
+export interface IdleBracket {
+  /** The live heap after that collection, MB; null when none came within the limit. */
+  mb: number | null;
+  /** Seconds from the load pausing to that collection, or to giving up. */
+  waitedS: number;
+}
+
+export interface IdleHeapVerdict {
+  grew: boolean;
+  /** The live heap at idle after warm-up and at the end, MB. */
+  first: number;
+  last: number;
+}
+
+/**
+ * Whether the live heap at idle grew from the bracket after warm-up to the one at the end. Both
+ * figures come from the same kind of collection: full, forced by svcgw's idle collector, with no
+ * request in flight, so no floating garbage and no collector timing in either, unlike the
+ * collections V8 starts during the load (minutes apart at 50 requests/s, and only where they
+ * happen to fall). Null when either collection did not come. "Grew" as for the other figures.
+ */
+export function judgeIdleHeap(afterWarmup: IdleBracket, atEnd: IdleBracket): IdleHeapVerdict | null {
+  const first = afterWarmup.mb;
+  const last = atEnd.mb;
+  if (first === null || last === null || !Number.isFinite(first) || !Number.isFinite(last)) return null;
+  return { grew: last - first > Math.max(GROWTH_MB, first * GROWTH_SHARE), first, last };
+}
+
+/** How the lines name the live heap after the idle collections. */
+export const IDLE_HEAP = "live heap at idle (svcgw's own full GC, load paused, nothing in flight)";
+
+/** The soak's verdict on the live heap at idle, from its two brackets. */
+export function idleHeapLine(afterWarmup: IdleBracket, atEnd: IdleBracket): string {
+  const v = judgeIdleHeap(afterWarmup, atEnd);
+  const at = (b: IdleBracket) => (b.mb === null ? 'none' : `${b.mb.toFixed(1)} MB`);
+  if (!v) {
+    const missing = [
+      afterWarmup.mb === null && `after warm-up (waited ${afterWarmup.waitedS.toFixed(0)} s)`,
+      atEnd.mb === null && `at the end (waited ${atEnd.waitedS.toFixed(0)} s)`,
+    ].filter(Boolean);
+    return `${IDLE_HEAP}: not judged: no idle GC came ${missing.join(' nor ')}; after warm-up ${at(afterWarmup)}, at the end ${at(atEnd)}`;
+  }
+  return `${IDLE_HEAP}, after warm-up ${v.first.toFixed(1)} MB → at the end ${v.last.toFixed(1)} MB (${signed(v.last - v.first)} MB): ${v.grew ? 'GREW' : 'flat'} ("grew" means more than ${GROWTH_MB} MB and ${GROWTH_SHARE * 100} %; the GCs came ${afterWarmup.waitedS.toFixed(0)} and ${atEnd.waitedS.toFixed(0)} s after the load paused)`;
+}
+
+/**
+ * The soak's headline: which memory grew, if any. The live heap growing is a leak in JavaScript;
+ * memory outside the V8 heap growing is native (SQLite, malloc, buffers); RSS growing while both
+ * are flat is the V8 heap's sizing and where the run stopped in a tooth of the collector's
+ * sawtooth, not a leak. For the live heap, the idle brackets decide when both were measured
+ * (`idleHeap`: undefined when the soak ran without them, null when a collection did not come);
+ * otherwise the major collections during the load do. A figure that could not be judged is said to be so.
  */
 export function memoryHeadline(v: {
   liveHeap: LiveHeapVerdict | null;
+  idleHeap?: IdleHeapVerdict | null;
   outsideV8: Verdict | null;
   rss: Verdict | null;
 }): string {
+  const heap = v.idleHeap
+    ? { grew: v.idleHeap.grew, name: 'the live heap at idle' }
+    : v.liveHeap
+      ? { grew: v.liveHeap.grew, name: 'the live heap after major GC' }
+      : null;
   const grew: string[] = [];
-  if (v.liveHeap?.grew) grew.push('the live heap after major GC (a leak in JavaScript)');
+  if (heap?.grew) grew.push(`${heap.name} (a leak in JavaScript)`);
   if (v.outsideV8?.grew) grew.push('memory outside the V8 heap (a native leak or an unbounded native cache)');
   const unknown: string[] = [];
-  if (!v.liveHeap) unknown.push('the live heap (too few major GCs after warm-up)');
+  if (!heap)
+    unknown.push(
+      v.idleHeap === null
+        ? 'the live heap (no idle GC in a bracket, and too few major GCs during the load)'
+        : 'the live heap (too few major GCs after warm-up)',
+    );
   if (!v.outsideV8) unknown.push('memory outside V8 (too few samples)');
   const unjudged = unknown.length > 0 ? `; not judged: ${unknown.join(', ')}` : '';
   if (grew.length > 0) return `memory verdict: GREW: ${grew.join(' and ')}${unjudged}`;
   const rss = v.rss ? (v.rss.grew ? 'RSS grew' : 'RSS flat') : 'RSS not judged (too few samples)';
-  if (unknown.length > 0) {
-    const flat = [v.liveHeap && 'the live heap after major GC', v.outsideV8 && 'memory outside V8'].filter(Boolean);
+  if (!heap || unknown.length > 0) {
+    const flat = [heap?.name, v.outsideV8 && 'memory outside V8'].filter(Boolean);
     // RSS growing with the live heap unjudged is exactly the case GC timing can fake.
     const head = v.rss && !v.rss.grew ? 'no growth seen' : 'CANNOT TELL';
     return `memory verdict: ${head}: ${rss}${flat.length > 0 ? `, ${flat.join(' and ')} flat` : ''}${unjudged}; soak longer`;
   }
   if (v.rss?.grew)
-    return 'memory verdict: NOT A LEAK: RSS only grew (the V8 heap sized up between major GCs: GC timing); the live heap after major GC and memory outside V8 were flat';
-  return `memory verdict: flat: the live heap after major GC, memory outside V8 and ${v.rss ? 'RSS' : 'RSS (not judged: too few samples)'}`;
+    return `memory verdict: NOT A LEAK: RSS only grew (the V8 heap sized up between major GCs: GC timing); ${heap.name} and memory outside V8 were flat`;
+  return `memory verdict: flat: ${heap.name}, memory outside V8 and ${v.rss ? 'RSS' : 'RSS (not judged: too few samples)'}`;
 }
 
 /** Least-squares slope of y over x; 0 with fewer than two distinct x. */

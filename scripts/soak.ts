@@ -13,7 +13,17 @@ import { machine, memory } from './bench/proc.js';
 import { killAllNow, startNode, stopAll, type BenchChild } from './bench/processes.js';
 import { machineLine } from './bench/report.js';
 import { childEnv, createWorkspaceKey, enableLimits, preflight, targetsFor } from './bench/setup.js';
-import { judgeLiveHeap, judgeRss, liveHeapLine, memoryHeadline, verdictLine, type RssSample } from './soak-verdict.js';
+import {
+  idleHeapLine,
+  judgeIdleHeap,
+  judgeLiveHeap,
+  judgeRss,
+  liveHeapLine,
+  memoryHeadline,
+  verdictLine,
+  type IdleBracket,
+  type RssSample,
+} from './soak-verdict.js';
 
 /**
  * `npm run soak`: a modest, steady rate of chat completions, streams and non-streams mixed,
@@ -25,16 +35,22 @@ import { judgeLiveHeap, judgeRss, liveHeapLine, memoryHeadline, verdictLine, typ
  * A second line judges the memory outside the V8 heap (anonymous RSS less V8's heapTotal, from
  * the probe) the same way: RSS follows the heap's sizing, which moves with the collector's
  * timing, while growth there is native (SQLite's page cache, malloc's arenas, buffers). A third
- * judges the live heap after each major collection (the probe reads it in a GC observer; no
- * collection is forced): what a leak in JavaScript raises, whatever the GC's timing. A headline
- * above them says which memory grew, or that RSS alone did (GC timing, not a leak), or that too
- * few major collections happened to tell.
+ * judges the live heap after each major collection during the load (the probe reads it in a GC
+ * observer): what a leak in JavaScript raises, whatever the GC's timing; but at 50 requests/s V8
+ * collects minutes apart, so a 10-minute soak sees one or two. Hence the idle brackets: right
+ * after warm-up the load pauses (nothing new sent, the requests in flight come back) until svcgw's
+ * own idle collector runs a full GC on the idle server (src/server/idle-collector.ts, 10–20 s
+ * later; the soak never forces one), then resumes where its schedule left off; at the end it waits
+ * the same way. The live heap after those two collections, alike at both ends, is the headline's
+ * evidence for the JavaScript heap. Samples taken in the pauses count in no series nor worst figure.
+ * A headline above the lines says which memory grew, or that RSS alone did (GC timing, not a
+ * leak), or that it could not tell.
  * Everything listens on 127.0.0.1; nothing is asserted.
  *
- *   node dist/scripts/soak.js [--duration 600] [--rate 50] [--stream-share 0.5] [--interval 30] [--warmup S] [--node-flags "…"]
+ *   node dist/scripts/soak.js [--duration 600] [--rate 50] [--stream-share 0.5] [--interval 30] [--warmup S] [--idle-wait 60] [--node-flags "…"]
  */
 const USAGE =
-  'usage: node dist/scripts/soak.js [--duration SECONDS (600)] [--rate REQUESTS/S (50)] [--stream-share 0..1 (0.5)] [--interval SECONDS (30)] [--warmup SECONDS (min(120, duration/4))] [--max-in-flight N (32)] [--node-flags "--heap-growing-percent=0 ..."]';
+  'usage: node dist/scripts/soak.js [--duration SECONDS (600)] [--rate REQUESTS/S (50)] [--stream-share 0..1 (0.5)] [--interval SECONDS (30)] [--warmup SECONDS (min(120, duration/4))] [--idle-wait SECONDS (60; 0: no idle brackets)] [--max-in-flight N (32)] [--node-flags "--heap-growing-percent=0 ..."]';
 const { values } = parseArgs({
   options: {
     duration: { type: 'string', default: '600' },
@@ -42,6 +58,7 @@ const { values } = parseArgs({
     'stream-share': { type: 'string', default: '0.5' },
     interval: { type: 'string', default: '30' },
     warmup: { type: 'string' },
+    'idle-wait': { type: 'string', default: '60' },
     'max-in-flight': { type: 'string', default: '32' },
     'node-flags': { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
@@ -66,6 +83,8 @@ const rate = option('rate', values.rate, 1, 1000);
 const streamShare = option('stream-share', values['stream-share'], 0, 1);
 const intervalS = option('interval', values.interval, 1, 600);
 const warmupS = option('warmup', values.warmup ?? String(Math.min(120, durationS / 4)), 0, durationS - 1);
+/** How long each idle bracket waits for svcgw's idle collection before giving up; 0: no brackets. */
+const idleWaitS = option('idle-wait', values['idle-wait'], 0, 600);
 const maxInFlight = Math.floor(option('max-in-flight', values['max-in-flight'], 1, 256));
 /** Extra `node` flags for the gateway (V8 or GC settings to compare), as in `npm run bench`. */
 const gatewayNodeFlags = values['node-flags'].split(/\s+/).filter(Boolean);
@@ -75,6 +94,8 @@ const MOCK = fileURLToPath(new URL('./mock-provider.js', import.meta.url));
 const PROBE = pathToFileURL(fileURLToPath(new URL('./bench/loop-probe.js', import.meta.url))).href;
 /** RSS is read from /proc this often; the printed lines and the verdict use these samples. */
 const RSS_SAMPLE_MS = 5000;
+/** The probe's sampling period: a probe sample covers this much time before it. */
+const PROBE_MS = 5000;
 
 const children: BenchChild[] = [];
 let dataDir: string | null = null;
@@ -109,22 +130,30 @@ const newWindow = (): Window => ({ sent: 0, ok: 0, failed: 0, skipped: 0, latenc
 async function main(): Promise<void> {
   process.stdout.write(`svcgw soak, ${new Date().toISOString()}\n${machineLine(machine())}\n`);
   process.stdout.write(
-    `${durationS} s at ${rate} requests/s (${Math.round(streamShare * 100)} % streams), at most ${maxInFlight} in flight; a line every ${intervalS} s; warm-up ${warmupS} s\n`,
+    `${durationS} s at ${rate} requests/s (${Math.round(streamShare * 100)} % streams), at most ${maxInFlight} in flight; a line every ${intervalS} s; warm-up ${warmupS} s${idleWaitS > 0 ? `; after warm-up and at the end, idle until svcgw's idle GC (at most ${idleWaitS} s, not counted in the duration)` : ''}\n`,
   );
   const env = childEnv();
   const adminKey = randomBytes(20).toString('hex');
   const mock = await startNode({ name: 'mock provider', args: [MOCK, '--port', '0'], cwd: PACKAGE_ROOT, env });
   children.push(mock);
   dataDir = mkdtempSync(join(tmpdir(), 'svcgw-soak-'));
-  // The probe's 5-second samples since the last printed line, and the worst delay after warm-up.
-  let probes: ProbeSample[] = [];
+  // The probe's 5-second samples since the last printed line (those overlapping an idle pause
+  // marked), and the worst delay after warm-up outside the pauses.
+  let probes: Array<ProbeSample & { inPause: boolean }> = [];
   let probeWorst = 0;
   let warm = false;
+  /** The idle pauses, seconds since the load started (wall clock); `toS` null while one lasts. */
+  const pauses: Array<{ fromS: number; toS: number | null }> = [];
+  /** Seconds of pause between two times (seconds since the load started). */
+  const pausedBetween = (fromS: number, toS: number) =>
+    pauses.reduce((a, p) => a + Math.max(0, Math.min(toS, p.toS ?? Infinity) - Math.max(fromS, p.fromS)), 0);
   /** Anonymous RSS less V8's heapTotal at each probe sample once the load runs: memory outside the JavaScript heap. */
   const outsideV8: RssSample[] = [];
   let loadStart: number | null = null;
+  /** Seconds of load (the pauses taken out) at a time in seconds since the load started. */
+  const loadS = (atS: number) => atS - pausedBetween(0, atS);
   /** Each major collection by its ordinal: the live heap it left, and when it ended (ms since the epoch). */
-  const majorGcs = new Map<number, { atMs: number; mb: number }>();
+  const majorGcs = new Map<number, { atMs: number; mb: number; forced: boolean }>();
   const gateway = await startNode({
     name: 'svcgw serve',
     args: [
@@ -146,18 +175,24 @@ async function main(): Promise<void> {
       try {
         if (line.startsWith(GC_PREFIX)) {
           const gc = JSON.parse(line.slice(GC_PREFIX.length)) as ProbeGc;
-          majorGcs.set(gc.n, { atMs: gc.atMs, mb: gc.liveHeapMb });
+          majorGcs.set(gc.n, { atMs: gc.atMs, mb: gc.liveHeapMb, forced: gc.forced });
           return;
         }
         if (!line.startsWith(PROBE_PREFIX)) return;
         const sample = JSON.parse(line.slice(PROBE_PREFIX.length)) as ProbeSample;
-        probes.push(sample);
         // A GC line cut short: the next sample still carries that collection.
         if (sample.liveHeapAfterMajorGcMb !== null && sample.lastMajorGcAtMs !== null && !majorGcs.has(sample.majorGcs))
-          majorGcs.set(sample.majorGcs, { atMs: sample.lastMajorGcAtMs, mb: sample.liveHeapAfterMajorGcMb });
-        if (loadStart !== null)
-          outsideV8.push({ atS: (performance.now() - loadStart) / 1000, mb: sample.anonMb - sample.heapTotalMb });
-        if (warm) probeWorst = Math.max(probeWorst, sample.delayMaxMs);
+          majorGcs.set(sample.majorGcs, {
+            atMs: sample.lastMajorGcAtMs,
+            mb: sample.liveHeapAfterMajorGcMb,
+            forced: sample.lastMajorGcForced ?? false,
+          });
+        const nowS = loadStart === null ? null : (performance.now() - loadStart) / 1000;
+        // The idle collection shrinks the heap and blocks the loop: a sample covering any of a pause is not the load's.
+        const inPause = nowS !== null && pausedBetween(nowS - PROBE_MS / 1000, nowS) > 0;
+        probes.push({ ...sample, inPause });
+        if (nowS !== null && !inPause) outsideV8.push({ atS: loadS(nowS), mb: sample.anonMb - sample.heapTotalMb });
+        if (warm && !inPause) probeWorst = Math.max(probeWorst, sample.delayMaxMs);
       } catch {
         // a line cut short: the next one comes in 5 s
       }
@@ -210,11 +245,14 @@ async function main(): Promise<void> {
   const start = performance.now();
   loadStart = start;
   const elapsedS = () => (performance.now() - start) / 1000;
+  const paused = () => pauses.some((p) => p.toS === null);
   /** Seconds since the load started of a time in ms since the epoch (the probe's clock is the machine's). */
   const sinceStartS = (atMs: number) => (atMs - (performance.timeOrigin + start)) / 1000;
   // Open loop: requests leave on schedule whether or not earlier ones have come back (up to the cap).
+  // The schedule runs on load time, so requests not sent during a pause are not caught up after it.
   const tick = setInterval(() => {
-    const due = Math.min(Math.floor(elapsedS() * rate), Math.floor(durationS * rate));
+    if (paused()) return;
+    const due = Math.min(Math.floor(loadS(elapsedS()) * rate), Math.floor(durationS * rate));
     for (; scheduled < due; scheduled++) {
       if (inFlight >= maxInFlight) {
         window.skipped += 1;
@@ -224,8 +262,11 @@ async function main(): Promise<void> {
     }
   }, 10);
   const sampler = setInterval(() => {
-    rss.push({ atS: elapsedS(), mb: memory(gateway.pid).rssMb });
-    warm = elapsedS() >= warmupS;
+    const now = elapsedS();
+    // Not in a pause nor just after one: the idle collection emptied the heap, which refills under the load.
+    if (pausedBetween(now - RSS_SAMPLE_MS / 1000, now) === 0)
+      rss.push({ atS: loadS(now), mb: memory(gateway.pid).rssMb });
+    warm = loadS(now) >= warmupS;
   }, RSS_SAMPLE_MS);
   rss.push({ atS: 0, mb: memory(gateway.pid).rssMb });
 
@@ -237,18 +278,20 @@ async function main(): Promise<void> {
     window = newWindow();
     total = merge(total, w);
     if (final && elapsedS() - lastReportS < 1 && w.failures.length === 0) return;
-    lastReportS = elapsedS();
     const sorted = w.latencies.sort((a, b) => a - b);
     const mem = memory(gateway.pid);
     lastProbe = probes.at(-1) ?? lastProbe;
     const p = lastProbe;
-    const delay = (key: 'delayP99Ms' | 'delayMaxMs') => Math.max(...probes.map((x) => x[key]));
+    const loaded = probes.filter((x) => !x.inPause);
+    const delay = (key: 'delayP99Ms' | 'delayMaxMs') => Math.max(...loaded.map((x) => x[key]));
     const delayP50 = pick(
-      probes.map((x) => x.delayP50Ms).sort((a, b) => a - b),
+      loaded.map((x) => x.delayP50Ms).sort((a, b) => a - b),
       0.5,
     );
+    const pausedS = pausedBetween(lastReportS, elapsedS());
+    lastReportS = elapsedS();
     const line = [
-      `t=${elapsedS().toFixed(0).padStart(5)} s`,
+      `t=${elapsedS().toFixed(0).padStart(5)} s${pausedS > 0 ? ` (idle pause ${pausedS.toFixed(0)} s)` : ''}`,
       `ok ${String(w.ok).padStart(6)}`,
       `failed ${w.failed}`,
       `skipped ${w.skipped}`,
@@ -258,9 +301,9 @@ async function main(): Promise<void> {
       p ? `heap ${p.heapUsedMb.toFixed(1)}/${p.heapTotalMb.toFixed(1)} MB` : 'heap -',
       p ? `outside V8 ${(p.anonMb - p.heapTotalMb).toFixed(1)} MB` : 'outside V8 -',
       liveAfterGc(),
-      probes.length > 0
+      loaded.length > 0
         ? `loop delay p50 ${fmt(delayP50)} p99 ${fmt(delay('delayP99Ms'))} max ${fmt(delay('delayMaxMs'))} ms`
-        : 'loop delay: no probe sample in this interval',
+        : `loop delay: no probe sample ${probes.length > 0 ? 'outside the idle pause ' : ''}in this interval`,
     ].join('  ');
     probes = [];
     process.stdout.write(`${line}\n`);
@@ -271,25 +314,70 @@ async function main(): Promise<void> {
     const n = Math.max(0, ...majorGcs.keys());
     const gc = majorGcs.get(n);
     if (!gc) return 'live after major GC –';
-    return `live after major GC ${gc.mb.toFixed(1)} MB (#${n}, ${Math.max(0, elapsedS() - sinceStartS(gc.atMs)).toFixed(0)} s ago)`;
+    return `live after major GC ${gc.mb.toFixed(1)} MB (#${n}${gc.forced ? ' forced' : ''}, ${Math.max(0, elapsedS() - sinceStartS(gc.atMs)).toFixed(0)} s ago)`;
   };
   const reporter = setInterval(() => report(), intervalS * 1000);
 
-  await new Promise<void>((resolve) => {
-    const check = setInterval(() => {
-      if (!gateway.alive() || !mock.alive()) {
-        clearInterval(check);
-        resolve();
-      } else if (elapsedS() >= durationS && inFlight === 0) {
-        clearInterval(check);
-        resolve();
-      }
-    }, 100);
-  });
+  const bothAlive = () => gateway.alive() && mock.alive();
+  /** Resolves with whether `done()` came to hold: polled until then, `limitMs`, or a child exiting. */
+  const waitFor = (done: () => boolean, limitMs = Infinity) =>
+    new Promise<boolean>((resolve) => {
+      const until = performance.now() + limitMs;
+      const check = setInterval(() => {
+        const ok = done();
+        if (ok || !bothAlive() || performance.now() >= until) {
+          clearInterval(check);
+          resolve(ok);
+        }
+      }, 100);
+    });
+  /**
+   * An idle bracket: no new request from now (a pause begins), the ones in flight come back, then
+   * svcgw's idle collector runs a full GC on the idle server: the first forced major collection
+   * that ended after both, whose live heap is the bracket's figure. Gives up after `idleWaitS`.
+   */
+  const idleBracket = async (what: string, then: string): Promise<IdleBracket> => {
+    const fromS = elapsedS();
+    pauses.push({ fromS, toS: null });
+    const limitMs = idleWaitS * 1000;
+    const drained = await waitFor(() => inFlight === 0, limitMs);
+    const drainedS = elapsedS() - fromS;
+    const quietAtMs = performance.timeOrigin + performance.now();
+    const idleGc = () => [...majorGcs].sort(([a], [b]) => a - b).find(([, gc]) => gc.forced && gc.atMs > quietAtMs);
+    const found = drained && (await waitFor(() => idleGc() !== undefined, limitMs - drainedS * 1000));
+    const gc = found ? idleGc() : undefined;
+    if (gc) {
+      const [n, { atMs, mb }] = gc;
+      const waitedS = sinceStartS(atMs) - fromS;
+      process.stdout.write(
+        `idle ${what}: svcgw's idle GC #${n} ${waitedS.toFixed(0)} s after the load paused (nothing in flight after ${drainedS.toFixed(1)} s): live heap ${mb.toFixed(1)} MB; ${then}\n`,
+      );
+      return { mb, waitedS };
+    }
+    const waitedS = elapsedS() - fromS;
+    const byV8 = [...majorGcs.values()].filter((x) => !x.forced && sinceStartS(x.atMs) > fromS).length;
+    process.stdout.write(
+      `idle ${what}: NO idle GC within ${waitedS.toFixed(0)} s of the load pausing (${drained ? `nothing in flight after ${drainedS.toFixed(1)} s` : `${inFlight} requests still in flight`}; ${byV8} major GCs started by V8 meanwhile); ${then}\n`,
+    );
+    return { mb: null, waitedS };
+  };
+
+  let afterWarmup: IdleBracket | undefined;
+  let atEnd: IdleBracket | undefined;
+  if (idleWaitS > 0 && (await waitFor(() => loadS(elapsedS()) >= warmupS))) {
+    afterWarmup = await idleBracket('after warm-up', 'the load resumes');
+    pauses.at(-1)!.toS = elapsedS();
+  }
+  await waitFor(() => loadS(elapsedS()) >= durationS && (idleWaitS > 0 || inFlight === 0));
   clearInterval(tick);
+  const stopS = elapsedS();
+  rss.push({ atS: loadS(stopS), mb: memory(gateway.pid).rssMb });
+  if (idleWaitS > 0 && bothAlive()) {
+    atEnd = await idleBracket('at the end', 'the soak ends');
+    pauses.at(-1)!.toS = elapsedS();
+  }
   clearInterval(sampler);
   clearInterval(reporter);
-  rss.push({ atS: elapsedS(), mb: memory(gateway.pid).rssMb });
   report(true);
   await pool.close();
 
@@ -299,28 +387,38 @@ async function main(): Promise<void> {
     process.exitCode = 1;
     return;
   }
+  const pausesS = pauses.map((p) => (p.toS! - p.fromS).toFixed(0));
   process.stdout.write(
-    `\ntotal: ${total.ok} ok, ${total.failed} failed, ${total.skipped} skipped (gateway behind); worst event-loop delay after warm-up ${fmt(probeWorst)} ms\n`,
+    `\ntotal: ${total.ok} ok, ${total.failed} failed, ${total.skipped} skipped (gateway behind); worst event-loop delay after warm-up ${fmt(probeWorst)} ms${pausesS.length > 0 ? ` (idle pauses of ${pausesS.join(' and ')} s left out)` : ''}\n`,
   );
-  const endS = elapsedS();
   const rssAfter = rss.filter((s) => s.atS >= warmupS);
   const outsideAfter = outsideV8.filter((s) => s.atS >= warmupS);
+  // The major collections V8 started during the load: none in a pause, none after it stopped.
+  const inPause = (atS: number) => pauses.some((p) => atS >= p.fromS && atS <= (p.toS ?? Infinity));
   const liveAfter = [...majorGcs]
     .sort(([a], [b]) => a - b)
     .map(([, gc]) => ({ atS: sinceStartS(gc.atMs), mb: gc.mb }))
-    .filter((s) => s.atS >= warmupS);
-  const periodS = endS - warmupS;
-  process.stdout.write(
-    `${memoryHeadline({
-      liveHeap: judgeLiveHeap(liveAfter, periodS),
-      outsideV8: judgeRss(outsideAfter, intervalS),
-      rss: judgeRss(rssAfter, intervalS),
-    })}\n  ${liveHeapLine(liveAfter, periodS)}\n  ${verdictLine(
-      outsideAfter,
-      intervalS,
-      'memory outside the V8 heap (anonymous RSS less heapTotal)',
-    )}\n  ${verdictLine(rssAfter, intervalS, "RSS (follows the V8 heap's sizing, so GC timing)")}\n`,
-  );
+    .filter((gc) => gc.atS <= stopS && !inPause(gc.atS))
+    .map((gc) => ({ atS: loadS(gc.atS), mb: gc.mb }))
+    .filter((gc) => gc.atS >= warmupS);
+  const periodS = loadS(stopS) - warmupS;
+  // undefined: no brackets (--idle-wait 0); null: a bracket's collection did not come.
+  const idleHeap = afterWarmup && atEnd ? judgeIdleHeap(afterWarmup, atEnd) : undefined;
+  const lines = [
+    afterWarmup && atEnd && idleHeapLine(afterWarmup, atEnd),
+    idleHeap
+      ? liveHeapLine(liveAfter, periodS, 'live heap after each major GC during the load', 'the idle brackets judge')
+      : liveHeapLine(liveAfter, periodS),
+    verdictLine(outsideAfter, intervalS, 'memory outside the V8 heap (anonymous RSS less heapTotal)'),
+    verdictLine(rssAfter, intervalS, "RSS (follows the V8 heap's sizing, so GC timing)"),
+  ].filter(Boolean);
+  const headline = memoryHeadline({
+    liveHeap: judgeLiveHeap(liveAfter, periodS),
+    idleHeap,
+    outsideV8: judgeRss(outsideAfter, intervalS),
+    rss: judgeRss(rssAfter, intervalS),
+  });
+  process.stdout.write(`${headline}\n${lines.map((l) => `  ${l}\n`).join('')}`);
 }
 
 function merge(a: Window, b: Window): Window {

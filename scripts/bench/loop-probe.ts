@@ -9,7 +9,8 @@ import { isMainThread } from 'node:worker_threads';
  * stderr line `LOOP_PROBE {...}` with the event-loop delay since the previous line and the
  * process's own memory figures; and after each major (mark-compact) garbage collection, one line
  * `LOOP_PROBE_GC {...}` with the live heap it left. Main thread only (workers inherit `--import`).
- * It only watches: it never triggers a collection, so the gateway runs as users run it.
+ * It only watches: it never triggers a collection, so the gateway runs as users run it (the
+ * collections svcgw's idle collector forces are reported as such, `forced`).
  */
 export const PROBE_PREFIX = 'LOOP_PROBE ';
 /** Prefix of the line written after each major collection (distinct from `PROBE_PREFIX`, which ends in a space). */
@@ -33,6 +34,7 @@ export interface ProbeSample {
   /** The latest of them (as in `ProbeGc`); null before the first. */
   liveHeapAfterMajorGcMb: number | null;
   lastMajorGcAtMs: number | null;
+  lastMajorGcForced: boolean | null;
 }
 
 /** One major collection, as the `LOOP_PROBE_GC` line reports it. */
@@ -46,6 +48,8 @@ export interface ProbeGc {
   atMs: number;
   /** Its final, stop-the-world pause, ms (incremental marking before it is not counted). */
   pauseMs: number;
+  /** Forced (`gc()`, as svcgw's idle collector runs it), not started by V8 itself. */
+  forced: boolean;
 }
 
 /** `RssAnon` from /proc/self/status, MB. */
@@ -79,7 +83,7 @@ if (isMainThread && process.env.LOOP_PROBE_MS !== undefined) {
     // Read first, before this callback allocates anything.
     const heap = getHeapStatistics();
     for (const entry of list.getEntries()) {
-      const detail = (entry as { detail?: { kind?: number } }).detail;
+      const detail = (entry as { detail?: { kind?: number; flags?: number } }).detail;
       if (detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
       majorGcs += 1;
       last = {
@@ -88,6 +92,7 @@ if (isMainThread && process.env.LOOP_PROBE_MS !== undefined) {
         heapTotalMb: mb(heap.total_heap_size),
         atMs: performance.timeOrigin + entry.startTime + entry.duration,
         pauseMs: entry.duration,
+        forced: ((detail.flags ?? 0) & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) !== 0,
       };
       process.stderr.write(`${GC_PREFIX}${JSON.stringify(last)}\n`);
     }
@@ -107,6 +112,7 @@ if (isMainThread && process.env.LOOP_PROBE_MS !== undefined) {
       majorGcs,
       liveHeapAfterMajorGcMb: last?.liveHeapMb ?? null,
       lastMajorGcAtMs: last?.atMs ?? null,
+      lastMajorGcForced: last?.forced ?? null,
     };
     histogram.reset();
     process.stderr.write(`${PROBE_PREFIX}${JSON.stringify(sample)}\n`);

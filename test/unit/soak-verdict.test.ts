@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { judgeLiveHeap, judgeRss, liveHeapLine, memoryHeadline, verdictLine } from '../../scripts/soak-verdict.js';
+import {
+  idleHeapLine,
+  judgeIdleHeap,
+  judgeLiveHeap,
+  judgeRss,
+  liveHeapLine,
+  memoryHeadline,
+  verdictLine,
+} from '../../scripts/soak-verdict.js';
 
 /** RSS every 5 s for `minutes`: a sawtooth from `floor` up by `tooth` MB every 60 s, the floor rising `leakPerMin`. */
 function soak(minutes: number, floor: number, tooth: number, leakPerMin: number) {
@@ -163,5 +171,98 @@ describe('the live heap after major GC', () => {
       rss: judgeRss(rss, 30),
     });
     expect(headline).toBe('memory verdict: flat: the live heap after major GC, memory outside V8 and RSS');
+  });
+});
+
+describe('the live heap at idle (the idle brackets)', () => {
+  // The collections during the load of the run that asked for the brackets: two after warm-up,
+  // both before 207 s of a 600-s soak, so they say nothing about its end.
+  const fewDuringLoad = judgeLiveHeap(
+    [
+      { atS: 100, mb: 43.1 },
+      { atS: 207, mb: 43.0 },
+    ],
+    480,
+  );
+  const { rss } = gcSoak([120, 207], 43, 10, 0);
+
+  it("calls the live heap flat when svcgw's idle GC leaves about the same at both ends, and that decides", () => {
+    const afterWarmup = { mb: 38.2, waitedS: 14 };
+    const atEnd = { mb: 39.6, waitedS: 12 };
+    expect(judgeIdleHeap(afterWarmup, atEnd)).toEqual({ grew: false, first: 38.2, last: 39.6 });
+    expect(idleHeapLine(afterWarmup, atEnd)).toMatch(
+      /^live heap at idle .*, after warm-up 38\.2 MB → at the end 39\.6 MB \(\+1\.4 MB\): flat \("grew" means more than 5 MB and 5 %; the GCs came 14 and 12 s after the load paused\)$/,
+    );
+    expect(fewDuringLoad).toBeNull();
+    const rssVerdict = judgeRss(rss, 30)!;
+    expect(rssVerdict.grew).toBe(true);
+    const idleHeap = judgeIdleHeap(afterWarmup, atEnd);
+    // The collections during the load could not tell; the brackets can, so no "CANNOT TELL".
+    expect(memoryHeadline({ liveHeap: fewDuringLoad, idleHeap, outsideV8: flatOutside(rss), rss: rssVerdict })).toBe(
+      'memory verdict: NOT A LEAK: RSS only grew (the V8 heap sized up between major GCs: GC timing); the live heap at idle and memory outside V8 were flat',
+    );
+    const flat = gcSoak([120, 207], 43, 0, 0).rss;
+    expect(
+      memoryHeadline({ liveHeap: fewDuringLoad, idleHeap, outsideV8: flatOutside(flat), rss: judgeRss(flat, 30) }),
+    ).toBe('memory verdict: flat: the live heap at idle, memory outside V8 and RSS');
+  });
+
+  it('calls more than 5 MB and 5 % between the idle collections growth, even when the collections during the load look flat', () => {
+    const afterWarmup = { mb: 38.2, waitedS: 14 };
+    const grown = { mb: 44.0, waitedS: 15 };
+    expect(judgeIdleHeap(afterWarmup, grown)).toMatchObject({ grew: true });
+    expect(idleHeapLine(afterWarmup, grown)).toMatch(/38\.2 MB → at the end 44\.0 MB \(\+5\.8 MB\): GREW/);
+    // 5 % of a larger heap is more than 5 MB: 6 MB on 150 MB is not growth.
+    expect(judgeIdleHeap({ mb: 150, waitedS: 14 }, { mb: 156, waitedS: 14 })!.grew).toBe(false);
+    expect(judgeIdleHeap({ mb: 150, waitedS: 14 }, { mb: 158, waitedS: 14 })!.grew).toBe(true);
+    // A shrinking heap is not growth.
+    expect(judgeIdleHeap({ mb: 45, waitedS: 14 }, { mb: 30, waitedS: 14 })!.grew).toBe(false);
+
+    const { gcs, periodS } = gcSoak(every(40), 45, 10, 0);
+    const duringLoad = judgeLiveHeap(gcs, periodS)!;
+    expect(duringLoad.grew).toBe(false);
+    expect(
+      memoryHeadline({
+        liveHeap: duringLoad,
+        idleHeap: judgeIdleHeap(afterWarmup, grown),
+        outsideV8: flatOutside(rss),
+        rss: judgeRss(rss, 30),
+      }),
+    ).toBe('memory verdict: GREW: the live heap at idle (a leak in JavaScript)');
+  });
+
+  it('says when an idle GC did not come within the limit, and falls back on the collections during the load', () => {
+    const afterWarmup = { mb: 38.2, waitedS: 14 };
+    const none = { mb: null, waitedS: 60 };
+    expect(judgeIdleHeap(afterWarmup, none)).toBeNull();
+    expect(judgeIdleHeap(none, afterWarmup)).toBeNull();
+    expect(idleHeapLine(afterWarmup, none)).toMatch(
+      /^live heap at idle .*: not judged: no idle GC came at the end \(waited 60 s\); after warm-up 38\.2 MB, at the end none$/,
+    );
+    expect(idleHeapLine(none, none)).toMatch(
+      /no idle GC came after warm-up \(waited 60 s\) nor at the end \(waited 60 s\)/,
+    );
+
+    const rssVerdict = judgeRss(rss, 30)!;
+    expect(
+      memoryHeadline({ liveHeap: fewDuringLoad, idleHeap: null, outsideV8: flatOutside(rss), rss: rssVerdict }),
+    ).toBe(
+      'memory verdict: CANNOT TELL: RSS grew, memory outside V8 flat; not judged: the live heap (no idle GC in a bracket, and too few major GCs during the load); soak longer',
+    );
+    const { gcs, periodS } = gcSoak(every(40), 45, 10, 0);
+    expect(
+      memoryHeadline({
+        liveHeap: judgeLiveHeap(gcs, periodS),
+        idleHeap: null,
+        outsideV8: flatOutside(rss),
+        rss: rssVerdict,
+      }),
+    ).toMatch(/^memory verdict: NOT A LEAK: .*; the live heap after major GC and memory outside V8 were flat$/);
+  });
+
+  it('tells the collections during the load apart from the brackets, and what to do when they say nothing', () => {
+    expect(liveHeapLine([], 480, 'live heap after each major GC during the load', 'the idle brackets judge')).toMatch(
+      /^live heap after each major GC during the load after warm-up: too few major GCs to judge .*; the idle brackets judge$/,
+    );
   });
 });
