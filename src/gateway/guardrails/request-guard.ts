@@ -8,7 +8,13 @@ import type { GatewayConfig } from '../config/schema.js';
 import type { GatewayReply, GatewayRequest, GatewayRoute } from '../exchange.js';
 import type { RequestLogDraft } from '../request-log-draft.js';
 import type { Leaf } from '../routing/router.js';
-import { deniedBody, HOOKS_FAILED_STATUS, verdictEvent } from './hook-results.js';
+import {
+  deniedBody,
+  HOOKS_FAILED_STATUS,
+  verdictEvent,
+  withHookResults,
+  withHookResultsAfter,
+} from './hook-results.js';
 import { GuardrailRun, headerRecord, unavailableGuardrails, type GuardrailFeedback } from './request-guardrails.js';
 import { createVerdictStream, holdStream } from './stream-guard.js';
 
@@ -408,49 +414,4 @@ function parseObject(text: string): Record<string, unknown> | null {
   } catch {
     return null;
   }
-}
-
-/**
- * `JSON.stringify({ ...body, hook_results })` with the results already serialised: the same
- * text (the spread puts `hook_results` last unless the body has one of its own, whose place it
- * then takes), without serialising the results a second time for the log.
- */
-export function withHookResults(body: Record<string, unknown>, resultsJson: string): string {
-  if (Object.hasOwn(body, 'hook_results'))
-    return JSON.stringify({ ...body, hook_results: JSON.parse(resultsJson) as unknown });
-  const head = JSON.stringify(body);
-  return head === '{}' ? `{"hook_results":${resultsJson}}` : `${head.slice(0, -1)},"hook_results":${resultsJson}}`;
-}
-
-const CLOSING_BRACE = 0x7d;
-const JSON_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
-
-/**
- * The answer `bytes` (a JSON object, parsed as `body`) with `"hook_results"` added as its last
- * member: the provider's text as it came, where `withHookResults` writes the parsed body again.
- * The same JSON value (only the provider's spacing and key order stay); a body with its own
- * `hook_results` goes through `withHookResults`, whose result takes that member's place.
- */
-export function withHookResultsAfter(
-  bytes: Buffer,
-  body: Record<string, unknown>,
-  resultsJson: string,
-): Buffer | string {
-  let close = bytes.length - 1;
-  while (close >= 0 && JSON_WHITESPACE.has(bytes[close]!)) close--;
-  if (close < 0 || bytes[close] !== CLOSING_BRACE || Object.hasOwn(body, 'hook_results'))
-    return withHookResults(body, resultsJson);
-  // Written piece by piece: a joined string would be flattened once to count and once to encode.
-  const member = hasMembers(body) ? ',"hook_results":' : '"hook_results":';
-  const out = Buffer.allocUnsafe(close + member.length + Buffer.byteLength(resultsJson) + 1);
-  let at = bytes.copy(out, 0, 0, close);
-  at += out.write(member, at, 'latin1');
-  at += out.write(resultsJson, at, 'utf8');
-  out[at] = CLOSING_BRACE;
-  return out;
-}
-
-function hasMembers(body: Record<string, unknown>): boolean {
-  for (const key in body) if (Object.hasOwn(body, key)) return true;
-  return false;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withHookResults, withHookResultsAfter } from '../../../src/gateway/guardrails/request-guard.js';
+import { withHookResults, withHookResultsAfter } from '../../../src/gateway/guardrails/hook-results.js';
 import { GuardrailRun, type GuardrailFeedback } from '../../../src/gateway/guardrails/request-guardrails.js';
 import type { ResolvedGuardrail } from '../../../src/guardrails/store/index.js';
 import { createManualClock } from '../../../src/lib/clock.js';
