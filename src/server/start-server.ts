@@ -116,7 +116,8 @@ export async function startServer(options: {
     ...(join ? { deploymentId: join.deployment.id } : {}),
   });
   const address = await built.app.listen({ host: config.host, port: config.port });
-  logger.info(
+  // At any level but `silent`: a supervisor or script reads the address (`--port 0`) from this line.
+  listeningLogger(logger).info(
     {
       url: address,
       data_dir: config.data_dir,
@@ -169,6 +170,16 @@ export async function startServer(options: {
         .stop()
         .then(() => shutdown(built.app, closeStorage, config.shutdown_timeout_ms, notifications))),
   };
+}
+
+/**
+ * The logger for the `svcgw listening` line: `logger` itself when it writes info lines or is
+ * silenced (`silent`), else a child of it at `info`, so that the line is written at `warn`,
+ * `error` or `fatal` too.
+ */
+function listeningLogger(logger: Logger): Logger {
+  if (logger.level === 'silent' || logger.isLevelEnabled('info')) return logger;
+  return logger.child({}, { level: 'info' });
 }
 
 async function shutdown(

@@ -73,6 +73,29 @@ describe('stopping svcgw serve', () => {
   }, 90_000);
 });
 
+describe('the listening line', () => {
+  it.each(['warn', 'error'])(
+    'is written at SVCGW_LOG_LEVEL=%s, with the address --port 0 chose, and nothing at info besides',
+    async (level) => {
+      const server = await spawnServe(['--data-dir', makeTempDir()], { SVCGW_LOG_LEVEL: level });
+      const lines = server
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { level: number; msg: string; url?: string });
+      const listeningLine = lines.find((line) => line.msg === 'svcgw listening');
+      expect(listeningLine).toMatchObject({ level: 30, url: server.url });
+      expect(new URL(server.url).port).not.toBe('0');
+      const health = await fetch(`${server.url}/v1/health`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toMatchObject({ status: 'ok' });
+      // The level still holds for every other line: no migration or other info line.
+      expect(lines.filter((line) => line.level < 40 && line !== listeningLine)).toEqual([]);
+      expect(await server.stop('SIGTERM')).toBe(0);
+    },
+  );
+});
+
 // A module hook (preloaded with --import) that writes the URL of every ES module loaded to $MODULE_TRACE.
 const TRACE_HOOKS = `import { appendFileSync } from 'node:fs';
 export async function load(url, context, next) {
