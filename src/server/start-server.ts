@@ -12,6 +12,7 @@ import {
   type Db,
 } from '../storage/database.js';
 import { createLogger, prettyFor, type Logger } from '../telemetry/logger.js';
+import { setRegexWorkerLogger } from '../guardrails/safe-regex.js';
 import { startChangeBus } from './instance-bus.js';
 import { buildApp, type App } from './build-app.js';
 import { holdStartupAdmin, type StartupAdmin } from './startup-admin.js';
@@ -52,6 +53,8 @@ export async function startServer(options: {
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger({ level: config.log_level, pretty: prettyFor(config.log_format) });
+  // The regexMatch worker's failures (a worker that dies or does not start) go to this log.
+  setRegexWorkerLogger(logger);
 
   const db = openDatabase(config, {
     onPoolError: (error) => logger.error({ err: error }, 'a PostgreSQL connection of the pool failed'),
