@@ -130,7 +130,7 @@ export function createRegexWorker(options: RegexWorkerOptions): RegexWorker {
   let watchdogAt = Infinity;
   /** Workers that failed since the last answer. */
   let failures = 0;
-  /** Until when (timers.now()) new tests are refused. */
+  /** Until when (timers.now()) new tests are refused; -Infinity when they are not. */
   let refusedUntil = -Infinity;
 
   function start(): Incarnation | null {
@@ -334,7 +334,11 @@ export function createRegexWorker(options: RegexWorkerOptions): RegexWorker {
 
   return {
     test(source, flags, text, limitMs) {
-      if (timers.now() < refusedUntil) return Promise.reject(refusal());
+      if (refusedUntil !== -Infinity) {
+        // Refusing (the clock is read only then, not per test).
+        if (timers.now() < refusedUntil) return Promise.reject(refusal());
+        refusedUntil = -Infinity;
+      }
       return new Promise((resolve, reject) => {
         queue({ source, flags, text, limitMs, resolve, reject });
       });
