@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { REPO_ROOT, spawnServe } from '../helpers/cli.js';
-import { makeTempDir } from '../helpers/start-test-server.js';
+import { makeTempDir, startTestServer } from '../helpers/start-test-server.js';
 
 /** Whether something accepts connections on the port of `url`. */
 function listening(url: string): Promise<boolean> {
@@ -94,6 +94,14 @@ describe('the listening line', () => {
       expect(await server.stop('SIGTERM')).toBe(0);
     },
   );
+
+  it('is not written when logging is silenced (silent)', async () => {
+    const quiet = await startTestServer({ env: { SVCGW_LOG_LEVEL: 'warn' } });
+    expect(quiet.logLines.map((line) => (JSON.parse(line) as { msg: string }).msg)).toContain('svcgw listening');
+    const silent = await startTestServer({ env: { SVCGW_LOG_LEVEL: 'silent' } });
+    expect((await fetch(`${silent.baseUrl}/v1/health`)).status).toBe(200);
+    expect(silent.logLines).toEqual([]);
+  });
 });
 
 // A module hook (preloaded with --import) that writes the URL of every ES module loaded to $MODULE_TRACE.
