@@ -2,16 +2,12 @@
  * Patterns written by admins run on a worker thread with a time limit: a pattern that
  * backtracks catastrophically (`(a+)+$`) would otherwise block the event loop, which no check
  * time-out can interrupt. A runaway pattern costs the worker (it is terminated and replaced),
- * never the gateway. One warm worker serves every test.
- *
- * The tests asked for in one turn of the event loop (the regex checks of every request that
- * turn) go to the worker in one message, and one watchdog timer guards them all: under load a
- * message and a timer per test cost more than the tests. The worker still answers each test as
- * soon as it has run it, in the order sent: the first test not answered is the one running, and
- * its time limit counts from the answer before it (or from when it reached an idle worker). Only
- * that test is blamed when time is up; the tests queued behind it are sent to the new worker.
+ * never the gateway. One warm worker serves every test; regex-worker.ts supervises it (batches,
+ * the time limits, and a worker that fails on its own).
  */
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { Worker, type MessagePort } from 'node:worker_threads';
+import type { Logger } from '../telemetry/logger.js';
+import { createRegexWorker, type RegexWorker, type RegexWorkerLog } from './regex-worker.js';
 
 /** Wall-clock time: generous, so that a harmless pattern on a starved machine is not cut off. */
 export const REGEX_TIME_LIMIT_MS = 1_000;
@@ -51,155 +47,30 @@ port.on('message', (tests) => {
 });
 `;
 
-interface Pending {
-  source: string;
-  flags: string;
-  text: string;
-  limitMs: number;
-  resolve: (matched: boolean) => void;
-  reject: (error: Error) => void;
-}
-
-interface Reply {
-  id: number;
-  result?: boolean;
-  error?: string;
-}
-
-interface Test {
-  id: number;
-  source: string;
-  flags: string;
-  text: string;
-}
-
-let worker: Worker | null = null;
-let port: MessagePort | null = null;
-let nextId = 0;
-/** Every test sent and not answered, in the order sent: the worker runs them in that order. */
-const pending = new Map<number, Pending>();
-/** Whether the current worker has started (its 'online' event or an answer has come). */
-let workerUp = false;
-/**
- * performance.now() since which the first pending test has been running, as far as this thread
- * can tell (never earlier than it really started); Infinity while the worker is not yet up.
- */
-let runningSince = Infinity;
-/** Tests asked for this turn, sent together at its end. */
-let queued: Array<[number, Pending]> = [];
-let watchdog: ReturnType<typeof setTimeout> | null = null;
-/** When the armed watchdog fires (performance.now()). */
-let watchdogAt = Infinity;
-
-function start(): MessagePort {
-  const channel = new MessageChannel();
-  worker = new Worker(WORKER_SOURCE, {
+/** Starts the worker of WORKER_SOURCE, answering on `port`. */
+function spawnRegexWorker(port: MessagePort): Worker {
+  return new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { port: channel.port2 },
-    transferList: [channel.port2],
+    workerData: { port },
+    transferList: [port],
     resourceLimits: { maxOldGenerationSizeMb: 64 },
   });
-  worker.unref();
-  const started = worker;
-  // Its start-up is not the first test's running time.
-  started.on('online', () => {
-    if (worker !== started) return;
-    workerUp = true;
-    if (runningSince === Infinity && pending.size > 0) {
-      runningSince = performance.now();
-      armWatchdog();
-    }
-  });
-  worker.on('error', () => restart(null));
-  port = channel.port1;
-  port.on('message', settle);
-  port.unref();
-  return port;
 }
 
-function settle(reply: Reply): void {
-  const entry = pending.get(reply.id);
-  if (!entry) return;
-  pending.delete(reply.id);
-  // The worker goes on to the next test as soon as it has answered this one.
-  workerUp = true;
-  if (pending.size > 0) {
-    runningSince = performance.now();
-    armWatchdog();
-  }
-  if (reply.error !== undefined) entry.reject(new Error(reply.error));
-  else entry.resolve(reply.result === true);
+/** Where worker failures are logged: the server's logger once it has started, else a process warning. */
+let logger: Logger | null = null;
+
+/** The logger for the regex worker's failures (the server's; the last one set, when a process runs several). */
+export function setRegexWorkerLogger(next: Logger): void {
+  logger = next;
 }
 
-/** Replaces the worker; every test still waiting is sent again, except `failed` (which ran out of time). */
-function restart(failed: number | null): void {
-  const old = worker;
-  worker = null;
-  port?.close();
-  port = null;
-  void old?.terminate();
-  workerUp = false;
-  runningSince = Infinity;
-  const waiting = [...pending.entries()].filter(([id]) => id !== failed);
-  pending.clear();
-  for (const [, entry] of waiting) queue(entry);
-}
+const log: RegexWorkerLog = (level, fields, message) => {
+  if (logger !== null) logger[level](fields, message);
+  else process.emitWarning(`${message} ${JSON.stringify(fields)}`, { code: 'SVCGW_REGEX_WORKER' });
+};
 
-function queue(entry: Pending): void {
-  if (queued.length === 0) setImmediate(sendQueued);
-  queued.push([++nextId, entry]);
-}
-
-function sendQueued(): void {
-  const batch = queued;
-  queued = [];
-  if (batch.length === 0) return;
-  // An idle worker starts on the batch as soon as it gets it; a busy one when it reaches it.
-  if (pending.size === 0 && workerUp) runningSince = performance.now();
-  const tests: Test[] = [];
-  for (const [id, entry] of batch) {
-    pending.set(id, entry);
-    tests.push({ id, source: entry.source, flags: entry.flags, text: entry.text });
-  }
-  (port ?? start()).postMessage(tests);
-  armWatchdog();
-}
-
-/** The first test not answered: the one the worker is running, or will run next. */
-function running(): [number, Pending] | undefined {
-  return pending.entries().next().value;
-}
-
-/**
- * The watchdog fires when the running test's limit is up; it is moved earlier when a test with a
- * shorter limit starts, later only when it fires (not per answer). The running test still
- * unanswered past its limit is the runaway, as if it had had a timer of its own.
- */
-function armWatchdog(): void {
-  const head = running();
-  const at = head === undefined ? Infinity : runningSince + head[1].limitMs;
-  if (at === Infinity || (watchdog !== null && watchdogAt <= at)) return;
-  if (watchdog !== null) clearTimeout(watchdog);
-  watchdogAt = at;
-  watchdog = setTimeout(onWatchdog, Math.max(0, at - performance.now()));
-  watchdog.unref();
-}
-
-function onWatchdog(): void {
-  watchdog = null;
-  watchdogAt = Infinity;
-  // Answers already on their way (the event loop was busy, not the pattern) count.
-  for (let reply = port && receiveMessageOnPort(port); reply; reply = port && receiveMessageOnPort(port))
-    settle(reply.message as Reply);
-  const head = running();
-  if (head !== undefined && performance.now() >= runningSince + head[1].limitMs) {
-    const [id, entry] = head;
-    restart(id);
-    entry.reject(new Error(`the pattern ran longer than ${entry.limitMs} ms on this text`));
-    return;
-  }
-  armWatchdog();
-}
+let regexWorker: RegexWorker | null = null;
 
 /**
  * Work a pattern may do on the event loop instead of the worker: about a millisecond at worst
@@ -306,9 +177,11 @@ export function testAtOnce(source: string, text: string, flags = ''): boolean | 
   return shape.pattern.test(text);
 }
 
-/** `new RegExp(source, flags).test(text)` on the worker; rejects when it runs past the limit. */
+/**
+ * `new RegExp(source, flags).test(text)` on the worker; rejects when it runs past the limit, when
+ * its worker fails while running it, or while tests are refused after failures in a row.
+ */
 export function testWithin(source: string, text: string, limitMs = REGEX_TIME_LIMIT_MS, flags = ''): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    queue({ source, flags, text, limitMs, resolve, reject });
-  });
+  regexWorker ??= createRegexWorker({ spawn: spawnRegexWorker, log });
+  return regexWorker.test(source, flags, text, limitMs);
 }

@@ -12,6 +12,7 @@ import {
   type Db,
 } from '../storage/database.js';
 import { createLogger, prettyFor, type Logger } from '../telemetry/logger.js';
+import { setRegexWorkerLogger } from '../guardrails/safe-regex.js';
 import { startChangeBus } from './instance-bus.js';
 import { buildApp, type App } from './build-app.js';
 import { holdStartupAdmin, type StartupAdmin } from './startup-admin.js';
@@ -52,6 +53,8 @@ export async function startServer(options: {
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger({ level: config.log_level, pretty: prettyFor(config.log_format) });
+  // The regexMatch worker's failures (a worker that dies or does not start) go to this log.
+  setRegexWorkerLogger(logger);
 
   const db = openDatabase(config, {
     onPoolError: (error) => logger.error({ err: error }, 'a PostgreSQL connection of the pool failed'),
@@ -116,7 +119,8 @@ export async function startServer(options: {
     ...(join ? { deploymentId: join.deployment.id } : {}),
   });
   const address = await built.app.listen({ host: config.host, port: config.port });
-  logger.info(
+  // At any level but `silent`: a supervisor or script reads the address (`--port 0`) from this line.
+  listeningLogger(logger).info(
     {
       url: address,
       data_dir: config.data_dir,
@@ -169,6 +173,16 @@ export async function startServer(options: {
         .stop()
         .then(() => shutdown(built.app, closeStorage, config.shutdown_timeout_ms, notifications))),
   };
+}
+
+/**
+ * The logger for the `svcgw listening` line: `logger` itself when it writes info lines or is
+ * silenced (`silent`), else a child of it at `info`, so that the line is written at `warn`,
+ * `error` or `fatal` too.
+ */
+function listeningLogger(logger: Logger): Logger {
+  if (logger.level === 'silent' || logger.isLevelEnabled('info')) return logger;
+  return logger.child({}, { level: 'info' });
 }
 
 async function shutdown(

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { REPO_ROOT, spawnServe } from '../helpers/cli.js';
-import { makeTempDir } from '../helpers/start-test-server.js';
+import { makeTempDir, startTestServer } from '../helpers/start-test-server.js';
 
 /** Whether something accepts connections on the port of `url`. */
 function listening(url: string): Promise<boolean> {
@@ -71,6 +71,37 @@ describe('stopping svcgw serve', () => {
     expect(await listening(url!)).toBe(false);
     expect(out).toMatch(/"msg":"stopped"/);
   }, 90_000);
+});
+
+describe('the listening line', () => {
+  it.each(['warn', 'error'])(
+    'is written at SVCGW_LOG_LEVEL=%s, with the address --port 0 chose, and nothing at info besides',
+    async (level) => {
+      const server = await spawnServe(['--data-dir', makeTempDir()], { SVCGW_LOG_LEVEL: level });
+      const lines = server
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { level: number; msg: string; url?: string });
+      const listeningLine = lines.find((line) => line.msg === 'svcgw listening');
+      expect(listeningLine).toMatchObject({ level: 30, url: server.url });
+      expect(new URL(server.url).port).not.toBe('0');
+      const health = await fetch(`${server.url}/v1/health`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toMatchObject({ status: 'ok' });
+      // The level still holds for every other line: no migration or other info line.
+      expect(lines.filter((line) => line.level < 40 && line !== listeningLine)).toEqual([]);
+      expect(await server.stop('SIGTERM')).toBe(0);
+    },
+  );
+
+  it('is not written when logging is silenced (silent)', async () => {
+    const quiet = await startTestServer({ env: { SVCGW_LOG_LEVEL: 'warn' } });
+    expect(quiet.logLines.map((line) => (JSON.parse(line) as { msg: string }).msg)).toContain('svcgw listening');
+    const silent = await startTestServer({ env: { SVCGW_LOG_LEVEL: 'silent' } });
+    expect((await fetch(`${silent.baseUrl}/v1/health`)).status).toBe(200);
+    expect(silent.logLines).toEqual([]);
+  });
 });
 
 // A module hook (preloaded with --import) that writes the URL of every ES module loaded to $MODULE_TRACE.
