@@ -30,7 +30,8 @@ export type AsyncService<T> = {
  * A service made by `create` on the first call of any of its methods (`create` imports the
  * module that implements it). Every method returns a promise already, so a caller sees the same
  * results and the same errors; the first call also waits for the import (a failed import is its
- * error, and the next call imports again).
+ * error, and the next call imports again). It has no properties of its own until then: call its
+ * methods, never spread it or list its keys.
  */
 export function lazyService<T extends AsyncService<T>>(create: () => Promise<T>): T {
   const service = lazy(create);
