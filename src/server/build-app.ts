@@ -25,10 +25,10 @@ import { createSecuritySettings } from '../admin/settings/security-settings.js';
 import { createFeatureFlags } from '../features/flags.js';
 import { createApiKeyVerifier, type ApiKeyVerifier } from '../auth/api-key-service.js';
 import { registerJwtSettingsRoutes } from '../admin/jwt/routes.js';
-import { createJwtSettingsService } from '../admin/jwt/service.js';
 import { createJwtGate } from './plugins/jwt-auth.js';
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
+import { lazyService } from '../lib/lazy.js';
 import { VERSION } from '../lib/version.js';
 import type { Db } from '../storage/database.js';
 import { createRepositories, type Repositories } from '../storage/repositories/index.js';
@@ -298,11 +298,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerSecuritySettingsRoutes(zapp, { settings: securitySettings, workspaces: repos.workspaces });
   registerJwtSettingsRoutes(
     zapp,
-    createJwtSettingsService({
-      repo: repos.jwtSettings,
-      clock: deps.clock,
-      onChange: () => changes.publish({ topic: 'settings' }),
-    }),
+    lazyService(async () =>
+      (await import('../admin/jwt/service.js')).createJwtSettingsService({
+        repo: repos.jwtSettings,
+        clock: deps.clock,
+        onChange: () => changes.publish({ topic: 'settings' }),
+      }),
+    ),
   );
   registerLogStreamRoute(zapp, { workspaces: repos.workspaces, writer: requestLogs, visibility });
   registerProviderCatalogRoute(zapp);

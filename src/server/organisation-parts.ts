@@ -1,16 +1,14 @@
+import { lazyService } from '../lib/lazy.js';
 import { registerApiKeyRoutes } from '../admin/api-keys/routes.js';
-import { createApiKeyAdminService } from '../admin/api-keys/service.js';
 import type { GuardrailUseCheck } from '../admin/guardrails/references.js';
 import { registerInvites } from '../admin/invites/index.js';
 import { registerMembers } from '../admin/members/index.js';
 import { registerRateLimitPolicyRoutes } from '../admin/rate-limits-policies/routes.js';
-import { createRateLimitPolicyService } from '../admin/rate-limits-policies/service.js';
 import { registerScim } from '../admin/scim/index.js';
 import type { SecuritySettingsService } from '../admin/settings/security-settings.js';
 import { registerSso } from '../admin/sso/index.js';
 import { registerUsers } from '../admin/users/index.js';
 import { registerWorkspaceRoutes } from '../admin/workspaces/routes.js';
-import { createWorkspaceService } from '../admin/workspaces/service.js';
 import type { ApiKeyVerifier } from '../auth/api-key-service.js';
 import { createUserStatusEvents, type UserStatusEvents } from '../auth/user-status.js';
 import type { Config } from '../config/schema.js';
@@ -43,33 +41,39 @@ export async function registerOrganisationAdmin(
 ): Promise<{ userStatus: UserStatusEvents }> {
   const { repos, keys, securitySettings, rotationWriter, checkGuardrails, secretBox } = deps;
   const services = {
-    apiKeys: createApiKeyAdminService({
-      keys: repos.apiKeys,
-      configs: repos.configs,
-      workspaces: repos.workspaces,
-      usage: repos.usageCounters,
-      verifier: keys,
-      clock: deps.clock,
-      checkUserKeyPolicy: securitySettings.checkUserKeyPolicy,
-      secretReferences: repos.secretReferences,
-      rotationWriter,
-    }),
-    workspaces: createWorkspaceService({
-      workspaces: repos.workspaces,
-      members: repos.members,
-      users: repos.users,
-      usage: repos.usageCounters,
-      clock: deps.clock,
-      verifier: keys,
-      checkGuardrails,
-      onDefaultsChange: () => deps.onGuardrailDefaultsChange(),
-    }),
-    rateLimitPolicies: createRateLimitPolicyService({
-      policies: repos.rateLimitPolicies,
-      workspaces: repos.workspaces,
-      apiKeys: repos.apiKeys,
-      clock: deps.clock,
-    }),
+    apiKeys: lazyService(async () =>
+      (await import('../admin/api-keys/service.js')).createApiKeyAdminService({
+        keys: repos.apiKeys,
+        configs: repos.configs,
+        workspaces: repos.workspaces,
+        usage: repos.usageCounters,
+        verifier: keys,
+        clock: deps.clock,
+        checkUserKeyPolicy: securitySettings.checkUserKeyPolicy,
+        secretReferences: repos.secretReferences,
+        rotationWriter,
+      }),
+    ),
+    workspaces: lazyService(async () =>
+      (await import('../admin/workspaces/service.js')).createWorkspaceService({
+        workspaces: repos.workspaces,
+        members: repos.members,
+        users: repos.users,
+        usage: repos.usageCounters,
+        clock: deps.clock,
+        verifier: keys,
+        checkGuardrails,
+        onDefaultsChange: () => deps.onGuardrailDefaultsChange(),
+      }),
+    ),
+    rateLimitPolicies: lazyService(async () =>
+      (await import('../admin/rate-limits-policies/service.js')).createRateLimitPolicyService({
+        policies: repos.rateLimitPolicies,
+        workspaces: repos.workspaces,
+        apiKeys: repos.apiKeys,
+        clock: deps.clock,
+      }),
+    ),
   };
   registerApiKeyRoutes(zapp, services.apiKeys);
   registerWorkspaceRoutes(zapp, services.workspaces);

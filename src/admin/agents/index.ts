@@ -1,3 +1,4 @@
+import { lazyService } from '../../lib/lazy.js';
 import { readAgentCard } from '../../agents/card-reader.js';
 import type { Dispatcher } from 'undici';
 import type { ZodApp } from '../../http/zod-app.js';
@@ -6,7 +7,6 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import type { AgentIntegrationRepository } from '../../storage/repositories/agent-integrations.js';
 import type { AgentServerRepository } from '../../storage/repositories/agent-servers.js';
 import type { Repositories } from '../../storage/repositories/index.js';
-import { createAgentIntegrationAccess } from './integration-access.js';
 import { createIntegrationFinder } from './integration-finder.js';
 import { registerAgentIntegrationRoutes } from './integration-routes.js';
 import { createAgentIntegrationService } from './integration-service.js';
@@ -55,13 +55,15 @@ export function registerAgents(
     clock: deps.clock,
     onChange: deps.onChange,
   });
-  const access = createAgentIntegrationAccess({
-    integrations: deps.integrations,
-    workspaces: deps.repos.workspaces,
-    finder,
-    clock: deps.clock,
-    onChange: deps.onChange,
-  });
+  const access = lazyService(async () =>
+    (await import('./integration-access.js')).createAgentIntegrationAccess({
+      integrations: deps.integrations,
+      workspaces: deps.repos.workspaces,
+      finder,
+      clock: deps.clock,
+      onChange: deps.onChange,
+    }),
+  );
   registerAgentIntegrationRoutes(app, { service: integrations, access, readCard });
   registerAgentServerRoutes(app, { servers, integrations, readCard });
 }

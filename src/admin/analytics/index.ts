@@ -1,11 +1,9 @@
 import type { ZodApp } from '../../http/zod-app.js';
+import { lazyService } from '../../lib/lazy.js';
 import type { ObservabilityDeps } from '../observability/deps.js';
-import { createFeedbackAnalytics } from './feedback-analytics.js';
-import { createLogAnalytics } from './log-analytics.js';
 import { registerLogReadRoutes } from './log-read-routes.js';
 import { parseRollupMetadataKeys, syncRollupMetadataKeys } from './metadata-keys.js';
 import { markNarrowSince } from '../../storage/repositories/narrow-backfill.js';
-import { createAnalyticsReader } from './reader.js';
 import { registerAnalyticsRoutes } from './routes.js';
 import './tables.js';
 
@@ -14,7 +12,8 @@ import './tables.js';
  * request-log repository maintains with every batch it writes (docs/analytics.md).
  */
 export function registerAnalytics(app: ZodApp, deps: ObservabilityDeps): void {
-  const reader = createAnalyticsReader(deps.db);
+  // The readers' modules are loaded by the first analytics request (issue #19).
+  const reader = lazyService(async () => (await import('./reader.js')).createAnalyticsReader(deps.db));
   const keys = parseRollupMetadataKeys(deps.config.analytics_rollup_metadata_keys);
   app.addHook('onReady', async () => {
     await syncRollupMetadataKeys(deps.db, keys, deps.clock.now());
@@ -23,7 +22,7 @@ export function registerAnalytics(app: ZodApp, deps: ObservabilityDeps): void {
   registerAnalyticsRoutes(app, deps, reader);
   registerLogReadRoutes(app, deps, {
     reader,
-    logs: createLogAnalytics(deps.db),
-    feedback: createFeedbackAnalytics(deps.db),
+    logs: lazyService(async () => (await import('./log-analytics.js')).createLogAnalytics(deps.db)),
+    feedback: lazyService(async () => (await import('./feedback-analytics.js')).createFeedbackAnalytics(deps.db)),
   });
 }

@@ -1,11 +1,6 @@
 import type { Db } from '../../storage/database.js';
+import { USER_METADATA_KEY } from './metadata-keys.js';
 import { createStatementRunner, logConditions, type RowFilter } from './reader.js';
-
-/**
- * The metadata key that names the end user of a request, as in the reference gateway
- * (`x-service-metadata: {"_user": "…"}`); the users graphs and group count its values.
- */
-export const USER_METADATA_KEY = '_user';
 
 const HIT = `cache_status IN ('HIT', 'SEMANTIC_HIT')`;
 

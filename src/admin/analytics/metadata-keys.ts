@@ -3,6 +3,12 @@ import type { Db } from '../../storage/database.js';
 
 export { parseRollupMetadataKeys } from '../../config/rollup-metadata-keys.js';
 
+/**
+ * The metadata key that names the end user of a request, as in the reference gateway
+ * (`x-service-metadata: {"_user": "…"}`); the users graphs and group count its values.
+ */
+export const USER_METADATA_KEY = '_user';
+
 const HOUR_MS = 3_600_000;
 
 /**

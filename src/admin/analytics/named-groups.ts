@@ -1,6 +1,7 @@
 import { totalsHelpers } from './columns.js';
 import type { GroupRow } from './groups.js';
-import { USER_METADATA_KEY, type LogAnalytics, type MetadataGroup } from './log-analytics.js';
+import type { LogAnalytics, MetadataGroup } from './log-analytics.js';
+import { USER_METADATA_KEY } from './metadata-keys.js';
 import type { AnalyticsReader, RowFilter } from './reader.js';
 import { costFields } from './reference-units.js';
 

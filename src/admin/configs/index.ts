@@ -1,12 +1,13 @@
+import { lazyService } from '../../lib/lazy.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ZodApp } from '../../http/zod-app.js';
 import type { ConfigRepository } from '../../storage/repositories/configs.js';
 import type { Repositories } from '../../storage/repositories/index.js';
 import type { GuardrailUseCheck } from '../guardrails/references.js';
 import { registerConfigRoutes } from './routes.js';
-import { createConfigService, type ConfigService } from './service.js';
+import type { ConfigService } from './service.js';
 
-export { createConfigService, validateConfig, type ConfigService } from './service.js';
+export type { ConfigService } from './service.js';
 
 /**
  * Builds the config service from the repositories and registers its admin routes. `onChange`
@@ -22,12 +23,14 @@ export function registerConfigs(
   },
 ): ConfigService {
   const configs = deps.onChange ? notifyingWrites(deps.repos.configs, deps.onChange) : deps.repos.configs;
-  const service = createConfigService({
-    configs,
-    workspaces: deps.repos.workspaces,
-    clock: deps.clock,
-    ...(deps.checkGuardrails ? { checkGuardrails: deps.checkGuardrails } : {}),
-  });
+  const service = lazyService(async () =>
+    (await import('./service.js')).createConfigService({
+      configs,
+      workspaces: deps.repos.workspaces,
+      clock: deps.clock,
+      ...(deps.checkGuardrails ? { checkGuardrails: deps.checkGuardrails } : {}),
+    }),
+  );
   registerConfigRoutes(app, service);
   return service;
 }

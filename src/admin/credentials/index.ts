@@ -1,25 +1,19 @@
 import type { Config } from '../../config/schema.js';
 import type { Clock } from '../../lib/clock.js';
+import { lazyService } from '../../lib/lazy.js';
 import { createSecretBox, loadMasterKey, type SecretBox } from '../../lib/secret-box.js';
 import type { Db } from '../../storage/database.js';
 import type { Repositories } from '../../storage/repositories/index.js';
 import type { ZodApp } from '../../http/zod-app.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { registerIntegrationModelRoutes } from '../integrations/model-routes.js';
-import { createIntegrationModelService } from '../integrations/model-service.js';
 import { registerIntegrationRoutes } from '../integrations/routes.js';
 import { registerIntegrationWorkspaceRoutes } from '../integrations/workspace-routes.js';
-import { createIntegrationWorkspaceService } from '../integrations/workspace-service.js';
 import { registerModelAliasRoutes } from '../model-aliases/routes.js';
-import { createModelAliasService } from '../model-aliases/service.js';
-import { createIntegrationService } from '../integrations/service.js';
 import { registerProviderRoutes } from '../providers/routes.js';
-import { createProviderService } from '../providers/service.js';
 import { registerVirtualKeyRoutes } from '../virtual-keys/routes.js';
-import { createVirtualKeyService } from '../virtual-keys/service.js';
 import { createSecretMappingRules } from '../secret-references/mappings.js';
 import { registerSecretReferenceRoutes } from '../secret-references/routes.js';
-import { createSecretReferenceService } from '../secret-references/service.js';
 import type { SecretCache } from '../../secrets/secret-cache.js';
 import { createCredentialResolver, type CredentialResolver } from './resolve.js';
 import { sealStoredConfigurations } from './seal-stored.js';
@@ -63,7 +57,8 @@ export function createCredentials(deps: {
 
 /**
  * Integrations (and their models), providers, virtual keys, model aliases and the secret
- * references their fields may be read from: what the gateway resolves.
+ * references their fields may be read from: what the gateway resolves. Their services are
+ * loaded by the first request to their routes (issue #19).
  */
 export function registerCredentialRoutes(
   app: ZodApp,
@@ -97,81 +92,95 @@ export function registerCredentialRoutes(
   });
   registerIntegrationRoutes(
     app,
-    createIntegrationService({
-      integrations: repos.integrations,
-      access: repos.integrationWorkspaces,
-      providers: repos.providers,
-      workspaces: repos.workspaces,
-      secretBox,
-      clock,
-      mappings,
-      onChange,
-    }),
+    lazyService(async () =>
+      (await import('../integrations/service.js')).createIntegrationService({
+        integrations: repos.integrations,
+        access: repos.integrationWorkspaces,
+        providers: repos.providers,
+        workspaces: repos.workspaces,
+        secretBox,
+        clock,
+        mappings,
+        onChange,
+      }),
+    ),
   );
   registerIntegrationModelRoutes(
     app,
-    createIntegrationModelService({
-      integrations: repos.integrations,
-      models: repos.integrationModels,
-      clock,
-      onChange,
-    }),
+    lazyService(async () =>
+      (await import('../integrations/model-service.js')).createIntegrationModelService({
+        integrations: repos.integrations,
+        models: repos.integrationModels,
+        clock,
+        onChange,
+      }),
+    ),
   );
   registerIntegrationWorkspaceRoutes(
     app,
-    createIntegrationWorkspaceService({
-      integrations: repos.integrations,
-      access: repos.integrationWorkspaces,
-      providers: repos.providers,
-      workspaces: repos.workspaces,
-      clock,
-      onChange,
-    }),
+    lazyService(async () =>
+      (await import('../integrations/workspace-service.js')).createIntegrationWorkspaceService({
+        integrations: repos.integrations,
+        access: repos.integrationWorkspaces,
+        providers: repos.providers,
+        workspaces: repos.workspaces,
+        clock,
+        onChange,
+      }),
+    ),
   );
   registerModelAliasRoutes(
     app,
-    createModelAliasService({
-      aliases: repos.modelAliases,
-      workspaces: repos.workspaces,
-      configs: repos.configs,
-      providers: repos.providers,
-      clock,
-      onChange,
-    }),
+    lazyService(async () =>
+      (await import('../model-aliases/service.js')).createModelAliasService({
+        aliases: repos.modelAliases,
+        workspaces: repos.workspaces,
+        configs: repos.configs,
+        providers: repos.providers,
+        clock,
+        onChange,
+      }),
+    ),
   );
   registerProviderRoutes(
     app,
-    createProviderService({
-      providers: repos.providers,
-      integrations: repos.integrations,
-      integrationWorkspaces: repos.integrationWorkspaces,
-      workspaces: repos.workspaces,
-      clock,
-      mappings,
-      onChange,
-    }),
+    lazyService(async () =>
+      (await import('../providers/service.js')).createProviderService({
+        providers: repos.providers,
+        integrations: repos.integrations,
+        integrationWorkspaces: repos.integrationWorkspaces,
+        workspaces: repos.workspaces,
+        clock,
+        mappings,
+        onChange,
+      }),
+    ),
   );
   registerVirtualKeyRoutes(
     app,
-    createVirtualKeyService({
-      virtualKeys: repos.virtualKeys,
-      integrations: repos.integrations,
-      workspaces: repos.workspaces,
-      secretBox,
-      clock,
-      mappings,
-      onChange,
-    }),
+    lazyService(async () =>
+      (await import('../virtual-keys/service.js')).createVirtualKeyService({
+        virtualKeys: repos.virtualKeys,
+        integrations: repos.integrations,
+        workspaces: repos.workspaces,
+        secretBox,
+        clock,
+        mappings,
+        onChange,
+      }),
+    ),
   );
   registerSecretReferenceRoutes(
     app,
-    createSecretReferenceService({
-      references: repos.secretReferences,
-      workspaces: repos.workspaces,
-      secretBox,
-      clock,
-      ambientCredentials: deps.ambientCredentials,
-      onChange,
-    }),
+    lazyService(async () =>
+      (await import('../secret-references/service.js')).createSecretReferenceService({
+        references: repos.secretReferences,
+        workspaces: repos.workspaces,
+        secretBox,
+        clock,
+        ambientCredentials: deps.ambientCredentials,
+        onChange,
+      }),
+    ),
   );
 }

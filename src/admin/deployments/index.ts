@@ -1,10 +1,11 @@
+import { lazyService } from '../../lib/lazy.js';
 import type { Config } from '../../config/schema.js';
 import type { ZodApp } from '../../http/zod-app.js';
 import type { Clock } from '../../lib/clock.js';
 import type { DeploymentRepository } from '../../storage/repositories/deployments.js';
 import type { Repositories } from '../../storage/repositories/index.js';
 import { registerDeploymentRoutes } from './routes.js';
-import { createDeploymentService, type DeploymentService } from './service.js';
+import type { DeploymentService } from './service.js';
 
 export type { DeploymentService } from './service.js';
 
@@ -21,14 +22,16 @@ export function registerDeployments(
     onChange: () => void;
   },
 ): DeploymentService {
-  const service = createDeploymentService({
-    deployments: notifyingWrites(deps.repos.deployments, deps.onChange),
-    configs: deps.repos.configs,
-    workspaces: deps.repos.workspaces,
-    usage: deps.repos.usageCounters,
-    clock: deps.clock,
-    settings: deps.settings,
-  });
+  const service = lazyService(async () =>
+    (await import('./service.js')).createDeploymentService({
+      deployments: notifyingWrites(deps.repos.deployments, deps.onChange),
+      configs: deps.repos.configs,
+      workspaces: deps.repos.workspaces,
+      usage: deps.repos.usageCounters,
+      clock: deps.clock,
+      settings: deps.settings,
+    }),
+  );
   registerDeploymentRoutes(app, service);
   return service;
 }

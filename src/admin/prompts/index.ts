@@ -1,15 +1,12 @@
+import { lazyService } from '../../lib/lazy.js';
 import type { ZodApp } from '../../http/zod-app.js';
 import type { Clock } from '../../lib/clock.js';
 import type { PromptLookup } from '../../prompts/index.js';
 import type { Repositories } from '../../storage/repositories/index.js';
 import { registerCatalogRoutes } from './catalog-routes.js';
-import { createCollectionService } from './collection-service.js';
 import { createPromptContext, type PromptAccessSettings } from './context.js';
-import { createLabelService } from './label-service.js';
 import { registerPartialRoutes } from './partial-routes.js';
-import { createPartialService } from './partial-service.js';
 import { registerPromptRoutes } from './prompt-routes.js';
-import { createPromptService } from './prompt-service.js';
 
 export type { PromptAccessSettings } from './context.js';
 
@@ -37,10 +34,18 @@ export function registerPrompts(
   };
   const ctx = createPromptContext(promptDeps);
   // The static /v1/prompts/partials routes are registered first; they would win anyway.
-  registerPartialRoutes(app, createPartialService(promptDeps, ctx));
-  registerPromptRoutes(app, createPromptService(promptDeps, ctx));
+  registerPartialRoutes(
+    app,
+    lazyService(async () => (await import('./partial-service.js')).createPartialService(promptDeps, ctx)),
+  );
+  registerPromptRoutes(
+    app,
+    lazyService(async () => (await import('./prompt-service.js')).createPromptService(promptDeps, ctx)),
+  );
   registerCatalogRoutes(app, {
-    collections: createCollectionService(promptDeps, ctx),
-    labels: createLabelService(promptDeps, ctx),
+    collections: lazyService(async () =>
+      (await import('./collection-service.js')).createCollectionService(promptDeps, ctx),
+    ),
+    labels: lazyService(async () => (await import('./label-service.js')).createLabelService(promptDeps, ctx)),
   });
 }

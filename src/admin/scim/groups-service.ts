@@ -7,23 +7,13 @@ import type { ScimUserRepository } from '../../storage/repositories/scim-users.j
 import { isPlainObject, type JsonObject } from './protocol/attributes.js';
 import { groupFromResource, groupResource, groupWithMeta, type GroupInput } from './protocol/group-resource.js';
 import { shows, type ListQuery } from './protocol/list-query.js';
+import type { GroupFilterAttr } from './filter-attributes.js';
 import type { MembershipSync } from './membership-sync.js';
 import { applyPatch, patchOperations, type PatchOperation } from './protocol/patch.js';
 import { parsePath } from './protocol/paths.js';
 import { assertIfMatch } from './protocol/preconditions.js';
 import { versionOf } from './protocol/resource-meta.js';
 import { scimConflict, scimInvalid, scimNotFound } from './protocol/scim-errors.js';
-
-/** Filterable group attributes (lower-cased path → repository condition). */
-export const GROUP_FILTERS = {
-  displayname: 'displayName',
-  externalid: 'externalId',
-  id: 'id',
-  'members.value': 'member',
-  members: 'member',
-} as const satisfies Record<string, ScimGroupCondition['attr']>;
-
-export type GroupFilterAttr = (typeof GROUP_FILTERS)[keyof typeof GROUP_FILTERS];
 
 export interface ScimGroupView {
   row: ScimGroupRow;

@@ -13,13 +13,14 @@ import {
   serviceProviderConfig,
 } from './protocol/discovery.js';
 import type { Principal } from '../../auth/principal.js';
-import { GROUP_FILTERS, type ScimGroupService } from './groups-service.js';
+import { GROUP_FILTERS, USER_FILTERS } from './filter-attributes.js';
+import type { ScimGroupService } from './groups-service.js';
 import { listQueryOf, listResponse, project, projectionOf, type ListQuery } from './protocol/list-query.js';
 import { matchesIfNoneMatch } from './protocol/preconditions.js';
 import { locationOf } from './protocol/resource-meta.js';
 import { ScimError } from './protocol/scim-errors.js';
 import { SCIM_BASE_PATH, SCIM_CONTENT_TYPE } from './protocol/schema-urns.js';
-import { USER_FILTERS, type ScimUserService } from './users-service.js';
+import type { ScimUserService } from './users-service.js';
 
 const config = { auth: { scim: true as const }, feature: 'scim' as const };
 /** The provider may send a password (Okta does on create); it is never stored, nor kept in the audit record. */

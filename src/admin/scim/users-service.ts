@@ -10,24 +10,13 @@ import type { UserRepository, UserRow } from '../../storage/repositories/users.j
 import { createLockoutGuard } from '../api-keys/lockout-guard.js';
 import { isPlainObject, read, type JsonObject } from './protocol/attributes.js';
 import type { ListQuery } from './protocol/list-query.js';
+import type { UserFilterAttr } from './filter-attributes.js';
 import type { MembershipSync } from './membership-sync.js';
 import { applyPatch, patchOperations } from './protocol/patch.js';
 import { assertIfMatch } from './protocol/preconditions.js';
 import { versionOf } from './protocol/resource-meta.js';
 import { scimConflict, scimInvalid, scimNotFound, ScimError } from './protocol/scim-errors.js';
 import { userFromResource, userResource, userWithMeta, type UserInput } from './protocol/user-resource.js';
-
-/** Filterable user attributes (lower-cased path → repository condition). */
-export const USER_FILTERS = {
-  username: 'userName',
-  externalid: 'externalId',
-  id: 'id',
-  'emails.value': 'email',
-  emails: 'email',
-  active: 'active',
-} as const satisfies Record<string, ScimUserCondition['attr']>;
-
-export type UserFilterAttr = (typeof USER_FILTERS)[keyof typeof USER_FILTERS];
 
 /** A user as an answer shows it, and the row it came from. */
 export interface ScimUserView {

@@ -1,3 +1,4 @@
+import { lazyService } from '../../lib/lazy.js';
 import { createSessionVerifier, type SessionVerifier } from '../../auth/sessions/session-verifier.js';
 import { createOidcClient } from '../../auth/sso/oidc.js';
 import { createSamlServiceProvider } from '../../auth/sso/saml.js';
@@ -7,9 +8,7 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import type { Repositories } from '../../storage/repositories/index.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { registerSessionRoutes } from '../sessions/routes.js';
-import { createSessionService } from '../sessions/service.js';
 import { registerLoginRoutes, registerSamlAcsRoute, type PublicBase } from './login-routes.js';
-import { createLoginService } from './login-service.js';
 import { createProvisioner } from './provision.js';
 import { sessionScopes } from './session-scopes.js';
 import { createSsoSettings } from './settings-service.js';
@@ -47,32 +46,43 @@ export async function registerSso(
     extraScopes: deps.customScopes,
     onChange: () => oidc.forget(),
   });
-  const login = createLoginService({
-    sso: repos.sso,
-    sessions: repos.sessions,
-    users: repos.users,
-    workspaces: repos.workspaces,
-    settings,
-    provisioner: createProvisioner({
-      users: repos.users,
-      invites: repos.invites,
-      workspaces: repos.workspaces,
+  const login = lazyService(async () =>
+    (await import('./login-service.js')).createLoginService({
       sso: repos.sso,
+      sessions: repos.sessions,
+      users: repos.users,
+      workspaces: repos.workspaces,
+      settings,
+      provisioner: createProvisioner({
+        users: repos.users,
+        invites: repos.invites,
+        workspaces: repos.workspaces,
+        sso: repos.sso,
+        clock,
+      }),
+      oidc,
+      saml: createSamlServiceProvider(),
+      secretBox: deps.secretBox,
       clock,
+      // No principal, so no audit record: the refusal goes to the log (the message holds no secret).
+      onRefused: (attempt, error) =>
+        deps.logger.warn(
+          { protocol: attempt.protocol, code: error.code, reason: error.message },
+          'single sign-on refused',
+        ),
     }),
-    oidc,
-    saml: createSamlServiceProvider(),
-    secretBox: deps.secretBox,
-    clock,
-    // No principal, so no audit record: the refusal goes to the log (the message holds no secret).
-    onRefused: (attempt, error) =>
-      deps.logger.warn(
-        { protocol: attempt.protocol, code: error.code, reason: error.message },
-        'single sign-on refused',
-      ),
-  });
+  );
   registerSsoSettingsRoutes(app, { settings, base });
   registerLoginRoutes(app, { login, base });
   await registerSamlAcsRoute(app, login);
-  registerSessionRoutes(app, createSessionService({ sessions: repos.sessions, sso: repos.sso, clock }));
+  registerSessionRoutes(
+    app,
+    lazyService(async () =>
+      (await import('../sessions/service.js')).createSessionService({
+        sessions: repos.sessions,
+        sso: repos.sso,
+        clock,
+      }),
+    ),
+  );
 }

@@ -1,10 +1,11 @@
+import { lazyService } from '../../lib/lazy.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ZodApp } from '../../http/zod-app.js';
 import type { Repositories } from '../../storage/repositories/index.js';
 import { registerUsageLimitPolicyRoutes } from './routes.js';
-import { createUsageLimitPolicyService, type BucketResetter, type UsageLimitPolicyService } from './service.js';
+import type { BucketResetter, UsageLimitPolicyService } from './service.js';
 
-export { createUsageLimitPolicyService, toObject, type UsageLimitPolicyService } from './service.js';
+export type { UsageLimitPolicyService } from './service.js';
 export { entityOfBucket, VALUE_KEY_SEPARATOR } from './entities.js';
 
 /** Builds the usage-limits policy service from the repositories and registers its admin routes. */
@@ -16,13 +17,15 @@ export function registerUsageLimitPolicies(
     budgets: BucketResetter;
   },
 ): UsageLimitPolicyService {
-  const service = createUsageLimitPolicyService({
-    policies: deps.repos.usageLimitPolicies,
-    workspaces: deps.repos.workspaces,
-    apiKeys: deps.repos.apiKeys,
-    clock: deps.clock,
-    budgets: deps.budgets,
-  });
+  const service = lazyService(async () =>
+    (await import('./service.js')).createUsageLimitPolicyService({
+      policies: deps.repos.usageLimitPolicies,
+      workspaces: deps.repos.workspaces,
+      apiKeys: deps.repos.apiKeys,
+      clock: deps.clock,
+      budgets: deps.budgets,
+    }),
+  );
   registerUsageLimitPolicyRoutes(app, service);
   return service;
 }

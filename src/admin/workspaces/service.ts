@@ -14,7 +14,7 @@ import { guardrailUsesOf, type WorkspaceDefaults } from '../../guardrails/store/
 import type { MemberRepository } from '../../storage/repositories/members.js';
 import type { UserRepository } from '../../storage/repositories/users.js';
 import { isUuid } from '../../lib/ids.js';
-import { toMemberObject } from '../members/index.js';
+import { toMemberObject } from '../members/service.js';
 
 /** `defaults` as sent: guardrails (guardrails store), default metadata; `allowed_models` is stored apart. */
 type DefaultsInput = WorkspaceDefaults & { metadata?: Record<string, string> | null | undefined };
