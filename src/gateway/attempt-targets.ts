@@ -235,8 +235,20 @@ function recordRouting(reply: GatewayReply, draft: RequestLogDraft, routed: Rout
   if (last?.provider && !routed.outcome.ok) draft.provider = last.provider;
 }
 
+/** Per config, as the router works out its plan once per config object (never keyed by a request). */
+const withoutRetriesOf = new WeakMap<GatewayConfig, GatewayConfig>();
+
 /** The same routing choice without retries: for bodies that stream through and cannot be resent. */
 function withoutRetries(config: GatewayConfig): GatewayConfig {
+  let stripped = withoutRetriesOf.get(config);
+  if (!stripped) {
+    stripped = stripRetries(config);
+    withoutRetriesOf.set(config, stripped);
+  }
+  return stripped;
+}
+
+function stripRetries(config: GatewayConfig): GatewayConfig {
   const strip = (node: GatewayConfig): GatewayConfig => {
     const { retry: _retry, ...rest } = node;
     const targets = node.targets?.map(strip);

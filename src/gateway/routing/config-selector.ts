@@ -19,6 +19,8 @@ export interface SelectedConfig {
 interface StoredEntry {
   row: Pick<ConfigRow, 'id' | 'workspace_id' | 'latest_version_id'>;
   config: GatewayConfig;
+  /** What a request that picks this config gets: one object per entry, not one per request. */
+  selected: SelectedConfig;
 }
 
 const STORED_TTL_MS = 5_000;
@@ -29,7 +31,8 @@ const MAX_INLINE_LENGTH = 64 * 1024;
  * Finds the config of a request: `x-service-config` (a slug, an id, or an inline JSON config),
  * else the API key's default config. Parsed configs are kept in memory by version, and the
  * slug → latest version lookup for a few seconds (at once on this instance's own changes), so
- * choosing a config costs a map lookup on the hot path.
+ * choosing a config costs a map lookup on the hot path: a config found in memory is returned as
+ * it is, without a promise; only one still to be read from the database is a promise.
  */
 export function createConfigSelector(deps: { configs: ConfigRepository; clock: Clock }) {
   const stored = createLoadingCache<StoredEntry>({ clock: deps.clock, ttlMs: STORED_TTL_MS });
@@ -65,8 +68,11 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
     return selected;
   }
 
-  const loadStored = (organisationId: string, slugOrId: string): Promise<StoredEntry> =>
-    stored.get(`${organisationId}\u0000${slugOrId}`, () => readStored(organisationId, slugOrId));
+  /** The stored config, from memory while it is fresh (no promise), else read. */
+  const loadStored = (organisationId: string, slugOrId: string): StoredEntry | Promise<StoredEntry> => {
+    const key = `${organisationId}\u0000${slugOrId}`;
+    return stored.peek(key) ?? stored.get(key, () => readStored(organisationId, slugOrId));
+  };
 
   async function readStored(organisationId: string, slugOrId: string): Promise<StoredEntry> {
     const row = isUuid(slugOrId)
@@ -84,16 +90,33 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
       config = parsed.config;
       parsedVersions.set(row.latest_version_id, config);
     }
-    return { row: { id: row.id, workspace_id: row.workspace_id, latest_version_id: row.latest_version_id }, config };
+    return {
+      row: { id: row.id, workspace_id: row.workspace_id, latest_version_id: row.latest_version_id },
+      config,
+      selected: Object.freeze({ id: row.id, versionId: row.latest_version_id, config }),
+    };
+  }
+
+  /** A workspace key uses the configs of its workspace; an admin key those of any. */
+  function inWorkspace(entry: StoredEntry, name: string, principal: Principal, workspaceId: string): SelectedConfig {
+    if (principal.workspaceId !== null && entry.row.workspace_id !== workspaceId) {
+      throw new AppError('CONFIG_NOT_FOUND', `No active config ${name} in this key's workspace.`, {
+        param: 'x-service-config',
+      });
+    }
+    return entry.selected;
   }
 
   return {
-    /** The request's config, or null when neither the request nor its key names one. */
-    async select(
+    /**
+     * The request's config, or null when neither the request nor its key names one. A config in
+     * memory comes back as it is (or its error is thrown); a promise only when it must be read.
+     */
+    select(
       header: string | string[] | undefined,
       principal: Principal,
       workspaceId: string,
-    ): Promise<SelectedConfig | null> {
+    ): SelectedConfig | null | Promise<SelectedConfig> {
       const given = (Array.isArray(header) ? header[0] : header)?.trim() || null;
       const keyDefault = principal.defaults?.config_id ?? null;
       if (given !== null && keyDefault !== null && principal.defaults?.allow_config_override === false) {
@@ -106,14 +129,10 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
       const name = given ?? keyDefault;
       if (name === null) return null;
       if (name.startsWith('{')) return parseInline(name);
-      const entry = await loadStored(principal.organisationId, name);
-      // A workspace key uses the configs of its workspace; an admin key those of any.
-      if (principal.workspaceId !== null && entry.row.workspace_id !== workspaceId) {
-        throw new AppError('CONFIG_NOT_FOUND', `No active config ${name} in this key's workspace.`, {
-          param: 'x-service-config',
-        });
-      }
-      return { id: entry.row.id, versionId: entry.row.latest_version_id, config: entry.config };
+      const entry = loadStored(principal.organisationId, name);
+      return entry instanceof Promise
+        ? entry.then((read) => inWorkspace(read, name, principal, workspaceId))
+        : inWorkspace(entry, name, principal, workspaceId);
     },
 
     /**
@@ -121,8 +140,7 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
      * applies to every workspace the deployment serves, so no workspace check.
      */
     async selectStored(organisationId: string, slugOrId: string): Promise<SelectedConfig> {
-      const entry = await loadStored(organisationId, slugOrId);
-      return { id: entry.row.id, versionId: entry.row.latest_version_id, config: entry.config };
+      return (await loadStored(organisationId, slugOrId)).selected;
     },
 
     /** After a config changes on this instance: the next request reads it again. */

@@ -87,8 +87,29 @@ export function route<R>(
   facts: ConditionFacts,
   hooks: RouteHooks<R>,
 ): Promise<RouteResult<R>> {
-  const root = config ? inherit(NO_SETTINGS, config) : NO_SETTINGS;
-  return runNode(config, { label: 'root', path: '' }, root, facts, hooks, []);
+  return runPlan(config ? planOf(config) : NO_CONFIG_PLAN, facts, hooks, []);
+}
+
+/**
+ * What a config's tree is, worked out once per config (configs are cached and reused): each
+ * node's children, and each leaf with its label, index path and inherited settings. A request
+ * then only picks and attempts; it builds no labels, paths or settings of its own.
+ */
+type Plan =
+  { leaf: Leaf } | { leaf: null; strategy: Strategy; targets: readonly ConfigTarget[]; children: readonly Plan[] };
+type Strategy = NonNullable<GatewayConfig['strategy']>;
+
+const NO_CONFIG_PLAN: Plan = { leaf: HEADERS_LEAF };
+/** Keyed by the config object, which lives as long as its selection is cached (never by a request). */
+const plans = new WeakMap<GatewayConfig, Plan>();
+
+function planOf(config: GatewayConfig): Plan {
+  let plan = plans.get(config);
+  if (!plan) {
+    plan = planNode(config, { label: 'root', path: '' }, inherit(NO_SETTINGS, config));
+    plans.set(config, plan);
+  }
+  return plan;
 }
 
 /** A node's place in the tree: its label (name or index path) and its index path ('' for the root). */
@@ -97,65 +118,72 @@ interface Place {
   path: string;
 }
 
-/**
- * Not async itself: a node that picks one child (single, loadbalance, conditional) hands back that
- * child's promise, so only a fallback's loop and the leaf's attempts are async functions (each
- * level of async function costs a promise, its frame and a turn of microtasks per request).
- */
-function runNode<R>(
-  node: GatewayConfig | null,
-  place: Place,
-  settings: LeafSettings,
-  facts: ConditionFacts,
-  hooks: RouteHooks<R>,
-  attempts: AttemptRecord[],
-): Promise<RouteResult<R>> {
-  const targets = node?.targets;
-  if (!node || !targets || !node.strategy) {
-    const { label, path } = place;
-    const leaf: Leaf = { node, label, settings };
-    if (path !== '' && path !== label) leaf.path = path;
-    return runLeaf(leaf, hooks, attempts);
+function planNode(node: GatewayConfig, place: Place, settings: LeafSettings): Plan {
+  const { targets, strategy } = node;
+  if (!targets || !strategy) {
+    const leaf: Leaf = { node, label: place.label, settings };
+    if (place.path !== '' && place.path !== place.label) leaf.path = place.path;
+    return { leaf: Object.freeze(leaf) };
   }
-
-  const child = (i: number) => {
-    const target = targets[i]!;
+  const children = targets.map((target, i) => {
     const index = `targets[${i}]`;
     const childPlace = {
       label: target.name ?? (place.label === 'root' ? index : `${place.label}.${index}`),
       path: place.path === '' ? index : `${place.path}.${index}`,
     };
-    return runNode(target, childPlace, withGuardrailNode(inherit(settings, target), target), facts, hooks, attempts);
-  };
-  switch (node.strategy.mode) {
-    case 'single':
-      return child(0);
-    case 'loadbalance':
-      return child(pickWeighted(targets, hooks.random));
-    case 'conditional': {
-      const matched = node.strategy.conditions?.find((condition) => matchesQuery(condition.query, facts));
-      const name = matched?.then ?? node.strategy.default;
-      return child(targets.findIndex((target) => target.name === name));
-    }
+    return planNode(target, childPlace, withGuardrailNode(inherit(settings, target), target));
+  });
+  return { leaf: null, strategy, targets, children };
+}
+
+/**
+ * Not async itself: a node that picks one child (single, loadbalance, conditional) hands back that
+ * child's promise, so only a fallback's loop and the leaf's attempts are async functions (each
+ * level of async function costs a promise, its frame and a turn of microtasks per request).
+ */
+function runPlan<R>(
+  plan: Plan,
+  facts: ConditionFacts,
+  hooks: RouteHooks<R>,
+  attempts: AttemptRecord[],
+): Promise<RouteResult<R>> {
+  if (plan.leaf) return runLeaf(plan.leaf, hooks, attempts);
+  const { strategy, targets, children } = plan;
+  let pick: number;
+  switch (strategy.mode) {
     case 'fallback':
-      return runFallback(targets.length, node.strategy.on_status_codes, child, hooks);
+      return runFallback(children, strategy.on_status_codes, facts, hooks, attempts);
+    case 'single':
+      pick = 0;
+      break;
+    case 'loadbalance':
+      pick = pickWeighted(targets, hooks.random);
+      break;
+    case 'conditional': {
+      const matched = strategy.conditions?.find((condition) => matchesQuery(condition.query, facts));
+      const name = matched?.then ?? strategy.default;
+      pick = targets.findIndex((target) => target.name === name);
+      break;
+    }
   }
+  return runPlan(children[pick]!, facts, hooks, attempts);
 }
 
 /** Tries the children in order until one answers with a status that does not move on (or the client has gone). */
 async function runFallback<R>(
-  count: number,
+  children: readonly Plan[],
   codes: readonly number[] | undefined,
-  child: (i: number) => Promise<RouteResult<R>>,
+  facts: ConditionFacts,
   hooks: RouteHooks<R>,
+  attempts: AttemptRecord[],
 ): Promise<RouteResult<R>> {
-  let result = await child(0);
-  for (let i = 1; i < count; i++) {
+  let result = await runPlan(children[0]!, facts, hooks, attempts);
+  for (let i = 1; i < children.length; i++) {
     const { outcome } = result;
     const movesOn = !outcome.ok || (codes ? codes.includes(outcome.status) : isDefaultFallbackStatus(outcome.status));
     if (!movesOn || hooks.cancelled()) break;
     if (outcome.ok) hooks.discard(outcome.response);
-    result = await child(i);
+    result = await runPlan(children[i]!, facts, hooks, attempts);
   }
   return result;
 }

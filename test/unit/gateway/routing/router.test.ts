@@ -140,3 +140,40 @@ describe('route: fallback', () => {
     ]);
   });
 });
+
+describe('route: a config routes many requests', () => {
+  it('each request picks afresh and records only its own attempts, with the same labels and paths', async () => {
+    const cfg = config({
+      strategy: {
+        mode: 'conditional',
+        conditions: [{ query: { 'metadata.tier': { $eq: 'gold' } }, then: 'lb' }],
+        default: 'fb',
+      },
+      targets: [
+        { name: 'lb', strategy: { mode: 'loadbalance' }, targets: [target('l0'), target('l1')] },
+        { name: 'fb', strategy: { mode: 'fallback' }, targets: [target('f0'), { provider: 'openai', api_key: 'k' }] },
+      ],
+    });
+    const gold = { metadata: { tier: 'gold' }, params: null };
+    const first = scripted({});
+    first.hooks.random = () => 0;
+    const second = scripted({});
+    second.hooks.random = () => 0.99;
+    const third = scripted({ f0: [503] });
+    const results = [
+      await route(cfg, gold, first.hooks),
+      await route(cfg, gold, second.hooks),
+      await route(cfg, { metadata: { tier: 'free' }, params: null }, third.hooks),
+    ];
+    expect([first.tried, second.tried, third.tried]).toEqual([['l0'], ['l1'], ['f0', 'fb.targets[1]']]);
+    expect(results.map((r) => r.attempts.map((a) => [a.target, a.path, a.status]))).toEqual([
+      [['l0', 'targets[0].targets[0]', 200]],
+      [['l1', 'targets[0].targets[1]', 200]],
+      [
+        ['f0', 'targets[1].targets[0]', 503],
+        ['fb.targets[1]', 'targets[1].targets[1]', 200],
+      ],
+    ]);
+    expect(results[2]!.leaf.label).toBe('fb.targets[1]');
+  });
+});
