@@ -180,7 +180,11 @@ describe('checks run on demand', () => {
     const body = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hello' }] };
     const pass = run.runNow(
       'beforeRequestHook',
-      [guardrail([{ id: 'default.wordCount', parameters: { minWords: 1 }, check: 'default.wordCount' as never }])],
+      [
+        guardrail([
+          { id: 'default.wordCount', parameters: { minWords: 1 }, is_enabled: true, check: 'default.wordCount' },
+        ]),
+      ],
       { request: body },
     );
     expect(pass).not.toBeInstanceOf(Promise);
