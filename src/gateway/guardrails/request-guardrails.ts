@@ -1,6 +1,12 @@
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
-import { runChecksNow, type CheckRunResult, type RunOptions, type RunOutcome } from '../../guardrails/run-checks.js';
+import {
+  runChecks,
+  runChecksNow,
+  type CheckRunResult,
+  type RunOptions,
+  type RunOutcome,
+} from '../../guardrails/run-checks.js';
 import type { ResolvedGuardrail } from '../../guardrails/store/index.js';
 import { createTextCache } from '../../guardrails/text/context-text.js';
 import type { GuardrailContext, GuardrailHook, GuardrailServerOptions, TextCache } from '../../guardrails/types.js';
@@ -108,20 +114,36 @@ export class GuardrailRun {
       changed: false,
       texts: createTextCache(),
     };
+    // With an async guardrail at this hook, the order its result (and its feedback) takes among
+    // the others' is the one a turn per guardrail gives: kept as it was.
+    for (const guardrail of guardrails) if (guardrail.actions.async) return this.inTurns(state);
     return this.from(state, 0);
   }
 
-  /** The guardrails from `index` on; a promise only from the first one whose checks wait. */
+  /** The guardrails one after the other, each awaited (a hook with an async guardrail). */
+  private async inTurns(state: HookState): Promise<HookPass> {
+    const into = state.hook === 'beforeRequestHook' ? this.before : this.after;
+    for (const guardrail of state.guardrails) {
+      const context = new HookContext(this, state);
+      if (guardrail.actions.async) {
+        this.pending.push(this.judge(guardrail, state.hook, context).then((view) => void into.push(view)));
+        continue;
+      }
+      const started = this.deps.clock.now();
+      const outcome = await runChecks(guardrail.checks, context, this.options);
+      const denied = this.judged(state, guardrail, outcome, started);
+      if (denied) return denied;
+    }
+    const { request, response, changed } = state;
+    return response !== undefined ? { denied: false, request, response, changed } : { denied: false, request, changed };
+  }
+
+  /** The guardrails (none async) from `index` on; a promise only from the first one whose checks wait. */
   private from(state: HookState, index: number): HookPass | Promise<HookPass> {
     const { guardrails } = state;
     for (; index < guardrails.length; index++) {
       const guardrail = guardrails[index]!;
       const context = new HookContext(this, state);
-      if (guardrail.actions.async) {
-        const into = state.hook === 'beforeRequestHook' ? this.before : this.after;
-        this.pending.push(this.judge(guardrail, state.hook, context).then((view) => void into.push(view)));
-        continue;
-      }
       const started = this.deps.clock.now();
       const outcome = runChecksNow(guardrail.checks, context, this.options);
       if (outcome instanceof Promise) {
@@ -226,7 +248,7 @@ export class GuardrailRun {
 
   private async judge(guardrail: ResolvedGuardrail, hook: GuardrailHook, context: GuardrailContext) {
     const started = this.deps.clock.now();
-    const outcome = await runChecksNow(guardrail.checks, context, this.options);
+    const outcome = await runChecks(guardrail.checks, context, this.options);
     const view = this.view(guardrail, hook, outcome, started);
     this.feedback(guardrail, view);
     return view;
