@@ -16,6 +16,7 @@ import type { GatewayReply, GatewayRequest, GatewayRoute } from './exchange.js';
 import { readGatewayHeaders, type GatewayHeaders } from './gateway-headers.js';
 import {
   GuardrailDenial,
+  RequestAbort,
   startGuardrails,
   type GatewayGuardrails,
   type RequestGuard,
@@ -167,12 +168,18 @@ export function createGatewayHandler(deps: GatewayDeps) {
           metadata: metadata ?? {},
           model: draft.requestedModel ?? undefined,
           traceId: headers.traceId,
-          signal: () => (trail.guardAbort ??= new AbortController()).signal,
+          signal: () => {
+            // Aborted on close like the AbortController the trail expects; its signal is made on first read.
+            const abort = new RequestAbort();
+            trail.guardAbort = abort;
+            return abort;
+          },
           draft,
           capture,
         });
         if (guard && json) {
-          const checked = await guard.checkRequest(json);
+          const checking = guard.checkRequest(json);
+          const checked = checking instanceof Promise ? await checking : checking;
           if (checked === null) return guard.deny(reply, draft);
           if (checked !== json) {
             json = checked;

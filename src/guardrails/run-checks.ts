@@ -65,6 +65,11 @@ export interface RunOptions {
   timers?: Timers;
   /** An upper bound on every check's own time limit (e.g. what is left of the request's). */
   maxTimeoutMs?: number;
+  /**
+   * Whether the request was aborted, asked instead of `context.signal.aborted`: the request's
+   * signal may be made on first read (most checks never read it), and this asks without making it.
+   */
+  aborted?: () => boolean;
   /** The checks by id; tests give their own. */
   catalogue?: Readonly<Record<string, CheckDefinition>>;
 }
@@ -76,104 +81,166 @@ export async function runChecks(
   context: GuardrailContext,
   options: RunOptions = {},
 ): Promise<RunOutcome> {
-  const clock = options.clock ?? systemClock;
-  const timers = options.timers ?? systemTimers;
-  let current = context;
-  const results: CheckRunResult[] = [];
-  // Made only when a read-only check that waits starts the ones after it (regexMatch on the worker).
-  let startedAhead: Map<number, { at: number; pending: Settled | Promise<Settled> }> | null = null;
-  for (let index = 0; index < checks.length; index++) {
-    const spec = checks[index]!;
-    let started = clock.now();
-    // Built field by field: a spread per result showed in profiles of guarded requests.
-    const finish = (rest: Omit<CheckRunResult, 'id' | 'name' | 'durationMs'>): CheckRunResult => {
-      const result: CheckRunResult = { id: spec.id } as CheckRunResult;
-      if (spec.name !== undefined) result.name = spec.name;
-      result.verdict = rest.verdict;
-      result.explanation = rest.explanation;
-      if (rest.data !== undefined) result.data = rest.data;
-      if (rest.error !== undefined) result.error = rest.error;
-      result.skipped = rest.skipped;
-      result.timedOut = rest.timedOut;
-      result.transformed = rest.transformed;
-      result.durationMs = Math.max(0, clock.now() - started);
-      return result;
-    };
-    const definition = definitionOf(spec.id, options.catalogue);
-    if (spec.is_enabled === false) {
-      results.push(
-        finish({ verdict: true, explanation: 'Check disabled.', skipped: true, timedOut: false, transformed: false }),
-      );
-      continue;
-    }
-    if (!definition) {
-      results.push(finish(errorResult(`unknown check id '${spec.id}'`, true, false)));
-      continue;
-    }
-    if (!definition.hooks.includes(current.hook)) {
-      const explanation = `Check ${definition.id} does not run at ${current.hook}.`;
-      results.push(finish({ verdict: true, explanation, skipped: true, timedOut: false, transformed: false }));
-      continue;
-    }
-    const prepared = prepareOnce(definition, spec.parameters);
-    if (!prepared.ok) {
-      const { message, param } = prepared.problem;
-      results.push(finish(errorResult(`invalid parameters${param ? ` (${param})` : ''}: ${message}`, true, false)));
-      continue;
-    }
-    const check = prepared.check;
-    const timeoutMs = Math.min(check.timeoutMs, options.maxTimeoutMs ?? Infinity);
-    const ahead = startedAhead?.get(index);
-    if (ahead) started = ahead.at;
-    const pending = ahead ? ahead.pending : settle(check, current, timeoutMs, timers);
-    if (check.readOnly && pending instanceof Promise) {
-      // The read-only checks right after this one judge the same body: they start now, so that
-      // several regexMatch checks of a request share one message to the regex worker.
-      startedAhead ??= new Map();
-      for (let next = index + 1; next < checks.length && !startedAhead.has(next); next++) {
-        const following = readyCheck(checks[next]!, current.hook, options.catalogue);
-        if (!following?.readOnly) break;
-        const limit = Math.min(following.timeoutMs, options.maxTimeoutMs ?? Infinity);
-        startedAhead.set(next, { at: clock.now(), pending: settle(following, current, limit, timers) });
+  return runChecksNow(checks, context, options);
+}
+
+/**
+ * `runChecks`, with the outcome itself (no promise) when every check judged without waiting, as
+ * the built-ins that need no network or regex worker do: a guarded request then runs its checks
+ * without a promise per guardrail.
+ */
+export function runChecksNow(
+  checks: readonly CheckSpec[],
+  context: GuardrailContext,
+  options: RunOptions = {},
+): RunOutcome | Promise<RunOutcome> {
+  return new CheckRun(checks, context, options).from(0);
+}
+
+/** One run of a guardrail's checks: the checks in order, waiting only on a check that waits. */
+class CheckRun {
+  private readonly clock: Clock;
+  private readonly timers: Timers;
+  private current: GuardrailContext;
+  private readonly results: CheckRunResult[] = [];
+  /** Made only when a read-only check that waits starts the ones after it (regexMatch on the worker). */
+  private startedAhead: Map<number, { at: number; pending: Settled | Promise<Settled> }> | null = null;
+
+  constructor(
+    private readonly checks: readonly CheckSpec[],
+    context: GuardrailContext,
+    private readonly options: RunOptions,
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.timers = options.timers ?? systemTimers;
+    this.current = context;
+  }
+
+  /** Runs the checks from `index` on; a promise only from the first check that waits. */
+  from(index: number): RunOutcome | Promise<RunOutcome> {
+    const { checks, options } = this;
+    for (; index < checks.length; index++) {
+      const spec = checks[index]!;
+      let started = this.clock.now();
+      const definition = definitionOf(spec.id, options.catalogue);
+      if (spec.is_enabled === false) {
+        this.push(spec, started, {
+          verdict: true,
+          explanation: 'Check disabled.',
+          skipped: true,
+          timedOut: false,
+          transformed: false,
+        });
+        continue;
       }
+      if (!definition) {
+        this.push(spec, started, errorResult(`unknown check id '${spec.id}'`, true, false));
+        continue;
+      }
+      if (!definition.hooks.includes(this.current.hook)) {
+        const explanation = `Check ${definition.id} does not run at ${this.current.hook}.`;
+        this.push(spec, started, { verdict: true, explanation, skipped: true, timedOut: false, transformed: false });
+        continue;
+      }
+      const prepared = prepareOnce(definition, spec.parameters);
+      if (!prepared.ok) {
+        const { message, param } = prepared.problem;
+        this.push(
+          spec,
+          started,
+          errorResult(`invalid parameters${param ? ` (${param})` : ''}: ${message}`, true, false),
+        );
+        continue;
+      }
+      const check = prepared.check;
+      const timeoutMs = Math.min(check.timeoutMs, options.maxTimeoutMs ?? Infinity);
+      const ahead = this.startedAhead?.get(index);
+      if (ahead) started = ahead.at;
+      const pending = ahead ? ahead.pending : this.settle(check, this.current, timeoutMs);
+      if (check.readOnly && pending instanceof Promise) this.startAhead(index);
+      if (pending instanceof Promise) {
+        const at = index;
+        const from = started;
+        return pending.then((settled) => {
+          this.judged(spec, from, check, timeoutMs, settled);
+          return this.from(at + 1);
+        });
+      }
+      this.judged(spec, started, check, timeoutMs, pending);
     }
-    const settled = pending instanceof Promise ? await pending : pending;
+    return this.outcome();
+  }
+
+  /**
+   * The read-only checks right after the one at `index` judge the same body: they start now, so
+   * that several regexMatch checks of a request share one message to the regex worker.
+   */
+  private startAhead(index: number): void {
+    const { checks, options } = this;
+    const startedAhead = (this.startedAhead ??= new Map());
+    for (let next = index + 1; next < checks.length && !startedAhead.has(next); next++) {
+      const following = readyCheck(checks[next]!, this.current.hook, options.catalogue);
+      if (!following?.readOnly) break;
+      const limit = Math.min(following.timeoutMs, options.maxTimeoutMs ?? Infinity);
+      startedAhead.set(next, { at: this.clock.now(), pending: this.settle(following, this.current, limit) });
+    }
+  }
+
+  private settle(check: PreparedCheck, context: GuardrailContext, timeoutMs: number): Settled | Promise<Settled> {
+    return settle(check, context, timeoutMs, this.timers, this.options.aborted);
+  }
+
+  /** The result of a check that judged (or could not). */
+  private judged(spec: CheckSpec, started: number, check: PreparedCheck, timeoutMs: number, settled: Settled): void {
     if (settled.kind === 'timeout') {
-      results.push(finish(errorResult(`timed out after ${timeoutMs} ms`, check.failOnError, true)));
-      continue;
+      this.push(spec, started, errorResult(`timed out after ${timeoutMs} ms`, check.failOnError, true));
+      return;
     }
     if (settled.kind === 'error') {
-      results.push(finish(errorResult(settled.message, check.failOnError, false)));
-      continue;
+      this.push(spec, started, errorResult(settled.message, check.failOnError, false));
+      return;
     }
     const { result } = settled;
-    const next = applyTransform(current, result.transformed);
-    results.push(
-      finish({
-        verdict: result.error !== undefined && check.failOnError ? false : result.verdict,
-        explanation: result.explanation,
-        data: result.data,
-        error: result.error,
-        skipped: false,
-        timedOut: false,
-        transformed: next !== current,
-      }),
-    );
-    current = next;
+    const next = applyTransform(this.current, result.transformed);
+    this.push(spec, started, {
+      verdict: result.error !== undefined && check.failOnError ? false : result.verdict,
+      explanation: result.explanation,
+      data: result.data,
+      error: result.error,
+      skipped: false,
+      timedOut: false,
+      transformed: next !== this.current,
+    });
+    this.current = next;
   }
-  let verdict = true;
-  let transformed = false;
-  for (const r of results) {
-    if (!r.skipped && !r.verdict) verdict = false;
-    if (r.transformed) transformed = true;
+
+  /** Built field by field: a spread per result showed in profiles of guarded requests. */
+  private push(spec: CheckSpec, started: number, rest: Omit<CheckRunResult, 'id' | 'name' | 'durationMs'>): void {
+    const result: CheckRunResult = { id: spec.id } as CheckRunResult;
+    if (spec.name !== undefined) result.name = spec.name;
+    result.verdict = rest.verdict;
+    result.explanation = rest.explanation;
+    if (rest.data !== undefined) result.data = rest.data;
+    if (rest.error !== undefined) result.error = rest.error;
+    result.skipped = rest.skipped;
+    result.timedOut = rest.timedOut;
+    result.transformed = rest.transformed;
+    result.durationMs = Math.max(0, this.clock.now() - started);
+    this.results.push(result);
   }
-  return {
-    verdict,
-    results,
-    transformed,
-    request: current.request.json,
-    ...(current.response?.json === undefined ? {} : { response: current.response.json }),
-  };
+
+  private outcome(): RunOutcome {
+    const { results, current } = this;
+    let verdict = true;
+    let transformed = false;
+    for (const r of results) {
+      if (!r.skipped && !r.verdict) verdict = false;
+      if (r.transformed) transformed = true;
+    }
+    const outcome: RunOutcome = { verdict, results, transformed, request: current.request.json };
+    if (current.response?.json !== undefined) outcome.response = current.response.json;
+    return outcome;
+  }
 }
 
 /** The check a spec stands for when it runs at this hook (enabled, known, valid), else null. */
@@ -233,9 +300,10 @@ function settle(
   context: GuardrailContext,
   timeoutMs: number,
   timers: Timers,
+  aborted: (() => boolean) | undefined,
 ): Settled | Promise<Settled> {
-  if (context.signal.aborted) return { kind: 'error', message: 'the request was aborted' };
-  const own = new CheckSignal(context.signal);
+  if (aborted ? aborted() : context.signal.aborted) return { kind: 'error', message: 'the request was aborted' };
+  const own = new CheckSignal(context);
   let returned: Promise<CheckResult> | CheckResult;
   try {
     returned = check.run(withSignal(context, own));
@@ -281,21 +349,27 @@ function race(
 
 /**
  * The check's own signal, made only when the check reads it (most never do): aborted with the
- * request's, and when the check is over.
+ * request's, and when the check is over. The request's signal is read only then too: it may be
+ * made on first read.
  */
 class CheckSignal {
   private controller: AbortController | null = null;
+  private request: AbortSignal | null = null;
+  private forward: (() => void) | null = null;
   private done = false;
-  private readonly forward = () => this.controller?.abort(this.request.reason);
 
-  constructor(private readonly request: AbortSignal) {}
+  constructor(private readonly context: GuardrailContext) {}
 
   get signal(): AbortSignal {
     if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.done) this.controller.abort(new Error('check finished'));
-      else if (this.request.aborted) this.controller.abort(this.request.reason);
-      else this.request.addEventListener('abort', this.forward, { once: true });
+      const controller = (this.controller = new AbortController());
+      const request = (this.request = this.context.signal);
+      if (this.done) controller.abort(new Error('check finished'));
+      else if (request.aborted) controller.abort(request.reason);
+      else {
+        this.forward = () => controller.abort(request.reason);
+        request.addEventListener('abort', this.forward, { once: true });
+      }
     }
     return this.controller.signal;
   }
@@ -303,7 +377,7 @@ class CheckSignal {
   finish(): void {
     this.done = true;
     if (!this.controller) return;
-    this.request.removeEventListener('abort', this.forward);
+    if (this.forward) this.request?.removeEventListener('abort', this.forward);
     if (!this.controller.signal.aborted) this.controller.abort(new Error('check finished'));
   }
 }
@@ -363,15 +437,55 @@ const isResult = (value: unknown): value is CheckResult =>
 
 function applyTransform(context: GuardrailContext, transformed: CheckResult['transformed']): GuardrailContext {
   if (!transformed) return context;
-  let next = context;
+  let request = context.request;
+  let response = context.response;
   if (transformed.request !== undefined && typeof transformed.request === 'object' && transformed.request !== null)
-    next = { ...next, request: { ...next.request, json: transformed.request } };
+    request = { json: transformed.request, headers: request.headers };
   if (
     transformed.response !== undefined &&
     typeof transformed.response === 'object' &&
     transformed.response !== null &&
-    next.response?.json !== undefined
+    response?.json !== undefined
   )
-    next = { ...next, response: { ...next.response, json: transformed.response } };
-  return next;
+    response = { ...response, json: transformed.response };
+  return request === context.request && response === context.response
+    ? context
+    : new ChangedContext(context, request, response);
+}
+
+/**
+ * A context whose bodies a check changed; everything else is read from the one it came from (a
+ * spread would lose what that one makes on first read, as the gateway's signal and headers).
+ */
+class ChangedContext implements GuardrailContext {
+  constructor(
+    private readonly base: GuardrailContext,
+    readonly request: GuardrailContext['request'],
+    readonly response: GuardrailContext['response'],
+  ) {}
+
+  get hook() {
+    return this.base.hook;
+  }
+  get endpoint() {
+    return this.base.endpoint;
+  }
+  get metadata() {
+    return this.base.metadata;
+  }
+  get model() {
+    return this.base.model;
+  }
+  get provider() {
+    return this.base.provider;
+  }
+  get signal() {
+    return this.base.signal;
+  }
+  get server() {
+    return this.base.server;
+  }
+  get texts() {
+    return this.base.texts;
+  }
 }

@@ -81,6 +81,9 @@ export function deniedBody(results: HookResultsView) {
 /** The extra event a stream carries with the verdict, before `data: [DONE]`. */
 export const verdictEvent = (results: HookResultsView) => `data: ${JSON.stringify({ hook_results: results })}\n\n`;
 
+/** `verdictEvent` of results already serialised (`resultsJson`): the same text. */
+export const verdictEventOf = (resultsJson: string) => `data: {"hook_results":${resultsJson}}\n\n`;
+
 /**
  * `JSON.stringify({ ...body, hook_results })` with the results already serialised: the same
  * text (the spread puts `hook_results` last unless the body has one of its own, whose place it

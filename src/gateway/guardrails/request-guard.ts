@@ -11,11 +11,18 @@ import type { Leaf } from '../routing/router.js';
 import {
   deniedBody,
   HOOKS_FAILED_STATUS,
-  verdictEvent,
+  verdictEventOf,
   withHookResults,
   withHookResultsAfter,
 } from './hook-results.js';
-import { GuardrailRun, headerRecord, unavailableGuardrails, type GuardrailFeedback } from './request-guardrails.js';
+import {
+  GuardrailRun,
+  headerRecord,
+  unavailableGuardrails,
+  type GuardrailFeedback,
+  type HookPass,
+  type LazySignal,
+} from './request-guardrails.js';
 import { createVerdictStream, holdStream } from './stream-guard.js';
 
 /** A feedback entry with the request it belongs to. */
@@ -75,6 +82,33 @@ export function waitingAnswerGuards(): number {
   return answerGuards.size;
 }
 
+/**
+ * A guarded request's abort: aborted when the client goes away, like an AbortController, but the
+ * controller and its signal are made only when a check reads the signal (a check that calls out,
+ * or a test); until then whether it was aborted is only a flag.
+ */
+export class RequestAbort implements LazySignal {
+  private controller: AbortController | null = null;
+  private abortedWith: { reason: unknown } | null = null;
+
+  get aborted(): boolean {
+    return this.controller ? this.controller.signal.aborted : this.abortedWith !== null;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortedWith) this.controller.abort(this.abortedWith.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason?: unknown): void {
+    if (this.controller) this.controller.abort(reason);
+    else this.abortedWith ??= { reason };
+  }
+}
+
 interface StartInput {
   route: GatewayRoute;
   organisationId: string;
@@ -85,8 +119,11 @@ interface StartInput {
   metadata: Readonly<Record<string, string>>;
   model: string | undefined;
   traceId: string;
-  /** The request's abort signal, made on first use: most requests run no guardrail and need none. */
-  signal: () => AbortSignal;
+  /**
+   * The request's abort signal, made when a check first reads it (most never do), and whether
+   * the request was aborted, asked without making it.
+   */
+  signal: () => LazySignal;
   /** The log record, which keeps the bodies as changed by checks (redaction visible in the log). */
   draft: RequestLogDraft;
   /** Bytes of each body the log keeps (0: none). */
@@ -121,17 +158,19 @@ export async function startGuardrails(deps: GatewayGuardrails, input: StartInput
     {
       clock: deps.clock,
       server: deps.server,
-      recordFeedback: (feedback) =>
-        deps.recordFeedback({
-          ...feedback,
-          organisationId: input.organisationId,
-          workspaceId: input.workspaceId,
-          apiKeyId: input.apiKeyId,
-        }),
+      recordFeedback: (feedback) => {
+        // Field by field: a spread of each entry showed in profiles of guarded requests.
+        const entry = feedback as FeedbackEntry;
+        entry.organisationId = input.organisationId;
+        entry.workspaceId = input.workspaceId;
+        entry.apiKeyId = input.apiKeyId;
+        deps.recordFeedback(entry);
+      },
     },
     {
       endpoint: input.route.endpointType,
-      headers: headerRecord(input.request.headers),
+      // Only some checks (jwt) read the headers: copied when one does.
+      headers: () => headerRecord(input.request.headers),
       metadata: input.metadata,
       model: input.model,
       traceId: input.traceId,
@@ -180,10 +219,17 @@ export class RequestGuard {
    * when denied. A changed body replaces the client's in the log, denied or not: what a check
    * redacted is not kept.
    */
-  async checkRequest(json: Record<string, unknown>): Promise<Record<string, unknown> | null> {
+  checkRequest(
+    json: Record<string, unknown>,
+  ): Record<string, unknown> | null | Promise<Record<string, unknown> | null> {
     this.requestBody = json;
     if (this.before.length === 0) return json;
-    const pass = await this.run.run('beforeRequestHook', this.before, { request: json });
+    // No promise when no check waits (the built-ins without network or the regex worker).
+    const pass = this.run.runNow('beforeRequestHook', this.before, { request: json });
+    return pass instanceof Promise ? pass.then((done) => this.checkedRequest(done)) : this.checkedRequest(pass);
+  }
+
+  private checkedRequest(pass: HookPass): Record<string, unknown> | null {
     if (pass.changed) this.logRequest(pass.request);
     if (pass.denied) return null;
     if (pass.changed) this.requestBody = pass.request as Record<string, unknown>;
@@ -306,9 +352,7 @@ export class RequestGuard {
     body: Record<string, unknown>,
     reply: GatewayReply,
   ): unknown {
-    const results = this.run.visible();
-    if (results.before_request_hooks.length + results.after_request_hooks.length === 0 && body === parsed)
-      return payload;
+    if (!this.run.anyVisible() && body === parsed) return payload;
     if (this.run.anyFailed()) reply.code(HOOKS_FAILED_STATUS);
     // The provider's bytes, unchanged, with the results after them: no second serialisation.
     if (body === parsed && Buffer.isBuffer(payload))
@@ -345,15 +389,15 @@ export class RequestGuard {
     const holds = after.some((g) => g.actions.deny && !g.actions.async);
     if (!holds) {
       if (this.run.anyFailed()) reply.code(HOOKS_FAILED_STATUS);
+      if (after.length === 0)
+        // Without an output guardrail nobody reads the text: events pass unparsed, and the
+        // verdict event is the results so far, serialised once for the stream and the log.
+        return stream.pipe(createVerdictStream(() => verdictEventOf(this.run.visibleJson()), { collectText: false }));
       return stream.pipe(
-        createVerdictStream(
-          async (text) => {
-            await judge(text);
-            return verdictEvent(this.run.visible());
-          },
-          // Without an output guardrail nobody reads the text: events pass unparsed.
-          { collectText: after.length > 0 },
-        ),
+        createVerdictStream(async (text) => {
+          await judge(text);
+          return verdictEventOf(this.run.visibleJson());
+        }),
       );
     }
     return this.holdStream(stream, reply, draft, judge);
@@ -380,7 +424,7 @@ export class RequestGuard {
     if (this.run.anyFailed()) reply.code(HOOKS_FAILED_STATUS);
     // Judged already: the events only pass, with the verdict before [DONE].
     return Readable.from([held.events]).pipe(
-      createVerdictStream(async () => verdictEvent(this.run.visible()), { collectText: false }),
+      createVerdictStream(() => verdictEventOf(this.run.visibleJson()), { collectText: false }),
     );
   }
 

@@ -1,9 +1,15 @@
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
-import { runChecks, type CheckRunResult, type RunOutcome } from '../../guardrails/run-checks.js';
+import {
+  runChecks,
+  runChecksNow,
+  type CheckRunResult,
+  type RunOptions,
+  type RunOutcome,
+} from '../../guardrails/run-checks.js';
 import type { ResolvedGuardrail } from '../../guardrails/store/index.js';
 import { createTextCache } from '../../guardrails/text/context-text.js';
-import type { GuardrailContext, GuardrailHook, GuardrailServerOptions } from '../../guardrails/types.js';
+import type { GuardrailContext, GuardrailHook, GuardrailServerOptions, TextCache } from '../../guardrails/types.js';
 import {
   verdictOf,
   type CheckResultView,
@@ -29,12 +35,19 @@ export interface GuardrailRunDeps {
 /** What every check of one request sees besides the bodies. */
 export interface RequestFacts {
   endpoint: GuardrailContext['endpoint'];
-  headers: Readonly<Record<string, string>>;
+  /** The request's headers as checks see them, or how to make them when a check first reads them (few do). */
+  headers: Readonly<Record<string, string>> | (() => Readonly<Record<string, string>>);
   metadata: Readonly<Record<string, string>>;
   model: string | undefined;
   traceId: string;
-  /** Aborted when the client goes away. */
-  signal: AbortSignal;
+  /** Aborted when the client goes away; or a holder that makes the signal when a check first reads it. */
+  signal: AbortSignal | LazySignal;
+}
+
+/** A request's abort signal made on first read, and whether the request was aborted, asked without making it. */
+export interface LazySignal {
+  readonly aborted: boolean;
+  readonly signal: AbortSignal;
 }
 
 export interface HookPass {
@@ -59,63 +72,121 @@ export class GuardrailRun {
   private readonly pending: Array<Promise<void>> = [];
   /** The visible results as JSON, with how many results it holds: the answer's and the log's text. */
   private serialised: { before: number; after: number; json: string } | null = null;
+  private headerRecord: Readonly<Record<string, string>> | null = null;
+  /** What every run of checks is given: the clock, and whether the request was aborted (the signal is not made to ask). */
+  private readonly options: RunOptions;
 
   constructor(
     private readonly deps: GuardrailRunDeps,
-    private readonly facts: RequestFacts,
-  ) {}
+    readonly facts: RequestFacts,
+  ) {
+    this.options = { clock: deps.clock, aborted: () => facts.signal.aborted };
+  }
 
   /** Runs guardrails at a hook point on the request (and the answer, after the provider). */
   async run(
     hook: GuardrailHook,
     guardrails: readonly ResolvedGuardrail[],
-    bodies: { request: unknown; response?: { json?: unknown; streamText?: string; status: number } },
+    bodies: HookBodies,
     provider?: string,
   ): Promise<HookPass> {
-    let request = bodies.request;
-    let response = bodies.response?.json;
-    let changed = false;
-    const into = hook === 'beforeRequestHook' ? this.before : this.after;
+    return this.runNow(hook, guardrails, bodies, provider);
+  }
+
+  /**
+   * `run`, with the pass itself (no promise) when no check waited: the built-in checks that need
+   * no network or regex worker judge at once.
+   */
+  runNow(
+    hook: GuardrailHook,
+    guardrails: readonly ResolvedGuardrail[],
+    bodies: HookBodies,
+    provider?: string,
+  ): HookPass | Promise<HookPass> {
     // The guardrails of this run read the same bodies: their texts are extracted once.
-    const texts = createTextCache();
-    for (const guardrail of guardrails) {
-      const context: GuardrailContext = {
-        hook,
-        endpoint: this.facts.endpoint,
-        request: { json: request, headers: this.facts.headers },
-        ...(bodies.response
-          ? {
-              response: {
-                ...(response !== undefined ? { json: response } : {}),
-                ...(bodies.response.streamText !== undefined ? { streamText: bodies.response.streamText } : {}),
-                status: bodies.response.status,
-              },
-            }
-          : {}),
-        metadata: this.facts.metadata,
-        model: this.facts.model,
-        provider,
-        signal: this.facts.signal,
-        server: this.deps.server,
-        texts,
-      };
+    const state: HookState = {
+      hook,
+      guardrails,
+      bodies,
+      provider,
+      request: bodies.request,
+      response: bodies.response?.json,
+      changed: false,
+      texts: createTextCache(),
+    };
+    // With an async guardrail at this hook, the order its result (and its feedback) takes among
+    // the others' is the one a turn per guardrail gives: kept as it was.
+    for (const guardrail of guardrails) if (guardrail.actions.async) return this.inTurns(state);
+    return this.from(state, 0);
+  }
+
+  /** The guardrails one after the other, each awaited (a hook with an async guardrail). */
+  private async inTurns(state: HookState): Promise<HookPass> {
+    const into = state.hook === 'beforeRequestHook' ? this.before : this.after;
+    for (const guardrail of state.guardrails) {
+      const context = new HookContext(this, state);
       if (guardrail.actions.async) {
-        this.pending.push(this.judge(guardrail, hook, context).then((view) => void into.push(view)));
+        this.pending.push(this.judge(guardrail, state.hook, context).then((view) => void into.push(view)));
         continue;
       }
       const started = this.deps.clock.now();
-      const outcome = await runChecks(guardrail.checks, context, { clock: this.deps.clock });
-      const view = this.view(guardrail, hook, outcome, started);
-      into.push(view);
-      this.feedback(guardrail, view);
-      if (outcome.transformed) {
-        changed = true;
-        request = outcome.request;
-        if (outcome.response !== undefined) response = outcome.response;
-      }
-      if (!view.verdict && guardrail.actions.deny) return { denied: true, request, response, changed };
+      const outcome = await runChecks(guardrail.checks, context, this.options);
+      const denied = this.judged(state, guardrail, outcome, started);
+      if (denied) return denied;
     }
-    return { denied: false, request, ...(response !== undefined ? { response } : {}), changed };
+    const { request, response, changed } = state;
+    return response !== undefined ? { denied: false, request, response, changed } : { denied: false, request, changed };
+  }
+
+  /** The guardrails (none async) from `index` on; a promise only from the first one whose checks wait. */
+  private from(state: HookState, index: number): HookPass | Promise<HookPass> {
+    const { guardrails } = state;
+    for (; index < guardrails.length; index++) {
+      const guardrail = guardrails[index]!;
+      const context = new HookContext(this, state);
+      const started = this.deps.clock.now();
+      const outcome = runChecksNow(guardrail.checks, context, this.options);
+      if (outcome instanceof Promise) {
+        const at = index;
+        return outcome.then((done) => this.judged(state, guardrail, done, started) ?? this.from(state, at + 1));
+      }
+      const denied = this.judged(state, guardrail, outcome, started);
+      if (denied) return denied;
+    }
+    const { request, response, changed } = state;
+    return response !== undefined ? { denied: false, request, response, changed } : { denied: false, request, changed };
+  }
+
+  /** Records one guardrail's outcome; the pass that ends the run when it denies, else null. */
+  private judged(state: HookState, guardrail: ResolvedGuardrail, outcome: RunOutcome, started: number) {
+    const view = this.view(guardrail, state.hook, outcome, started);
+    (state.hook === 'beforeRequestHook' ? this.before : this.after).push(view);
+    this.feedback(guardrail, view);
+    if (outcome.transformed) {
+      state.changed = true;
+      state.request = outcome.request;
+      if (outcome.response !== undefined) state.response = outcome.response;
+    }
+    if (!view.verdict && guardrail.actions.deny)
+      return { denied: true, request: state.request, response: state.response, changed: state.changed };
+    return null;
+  }
+
+  /** The request's headers as checks see them, made when a check first reads them. */
+  headers(): Readonly<Record<string, string>> {
+    const { headers } = this.facts;
+    if (typeof headers !== 'function') return headers;
+    return (this.headerRecord ??= headers());
+  }
+
+  get server(): GuardrailServerOptions {
+    return this.deps.server;
+  }
+
+  /** The request's abort signal (made on first read when the facts hold a lazy one). */
+  get signal(): AbortSignal {
+    const { signal } = this.facts;
+    return signal instanceof AbortSignal ? signal : signal.signal;
   }
 
   /** The results the client sees: async guardrails are left out (they only record). */
@@ -141,8 +212,16 @@ export class GuardrailRun {
 
   /** True when a guardrail the client sees failed (the answer then says 246). */
   anyFailed(): boolean {
-    const { before_request_hooks: before, after_request_hooks: after } = this.visible();
-    return [...before, ...after].some((r) => !r.verdict);
+    for (const r of this.before) if (!r.async && !r.verdict) return true;
+    for (const r of this.after) if (!r.async && !r.verdict) return true;
+    return false;
+  }
+
+  /** Whether the client sees any result (`visible()` is not empty). */
+  anyVisible(): boolean {
+    for (const r of this.before) if (!r.async) return true;
+    for (const r of this.after) if (!r.async) return true;
+    return false;
   }
 
   get ran(): boolean {
@@ -169,7 +248,7 @@ export class GuardrailRun {
 
   private async judge(guardrail: ResolvedGuardrail, hook: GuardrailHook, context: GuardrailContext) {
     const started = this.deps.clock.now();
-    const outcome = await runChecks(guardrail.checks, context, { clock: this.deps.clock });
+    const outcome = await runChecks(guardrail.checks, context, this.options);
     const view = this.view(guardrail, hook, outcome, started);
     this.feedback(guardrail, view);
     return view;
@@ -233,6 +312,79 @@ export class GuardrailRun {
         weight: feedback.weight,
         metadata,
       });
+  }
+}
+
+/** The bodies a hook run judges. */
+export interface HookBodies {
+  request: unknown;
+  response?: { json?: unknown; streamText?: string; status: number };
+}
+
+/** One hook run as it goes: the bodies as changed by the guardrails so far. */
+interface HookState {
+  hook: GuardrailHook;
+  guardrails: readonly ResolvedGuardrail[];
+  bodies: HookBodies;
+  provider: string | undefined;
+  request: unknown;
+  response: unknown;
+  changed: boolean;
+  texts: TextCache;
+}
+
+/** The request as one guardrail's checks see it: the headers are made when a check first reads them. */
+class HookRequest {
+  constructor(
+    readonly json: unknown,
+    private readonly run: GuardrailRun,
+  ) {}
+
+  get headers(): Readonly<Record<string, string>> {
+    return this.run.headers();
+  }
+}
+
+/**
+ * What one guardrail's checks see. A class with getters rather than an object literal: the
+ * request's signal and headers are made only when a check reads them (most never do).
+ */
+class HookContext implements GuardrailContext {
+  readonly hook: GuardrailHook;
+  readonly endpoint: GuardrailContext['endpoint'];
+  readonly request: GuardrailContext['request'];
+  readonly response: GuardrailContext['response'];
+  readonly metadata: GuardrailContext['metadata'];
+  readonly model: GuardrailContext['model'];
+  readonly provider: GuardrailContext['provider'];
+  readonly server: GuardrailContext['server'];
+  readonly texts: TextCache;
+
+  constructor(
+    private readonly run: GuardrailRun,
+    state: HookState,
+  ) {
+    const { facts } = run;
+    this.hook = state.hook;
+    this.endpoint = facts.endpoint;
+    this.request = new HookRequest(state.request, run);
+    const answer = state.bodies.response;
+    if (answer) {
+      const response: NonNullable<GuardrailContext['response']> = {};
+      if (state.response !== undefined) response.json = state.response;
+      if (answer.streamText !== undefined) response.streamText = answer.streamText;
+      response.status = answer.status;
+      this.response = response;
+    }
+    this.metadata = facts.metadata;
+    this.model = facts.model;
+    this.provider = state.provider;
+    this.server = run.server;
+    this.texts = state.texts;
+  }
+
+  get signal(): AbortSignal {
+    return this.run.signal;
   }
 }
 

@@ -45,7 +45,7 @@ export function eventText(data: string): string {
  * guardrail judges the text) events are only split and passed on: `verdict` gets ''.
  */
 export function createVerdictStream(
-  verdict: (text: string) => Promise<string | null>,
+  verdict: (text: string) => string | null | Promise<string | null>,
   options: { collectText?: boolean } = {},
 ): Transform {
   const collect = options.collectText ?? true;
@@ -69,23 +69,57 @@ export function createVerdictStream(
     }
     if (out.length > 0) stream.push(out);
   };
+  const end = (stream: Transform, event: string | null, callback: TransformCallback) => {
+    if (event) stream.push(event);
+    if (done) stream.push(done);
+    callback();
+  };
   return new Transform({
     transform(chunk: Buffer | string, _encoding, callback: TransformCallback) {
-      take(this, typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+      // Nothing to read in a chunk of whole events without the end marker: it passes as the bytes it is.
+      if (!collect && partial === '' && Buffer.isBuffer(chunk) && passesAsIs(chunk)) this.push(chunk);
+      else take(this, typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
       callback();
     },
     flush(callback: TransformCallback) {
       if (partial.trim().length > 0) take(this, '\n\n');
-      verdict(text).then(
-        (event) => {
-          if (event) this.push(event);
-          if (done) this.push(done);
-          callback();
-        },
+      let event: string | null | Promise<string | null>;
+      try {
+        event = verdict(text);
+      } catch (error) {
+        callback(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      if (!(event instanceof Promise)) return end(this, event, callback);
+      event.then(
+        (judged) => end(this, judged, callback),
         (error: unknown) => callback(error instanceof Error ? error : new Error(String(error))),
       );
     },
   });
+}
+
+const DONE = Buffer.from('[DONE]');
+const THREE_LINE_FEEDS = Buffer.from('\n\n\n');
+const LINE_FEED = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+
+/**
+ * Whether splitting `chunk` into events and joining them again (what `take` does) gives the
+ * chunk back: whole events separated by one blank line each (`\n\n`, no `\r`, no empty event),
+ * none of them the end marker.
+ */
+function passesAsIs(chunk: Buffer): boolean {
+  const length = chunk.length;
+  return (
+    length >= 2 &&
+    chunk[0] !== LINE_FEED &&
+    chunk[length - 1] === LINE_FEED &&
+    chunk[length - 2] === LINE_FEED &&
+    !chunk.includes(CARRIAGE_RETURN) &&
+    !chunk.includes(THREE_LINE_FEEDS) &&
+    !chunk.includes(DONE)
+  );
 }
 
 export interface HeldStream {

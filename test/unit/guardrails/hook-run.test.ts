@@ -153,6 +153,36 @@ describe('a hook run', () => {
     });
     expect(JSON.parse(withAsync.visibleJson()).after_request_hooks.map((r: { id: string }) => r.id)).toEqual(['out']);
   });
+
+  it('keeps the order of results and feedback around an async guardrail, and judges a hook without one at once', async () => {
+    const { run, recorded } = newRun();
+    await run.run(
+      'beforeRequestHook',
+      [
+        guardrail('async', [['default.contains', { words: ['x'], operator: 'none' }]], { async: true }),
+        guardrail('second', [['default.contains', { words: ['x'], operator: 'none' }]]),
+        guardrail('third', [['default.contains', { words: ['x'], operator: 'none' }]]),
+      ],
+      { request: chat('hello') },
+    );
+    await run.settled();
+    expect(run.before.map((r) => r.id)).toEqual(['second', 'async', 'third']);
+    expect(recorded).toHaveLength(3);
+
+    const sync = newRun().run;
+    const pass = sync.runNow(
+      'beforeRequestHook',
+      [
+        guardrail('first', [['default.contains', { words: ['x'], operator: 'none' }]]),
+        guardrail('denies', [['default.contains', { words: ['hello'], operator: 'none' }]], { deny: true }),
+        guardrail('never', [['default.contains', { words: ['x'], operator: 'none' }]]),
+      ],
+      { request: chat('hello') },
+    );
+    expect(pass).not.toBeInstanceOf(Promise);
+    expect(pass).toMatchObject({ denied: true, changed: false });
+    expect(sync.before.map((r) => r.id)).toEqual(['first', 'denies']);
+  });
 });
 
 describe('withHookResults', () => {
