@@ -109,7 +109,7 @@ describe('countCharacters', () => {
     );
     expect(result).toMatchObject({
       verdict: false,
-      explanation: 'The text has 3 characters, within 1–4. (inverted by not)',
+      explanation: 'The text has 3 characters, within 1 to 4. (inverted by not)',
       data: { count: 3, minCharacters: 1, maxCharacters: 4, not: true },
     });
     expect(Object.keys(result.data ?? {})).toEqual(['count', 'minCharacters', 'maxCharacters', 'not']);
