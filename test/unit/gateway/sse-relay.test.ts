@@ -61,6 +61,10 @@ describe("createSseReader: the provider's bytes", () => {
     expect(String(reader.read(Buffer.from(a + usageOnly + done)))).toBe(a + done);
     expect(reader.result.usage?.totalTokens).toBe(5);
     expect(reader.result.captured).toBe(a + done);
+    // Two in one chunk, one of them first; a chunk of nothing else forwards nothing.
+    const again = createSseReader({ dropUsageOnlyChunk: true, captureBytes: 0 });
+    expect(String(again.read(Buffer.from(usageOnly + a + usageOnly + a)))).toBe(a + a);
+    expect(again.read(Buffer.from(usageOnly))).toBeNull();
   });
 
   it('keeps a usage event that also carries choices, and forwards CRLF framing and comments unchanged', () => {
