@@ -22,7 +22,7 @@ describe('createSseReader', () => {
     const reader = createSseReader({ dropUsageOnlyChunk: false, captureBytes: 1000 });
     const text = event({ choices: [], usage });
     expect(reader.read(Buffer.from(text.slice(0, 20)))).toBeNull();
-    expect(reader.read(Buffer.from(text.slice(20)))).toBe(text);
+    expect(String(reader.read(Buffer.from(text.slice(20))))).toBe(text);
     expect(reader.result.usage?.totalTokens).toBe(5);
     expect(reader.result.captured).toBe(text);
   });
@@ -51,6 +51,63 @@ describe('createSseReader: characters cut at a chunk edge', () => {
   });
 });
 
+describe("createSseReader: the provider's bytes", () => {
+  const a = event({ choices: [{ delta: { content: 'a' } }], usage: null });
+  const usageOnly = event({ choices: [], usage });
+  const done = 'data: [DONE]\n\n';
+
+  it('drops only the usage-only event of a chunk, keeping the other events byte for byte', () => {
+    const reader = createSseReader({ dropUsageOnlyChunk: true, captureBytes: 1000 });
+    expect(String(reader.read(Buffer.from(a + usageOnly + done)))).toBe(a + done);
+    expect(reader.result.usage?.totalTokens).toBe(5);
+    expect(reader.result.captured).toBe(a + done);
+    // Two in one chunk, one of them first; a chunk of nothing else forwards nothing.
+    const again = createSseReader({ dropUsageOnlyChunk: true, captureBytes: 0 });
+    expect(String(again.read(Buffer.from(usageOnly + a + usageOnly + a)))).toBe(a + a);
+    expect(again.read(Buffer.from(usageOnly))).toBeNull();
+  });
+
+  it('keeps a usage event that also carries choices, and forwards CRLF framing and comments unchanged', () => {
+    const reader = createSseReader({ dropUsageOnlyChunk: true, captureBytes: 0 });
+    const last = `: keep-alive\r\nevent: chunk\r\ndata: ${JSON.stringify({ choices: [{ delta: {} }], usage })}\r\n\r\n`;
+    const text = `data: {"choices":[{"delta":{"content":"x"}}]}\r\n\r\n${last}data: [DONE]\r\n\r\n`;
+    expect(String(reader.read(Buffer.from(text)))).toBe(text);
+    expect(reader.result.usage?.totalTokens).toBe(5);
+  });
+
+  it('drops a CRLF-framed usage-only event whole', () => {
+    const reader = createSseReader({ dropUsageOnlyChunk: true, captureBytes: 0 });
+    const crlf = (s: string) => s.replace(/\n/g, '\r\n');
+    expect(String(reader.read(Buffer.from(crlf(a + usageOnly + done))))).toBe(crlf(a + done));
+    expect(reader.result.usage?.totalTokens).toBe(5);
+  });
+
+  it('finds event ends and usage cut at every byte between two or three chunks', () => {
+    const bytes = Buffer.from(a + usageOnly + done);
+    for (let i = 1; i < bytes.length; i += 7)
+      for (const j of [i + 1, i + 2, i + 50]) {
+        if (j >= bytes.length) continue;
+        const reader = createSseReader({ dropUsageOnlyChunk: true, captureBytes: 0 });
+        const parts = [bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)];
+        const out = parts.map((part) => reader.read(part)).filter((o) => o !== null);
+        expect(reader.end()).toBeNull();
+        expect(Buffer.concat(out).toString()).toBe(a + done);
+        expect(reader.result.usage?.totalTokens).toBe(5);
+      }
+  });
+
+  it('holds a partial event until its terminator, even one cut between chunks', () => {
+    const reader = createSseReader({ dropUsageOnlyChunk: false, captureBytes: 0 });
+    expect(reader.read(Buffer.from(a.slice(0, -1)))).toBeNull();
+    expect(String(reader.read(Buffer.from('\n')))).toBe(a);
+    expect(reader.read(Buffer.from('data: x\r'))).toBeNull();
+    expect(reader.read(Buffer.from('\n'))).toBeNull();
+    expect(reader.read(Buffer.from('\r'))).toBeNull();
+    expect(String(reader.read(Buffer.from('\ndata: y')))).toBe('data: x\r\n\r\n');
+    expect(reader.end()).toBe('data: y\n\n');
+  });
+});
+
 describe('relaySse', () => {
   it('sends what arrives in one turn as one chunk, byte for byte, and ends after the last event', async () => {
     const upstream = new PassThrough();
@@ -73,6 +130,34 @@ describe('relaySse', () => {
     expect(Buffer.concat(chunks).toString()).toBe(`${a}${b}data: [DONE]\n\n`);
     expect(chunks.length).toBeLessThan(4);
     expect(relay.result).toMatchObject({ model: 'm-2', usage: { totalTokens: 5 } });
+  });
+
+  it('pauses the provider while the client does not read, and goes on when it does', async () => {
+    const upstream = new PassThrough();
+    const relay = relaySse(upstream, {
+      dropUsageOnlyChunk: true,
+      captureBytes: 0,
+      onFirstChunk: () => undefined,
+      response: null,
+    });
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const one = event({ choices: [{ delta: { content: 'x'.repeat(1000) } }] });
+    let written = 0;
+    while (upstream.write(one)) {
+      written++;
+      await turn();
+      if (written > 1000) break;
+    }
+    // The client's side holds about its high-water mark, the provider's side its own: no more.
+    expect(written).toBeLessThan(200);
+    expect(upstream.isPaused()).toBe(true);
+    expect(relay.stream.readableLength).toBeLessThan(64 * 1024);
+    const chunks: Buffer[] = [];
+    relay.stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const ended = new Promise((resolve) => relay.stream.once('end', resolve));
+    upstream.end('data: [DONE]\n\n');
+    await ended;
+    expect(Buffer.concat(chunks).toString()).toBe(`${one.repeat(written + 1)}data: [DONE]\n\n`);
   });
 
   it('ends with an error event, not a broken half event, when the provider fails', async () => {
