@@ -108,15 +108,21 @@ describe("createSseReader: the provider's bytes", () => {
   });
 });
 
+/** A relay over a fresh provider stream, dropping the usage-only event, capturing nothing. */
+function relayOfNewStream() {
+  const upstream = new PassThrough();
+  const relay = relaySse(upstream, {
+    dropUsageOnlyChunk: true,
+    captureBytes: 0,
+    onFirstChunk: () => undefined,
+    response: null,
+  });
+  return { upstream, relay };
+}
+
 describe('relaySse', () => {
   it('sends what arrives in one turn as one chunk, byte for byte, and ends after the last event', async () => {
-    const upstream = new PassThrough();
-    const relay = relaySse(upstream, {
-      dropUsageOnlyChunk: true,
-      captureBytes: 0,
-      onFirstChunk: () => undefined,
-      response: null,
-    });
+    const { upstream, relay } = relayOfNewStream();
     const chunks: Buffer[] = [];
     relay.stream.on('data', (chunk: Buffer) => chunks.push(chunk));
     const ended = new Promise((resolve) => relay.stream.once('end', resolve));
@@ -133,13 +139,7 @@ describe('relaySse', () => {
   });
 
   it('pauses the provider while the client does not read, and goes on when it does', async () => {
-    const upstream = new PassThrough();
-    const relay = relaySse(upstream, {
-      dropUsageOnlyChunk: true,
-      captureBytes: 0,
-      onFirstChunk: () => undefined,
-      response: null,
-    });
+    const { upstream, relay } = relayOfNewStream();
     const turn = () => new Promise((resolve) => setImmediate(resolve));
     const one = event({ choices: [{ delta: { content: 'x'.repeat(1000) } }] });
     let written = 0;
@@ -161,13 +161,7 @@ describe('relaySse', () => {
   });
 
   it('ends with an error event, not a broken half event, when the provider fails', async () => {
-    const upstream = new PassThrough();
-    const relay = relaySse(upstream, {
-      dropUsageOnlyChunk: true,
-      captureBytes: 0,
-      onFirstChunk: () => undefined,
-      response: null,
-    });
+    const { upstream, relay } = relayOfNewStream();
     const chunks: Buffer[] = [];
     relay.stream.on('data', (chunk: Buffer) => chunks.push(chunk));
     const ended = new Promise((resolve) => relay.stream.once('end', resolve));
