@@ -21,6 +21,24 @@ export function lazy<T>(load: () => Promise<T>): () => Promise<T> {
   };
 }
 
+/** `lazy`, with the loaded value also at hand without a promise once a load has succeeded. */
+export interface LazyModule<T> {
+  (): Promise<T>;
+  /** The value once a load has succeeded; undefined before (and while a load is under way). */
+  loaded(): T | undefined;
+}
+
+/**
+ * A module imported on first use, for code on a hot path: `m.loaded() ?? (await m())` waits for
+ * the import the first time only, and awaits nothing once it is loaded. Like `lazy`, a failed
+ * import is not kept: the next call imports again.
+ */
+export function lazyModule<T>(load: () => Promise<T>): LazyModule<T> {
+  let value: T | undefined;
+  const get = lazy(async () => (value = await load()));
+  return Object.assign(get, { loaded: () => value });
+}
+
 /** An object whose every property is a method returning a promise: a service. */
 export type AsyncService<T> = {
   [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => Promise<R> : never;

@@ -1,4 +1,5 @@
-import { errors, type ProtectedHeaderParameters } from 'jose';
+import type { ProtectedHeaderParameters } from 'jose';
+import { jose } from './jose.js';
 import { JwksUnavailableError } from './jwks-cache.js';
 import type { JwtSettings } from './settings.js';
 
@@ -60,6 +61,9 @@ export function describeVerifyError(
       reason: 'jwks_unavailable',
       message: `The token could not be checked: ${error.message}. Try again shortly.`,
     };
+  // An error of jose's comes from a loaded jose: without it, the error is none of these.
+  const errors = jose.loaded()?.errors;
+  if (!errors) return null;
   if (error instanceof errors.JWKInvalid)
     return {
       reason: 'jwks_unavailable',

@@ -1,6 +1,8 @@
-import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import type * as Jose from 'jose';
+import type { JSONWebKeySet, JWTVerifyGetKey } from 'jose';
 import { describeFetchError, guardedFetch } from '../../guardrails/net/guarded-fetch.js';
 import type { Clock } from '../../lib/clock.js';
+import { jose } from './jose.js';
 
 /** The key set could not be fetched (or is not one) and no earlier copy is at hand. */
 export class JwksUnavailableError extends Error {
@@ -73,7 +75,7 @@ export function createJwksCache(deps: {
         const document = await fetchJwks(url).catch((error: unknown) => {
           throw new JwksUnavailableError(`the JWKS could not be fetched: ${describeFetchError(error)}`);
         });
-        entry.keys = localSet(document);
+        entry.keys = localSet(jose.loaded() ?? (await jose()), document);
         entry.fetchedAt = deps.clock.now();
       } finally {
         entry.inflight = null;
@@ -106,7 +108,9 @@ export function createJwksCache(deps: {
         try {
           return await keys(header, token);
         } catch (error) {
-          if (!(error instanceof errors.JWKSNoMatchingKey)) throw error;
+          // An error of the key set's comes from a loaded jose.
+          const noMatchingKey = jose.loaded()?.errors.JWKSNoMatchingKey;
+          if (!noMatchingKey || !(error instanceof noMatchingKey)) throw error;
           if (deps.clock.now() - entry.attemptedAt < JWKS_REFRESH_COOLDOWN_MS) throw error;
           // The IdP may have rotated its keys since we fetched them.
           await refresh(url, entry);
@@ -124,7 +128,7 @@ export function createJwksCache(deps: {
 
 export type JwksCache = ReturnType<typeof createJwksCache>;
 
-function localSet(document: unknown): JWTVerifyGetKey {
+function localSet({ createLocalJWKSet }: typeof Jose, document: unknown): JWTVerifyGetKey {
   const keys = (document as { keys?: unknown } | null)?.keys;
   if (!Array.isArray(keys)) throw new JwksUnavailableError('the JWKS is not a JSON Web Key Set (no "keys" array)');
   if (keys.length > MAX_KEYS) throw new JwksUnavailableError(`the JWKS holds more than ${MAX_KEYS} keys`);

@@ -1,4 +1,4 @@
-import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
+import type { JWTPayload, ProtectedHeaderParameters } from 'jose';
 import type { Clock } from '../../lib/clock.js';
 import { isUuid } from '../../lib/ids.js';
 import type { JwtSettingsRepository } from '../../storage/repositories/jwt-settings.js';
@@ -10,6 +10,7 @@ import { jwtCallerId } from './caller-id.js';
 import { isClaimProblem, readIdentity, type TokenIdentity } from './claims.js';
 import { describeVerifyError, quote, type JwtFailure, type JwtFailureReason } from './failures.js';
 import type { JwksCache } from './jwks-cache.js';
+import { jose } from './jose.js';
 import { parseStoredSettings, type JwtSettings } from './settings.js';
 
 export type JwtResult = { ok: true; principal: Principal } | JwtFailure;
@@ -107,6 +108,7 @@ export function createJwtAuthenticator(deps: {
   }
 
   async function authenticate(token: string): Promise<JwtResult> {
+    const { decodeJwt, decodeProtectedHeader, jwtVerify } = jose.loaded() ?? (await jose());
     let header: ProtectedHeaderParameters;
     let unverified: JWTPayload;
     try {

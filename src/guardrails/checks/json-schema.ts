@@ -1,15 +1,32 @@
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type * as AjvModule from 'ajv';
+import type { Ajv, ValidateFunction } from 'ajv';
+import type AddFormatsModule from 'ajv-formats';
 import { z } from 'zod';
 import { defineCheck, notFlag, verdictOf } from '../define-check.js';
 import { currentText } from '../text/context-text.js';
 import { jsonInText } from '../text/json-in-text.js';
 
-const addFormats = addFormatsModule.default;
+const require = createRequire(import.meta.url);
+let ajv: Ajv | undefined;
+
+/**
+ * ajv with the ajv-formats formats, loaded when a jsonSchema check's schema is first compiled
+ * (saved, or first run), not at start: most servers never run the check (~0.65 MB of heap).
+ * Synchronous (both are CommonJS), so validating a guardrail and running the check stay so.
+ */
+function compiler(): Ajv {
+  if (!ajv) {
+    const { Ajv: AjvClass } = require('ajv') as typeof AjvModule;
+    const addFormats = (require('ajv-formats') as typeof AddFormatsModule).default;
+    const instance = new AjvClass({ allErrors: true, strict: false });
+    addFormats(instance);
+    ajv = instance;
+  }
+  return ajv;
+}
 
 /** ajv compiles a schema into code: compile each schema once and keep the most recent ones. */
-const ajv = new Ajv({ allErrors: true, strict: false });
-addFormats(ajv);
 const compiled = new Map<string, ValidateFunction>();
 const MAX_COMPILED = 256;
 
@@ -17,7 +34,7 @@ function validatorFor(schema: Record<string, unknown>): ValidateFunction {
   const key = JSON.stringify(schema);
   const hit = compiled.get(key);
   if (hit) return hit;
-  const validate = ajv.compile(schema);
+  const validate = compiler().compile(schema);
   if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
   compiled.set(key, validate);
   return validate;

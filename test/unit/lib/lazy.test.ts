@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lazy, lazyService } from '../../../src/lib/lazy.js';
+import { lazy, lazyModule, lazyService } from '../../../src/lib/lazy.js';
 
 describe('lazy', () => {
   it('loads on the first call only, and every call gets the same value', async () => {
@@ -21,6 +21,34 @@ describe('lazy', () => {
     });
     await expect(get()).rejects.toThrow('cannot load');
     expect(await get()).toBe('loaded');
+    expect(loads).toBe(2);
+  });
+});
+
+describe('lazyModule', () => {
+  it('has nothing loaded before the first call, and the loaded value at hand after it', async () => {
+    let loads = 0;
+    const mod = lazyModule(async () => ({ n: ++loads }));
+    expect(mod.loaded()).toBeUndefined();
+    const pending = mod();
+    expect(mod.loaded()).toBeUndefined(); // still loading
+    const value = await pending;
+    expect(mod.loaded()).toBe(value);
+    expect(await mod()).toBe(value);
+    expect(loads).toBe(1);
+  });
+
+  it('keeps nothing of a failed load: loaded() stays undefined and the next call loads again', async () => {
+    let loads = 0;
+    const mod = lazyModule(async () => {
+      loads += 1;
+      if (loads === 1) throw new Error('cannot import');
+      return 'module';
+    });
+    await expect(mod()).rejects.toThrow('cannot import');
+    expect(mod.loaded()).toBeUndefined();
+    expect(await mod()).toBe('module');
+    expect(mod.loaded()).toBe('module');
     expect(loads).toBe(2);
   });
 });
