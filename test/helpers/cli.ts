@@ -15,8 +15,13 @@ export interface CliResult {
 
 /** Runs the built `svcgw` CLI to completion (npm test builds dist/ first). */
 export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return runNode([CLI, ...args], env);
+}
+
+/** Runs `node` with these arguments to completion, from the repository's root. */
+export function runNode(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, args, {
       cwd: REPO_ROOT,
       env: { ...cleanEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

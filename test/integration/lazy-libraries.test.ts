@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runNode } from '../helpers/cli.js';
 
 const BUILD_APP = fileURLToPath(new URL('../../dist/src/server/build-app.js', import.meta.url));
 
@@ -30,20 +30,10 @@ const cjs = Object.keys(createRequire(import.meta.url).cache).filter((p) => PATT
 process.stdout.write(JSON.stringify([...seen, ...cjs]));
 `;
 
-function loadedByImport(): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD, BUILD_APP], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve(JSON.parse(stdout) as string[]) : reject(new Error(`exit ${code}: ${stderr}`)),
-    );
-  });
+async function loadedByImport(): Promise<string[]> {
+  const { code, stdout, stderr } = await runNode(['--input-type=module', '-e', CHILD, BUILD_APP]);
+  if (code !== 0) throw new Error(`exit ${code}: ${stderr}`);
+  return JSON.parse(stdout) as string[];
 }
 
 describe('libraries loaded on first use', () => {
