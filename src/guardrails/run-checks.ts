@@ -382,43 +382,9 @@ class CheckSignal {
   }
 }
 
-/**
- * The context a check sees: the runner's, with the check's own signal made on first read. A
- * class rather than a copy with a getter defined on it, which cost more than most checks.
- */
-class CheckContext implements GuardrailContext {
-  readonly hook: GuardrailContext['hook'];
-  readonly endpoint: GuardrailContext['endpoint'];
-  readonly request: GuardrailContext['request'];
-  readonly response: GuardrailContext['response'];
-  readonly metadata: GuardrailContext['metadata'];
-  readonly model: GuardrailContext['model'];
-  readonly provider: GuardrailContext['provider'];
-  readonly server: GuardrailContext['server'];
-  readonly texts: GuardrailContext['texts'];
-
-  readonly #own: CheckSignal;
-
-  constructor(context: GuardrailContext, own: CheckSignal) {
-    this.#own = own;
-    this.hook = context.hook;
-    this.endpoint = context.endpoint;
-    this.request = context.request;
-    this.response = context.response;
-    this.metadata = context.metadata;
-    this.model = context.model;
-    this.provider = context.provider;
-    this.server = context.server;
-    this.texts = context.texts;
-  }
-
-  get signal(): AbortSignal {
-    return this.#own.signal;
-  }
-}
-
+/** The context a check sees: the runner's, with the check's own signal made on first read. */
 function withSignal(context: GuardrailContext, own: CheckSignal): GuardrailContext {
-  return new CheckContext(context, own);
+  return new DerivedContext(context, context.request, context.response, own);
 }
 
 const settledOf = (result: unknown): Settled =>
@@ -450,18 +416,21 @@ function applyTransform(context: GuardrailContext, transformed: CheckResult['tra
     response = { ...response, json: transformed.response };
   return request === context.request && response === context.response
     ? context
-    : new ChangedContext(context, request, response);
+    : new DerivedContext(context, request, response, null);
 }
 
 /**
- * A context whose bodies a check changed; everything else is read from the one it came from (a
- * spread would lose what that one makes on first read, as the gateway's signal and headers).
+ * A context derived from another: its own bodies (as a check changed them) and, while a check
+ * runs, that check's own signal; everything else is read from the one it came from. A class
+ * rather than a spread (which would lose what that one makes on first read, as the gateway's
+ * signal and headers) or a copy with a getter defined on it (which cost more than most checks).
  */
-class ChangedContext implements GuardrailContext {
+class DerivedContext implements GuardrailContext {
   constructor(
     private readonly base: GuardrailContext,
     readonly request: GuardrailContext['request'],
     readonly response: GuardrailContext['response'],
+    private readonly own: CheckSignal | null,
   ) {}
 
   get hook() {
@@ -479,8 +448,8 @@ class ChangedContext implements GuardrailContext {
   get provider() {
     return this.base.provider;
   }
-  get signal() {
-    return this.base.signal;
+  get signal(): AbortSignal {
+    return this.own ? this.own.signal : this.base.signal;
   }
   get server() {
     return this.base.server;
