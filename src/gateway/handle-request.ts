@@ -16,11 +16,11 @@ import type { GatewayReply, GatewayRequest, GatewayRoute } from './exchange.js';
 import { readGatewayHeaders, type GatewayHeaders } from './gateway-headers.js';
 import {
   GuardrailDenial,
-  RequestAbort,
   startGuardrails,
   type GatewayGuardrails,
   type RequestGuard,
 } from './guardrails/request-guard.js';
+import { RequestAbort } from './guardrails/request-abort.js';
 import { hasModelLimits, limitAllows } from './model-access.js';
 import { chooseByModel, modelMayRoute } from './model-route.js';
 import { withModelSniffer } from './model-sniffer.js';

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { RequestAbort } from '../../../src/gateway/guardrails/request-guard.js';
+import { RequestAbort } from '../../../src/gateway/guardrails/request-abort.js';
 import { GuardrailRun } from '../../../src/gateway/guardrails/request-guardrails.js';
 import { createVerdictStream } from '../../../src/gateway/guardrails/stream-guard.js';
 import { runChecksNow } from '../../../src/guardrails/run-checks.js';
