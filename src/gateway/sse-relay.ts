@@ -235,11 +235,52 @@ class SseEventReader implements SseReader {
 }
 
 export interface SseRelay {
-  /** The client's stream. */
+  /** The client's stream (`holdDoneForVerdict` takes it). */
   readonly stream: Readable;
   readonly result: SseRelayResult;
   /** Ends the client's stream with an error event (never a clean `[DONE]`) after an upstream failure. */
   fail(error: { message: string; type: string; code: string }): void;
+}
+
+const DONE = Buffer.from('[DONE]');
+/** Where a relay's client stream keeps the step that takes a verdict event (holdDoneForVerdict). */
+const VERDICT_SLOT = Symbol('svcgw.sseVerdict');
+type VerdictSlot = (verdict: () => string) => boolean;
+
+/**
+ * Asks the relay whose client stream is `stream` to send `verdict()`'s event at the end, before
+ * the provider's `data: [DONE]` (held back until then), as `createVerdictStream` does without a
+ * stream of its own in between. False when `stream` is not a relay's, or when the relay has
+ * already read from the provider (a `[DONE]` may have gone): the caller then pipes instead.
+ */
+export function holdDoneForVerdict(stream: Readable, verdict: () => string): boolean {
+  const slot = (stream as Readable & { [VERDICT_SLOT]?: VerdictSlot })[VERDICT_SLOT];
+  return slot !== undefined && slot(verdict);
+}
+
+/** Whether an event's text (with or without its terminator) is the end marker. */
+const isDoneEvent = (event: string) => dataOf(event.trimEnd()) === '[DONE]';
+
+/**
+ * `events` (whole events) less its `data: [DONE]` events, each held by `hold` (the last one is
+ * what is sent, as the pass-through verdict stream does); the bytes as they are when it has none.
+ */
+function withoutDone(events: Buffer, hold: (event: Buffer) => void): Buffer | null {
+  let kept: Buffer[] | null = null;
+  let from = 0;
+  for (let at = events.indexOf(DONE); at >= 0; ) {
+    const { start, textEnd, end } = eventAround(events, at);
+    if (dataOf(events.toString('utf8', start, textEnd)) === '[DONE]') {
+      kept ??= [];
+      if (start > from) kept.push(events.subarray(from, start));
+      hold(events.subarray(start, end));
+      from = end;
+    }
+    at = events.indexOf(DONE, Math.max(end, at + DONE.length));
+  }
+  if (kept === null) return events;
+  if (from < events.length) kept.push(events.subarray(from));
+  return kept.length === 0 ? null : kept.length === 1 ? kept[0]! : Buffer.concat(kept);
 }
 
 /**
@@ -259,6 +300,12 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
   let first = true;
   let done = false;
   let flushing = false;
+  /** The verdict event to send before the end marker (guardrails), and the end marker held for it. */
+  let verdict: (() => string) | null = null;
+  let heldDone: Buffer | string | null = null;
+  const holdDone = (event: Buffer | string) => {
+    heldDone = event;
+  };
 
   const out = new Readable({
     read: () => {
@@ -292,7 +339,8 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
       first = false;
       options.onFirstChunk();
     }
-    const forward = reader.read(chunk);
+    let forward = reader.read(chunk);
+    if (forward !== null && verdict !== null) forward = withoutDone(forward, holdDone);
     if (forward === null || done) return;
     pending.push(forward);
     if (!flushing) {
@@ -305,9 +353,27 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
   const finish = (last: string | null) => {
     done = true;
     sendPending();
-    if (last !== null) out.push(last);
+    if (last !== null && verdict !== null && isDoneEvent(last)) holdDone(last);
+    else if (last !== null) out.push(last);
+    if (verdict !== null) {
+      let event: string;
+      try {
+        event = verdict();
+      } catch (error) {
+        out.destroy(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      out.push(event);
+      if (heldDone !== null) out.push(heldDone);
+    }
     out.push(null);
   };
+  const slot: VerdictSlot = (judge) => {
+    if (!first || verdict !== null) return false;
+    verdict = judge;
+    return true;
+  };
+  Object.defineProperty(out, VERDICT_SLOT, { value: slot });
 
   const onEnd = () => {
     if (!done) finish(reader.end());

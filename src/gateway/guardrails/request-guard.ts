@@ -23,6 +23,7 @@ import {
   type HookPass,
   type LazySignal,
 } from './request-guardrails.js';
+import { holdDoneForVerdict } from '../sse-relay.js';
 import { createVerdictStream, holdStream } from './stream-guard.js';
 
 /** A feedback entry with the request it belongs to. */
@@ -362,10 +363,14 @@ export class RequestGuard {
     const holds = after.some((g) => g.actions.deny && !g.actions.async);
     if (!holds) {
       if (this.run.anyFailed()) reply.code(HOOKS_FAILED_STATUS);
-      if (after.length === 0)
+      if (after.length === 0) {
         // Without an output guardrail nobody reads the text: events pass unparsed, and the
-        // verdict event is the results so far, serialised once for the stream and the log.
-        return stream.pipe(createVerdictStream(() => verdictEventOf(this.run.visibleJson()), { collectText: false }));
+        // verdict event is the results so far, serialised once for the stream and the log. A
+        // relayed stream sends it itself, without a stream in between.
+        const verdict = () => verdictEventOf(this.run.visibleJson());
+        if (holdDoneForVerdict(stream, verdict)) return stream;
+        return stream.pipe(createVerdictStream(verdict, { collectText: false }));
+      }
       return stream.pipe(
         createVerdictStream(async (text) => {
           await judge(text);

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createSseReader, relaySse } from '../../../src/gateway/sse-relay.js';
+import { createSseReader, holdDoneForVerdict, relaySse } from '../../../src/gateway/sse-relay.js';
 
 const event = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
 const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
@@ -173,5 +173,52 @@ describe('relaySse', () => {
     expect(Buffer.concat(chunks).toString()).toBe(
       `${a}data: {"error":{"message":"boom","type":"api_error","code":"UPSTREAM_STREAM_ERROR","param":null}}\n\n`,
     );
+  });
+});
+
+describe('relaySse: a verdict event before the end marker (holdDoneForVerdict)', () => {
+  const verdict = 'data: {"hook_results":{"before_request_hooks":[],"after_request_hooks":[]}}\n\n';
+
+  async function relayed(write: (upstream: PassThrough) => Promise<void> | void) {
+    const { upstream, relay } = relayOfNewStream();
+    const asked = holdDoneForVerdict(relay.stream, () => verdict);
+    const chunks: Buffer[] = [];
+    relay.stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const ended = new Promise((resolve) => relay.stream.once('end', resolve));
+    await write(upstream);
+    await ended;
+    return { asked, text: Buffer.concat(chunks).toString() };
+  }
+
+  it('sends the verdict just before [DONE], the other events byte for byte, whether [DONE] comes alone or with them', async () => {
+    const a = event({ choices: [{ delta: { content: 'say [DONE] twice' } }] });
+    const b = 'data: {"choices":[{"delta":{"content":"b"}}]}\r\n\r\n';
+    const together = await relayed((upstream) => void upstream.end(`${a}${b}data: [DONE]\r\n\r\n`));
+    expect(together).toEqual({ asked: true, text: `${a}${b}${verdict}data: [DONE]\r\n\r\n` });
+    const alone = await relayed(async (upstream) => {
+      upstream.write(a);
+      await new Promise((resolve) => setImmediate(resolve));
+      upstream.write('data: [DONE]\n\n');
+      await new Promise((resolve) => setImmediate(resolve));
+      upstream.end();
+    });
+    expect(alone.text).toBe(`${a}${verdict}data: [DONE]\n\n`);
+  });
+
+  it('sends the verdict last when the stream has no [DONE], and before an unterminated one', async () => {
+    const a = event({ choices: [{ delta: { content: 'a' } }] });
+    expect((await relayed((upstream) => void upstream.end(a))).text).toBe(`${a}${verdict}`);
+    expect((await relayed((upstream) => void upstream.end(`${a}data: [DONE]`))).text).toBe(
+      `${a}${verdict}data: [DONE]\n\n`,
+    );
+  });
+
+  it('refuses once the relay has read from the provider, and refuses a stream that is not a relay', async () => {
+    const { upstream, relay } = relayOfNewStream();
+    upstream.write(event({ choices: [{ delta: { content: 'a' } }] }));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(holdDoneForVerdict(relay.stream, () => verdict)).toBe(false);
+    expect(holdDoneForVerdict(new PassThrough(), () => verdict)).toBe(false);
+    upstream.destroy();
   });
 });
