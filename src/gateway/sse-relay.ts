@@ -268,7 +268,7 @@ const isDoneEvent = (event: string) => dataOf(event.trimEnd()) === '[DONE]';
 function withoutDone(events: Buffer, hold: (event: Buffer) => void): Buffer | null {
   let kept: Buffer[] | null = null;
   let from = 0;
-  for (let at = events.indexOf(DONE); at >= 0; ) {
+  for (let at = events.indexOf(DONE); at >= 0;) {
     const { start, textEnd, end } = eventAround(events, at);
     if (dataOf(events.toString('utf8', start, textEnd)) === '[DONE]') {
       kept ??= [];
