@@ -158,7 +158,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
       if (selected) draft.configId = selected.id;
       let guard: RequestGuard | null = null;
       if (deps.guardrails) {
-        guard = trail.guard = await startGuardrails(deps.guardrails, {
+        const started = startGuardrails(deps.guardrails, {
           route,
           organisationId: principal.organisationId,
           workspaceId,
@@ -177,6 +177,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
           draft,
           capture,
         });
+        guard = trail.guard = started instanceof Promise ? await started : started;
         if (guard && json) {
           const checking = guard.checkRequest(json);
           const checked = checking instanceof Promise ? await checking : checking;

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
-import type { GuardrailLookup, ResolvedGuardrail } from '../../guardrails/store/index.js';
+import type { GuardrailLookup, RequestGuardrails, ResolvedGuardrail } from '../../guardrails/store/index.js';
 import type { GuardrailServerOptions } from '../../guardrails/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
@@ -110,12 +110,20 @@ interface StartInput {
  * apply. A reference to a guardrail that is gone refuses the request; so does a route whose
  * body cannot be inspected (it would otherwise pass unguarded).
  */
-export async function startGuardrails(deps: GatewayGuardrails, input: StartInput): Promise<RequestGuard | null> {
-  const found = await deps.lookup.forRequest({
+export function startGuardrails(
+  deps: GatewayGuardrails,
+  input: StartInput,
+): RequestGuard | null | Promise<RequestGuard | null> {
+  const found = deps.lookup.forRequest({
     organisationId: input.organisationId,
     workspaceId: input.workspaceId,
     ...(input.config ? { node: input.config } : {}),
   });
+  // Without a promise when the lookup answered from memory (most requests).
+  return found instanceof Promise ? found.then((loaded) => guardOf(deps, input, loaded)) : guardOf(deps, input, found);
+}
+
+function guardOf(deps: GatewayGuardrails, input: StartInput, found: RequestGuardrails): RequestGuard | null {
   if (found.missing.length > 0) throw unavailableGuardrails(found.missing);
   const targetsHaveTheirOwn = input.config ? hasNestedGuardrails(input.config) : false;
   if (found.before.length === 0 && found.after.length === 0 && !targetsHaveTheirOwn) return null;

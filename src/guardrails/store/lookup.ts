@@ -45,6 +45,7 @@ export interface GuardrailLookup {
   /**
    * The guardrails of one request in a workspace: the workspace defaults first, then those of
    * `node` (the config node the request runs, with whatever it inherits already merged in).
+   * Without a promise when nothing has to be loaded (cached workspace defaults, inline guardrails).
    */
   forRequest(input: {
     organisationId: string;
@@ -52,10 +53,21 @@ export interface GuardrailLookup {
     node?: GuardrailFields;
     /** False for a config target's own guardrails (the workspace defaults ran at the request's start). */
     withWorkspaceDefaults?: boolean;
-  }): Promise<RequestGuardrails>;
+  }): RequestGuardrails | Promise<RequestGuardrails>;
   /** Forgets everything cached; called after any change to guardrails or workspace defaults. */
   invalidate(): void;
 }
+
+/** A cached load, with its result once it has one (read without a promise). */
+interface Cached<T> {
+  at: number;
+  value: Promise<T>;
+  loaded: boolean;
+  result: T | undefined;
+}
+
+/** No guardrails (only read). */
+const NO_USES: NodeGuardrails = { before: [], after: [] };
 
 interface Stored {
   row: GuardrailRow;
@@ -74,22 +86,37 @@ export function createGuardrailLookup(deps: {
   ttlMs?: number;
 }): GuardrailLookup {
   const ttl = deps.ttlMs ?? 30_000;
-  const stored = new Map<string, { at: number; value: Promise<Stored | null> }>();
-  const defaults = new Map<string, { at: number; value: Promise<NodeGuardrails> }>();
+  const stored = new Map<string, Cached<Stored | null>>();
+  const defaults = new Map<string, Cached<NodeGuardrails>>();
 
-  function cached<T>(
-    map: Map<string, { at: number; value: Promise<T> }>,
-    key: string,
-    load: () => Promise<T>,
-  ): Promise<T> {
+  function cachedEntry<T>(map: Map<string, Cached<T>>, key: string, load: () => Promise<T>): Cached<T> {
     const now = deps.clock.now();
     const hit = map.get(key);
-    if (hit && now - hit.at < ttl) return hit.value;
+    if (hit && now - hit.at < ttl) return hit;
     const value = load();
-    map.set(key, { at: now, value });
-    // A failed load is not remembered.
-    value.catch(() => map.get(key)?.value === value && map.delete(key));
-    return value;
+    const entry: Cached<T> = { at: now, value, loaded: false, result: undefined };
+    map.set(key, entry);
+    value.then(
+      (result) => {
+        entry.loaded = true;
+        entry.result = result;
+      },
+      // A failed load is not remembered.
+      () => map.get(key) === entry && map.delete(key),
+    );
+    return entry;
+  }
+
+  const cached = <T>(map: Map<string, Cached<T>>, key: string, load: () => Promise<T>): Promise<T> =>
+    cachedEntry(map, key, load).value;
+
+  /** The workspace's default guardrails, without a promise once they are loaded. */
+  function workspaceDefaults(workspaceId: string): NodeGuardrails | Promise<NodeGuardrails> {
+    const entry = cachedEntry(defaults, workspaceId, async () => {
+      const row = await deps.workspaces.findById(workspaceId);
+      return parseWorkspaceDefaults(row?.defaults ?? null);
+    });
+    return entry.loaded ? (entry.result as NodeGuardrails) : entry.value;
   }
 
   async function loadStored(
@@ -149,32 +176,47 @@ export function createGuardrailLookup(deps: {
     return out;
   }
 
+  function forUses(
+    organisationId: string,
+    workspaceId: string,
+    workspace: NodeGuardrails,
+    node: GuardrailFields | undefined,
+  ): RequestGuardrails | Promise<RequestGuardrails> {
+    const own = node ? guardrailUsesOf(node) : NO_USES;
+    // Inline guardrails only (most requests): nothing to load, so no promise at all.
+    if (allInline(workspace.before, workspace.after, own.before, own.after))
+      return {
+        before: [...inlineGuardrails(workspace.before, 'workspace_defaults.'), ...inlineGuardrails(own.before, '')],
+        after: [...inlineGuardrails(workspace.after, 'workspace_defaults.'), ...inlineGuardrails(own.after, '')],
+        missing: [],
+      };
+    return withStored(organisationId, workspaceId, workspace, own);
+  }
+
+  async function withStored(
+    organisationId: string,
+    workspaceId: string,
+    workspace: NodeGuardrails,
+    own: NodeGuardrails,
+  ): Promise<RequestGuardrails> {
+    const missing: RequestGuardrails['missing'] = [];
+    const before = [
+      ...(await resolve(organisationId, workspaceId, workspace.before, 'workspace_defaults.', missing)),
+      ...(await resolve(organisationId, workspaceId, own.before, '', missing)),
+    ];
+    const after = [
+      ...(await resolve(organisationId, workspaceId, workspace.after, 'workspace_defaults.', missing)),
+      ...(await resolve(organisationId, workspaceId, own.after, '', missing)),
+    ];
+    return { before, after, missing };
+  }
+
   return {
-    async forRequest({ organisationId, workspaceId, node, withWorkspaceDefaults = true }) {
-      const workspace = withWorkspaceDefaults
-        ? await cached(defaults, workspaceId, async () => {
-            const row = await deps.workspaces.findById(workspaceId);
-            return parseWorkspaceDefaults(row?.defaults ?? null);
-          })
-        : { before: [], after: [] };
-      const own = node ? guardrailUsesOf(node) : { before: [], after: [] };
-      // Inline guardrails only (most requests): nothing to load, so no promise per list.
-      if (allInline(workspace.before, workspace.after, own.before, own.after))
-        return {
-          before: [...inlineGuardrails(workspace.before, 'workspace_defaults.'), ...inlineGuardrails(own.before, '')],
-          after: [...inlineGuardrails(workspace.after, 'workspace_defaults.'), ...inlineGuardrails(own.after, '')],
-          missing: [],
-        };
-      const missing: RequestGuardrails['missing'] = [];
-      const before = [
-        ...(await resolve(organisationId, workspaceId, workspace.before, 'workspace_defaults.', missing)),
-        ...(await resolve(organisationId, workspaceId, own.before, '', missing)),
-      ];
-      const after = [
-        ...(await resolve(organisationId, workspaceId, workspace.after, 'workspace_defaults.', missing)),
-        ...(await resolve(organisationId, workspaceId, own.after, '', missing)),
-      ];
-      return { before, after, missing };
+    forRequest({ organisationId, workspaceId, node, withWorkspaceDefaults = true }) {
+      const workspace = withWorkspaceDefaults ? workspaceDefaults(workspaceId) : NO_USES;
+      if (workspace instanceof Promise)
+        return workspace.then((loaded) => forUses(organisationId, workspaceId, loaded, node));
+      return forUses(organisationId, workspaceId, workspace, node);
     },
     invalidate() {
       stored.clear();

@@ -49,3 +49,54 @@ describe('the lookup with inline guardrails only', () => {
     expect(found.before.map((g) => g.source)).toEqual(['input_guardrails[0]']);
   });
 });
+
+describe('the lookup answering from memory', () => {
+  it('answers without a promise once the workspace defaults are loaded, and loads them again after invalidate', async () => {
+    let loads = 0;
+    let defaults: string | null = JSON.stringify({ input_guardrails: [{ 'default.wordCount': { maxWords: 5 } }] });
+    const workspaces = {
+      findById: async () => {
+        loads++;
+        return { defaults };
+      },
+    } as unknown as WorkspaceRepository;
+    const lookup = createGuardrailLookup({
+      guardrails: {} as GuardrailRepository,
+      workspaces,
+      clock,
+    });
+    const first = lookup.forRequest({ organisationId: 'o', workspaceId: 'w', node });
+    expect(first).toBeInstanceOf(Promise);
+    expect((await first).before.map((g) => g.source)).toEqual([
+      'workspace_defaults.input_guardrails[0]',
+      'input_guardrails[0]',
+    ]);
+    const second = lookup.forRequest({ organisationId: 'o', workspaceId: 'w', node });
+    expect(second).not.toBeInstanceOf(Promise);
+    expect(second).toEqual(await first);
+    expect(loads).toBe(1);
+    defaults = null;
+    lookup.invalidate();
+    const third = await lookup.forRequest({ organisationId: 'o', workspaceId: 'w', node });
+    expect(third.before.map((g) => g.source)).toEqual(['input_guardrails[0]']);
+    expect(loads).toBe(2);
+  });
+
+  it('does not remember a load that failed', async () => {
+    let fail = true;
+    const workspaces = {
+      findById: async () => {
+        if (fail) throw new Error('database away');
+        return { defaults: null };
+      },
+    } as unknown as WorkspaceRepository;
+    const lookup = createGuardrailLookup({ guardrails: {} as GuardrailRepository, workspaces, clock });
+    await expect(lookup.forRequest({ organisationId: 'o', workspaceId: 'w' })).rejects.toThrow('database away');
+    fail = false;
+    await expect(lookup.forRequest({ organisationId: 'o', workspaceId: 'w' })).resolves.toEqual({
+      before: [],
+      after: [],
+      missing: [],
+    });
+  });
+});
