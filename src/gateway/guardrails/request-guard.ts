@@ -8,6 +8,7 @@ import type { GatewayConfig } from '../config/schema.js';
 import type { GatewayReply, GatewayRequest, GatewayRoute } from '../exchange.js';
 import type { RequestLogDraft } from '../request-log-draft.js';
 import type { Leaf } from '../routing/router.js';
+import { holdDoneForVerdict } from '../sse-relay.js';
 import {
   deniedBody,
   HOOKS_FAILED_STATUS,
@@ -23,7 +24,6 @@ import {
   type HookPass,
   type LazySignal,
 } from './request-guardrails.js';
-import { holdDoneForVerdict } from '../sse-relay.js';
 import { createVerdictStream, holdStream } from './stream-guard.js';
 
 /** A feedback entry with the request it belongs to. */
