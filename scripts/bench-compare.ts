@@ -81,6 +81,7 @@ interface Build {
   label: string;
   child: BenchChild;
   key: string;
+  dataDir: string;
 }
 
 interface Window {
@@ -101,7 +102,7 @@ async function startBuild(label: string, root: string, env: Record<string, strin
   });
   const key = await createWorkspaceKey(child.url, adminKey);
   await enableLimits(child.url, adminKey);
-  return { label, child, key };
+  return { label, child, key, dataDir };
 }
 
 async function measure(build: Build, mockUrl: string, kind: Kind, via: Via, warm: number): Promise<Window> {
@@ -168,7 +169,10 @@ async function main(): Promise<void> {
       const gone = [mock, ...builds.map((b) => b.child)].find((c) => !c.alive());
       if (gone) throw new Error(`${gone.name} exited; its last output:\n${gone.output()}`);
     }
-    for (const build of builds) await build.child.stop();
+    for (const build of builds) {
+      await build.child.stop();
+      rmSync(build.dataDir, { recursive: true, force: true });
+    }
     process.stdout.write(`round ${round + 1} of ${rounds} done\n`);
   }
   const lines = paths.map(({ kind, via }, p) => {
