@@ -115,8 +115,8 @@ function modelIn(chunk: Buffer): string | null {
   return null;
 }
 
-/** The `data:` lines of one event's text, joined as SSE defines (a single `data:` line is read without splitting). */
-function dataOf(event: string): string {
+/** The `data:` payload of one event's text, its lines joined as SSE defines ('' when it has none; a single `data:` line is read without splitting). */
+export function eventData(event: string): string {
   if (event.startsWith('data:') && event.indexOf('\n') < 0) return event.slice(event.charAt(5) === ' ' ? 6 : 5);
   return event
     .split(/\r?\n/)
@@ -191,30 +191,18 @@ class SseEventReader implements SseReader {
 
   /** Whole events: the usage of those that carry an object read, a usage-only one dropped when asked. */
   private readEvents(events: Buffer): Buffer | null {
-    let kept: Buffer[] | null = null; // pieces of `events` left once an event is dropped
-    let from = 0; // where the piece not yet kept starts
-    for (let at = nextUsageObject(events, 0); at >= 0;) {
-      const { start, textEnd, end } = eventAround(events, at);
-      if (this.inspect(events.toString('utf8', start, textEnd)) === '') {
-        kept ??= [];
-        if (start > from) kept.push(events.subarray(from, start));
-        from = end;
-      }
-      at = nextUsageObject(events, end);
-    }
-    let out = events;
-    if (kept !== null) {
-      if (from < events.length) kept.push(events.subarray(from));
-      if (kept.length === 0) return null;
-      out = kept.length === 1 ? kept[0]! : Buffer.concat(kept);
-    }
-    if (this.result.captured.length < this.captureBytes) this.keep(out.toString('utf8'));
+    const out = withoutEvents(
+      events,
+      (from) => nextUsageObject(events, from),
+      (start, textEnd) => this.inspect(events.toString('utf8', start, textEnd)) === '',
+    );
+    if (out !== null && this.result.captured.length < this.captureBytes) this.keep(out.toString('utf8'));
     return out;
   }
 
   /** Returns the event's text to forward, or '' to drop it. */
   private inspect(event: string): string {
-    const data = dataOf(event);
+    const data = eventData(event);
     if (data !== '[DONE]' && HAS_USAGE.test(data)) {
       try {
         const parsed = JSON.parse(data) as { choices?: unknown[] };
@@ -259,24 +247,28 @@ export function holdDoneForVerdict(stream: Readable, verdict: () => string): boo
 }
 
 /** Whether an event's text (with or without its terminator) is the end marker. */
-const isDoneEvent = (event: string) => dataOf(event.trimEnd()) === '[DONE]';
+const isDoneEvent = (event: string) => eventData(event.trimEnd()) === '[DONE]';
 
 /**
- * `events` (whole events) less its `data: [DONE]` events, each held by `hold` (the last one is
- * what is sent, as the pass-through verdict stream does); the bytes as they are when it has none.
+ * `events` (whole events) less those that `drop` (given where each starts, where its text ends
+ * and where its terminator ends) removes, each found from an offset by `next`: the same Buffer
+ * when none is removed, null when none is left.
  */
-function withoutDone(events: Buffer, hold: (event: Buffer) => void): Buffer | null {
-  let kept: Buffer[] | null = null;
-  let from = 0;
-  for (let at = events.indexOf(DONE); at >= 0;) {
+function withoutEvents(
+  events: Buffer,
+  next: (from: number) => number,
+  drop: (start: number, textEnd: number, end: number) => boolean,
+): Buffer | null {
+  let kept: Buffer[] | null = null; // pieces of `events` left once an event is dropped
+  let from = 0; // where the piece not yet kept starts
+  for (let at = next(0); at >= 0;) {
     const { start, textEnd, end } = eventAround(events, at);
-    if (dataOf(events.toString('utf8', start, textEnd)) === '[DONE]') {
+    if (drop(start, textEnd, end)) {
       kept ??= [];
       if (start > from) kept.push(events.subarray(from, start));
-      hold(events.subarray(start, end));
       from = end;
     }
-    at = events.indexOf(DONE, Math.max(end, at + DONE.length));
+    at = next(Math.max(end, at + 1));
   }
   if (kept === null) return events;
   if (from < events.length) kept.push(events.subarray(from));
@@ -303,9 +295,6 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
   /** The verdict event to send before the end marker (guardrails), and the end marker held for it. */
   let verdict: (() => string) | null = null;
   let heldDone: Buffer | string | null = null;
-  const holdDone = (event: Buffer | string) => {
-    heldDone = event;
-  };
 
   const out = new Readable({
     read: () => {
@@ -340,7 +329,19 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
       options.onFirstChunk();
     }
     let forward = reader.read(chunk);
-    if (forward !== null && verdict !== null) forward = withoutDone(forward, holdDone);
+    if (forward !== null && verdict !== null) {
+      // Each `data: [DONE]` is held back until the verdict has gone (the last one is sent).
+      const events = forward;
+      forward = withoutEvents(
+        events,
+        (from) => events.indexOf(DONE, from),
+        (start, textEnd, end) => {
+          if (eventData(events.toString('utf8', start, textEnd)) !== '[DONE]') return false;
+          heldDone = events.subarray(start, end);
+          return true;
+        },
+      );
+    }
     if (forward === null || done) return;
     pending.push(forward);
     if (!flushing) {
@@ -353,7 +354,7 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
   const finish = (last: string | null) => {
     done = true;
     sendPending();
-    if (last !== null && verdict !== null && isDoneEvent(last)) holdDone(last);
+    if (last !== null && verdict !== null && isDoneEvent(last)) heldDone = last;
     else if (last !== null) out.push(last);
     if (verdict !== null) {
       let event: string;

@@ -1,17 +1,7 @@
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { eventData } from '../sse-relay.js';
 
 const EVENT_END = /\r?\n\r?\n/;
-
-/** The `data:` payload of one server-sent event ('' when it has none). */
-export function eventData(event: string): string {
-  let data = '';
-  for (const line of event.split(/\r?\n/)) {
-    if (!line.startsWith('data:')) continue;
-    const value = line.slice(line.charAt(5) === ' ' ? 6 : 5);
-    data = data === '' ? value : `${data}\n${value}`;
-  }
-  return data;
-}
 
 /**
  * The text an OpenAI-format stream event adds to the answer: chat deltas, completion text, and
