@@ -9,8 +9,21 @@ const URL_IN_TEXT = /\bhttps?:\/\/[^\s<>"'`)\]}]+/gi;
 const MAX_URLS = 10;
 const PER_URL_TIMEOUT_MS = 3_000;
 
+/** Sentence punctuation after a URL is not part of it. */
+const TRAILING_PUNCTUATION = new Set(['.', ',', ';', ':', '!', '?']);
+
+/**
+ * The URL without the punctuation that ends it. A loop, not `/[.,;:!?]+$/`: that pattern tries
+ * every start in a run of dots and reads to the run's end from each, quadratic in the run.
+ */
+function withoutTrailingPunctuation(url: string): string {
+  let end = url.length;
+  while (end > 0 && TRAILING_PUNCTUATION.has(url[end - 1]!)) end--;
+  return url.slice(0, end);
+}
+
 export const urlsIn = (text: string) =>
-  [...new Set([...text.matchAll(URL_IN_TEXT)].map((m) => m[0].replace(/[.,;:!?]+$/, '')))].slice(0, MAX_URLS);
+  [...new Set([...text.matchAll(URL_IN_TEXT)].map((m) => withoutTrailingPunctuation(m[0])))].slice(0, MAX_URLS);
 
 async function reachable(raw: string, onlyDNS: boolean, context: GuardrailContext): Promise<boolean> {
   try {
