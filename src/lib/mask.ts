@@ -1,3 +1,5 @@
+import { replaceAtSchemes } from './url-authority.js';
+
 /**
  * Shapes for values that may be secrets, so that messages and logs can point at them without
  * repeating them: a key pasted into the wrong header must not come back in the error about it.
@@ -27,8 +29,8 @@ export function nameOrMasked(value: string): string {
 }
 
 /** `scheme://user:password@` → `scheme://***@`, wherever URLs appear in the text. */
-const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^/\s?#]*@/gi;
+const URL_USERINFO = /([a-z][a-z0-9+.-]*:\/\/)[^/\s?#]*@/iy;
 
 export function withoutUrlCredentials(text: string): string {
-  return text.includes('@') ? text.replace(URL_USERINFO, '$1***@') : text;
+  return text.includes('@') ? replaceAtSchemes(text, URL_USERINFO, (m) => `${m[1]}***@`) : text;
 }

@@ -1,3 +1,5 @@
+import { replaceAtSchemes } from './url-authority.js';
+
 /**
  * What is stored for people to read later (audit records, logs) passes through
  * `redactSecrets` first: values under secret-looking names become `[REDACTED]`, at any depth.
@@ -47,9 +49,9 @@ export function isSecretField(name: string, extra: readonly string[] = []): bool
 }
 
 /** `scheme://user:password@host` keeps its user and loses its password. */
-const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/[^/?#@\s:]*):[^/?#@\s]*@/gi;
+const URL_USERINFO = /([a-z][a-z0-9+.-]*:\/\/[^/?#@\s:]*):[^/?#@\s]*@/iy;
 export const redactUrlPassword = (text: string): string =>
-  text.includes('@') ? text.replace(URL_USERINFO, `$1:${REDACTED}@`) : text;
+  text.includes('@') ? replaceAtSchemes(text, URL_USERINFO, (m) => `${m[1]}:${REDACTED}@`) : text;
 
 type Slot = { parent: Record<string, unknown> | unknown[]; at: string | number; value: unknown };
 
