@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { backoffDelay, retryAfterMs } from '../../src/gateway/routing/backoff.js';
-import { matchesQuery } from '../../src/gateway/routing/conditions.js';
+import { firstMatch, type ConditionFacts } from '../../src/gateway/routing/conditions.js';
+import type { ConditionQuery } from '../../src/gateway/config/schema.js';
+
+/** Whether one condition with this query is the one that matches. */
+const matchesQuery = async (query: ConditionQuery, facts: ConditionFacts) =>
+  (await firstMatch([{ query, then: 'x' }], facts)) !== undefined;
 
 const facts = {
   metadata: { tier: 'pro', retries: '3', region: 'eu-west-1' },
@@ -29,13 +34,55 @@ describe('condition queries', () => {
     [{ $or: [{ 'metadata.tier': 'free' }, { 'params.model': 'gpt-4o' }] }, true],
     [{ $or: [{ 'metadata.tier': 'free' }, { 'params.model': 'o3' }] }, false],
     [{ 'metadata.tier': 'pro', 'params.model': 'o3' }, false],
-  ])('%j → %s', (query, expected) => {
-    expect(matchesQuery(query as never, facts)).toBe(expected);
+  ])('%j → %s', async (query, expected) => {
+    expect(await matchesQuery(query as never, facts)).toBe(expected);
   });
 
-  it('matches nothing on params when the request has no JSON body', () => {
-    expect(matchesQuery({ 'params.model': { $ne: 'x' } }, { metadata: null, params: null })).toBe(true);
-    expect(matchesQuery({ 'params.model': 'x' }, { metadata: null, params: null })).toBe(false);
+  it('matches nothing on params when the request has no JSON body', async () => {
+    expect(await matchesQuery({ 'params.model': { $ne: 'x' } }, { metadata: null, params: null })).toBe(true);
+    expect(await matchesQuery({ 'params.model': 'x' }, { metadata: null, params: null })).toBe(false);
+  });
+
+  it('answers at once without patterns, or with patterns whose work is bounded', () => {
+    const conditions = [
+      { query: { 'metadata.tier': 'free' }, then: 'a' },
+      { query: { 'metadata.region': { $regex: '^eu-' } }, then: 'b' },
+    ];
+    expect(firstMatch(conditions, facts)).toEqual(conditions[1]);
+  });
+
+  it('tests other patterns on the regex worker, in the order the conditions are written', async () => {
+    const conditions = [
+      { query: { 'params.model': { $regex: '^(o3|claude)' } }, then: 'a' },
+      { query: { $or: [{ 'metadata.tier': 'free' }, { 'params.model': { $regex: '^gpt-(4o|5)$' } }] }, then: 'b' },
+      { query: { 'params.model': { $regex: '(gpt|o)' } }, then: 'c' },
+    ];
+    const answer = firstMatch(conditions, facts);
+    expect(answer).toBeInstanceOf(Promise);
+    expect(await answer).toEqual(conditions[1]);
+  });
+
+  // A client's inline config chooses both the pattern and the text it runs on.
+  it('does not hold the event loop for a pattern that backtracks: past its time limit it does not match', async () => {
+    const runaway = { 'params.user': { $regex: '^(a+)+$' } };
+    const answer = firstMatch(
+      [
+        { query: runaway, then: 'a' },
+        { query: { 'params.user': { $regex: '^a' } }, then: 'b' },
+      ],
+      {
+        metadata: null,
+        params: { user: `${'a'.repeat(40)}!` },
+      },
+    );
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 5);
+    try {
+      expect((await answer)?.then).toBe('b');
+    } finally {
+      clearInterval(ticking);
+    }
+    expect(turns).toBeGreaterThan(0); // the event loop ran while the worker was busy
   });
 });
 

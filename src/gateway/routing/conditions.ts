@@ -1,3 +1,4 @@
+import { testAtOnce, testWithin } from '../../guardrails/safe-regex.js';
 import type { ConditionQuery } from '../config/schema.js';
 
 /** What a condition can look at: the request's metadata and its body's parameters. */
@@ -6,18 +7,69 @@ export interface ConditionFacts {
   params: Readonly<Record<string, unknown>> | null;
 }
 
+/** The answers of a query's `$regex` tests: by pattern, then by the text tested. */
+type RegexAnswers = ReadonlyMap<string, ReadonlyMap<string, boolean>>;
+const NO_REGEX_TESTS: RegexAnswers = new Map();
+
+/**
+ * The first condition whose query matches, or undefined. Its `$regex` patterns come from
+ * configs, inline ones from the client itself, and the texts from the request: a pattern that
+ * backtracks (`(a+)+$`) must not hold the event loop, so those whose work is not bounded run
+ * on the regex worker with its time limit (as guardrails' regexMatch does), and the answer is a
+ * promise then. A test that fails there, or runs past the limit, does not match.
+ */
+export function firstMatch<C extends { query: ConditionQuery }>(
+  conditions: readonly C[],
+  facts: ConditionFacts,
+): C | undefined | Promise<C | undefined> {
+  const tests: Array<[string, string]> = [];
+  for (const condition of conditions) regexTestsOf(condition.query, facts, tests);
+  if (tests.length === 0) return conditions.find((condition) => matchesQuery(condition.query, facts, NO_REGEX_TESTS));
+  const answers = new Map<string, Map<string, boolean>>();
+  const waiting: Promise<void>[] = [];
+  for (const [source, text] of tests) {
+    let byText = answers.get(source);
+    if (!byText) answers.set(source, (byText = new Map<string, boolean>()));
+    if (byText.has(text)) continue;
+    const now = testAtOnce(source, text);
+    byText.set(text, now ?? false);
+    if (now === undefined)
+      waiting.push(
+        testWithin(source, text).then(
+          (matched) => void byText.set(text, matched),
+          () => undefined, // the worker logged why
+        ),
+      );
+  }
+  const pick = () => conditions.find((condition) => matchesQuery(condition.query, facts, answers));
+  return waiting.length === 0 ? pick() : Promise.all(waiting).then(pick);
+}
+
+/** Every `$regex` test `query` can make on these facts, as [pattern, text]. */
+function regexTestsOf(query: ConditionQuery, facts: ConditionFacts, into: Array<[string, string]>): void {
+  for (const [key, expected] of Object.entries(query)) {
+    if (key === '$and' || key === '$or') {
+      for (const sub of expected as ConditionQuery[]) regexTestsOf(sub, facts, into);
+    } else if (expected !== null && typeof expected === 'object' && '$regex' in expected) {
+      const actual = fieldValue(key, facts);
+      if (typeof actual === 'string') into.push([(expected as { $regex: string }).$regex, actual]);
+    }
+  }
+}
+
 /**
  * Whether a conditional-routing query matches: every key must hold. `metadata.x` and
  * `params.x` (dotted paths reach nested fields) compare by equality or by operators; `$and`
  * and `$or` combine sub-queries. A missing field matches only `$ne`, `$nin` and `{$eq: null}`.
+ * `$regex` reads its answer from `regex` (see `firstMatch`).
  */
-export function matchesQuery(query: ConditionQuery, facts: ConditionFacts): boolean {
+function matchesQuery(query: ConditionQuery, facts: ConditionFacts, regex: RegexAnswers): boolean {
   for (const [key, expected] of Object.entries(query)) {
     if (key === '$and') {
-      if (!(expected as ConditionQuery[]).every((sub) => matchesQuery(sub, facts))) return false;
+      if (!(expected as ConditionQuery[]).every((sub) => matchesQuery(sub, facts, regex))) return false;
     } else if (key === '$or') {
-      if (!(expected as ConditionQuery[]).some((sub) => matchesQuery(sub, facts))) return false;
-    } else if (!matchesField(fieldValue(key, facts), expected)) {
+      if (!(expected as ConditionQuery[]).some((sub) => matchesQuery(sub, facts, regex))) return false;
+    } else if (!matchesField(fieldValue(key, facts), expected, regex)) {
       return false;
     }
   }
@@ -35,10 +87,10 @@ function fieldValue(key: string, facts: ConditionFacts): unknown {
   return value;
 }
 
-function matchesField(actual: unknown, expected: unknown): boolean {
+function matchesField(actual: unknown, expected: unknown, regex: RegexAnswers): boolean {
   if (expected === null || typeof expected !== 'object') return same(actual, expected);
   for (const [op, operand] of Object.entries(expected as Record<string, unknown>)) {
-    if (!applies(op, actual, operand)) return false;
+    if (!applies(op, actual, operand, regex)) return false;
   }
   return true;
 }
@@ -64,9 +116,7 @@ function compare(actual: unknown, operand: unknown): number | null {
   return null;
 }
 
-const regexCache = new Map<string, RegExp>();
-
-function applies(op: string, actual: unknown, operand: unknown): boolean {
+function applies(op: string, actual: unknown, operand: unknown, regex: RegexAnswers): boolean {
   switch (op) {
     case '$eq':
       return same(actual, operand);
@@ -84,15 +134,8 @@ function applies(op: string, actual: unknown, operand: unknown): boolean {
       return (operand as unknown[]).some((item) => same(actual, item));
     case '$nin':
       return !(operand as unknown[]).some((item) => same(actual, item));
-    case '$regex': {
-      if (typeof actual !== 'string') return false;
-      let re = regexCache.get(operand as string);
-      if (!re) {
-        re = new RegExp(operand as string);
-        if (regexCache.size < 1000) regexCache.set(operand as string, re);
-      }
-      return re.test(actual);
-    }
+    case '$regex':
+      return typeof actual === 'string' && regex.get(operand as string)?.get(actual) === true;
     default:
       return false;
   }

@@ -3,7 +3,7 @@ import { GUARDRAIL_FIELDS } from '../../guardrails/store/index.js';
 import { AppError } from '../../lib/errors.js';
 import type { ConfigTarget, GatewayConfig } from '../config/schema.js';
 import { backoffDelay, MAX_RETRY_AFTER_MS } from './backoff.js';
-import { matchesQuery, type ConditionFacts } from './conditions.js';
+import { firstMatch, type ConditionFacts } from './conditions.js';
 
 /** What a leaf inherits from the nodes above it: the nearest setting wins, override_params merge. */
 export interface LeafSettings {
@@ -160,13 +160,26 @@ function runPlan<R>(
       pick = pickWeighted(targets, hooks.random);
       break;
     case 'conditional': {
-      const matched = strategy.conditions?.find((condition) => matchesQuery(condition.query, facts));
-      const name = matched?.then ?? strategy.default;
-      pick = targets.findIndex((target) => target.name === name);
+      const matched = firstMatch(strategy.conditions ?? [], facts);
+      if (matched instanceof Promise)
+        return matched.then((condition) =>
+          runPlan(children[conditionalPick(strategy, targets, condition)]!, facts, hooks, attempts),
+        );
+      pick = conditionalPick(strategy, targets, matched);
       break;
     }
   }
   return runPlan(children[pick]!, facts, hooks, attempts);
+}
+
+/** The child a conditional node goes to: the matched condition's target, else its default. */
+function conditionalPick(
+  strategy: Strategy,
+  targets: readonly ConfigTarget[],
+  matched: { then: string } | undefined,
+): number {
+  const name = matched?.then ?? strategy.default;
+  return targets.findIndex((target) => target.name === name);
 }
 
 /** Tries the children in order until one answers with a status that does not move on (or the client has gone). */
