@@ -62,15 +62,21 @@ export const collectionWithChildren = collectionObject.extend({
   ),
 });
 
-/** The reference API's label name rule: not `latest`, `default` or a number, no `@` or spaces. */
-export const LABEL_NAME = /^(?!latest$)(?!default$)(?!\d+$)[a-zA-Z0-9_-]*[^@\s]?[a-zA-Z0-9_-]*$/;
+/**
+ * The reference API's label name rule: not `latest`, `default` or a number, no `@` or spaces
+ * (letters, digits, `_` and `-`, and at most one other character). The other character is
+ * written as one outside that set, so that the pattern has one way to match: with
+ * `[a-zA-Z0-9_-]*[^@\s]?[a-zA-Z0-9_-]*` a long name was split every way (80,000 characters:
+ * 11 s), and zod tests the pattern even after the length check failed.
+ */
+export const LABEL_NAME = /^(?!latest$)(?!default$)(?!\d+$)[a-zA-Z0-9_-]*(?:[^@\sa-zA-Z0-9_-][a-zA-Z0-9_-]*)?$/;
 const NAME_RULE = 'a label name cannot be "latest", "default" or a number, nor hold "@" or spaces';
 // The lookaheads are checked apart, so that the OpenAPI pattern stays one every tool can read.
 const labelName = z
   .string()
   .min(1)
   .max(64)
-  .regex(/^[a-zA-Z0-9_-]*[^@\s]?[a-zA-Z0-9_-]*$/, NAME_RULE)
+  .regex(/^[a-zA-Z0-9_-]*(?:[^@\sa-zA-Z0-9_-][a-zA-Z0-9_-]*)?$/, NAME_RULE)
   .refine((name) => LABEL_NAME.test(name), NAME_RULE)
   .describe('Not `latest`, `default` or a number; no `@` or spaces.');
 const colorCode = z
