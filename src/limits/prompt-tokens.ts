@@ -32,12 +32,15 @@ const isObject = (value: unknown): value is Json =>
 export interface PromptCounting {
   count: TextCounter;
   model: string | null;
+  /** Whether the model prices images as gpt-4o-mini does: found once, on the first image part. */
+  miniImages?: boolean;
 }
 
-function imageTokens(part: Json, model: string | null): number {
+function imageTokens(part: Json, ctx: PromptCounting): number {
   const source = isObject(part.image_url) ? part.image_url : part;
   const low = source.detail === 'low';
-  const mini = model !== null && /(^|\/)gpt-4o-mini/.test(model);
+  // Once per request, not per part: the client chooses both the model's length and the parts' number.
+  const mini = (ctx.miniImages ??= ctx.model !== null && /(^|\/)gpt-4o-mini/.test(ctx.model));
   if (mini) return low ? MINI_IMAGE_TOKENS_LOW : MINI_IMAGE_TOKENS_HIGH;
   return low ? IMAGE_TOKENS_LOW : IMAGE_TOKENS_HIGH;
 }
@@ -54,7 +57,7 @@ function contentTokens(content: unknown, ctx: PromptCounting): number {
   for (const part of content) {
     if (typeof part === 'string') total += ctx.count(part);
     else if (isObject(part) && typeof part.type === 'string' && IMAGE_PARTS.has(part.type))
-      total += imageTokens(part, ctx.model);
+      total += imageTokens(part, ctx);
     else if (
       isObject(part) &&
       typeof part.type === 'string' &&

@@ -186,6 +186,24 @@ describe('prompt tokens of a request', () => {
     const mini = await ctx('gpt-4o-mini');
     expect(promptTokens('chatComplete', { ...image(), model: 'gpt-4o-mini' }, mini) - empty).toBe(2_833 + 8 * 5_667);
   });
+
+  // The model is read once per request: a long model name times many parts was quadratic.
+  it('prices every image part by the model, however long its name and however many parts', async () => {
+    const parts = (n: number) => ({
+      messages: [
+        { role: 'user', content: Array.from({ length: n }, () => ({ type: 'image_url', image_url: { url: 'x' } })) },
+      ],
+    });
+    const longMini = `${'a/'.repeat(500_000)}gpt-4o-mini`;
+    const longOther = `${'a/'.repeat(500_000)}gpt-4o`;
+    const empty = promptTokens('chatComplete', parts(0), await ctx(longMini));
+    expect(promptTokens('chatComplete', parts(100_000), await ctx(longMini)) - empty).toBe(
+      100_000 * (2_833 + 8 * 5_667),
+    );
+    expect(promptTokens('chatComplete', parts(100_000), await ctx(longOther)) - empty).toBe(
+      100_000 * IMAGE_TOKENS_HIGH,
+    );
+  });
 });
 
 describe('the reservation estimate', () => {
