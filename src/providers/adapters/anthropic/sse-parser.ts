@@ -1,4 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
+import { SseBlockSplitter } from '../shared/sse-blocks.js';
 
 export interface SseEvent {
   /** The `event:` field; empty when the event had none. */
@@ -9,40 +10,22 @@ export interface SseEvent {
 
 /**
  * Splits a server-sent-event byte stream into events, whatever the chunk boundaries: partial
- * events, multi-byte characters and CRLF pairs cut between chunks are held until complete.
+ * events, multi-byte characters and CRLF pairs cut between chunks are held until complete. Each
+ * byte is scanned once, so a large event cut into many chunks costs time linear in its size.
  */
 export function createSseParser() {
   const decoder = new StringDecoder('utf8');
-  let buffer = '';
-  let heldCr = false;
-
-  const take = (): SseEvent[] => {
-    const events: SseEvent[] = [];
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) !== -1) {
-      const event = parseEvent(buffer.slice(0, end));
-      buffer = buffer.slice(end + 2);
-      if (event) events.push(event);
-    }
-    return events;
-  };
+  const splitter = new SseBlockSplitter();
+  const eventsOf = (blocks: string[]): SseEvent[] =>
+    blocks.map(parseEvent).filter((event): event is SseEvent => event !== null);
 
   return {
     push(chunk: Buffer): SseEvent[] {
-      let text = (heldCr ? '\r' : '') + decoder.write(chunk);
-      heldCr = text.endsWith('\r');
-      if (heldCr) text = text.slice(0, -1);
-      buffer += text.replace(/\r\n?/g, '\n');
-      return take();
+      return eventsOf(splitter.push(decoder.write(chunk)));
     },
     /** The stream ended: a last event without its blank line still counts. */
     end(): SseEvent[] {
-      buffer += (heldCr ? '\n' : '') + decoder.end().replace(/\r\n?/g, '\n');
-      heldCr = false;
-      const events = take();
-      const last = buffer.trim() === '' ? null : parseEvent(buffer);
-      buffer = '';
-      return last ? [...events, last] : events;
+      return eventsOf(splitter.end(decoder.end()));
     },
   };
 }

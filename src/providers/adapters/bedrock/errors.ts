@@ -75,7 +75,11 @@ export function translateBedrockError(status: number, body: Buffer, headers?: In
   return { status, message, type: errorTypeFor(name, status), code: name };
 }
 
+/** Where a signature mismatch message starts quoting the canonical request. */
+const CANONICAL_REQUEST = 'The Canonical String for this request';
+
+/** The message without the canonical request, the whitespace before it and the ends trimmed. */
 function scrub(message: string): string {
-  const cut = message.search(/\s*The Canonical String for this request/);
+  const cut = message.indexOf(CANONICAL_REQUEST);
   return (cut === -1 ? message : message.slice(0, cut)).trim().slice(0, 2000);
 }

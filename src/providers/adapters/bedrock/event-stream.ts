@@ -35,27 +35,70 @@ export interface StreamMessage {
 /**
  * Cuts a byte stream into event-stream messages as chunks arrive (a frame may span chunks, a
  * chunk may hold several). The codec checks both CRCs and decodes the headers; a frame that
- * fails is thrown, since nothing after it can be trusted.
+ * fails is thrown, since nothing after it can be trusted. The chunks of an incomplete frame are
+ * kept as they came and copied into one buffer once, when its last byte has arrived, so a large
+ * frame cut into many chunks costs time linear in its size.
  */
 export class EventStreamReader {
-  private pending: Buffer = Buffer.alloc(0);
+  private chunks: Buffer[] = [];
+  /** Bytes held in `chunks`. */
+  private held = 0;
 
   push(chunk: Buffer): StreamMessage[] {
-    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    if (chunk.length > 0) {
+      this.chunks.push(chunk);
+      this.held += chunk.length;
+    }
     const messages: StreamMessage[] = [];
-    while (this.pending.length >= PRELUDE_BYTES) {
-      const total = this.pending.readUInt32BE(0);
+    while (this.held >= PRELUDE_BYTES) {
+      const total = this.frameLength();
       if (total < MIN_FRAME || total > MAX_FRAME) throw new Error(`invalid event-stream frame length ${total}`);
-      if (this.pending.length < total) break;
-      messages.push(toStreamMessage(loadedCodec().decode(this.pending.subarray(0, total))));
-      this.pending = this.pending.subarray(total);
+      if (this.held < total) break;
+      messages.push(toStreamMessage(loadedCodec().decode(this.frame(total))));
+      this.drop(total);
     }
     return messages;
   }
 
   /** Bytes of an incomplete frame left when the stream ended. */
   get leftover(): number {
-    return this.pending.length;
+    return this.held;
+  }
+
+  /** The first frame's length: its first 4 bytes, big-endian, which may span chunks. */
+  private frameLength(): number {
+    const first = this.chunks[0]!;
+    if (first.length >= PRELUDE_BYTES) return first.readUInt32BE(0);
+    let total = 0;
+    let read = 0;
+    for (const chunk of this.chunks) {
+      for (let i = 0; i < chunk.length && read < PRELUDE_BYTES; i++, read++) total = total * 256 + chunk[i]!;
+      if (read === PRELUDE_BYTES) break;
+    }
+    return total;
+  }
+
+  /** The first `total` bytes, copied only when they span chunks. */
+  private frame(total: number): Buffer {
+    const first = this.chunks[0]!;
+    if (first.length >= total) return first.subarray(0, total);
+    const parts: Buffer[] = [];
+    let left = total;
+    for (const chunk of this.chunks) {
+      if (left === 0) break;
+      parts.push(chunk.length <= left ? chunk : chunk.subarray(0, left));
+      left -= Math.min(chunk.length, left);
+    }
+    return Buffer.concat(parts, total);
+  }
+
+  private drop(total: number): void {
+    let whole = 0;
+    let left = total;
+    while (whole < this.chunks.length && this.chunks[whole]!.length <= left) left -= this.chunks[whole++]!.length;
+    this.chunks.splice(0, whole);
+    if (left > 0) this.chunks[0] = this.chunks[0]!.subarray(left);
+    this.held -= total;
   }
 }
 

@@ -4,7 +4,7 @@ import type { StreamContext, StreamTranslator } from '../types.js';
 import { finishReasonOf, isFailedFinish } from './chat-response.js';
 import { isObject, type CohereUsage, type Json } from './cohere-types.js';
 import { cohereErrorMessage } from './errors.js';
-import { takeSseEvents } from './sse.js';
+import { createSseReader, type SseEvent } from './sse.js';
 import { openAIUsage, usageOf } from './usage.js';
 
 /** The `delta.message` of a Cohere stream event. */
@@ -24,7 +24,7 @@ function deltaMessage(event: Json): Json {
  */
 export function createChatStreamTranslator(ctx: StreamContext): StreamTranslator {
   const decoder = new StringDecoder('utf8');
-  let buffer = '';
+  const reader = createSseReader();
   let usage: TokenUsage | null = null;
   let error: { message: string; code?: string | undefined } | null = null;
   let ended = false;
@@ -134,9 +134,7 @@ export function createChatStreamTranslator(ctx: StreamContext): StreamTranslator
     }
   };
 
-  const process = (final: boolean): string[] => {
-    const { events, rest } = takeSseEvents(buffer, final);
-    buffer = rest;
+  const process = (events: SseEvent[]): string[] => {
     const out: string[] = [];
     for (const event of events) {
       if (error) break;
@@ -148,13 +146,11 @@ export function createChatStreamTranslator(ctx: StreamContext): StreamTranslator
   return {
     push(bytes: Buffer): string[] {
       if (error) return [];
-      buffer += decoder.write(bytes);
-      return process(false);
+      return process(reader.push(decoder.write(bytes)));
     },
     end(): string[] {
       if (error) return [];
-      buffer += decoder.end();
-      const out = process(true);
+      const out = process(reader.end(decoder.end()));
       if (error) return out;
       if (!ended) return [...out, ...fail('The provider stream ended before message-end.')];
       return [...out, 'data: [DONE]\n\n'];

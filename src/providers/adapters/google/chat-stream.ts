@@ -1,26 +1,27 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { TokenUsage } from '../../usage.js';
+import { SseBlockSplitter } from '../shared/sse-blocks.js';
 import type { StreamContext, StreamTranslator } from '../types.js';
 import { finishReasonOf, openAIUsage, splitParts, usageOf } from './chat-response.js';
 import { googleErrorOf, openAIErrorType } from './errors.js';
 import { isObject, type GeminiUsageMetadata, type GenerateContentResponse, type Json } from './gemini-types.js';
 
+/** The `data:` lines of one SSE block joined, or null when it has none (a comment, say). */
+function dataOf(block: string): string | null {
+  const data = block
+    .split('\n')
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5));
+  return data.length > 0 ? data.join('\n') : null;
+}
+
+const eventsOf = (blocks: string[]): string[] => blocks.map(dataOf).filter((data): data is string => data !== null);
+
 /** The `data:` payloads of the complete SSE events in `buffer`, and what is left of it. */
 export function takeSseEvents(buffer: string, final = false): { events: string[]; rest: string } {
-  // A trailing CR may be the first half of a CRLF split across chunks: keep it for later.
-  const held = !final && buffer.endsWith('\r') ? '\r' : '';
-  const text = (held ? buffer.slice(0, -1) : buffer).replace(/\r\n?/g, '\n');
-  const blocks = text.split('\n\n');
-  const rest = final ? '' : (blocks.pop() ?? '') + held;
-  const events: string[] = [];
-  for (const block of blocks) {
-    const data = block
-      .split('\n')
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5));
-    if (data.length > 0) events.push(data.join('\n'));
-  }
-  return { events, rest };
+  const splitter = new SseBlockSplitter();
+  if (final) return { events: eventsOf(splitter.end(buffer)), rest: '' };
+  return { events: eventsOf(splitter.push(buffer)), rest: splitter.rest };
 }
 
 /**
@@ -31,7 +32,7 @@ export function takeSseEvents(buffer: string, final = false): { events: string[]
  */
 export function createChatStreamTranslator(ctx: StreamContext): StreamTranslator {
   const decoder = new StringDecoder('utf8');
-  let buffer = '';
+  const splitter = new SseBlockSplitter();
   let usage: TokenUsage | null = null;
   let metadata: GeminiUsageMetadata | undefined;
   let error: { message: string; code?: string | undefined } | null = null;
@@ -104,11 +105,9 @@ export function createChatStreamTranslator(ctx: StreamContext): StreamTranslator
     return out;
   };
 
-  const process = (final: boolean): string[] => {
-    const { events, rest } = takeSseEvents(buffer, final);
-    buffer = rest;
+  const process = (blocks: string[]): string[] => {
     const out: string[] = [];
-    for (const data of events) {
+    for (const data of eventsOf(blocks)) {
       if (error) break;
       out.push(...translate(data));
     }
@@ -118,13 +117,11 @@ export function createChatStreamTranslator(ctx: StreamContext): StreamTranslator
   return {
     push(bytes: Buffer): string[] {
       if (error) return [];
-      buffer += decoder.write(bytes);
-      return process(false);
+      return process(splitter.push(decoder.write(bytes)));
     },
     end(): string[] {
       if (error) return [];
-      buffer += decoder.end();
-      const out = process(true);
+      const out = process(splitter.end(decoder.end()));
       if (error) return out;
       if (ctx.includeUsage && usage)
         out.push(
