@@ -122,6 +122,88 @@ describe('SCIM PATCH operations', () => {
   });
 });
 
+describe('SCIM PATCH of multi-valued attributes', () => {
+  it('merges values of one identity added in one request into the first, in order', () => {
+    const group = patched(
+      { members: [] },
+      {
+        op: 'add',
+        path: 'members',
+        value: [{ value: 'u1', display: 'A' }, { value: 'u2' }, { value: 'U1', type: 'User' }, { value: 'u2' }],
+      },
+    );
+    expect(group.members).toEqual([{ value: 'U1', display: 'A', type: 'User' }, { value: 'u2' }]);
+  });
+
+  it('merges an added value into the first existing one of its identity, where it stands', () => {
+    const group = patched(
+      { members: [{ value: 'u1', display: 'old' }, { value: 'u2' }, { value: 'u2', display: 'second' }] },
+      { op: 'add', path: 'members', value: [{ value: 'u3' }, { value: 'U2', display: 'B' }, { value: 'u1' }] },
+    );
+    expect(group.members).toEqual([
+      { value: 'u1', display: 'old' },
+      { value: 'U2', display: 'B' },
+      { value: 'u2', display: 'second' },
+      { value: 'u3' },
+    ]);
+  });
+
+  it('replaces plain values and values without a value of the same identity', () => {
+    expect(patched({ tags: ['a', 7] }, { op: 'add', path: 'tags', value: ['A', 'b', 7, 'B', 8] }).tags).toEqual([
+      'A',
+      7,
+      'B',
+      8,
+    ]);
+    expect(
+      patched({ roles: [{ type: 'x' }] }, { op: 'add', path: 'roles', value: [{ type: 'y' }, { type: 'x' }] }).roles,
+    ).toEqual([{ type: 'x' }, { type: 'y' }]);
+  });
+
+  it('removes every value of a listed identity, duplicates included, and only those', () => {
+    const group = patched(
+      { members: [{ value: 'u1' }, { value: 'u2' }, { value: 'U1', display: 'again' }, { value: 'u3' }] },
+      { op: 'remove', path: 'members', value: [{ value: 'U1' }, { value: 'u9' }, { value: 'u1' }] },
+    );
+    expect(group.members).toEqual([{ value: 'u2' }, { value: 'u3' }]);
+    expect(patched({ tags: ['a', 'b'] }, { op: 'remove', path: 'tags', value: 'A' }).tags).toEqual(['b']);
+  });
+
+  it('adds and removes 50,000 values in one operation each', () => {
+    const n = 50_000;
+    const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+    const group: JsonObject = { members: range(0, n).map((i) => ({ value: `u${i}` })) };
+    // Half of the added values are members already (in another case), half are new.
+    patched(group, {
+      op: 'add',
+      path: 'members',
+      value: range(n / 2, n / 2 + n).map((i) => ({ value: `U${i}`, display: `${i}` })),
+    });
+    expect(group.members).toEqual([
+      ...range(0, n / 2).map((i) => ({ value: `u${i}` })),
+      ...range(n / 2, n / 2 + n).map((i) => ({ value: `U${i}`, display: `${i}` })),
+    ]);
+    patched(group, { op: 'remove', path: 'members', value: range(0, n).map((i) => ({ value: `u${2 * i}` })) });
+    expect(group.members).toEqual([
+      ...range(0, n / 2)
+        .filter((i) => i % 2 === 1)
+        .map((i) => ({ value: `u${i}` })),
+      ...range(n / 2, n / 2 + n)
+        .filter((i) => i % 2 === 1)
+        .map((i) => ({ value: `U${i}`, display: `${i}` })),
+    ]);
+  });
+
+  it('removes the values a filter matches, duplicates included, and keeps the order of the rest', () => {
+    const members = ['u1', 'u2', 'u3', 'u4', 'u1'].map((value, i) => ({
+      value,
+      display: i % 2 === 0 ? 'even' : 'odd',
+    }));
+    const group = patched({ members }, { op: 'remove', path: 'members[display eq "even"]' });
+    expect(group.members).toEqual([members[1], members[3]]);
+  });
+});
+
 describe('SCIM list filters', () => {
   const supported = { username: 'userName', externalid: 'externalId', 'emails.value': 'email' } as const;
 

@@ -98,17 +98,24 @@ function setAttribute(container: JsonObject, key: string, op: PatchVerb, value: 
   const current = container[key];
   if (op === 'remove') {
     if (value !== undefined && Array.isArray(current)) {
-      const gone = (Array.isArray(value) ? value : [value]).map(identity);
-      container[key] = current.filter((item) => !gone.includes(identity(item)));
+      const gone = new Set((Array.isArray(value) ? value : [value]).map(identity));
+      container[key] = current.filter((item) => !gone.has(identity(item)));
     } else delete container[key];
     return;
   }
   if (op === 'add' && (Array.isArray(current) || isMultiValued(key))) {
     const list = Array.isArray(current) ? [...(current as unknown[])] : [];
+    // Where the first value of each identity is; merging a value into it keeps its identity.
+    const at = new Map<string, number>();
+    list.forEach((existing, index) => {
+      const id = identity(existing);
+      if (!at.has(id)) at.set(id, index);
+    });
     for (const item of Array.isArray(value) ? value : [value]) {
-      const at = list.findIndex((existing) => identity(existing) === identity(item));
-      if (at === -1) list.push(item);
-      else list[at] = isPlainObject(list[at]) && isPlainObject(item) ? { ...list[at], ...item } : item;
+      const id = identity(item);
+      const index = at.get(id);
+      if (index === undefined) at.set(id, list.push(item) - 1);
+      else list[index] = isPlainObject(list[index]) && isPlainObject(item) ? { ...list[index], ...item } : item;
     }
     container[key] = list;
     return;
@@ -140,8 +147,10 @@ function setFiltered(container: JsonObject, key: string, path: ScimPath, op: Pat
   const current = Array.isArray(container[key]) ? (container[key] as unknown[]) : [];
   const matched = current.filter((item) => matchesFilter(path.filter!, item));
   if (op === 'remove') {
-    if (path.sub === null) container[key] = current.filter((item) => !matched.includes(item));
-    else for (const item of matched) delete (item as JsonObject)[keyFor(item as JsonObject, path.sub)];
+    if (path.sub === null) {
+      const gone = new Set(matched);
+      container[key] = current.filter((item) => !gone.has(item));
+    } else for (const item of matched) delete (item as JsonObject)[keyFor(item as JsonObject, path.sub)];
     return;
   }
   if (matched.length === 0) {
