@@ -280,6 +280,36 @@ describe('load balancing and conditions', () => {
     expect([pro!.requests.length, big!.requests.length, small!.requests.length]).toEqual([1, 2, 1]);
   });
 
+  it("routes by a client's patterns without its runaway pattern holding the gateway", async () => {
+    const g = await startGateway();
+    const [big, small] = await mocks(2);
+    const config = {
+      strategy: {
+        mode: 'conditional',
+        conditions: [
+          { query: { 'params.user': { $regex: '^(a+)+$' } }, then: 'big' },
+          { query: { 'params.model': { $regex: '^(o3|gpt-4o)$' } }, then: 'big' },
+        ],
+        default: 'small',
+      },
+      targets: [at(big!, { name: 'big' }), at(small!, { name: 'small' })],
+    };
+    // Backtracks for minutes in the gateway's own thread; on the regex worker it runs out its
+    // time limit, does not match, and the request goes to the default.
+    let answered = false;
+    const runaway = send(g, config, { ...chat, user: `${'a'.repeat(40)}!` }).then((res) => {
+      answered = true;
+      return res;
+    });
+    // Other requests are answered meanwhile: the test runs out its limit on the worker.
+    const health = await fetch(`${g.baseUrl}/v1/health`);
+    expect(health.status).toBe(200);
+    expect(answered).toBe(false);
+    expect((await runaway).headers.get('x-service-target')).toBe('small');
+    expect((await send(g, config, { ...chat, model: 'gpt-4o' })).headers.get('x-service-target')).toBe('big');
+    expect([big!.requests.length, small!.requests.length]).toEqual([1, 1]);
+  });
+
   it('nests strategies and merges override_params down the tree, the deeper node winning', async () => {
     const g = await startGateway();
     const [a, b] = await mocks(2);
