@@ -49,7 +49,7 @@ export const DEFAULT_SQLITE_CACHE_MB = 4;
  * The page size of a database file this process creates, bytes. SQLite's default is 4 KiB; a
  * request log row with guardrail results (~2.1 KB) then fills a page of its own, and every page
  * is written twice (to the WAL, then by the checkpoint). With 8 KiB, three such rows share a page:
- * 58 % fewer writes and ~5 µs less CPU per guarded row, and the same for rows without
+ * 58 % fewer writes and ~5 µs less CPU per guarded row, the same CPU for rows without results
  * (docs/benchmarks.md, tenth pass). A file made with another page size keeps it: changing it
  * takes a `VACUUM` with the server stopped.
  */
