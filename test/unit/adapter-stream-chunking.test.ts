@@ -7,6 +7,7 @@ import { EventStreamReader, loadEventStreamCodec } from '../../src/providers/ada
 import { createChatStreamTranslator as cohereStream } from '../../src/providers/adapters/cohere/chat-stream.js';
 import { createChatStreamTranslator as googleStream } from '../../src/providers/adapters/google/chat-stream.js';
 import type { StreamContext, StreamTranslator } from '../../src/providers/adapters/types.js';
+import { seededRandom } from '../../scripts/bench/seeded-random.js';
 
 // The stream readers must give the same events however the bytes are cut, and read one large
 // event cut into many chunks in time linear in its size: the 16 MiB cases below took seconds
@@ -17,16 +18,6 @@ const CHUNK = 16 * 1024;
 const EOLS = { LF: '\n', CRLF: '\r\n', CR: '\r' } as const;
 const ctx: StreamContext = { model: 'm', includeUsage: true, id: 'chatcmpl-c', created: 1_700_000_000 };
 
-/** A seeded generator (mulberry32), so a failing cut can be replayed. */
-function seeded(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** `bytes` cut every `size` bytes. */
 function everyN(bytes: Buffer, size: number): Buffer[] {
   const out: Buffer[] = [];
@@ -36,7 +27,7 @@ function everyN(bytes: Buffer, size: number): Buffer[] {
 
 /** `bytes` cut at random places (pieces of 0 to 40 bytes, the empty ones included). */
 function randomCuts(bytes: Buffer, seed: number): Buffer[] {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const out: Buffer[] = [];
   for (let at = 0; at < bytes.length;) {
     const size = Math.floor(random() * 41);

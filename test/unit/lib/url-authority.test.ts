@@ -1,25 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { withoutUrlCredentials } from '../../../src/lib/mask.js';
 import { REDACTED, redactUrlPassword } from '../../../src/lib/redact.js';
+import { randomTexts } from '../../helpers/random-texts.js';
 
 /** The patterns as they were searched for before the one-pass scan: the scan must give the same text. */
 const PASSWORD_AS_SEARCHED = /\b([a-z][a-z0-9+.-]*:\/\/[^/?#@\s:]*):[^/?#@\s]*@/gi;
 const USERINFO_AS_SEARCHED = /\b([a-z][a-z0-9+.-]*:\/\/)[^/\s?#]*@/gi;
-
-/** Seeded, so that a failure names an input that can be replayed. */
-function randomTexts(seed: number, count: number, alphabet: string[], maxParts: number): string[] {
-  let state = seed;
-  const next = () => {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
-  return Array.from({ length: count }, () => {
-    let text = '';
-    const parts = Math.floor(next() * maxParts);
-    for (let i = 0; i < parts; i++) text += alphabet[Math.floor(next() * alphabet.length)];
-    return text;
-  });
-}
 
 describe('URL credentials in free text', () => {
   it('are found as the global patterns found them, on texts made of URL pieces', () => {

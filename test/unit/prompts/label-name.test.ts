@@ -1,17 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { createLabelBody, LABEL_NAME } from '../../../src/admin/prompts/catalog-schemas.js';
+import { randomTexts } from '../../helpers/random-texts.js';
 
 /** The rule as it was written before it was made unambiguous: the new pattern must accept the same names. */
 const AS_WRITTEN = /^(?!latest$)(?!default$)(?!\d+$)[a-zA-Z0-9_-]*[^@\s]?[a-zA-Z0-9_-]*$/;
 
 describe('label names', () => {
   it('accepts the names the rule as written accepted, and no others', () => {
-    const alphabet = ['a', 'Z', '0', '_', '-', '.', '!', 'é', '@', ' ', '\t', 'latest', 'default', '12'];
-    let state = 7;
-    const next = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    for (let i = 0; i < 20_000; i++) {
-      let name = '';
-      for (let n = Math.floor(next() * 6); n > 0; n--) name += alphabet[Math.floor(next() * alphabet.length)];
+    const pieces = ['a', 'Z', '0', '_', '-', '.', '!', 'é', '@', ' ', '\t', 'latest', 'default', '12'];
+    for (const name of randomTexts(7, 20_000, pieces, 5)) {
       expect(LABEL_NAME.test(name), JSON.stringify(name)).toBe(AS_WRITTEN.test(name));
     }
     expect(['prod', 'v1.2', 'my-label_2', 'x!y'].every((name) => LABEL_NAME.test(name))).toBe(true);
