@@ -5,19 +5,11 @@
  * took 22 s. Here each `://` is found once, and the pattern is tried at the one place a search
  * would have matched it first: the leftmost scheme start before it.
  */
+import { isAsciiAlphanumeric, isAsciiLetter, isWordChar } from './ascii.js';
 
 /** A-Z a-z 0-9 + . - : what a URL scheme is made of after its first letter. */
 function isSchemeChar(code: number): boolean {
-  return isLetter(code) || (code >= 48 && code <= 57) || code === 43 || code === 46 || code === 45;
-}
-
-function isLetter(code: number): boolean {
-  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90);
-}
-
-/** `\w` without the `u` flag. */
-function isWordChar(code: number): boolean {
-  return isLetter(code) || (code >= 48 && code <= 57) || code === 95;
+  return isAsciiAlphanumeric(code) || code === 43 || code === 46 || code === 45;
 }
 
 /**
@@ -35,7 +27,7 @@ export function replaceAtSchemes(text: string, sticky: RegExp, replace: (match: 
     // The leftmost letter at a word boundary: where `\b[a-z]` first holds in the run.
     while (
       start < colon &&
-      !(isLetter(text.charCodeAt(start)) && (start === 0 || !isWordChar(text.charCodeAt(start - 1))))
+      !(isAsciiLetter(text.charCodeAt(start)) && (start === 0 || !isWordChar(text.charCodeAt(start - 1))))
     )
       start++;
     if (start === colon) continue;

@@ -69,14 +69,15 @@ export const collectionWithChildren = collectionObject.extend({
  * `[a-zA-Z0-9_-]*[^@\s]?[a-zA-Z0-9_-]*` a long name was split every way (80,000 characters:
  * 11 s), and zod tests the pattern even after the length check failed.
  */
-export const LABEL_NAME = /^(?!latest$)(?!default$)(?!\d+$)[a-zA-Z0-9_-]*(?:[^@\sa-zA-Z0-9_-][a-zA-Z0-9_-]*)?$/;
+const LABEL_CHARACTERS = String.raw`[a-zA-Z0-9_-]*(?:[^@\sa-zA-Z0-9_-][a-zA-Z0-9_-]*)?`;
+export const LABEL_NAME = new RegExp(String.raw`^(?!latest$)(?!default$)(?!\d+$)${LABEL_CHARACTERS}$`);
 const NAME_RULE = 'a label name cannot be "latest", "default" or a number, nor hold "@" or spaces';
 // The lookaheads are checked apart, so that the OpenAPI pattern stays one every tool can read.
 const labelName = z
   .string()
   .min(1)
   .max(64)
-  .regex(/^[a-zA-Z0-9_-]*(?:[^@\sa-zA-Z0-9_-][a-zA-Z0-9_-]*)?$/, NAME_RULE)
+  .regex(new RegExp(`^${LABEL_CHARACTERS}$`), NAME_RULE)
   .refine((name) => LABEL_NAME.test(name), NAME_RULE)
   .describe('Not `latest`, `default` or a number; no `@` or spaces.');
 const colorCode = z

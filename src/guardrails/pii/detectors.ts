@@ -3,6 +3,7 @@
  * category recognises (and misses) is listed in docs/guardrails.md.
  */
 import { isIPv6 } from 'node:net';
+import { isAsciiAlphanumeric } from '../../lib/ascii.js';
 
 export const PII_CATEGORIES = ['EMAIL_ADDRESS', 'PHONE_NUMBER', 'CREDIT_CARD', 'IBAN', 'SSN', 'IP_ADDRESS'] as const;
 export type PiiCategory = (typeof PII_CATEGORIES)[number];
@@ -67,16 +68,7 @@ const EMAIL_DOMAIN = /[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}\b/y;
 
 /** A character of an address's local part: A-Z a-z 0-9 . _ % + - */
 function isLocalPartChar(code: number): boolean {
-  return (
-    (code >= 97 && code <= 122) ||
-    (code >= 65 && code <= 90) ||
-    (code >= 48 && code <= 57) ||
-    code === 46 ||
-    code === 95 ||
-    code === 37 ||
-    code === 43 ||
-    code === 45
-  );
+  return isAsciiAlphanumeric(code) || code === 46 || code === 95 || code === 37 || code === 43 || code === 45;
 }
 
 /**
