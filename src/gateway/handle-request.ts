@@ -3,7 +3,7 @@ import type { Principal } from '../auth/principal.js';
 import { cacheResponseHeaders, type ResponseCache } from '../cache/index.js';
 import type { Config } from '../config/schema.js';
 import type { ServedDeploymentLookup } from '../deployments/served-deployment.js';
-import type { Clock } from '../lib/clock.js';
+import { isoAt, type Clock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
 import { withoutUrlCredentials } from '../lib/mask.js';
 import { rateHeaders, RateLimitedError, type LimitsService } from '../limits/limits-service.js';
@@ -129,7 +129,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
           method: draft.method,
           path: draft.path,
           model: draft.model,
-          created_at: new Date(draft.startedAt).toISOString(),
+          created_at: isoAt(draft.startedAt),
         });
       if (capture > 0 && request.rawBody) draft.requestBody = request.rawBody.subarray(0, capture).toString('utf8');
 

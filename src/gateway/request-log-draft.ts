@@ -1,4 +1,5 @@
 import type { Principal } from '../auth/principal.js';
+import { isoAt } from '../lib/clock.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 import type { RequestLogInsert } from '../storage/repositories/request-logs.js';
 import type { TokenUsage } from '../providers/usage.js';
@@ -100,7 +101,7 @@ export class RequestLogDraft {
       metadata: this.metadata ? JSON.stringify(this.metadata) : null,
       request_body: this.requestBody,
       response_body: this.responseBody,
-      created_at: new Date(this.startedAt).toISOString(),
+      created_at: isoAt(this.startedAt),
       config_id: this.configId,
       attempts: this.attempts,
       retry_count: this.retryCount,

@@ -23,4 +23,15 @@ export function createManualClock(start = Date.parse('2026-01-01T00:00:00.000Z')
   };
 }
 
-export const isoAt = (ms: number) => new Date(ms).toISOString();
+/** The last stamp made: the gateway stamps several records per request, many in the same millisecond. */
+let lastMs = NaN;
+let lastIso = '';
+
+/** `new Date(ms).toISOString()`, remembered for the last millisecond asked. */
+export function isoAt(ms: number): string {
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastIso;
+}

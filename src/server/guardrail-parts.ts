@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.js';
-import type { Clock } from '../lib/clock.js';
+import { isoAt, type Clock } from '../lib/clock.js';
 import type { Db } from '../storage/database.js';
 import type { Logger } from '../telemetry/logger.js';
 import { createFeedbackStore } from '../admin/observability/index.js';
@@ -45,7 +45,7 @@ export function gatewayGuardrails(
         value: Math.max(-10, Math.min(10, Math.round(entry.value))),
         weight: Math.max(0, Math.min(1, entry.weight)),
         metadata: JSON.stringify(entry.metadata),
-        created_at: new Date(deps.clock.now()).toISOString(),
+        created_at: isoAt(deps.clock.now()),
       });
     },
   };

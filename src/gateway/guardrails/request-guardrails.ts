@@ -1,4 +1,4 @@
-import type { Clock } from '../../lib/clock.js';
+import { isoAt, type Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import {
   runChecks,
@@ -255,7 +255,7 @@ export class GuardrailRun {
   }
 
   private view(guardrail: ResolvedGuardrail, hook: GuardrailHook, outcome: RunOutcome, started: number) {
-    const created = new Date(started).toISOString();
+    const created = isoAt(started);
     const checks: CheckResultView[] = [];
     let errors = '';
     for (const result of outcome.results) {
@@ -290,19 +290,17 @@ export class GuardrailRun {
   /** The guardrail's `on_success` / `on_fail` feedback, on the trace and in its result. */
   private feedback(guardrail: ResolvedGuardrail, view: HookResultView): void {
     const { feedback } = view.verdict ? guardrail.actions.on_success : guardrail.actions.on_fail;
-    const successful: string[] = [];
-    const failed: string[] = [];
-    const errored: string[] = [];
+    // Comma-separated check ids, built as strings: three arrays and their joins per guardrail showed in profiles.
+    let successfulChecks = '';
+    let failedChecks = '';
+    let erroredChecks = '';
     for (const check of view.checks) {
-      if (check.verdict && check.error === null) successful.push(check.id);
-      if (!check.verdict) failed.push(check.id);
-      if (check.error !== null) errored.push(check.id);
+      if (check.verdict && check.error === null)
+        successfulChecks += successfulChecks === '' ? check.id : `,${check.id}`;
+      if (!check.verdict) failedChecks += failedChecks === '' ? check.id : `,${check.id}`;
+      if (check.error !== null) erroredChecks += erroredChecks === '' ? check.id : `,${check.id}`;
     }
-    const metadata: Record<string, string> = {
-      successfulChecks: successful.join(','),
-      failedChecks: failed.join(','),
-      erroredChecks: errored.join(','),
-    };
+    const metadata: Record<string, string> = { successfulChecks, failedChecks, erroredChecks };
     if (feedback.metadata) metadata.note = feedback.metadata;
     view.feedback = { value: feedback.value, weight: feedback.weight, metadata };
     if (feedback.weight > 0)

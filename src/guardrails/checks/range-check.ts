@@ -38,8 +38,20 @@ export function rangeCheck(
       return {
         verdict: not ? !within : within,
         explanation: not ? `${explanation} (inverted by not)` : explanation,
-        data: { count: n, [names.min]: min, [names.max]: max, not },
+        data: rangeData(n, names, min, max, not),
       };
     },
   });
+}
+
+/**
+ * `{ count, [names.min]: min, [names.max]: max, not }`, in that order, built by assignment: a
+ * literal with computed keys takes a runtime call per key on every request.
+ */
+function rangeData(n: number, names: { min: string; max: string }, min: number, max: number, not: boolean) {
+  const data: Record<string, unknown> = { count: n };
+  data[names.min] = min;
+  data[names.max] = max;
+  data.not = not;
+  return data;
 }

@@ -16,6 +16,7 @@ describe('default.regexMatch', () => {
     );
     expect(inverted.verdict).toBe(false);
     expect(inverted.explanation).toMatch(/inverted/);
+    expect(JSON.stringify(inverted.data)).toBe('{"rule":"ignore (all|previous)","not":true}');
   });
 
   it('judges the last message of a request and the answer after the provider', async () => {
@@ -42,6 +43,8 @@ describe('counts', () => {
   it('wordCount counts words, not punctuation, within the reference defaults', async () => {
     const ok = await runOne('default.wordCount', { minWords: 3, maxWords: 5 }, chatContext('one two — three !!'));
     expect(ok).toMatchObject({ verdict: true, data: { count: 3 } });
+    // The answer's and the log's hook_results show the data in this order.
+    expect(JSON.stringify(ok.data)).toBe('{"count":3,"minWords":3,"maxWords":5,"not":false}');
     expect((await runOne('default.wordCount', { minWords: 4 }, chatContext('one two three'))).verdict).toBe(false);
     expect((await runOne('default.wordCount', { minWords: 4, not: true }, chatContext('one two three'))).verdict).toBe(
       true,
