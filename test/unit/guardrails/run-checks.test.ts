@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createManualClock } from '../../../src/lib/clock.js';
 import { defineCheck } from '../../../src/guardrails/define-check.js';
-import { runChecks, type Timers } from '../../../src/guardrails/run-checks.js';
+import type { Timers } from '../../../src/guardrails/check-settle.js';
+import { runChecks } from '../../../src/guardrails/run-checks.js';
 import type { CheckDefinition, GuardrailContext } from '../../../src/guardrails/types.js';
 import { chatContext } from './context.js';
 

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { runChecks, type Timers } from '../../../src/guardrails/run-checks.js';
+import type { Timers } from '../../../src/guardrails/check-settle.js';
+import { runChecks } from '../../../src/guardrails/run-checks.js';
 import { listenOnLoopback } from '../../helpers/loopback-server.js';
 import { answerContext, chatContext, runOne } from './context.js';
 
