@@ -40,7 +40,7 @@ export function inclusiveTimes(file: string, root: string): InclusiveTimes {
   for (let i = 0; i < profile.samples.length; i++) {
     // timeDeltas[i] is the time before sample i, so the time spent in sample i is timeDeltas[i + 1].
     const us = Math.max(0, profile.timeDeltas[i + 1] ?? 0);
-    let id: number | undefined = profile.samples[i]!;
+    let id: number | undefined = profile.samples[i];
     if (labelOf.get(id) === '(idle)') continue;
     busyUs += us;
     const seen = new Set<string>();
