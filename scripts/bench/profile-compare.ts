@@ -40,11 +40,11 @@ export function inclusiveTimes(file: string, root: string): InclusiveTimes {
   for (let i = 0; i < profile.samples.length; i++) {
     // timeDeltas[i] is the time before sample i, so the time spent in sample i is timeDeltas[i + 1].
     const us = Math.max(0, profile.timeDeltas[i + 1] ?? 0);
-    let id: number | undefined = profile.samples[i];
-    if (labelOf.get(id) === '(idle)') continue;
+    const top = profile.samples[i]!;
+    if (labelOf.get(top) === '(idle)') continue;
     busyUs += us;
     const seen = new Set<string>();
-    for (; id !== undefined; id = parent.get(id)) {
+    for (let id: number | undefined = top; id !== undefined; id = parent.get(id)) {
       const label = labelOf.get(id)!;
       // A recursive function is on the stack more than once: its time is counted once.
       if (seen.has(label)) continue;

@@ -50,7 +50,7 @@ function newGuard(before: ResolvedGuardrail[], after: ResolvedGuardrail[]) {
   );
   const draft = { hookResults: null, guardrailVerdict: null } as unknown as RequestLogDraft;
   const input = { capture: 0, draft } as never;
-  const guard = new RequestGuard(deps, input, run, before, after);
+  const guard = new RequestGuard(deps, input, run, before, after, false);
   const reply = { raw: {}, statusCode: 200 } as { raw: object; statusCode: number; code(status: number): unknown };
   reply.code = (status: number) => {
     reply.statusCode = status;
