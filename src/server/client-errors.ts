@@ -10,7 +10,7 @@ import type { Logger } from '../telemetry/logger.js';
  * logged, instead of fastify's own body. No key was read, so no request-log record is written.
  */
 export function createClientErrorHandler(logger: Logger) {
-  return (error: Error & { code?: string }, socket: Socket): void => {
+  return (error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     const { code, message } = describe(error.code);
     const requestId = randomUUID();
@@ -18,10 +18,15 @@ export function createClientErrorHandler(logger: Logger) {
     logger.info({ request_id: requestId, status, code, parser_code: error.code }, 'request refused by the HTTP parser');
     if (socket.writable) {
       const body = JSON.stringify(errorBody(code, message));
+      // An answer to HEAD has no body (a client reading one would take it for the next answer).
+      // The method is known when the request line came in the packet the parser refused, as it
+      // does when the headers arrive in one write.
+      const packet = error.rawPacket;
+      const head = Buffer.isBuffer(packet) && packet.subarray(0, 5).toString('latin1') === 'HEAD ';
       socket.write(
         `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
           `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-          `x-request-id: ${requestId}\r\nx-service-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
+          `x-request-id: ${requestId}\r\nx-service-request-id: ${requestId}\r\nconnection: close\r\n\r\n${head ? '' : body}`,
       );
     }
     socket.destroy();

@@ -329,6 +329,10 @@ describe('the groups users, ai-models and metadata/{metadataKey}', () => {
     expect(await total('ai_org_model=anthropic__claude')).toBe(1);
     expect(await total('ai_org_model=anthropic__claude,openai__gpt-4o-mini')).toBe(2);
     expect(await total('ai_org_model=openai__claude')).toBe(0);
+    // No pair at all matches nothing, as an empty api_key_ids does.
+    expect(await total('ai_org_model=')).toBe(0);
+    expect(await total('ai_org_model=%20,,')).toBe(0);
+    expect((await admin.get('/v1/analytics/summary?ai_org_model=')).status).toBe(200);
     expect(await total(`trace_id=${T3}`)).toBe(1);
     expect(await total('trace_id=no-such-trace')).toBe(0);
     expect(await total('span_id=no-such-span')).toBe(0);
@@ -374,5 +378,22 @@ describe('the groups users, ai-models and metadata/{metadataKey}', () => {
     expect(odd.body.total).toBe(0);
     const interval = await admin.get('/v1/analytics/graphs/errors/status-codes?interval=hour');
     expect(interval.status).toBe(400);
+    // A window far into the future would be millions of empty points: refused, for every graph.
+    for (const path of ['/v1/analytics/graphs/cost', '/v1/analytics/graphs/errors', '/v1/analytics/graphs/feedbacks']) {
+      const far = await admin.get(`${path}?start_time=2020-01-01T00:00:00Z&end_time=9999-12-31T23:59:59Z`);
+      expect(far.status, path).toBe(400);
+      expect(far.body.error).toMatchObject({ code: 'INVALID_REQUEST', param: 'end_time' });
+    }
+    const hourly = await admin.get(
+      `/v1/analytics/graphs/cost?interval=hour&start_time=2020-01-01T00:00:00Z&end_time=${new Date(Date.now() + 500 * 86_400_000).toISOString()}`,
+    );
+    expect(hourly.status).toBe(400);
+    expect(hourly.body.error.message).toMatch(/interval=day/);
+    // Daily, the same window is a few hundred points.
+    const daily = await admin.get(
+      `/v1/analytics/graphs/cost?interval=day&start_time=2020-01-01T00:00:00Z&end_time=${new Date(Date.now() + 500 * 86_400_000).toISOString()}`,
+    );
+    expect(daily.status).toBe(200);
+    expect(daily.body.data_points.length).toBeGreaterThan(500);
   });
 });

@@ -1,8 +1,21 @@
+import { connect } from 'node:net';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { validPolicy } from '../helpers/fixtures.js';
 import { apiClient } from '../helpers/http.js';
 import { startTestServer } from '../helpers/start-test-server.js';
+
+/** Writes `text` on a new connection and reads everything until the server closes it. */
+function rawExchange(baseUrl: string, text: string): Promise<string> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect(Number(port), hostname, () => socket.end(text));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    socket.on('error', reject);
+  });
+}
 
 const expectErrorBody = (body: any, code: string) => {
   expect(Object.keys(body)).toEqual(['error']);
@@ -53,6 +66,15 @@ describe('one error model', () => {
       true,
     );
     expect((await apiClient(t.baseUrl, t.adminKey).get('/v1/workspaces')).status).toBe(200);
+
+    // HEAD gets the status and headers without the body (a client would read it as the next answer).
+    const raw = await rawExchange(
+      t.baseUrl,
+      `HEAD /v1/logs HTTP/1.1\r\nhost: x\r\nx-service-api-key: ${t.adminKey}\r\nx-filler: ${'q'.repeat(17_000)}\r\n\r\n`,
+    );
+    expect(raw).toMatch(/^HTTP\/1\.1 431 /);
+    expect(raw).toMatch(/\r\nx-request-id: [0-9a-f-]{36}\r\n/);
+    expect(raw.endsWith('\r\n\r\n')).toBe(true);
   });
 
   it('answers a body over the limit with 413', async () => {

@@ -1,3 +1,4 @@
+import { invalid } from '../../lib/errors.js';
 import { totalsHelpers } from './columns.js';
 import type { AnalyticsReader, RowFilter } from './reader.js';
 import { costFields, latencyFields, orZero, rateFields } from './reference-units.js';
@@ -75,12 +76,25 @@ export function graphBody<S, P>(filter: RowFilter, interval: Interval | null, su
   };
 }
 
+/**
+ * The most points a graph has. A window is bounded below by retention but not above: an
+ * `end_time` in the year 9999 asked for ~2.9 million daily points, a 256 MB answer built while
+ * every other request waited.
+ */
+export const MAX_GRAPH_POINTS = 10_000;
+
 /** Every bucket of the window, from the one holding `from` to the one holding `to`: its number (ms / interval) and start. */
 export function buckets(filter: RowFilter, interval: Interval): Array<{ bucket: number; timestamp: string }> {
   const ms = INTERVALS[interval];
+  const first = Math.floor(filter.from / ms);
+  const count = Math.floor(filter.to / ms) - first + 1;
+  if (count > MAX_GRAPH_POINTS)
+    throw invalid(
+      'end_time',
+      `The window holds ${count} ${interval === 'hour' ? 'hourly' : 'daily'} points; a graph has at most ${MAX_GRAPH_POINTS}. Bring end_time closer${interval === 'hour' ? ', or ask for interval=day' : ''}.`,
+    );
   const out = [];
-  for (let b = Math.floor(filter.from / ms); b <= Math.floor(filter.to / ms); b++)
-    out.push({ bucket: b, timestamp: new Date(b * ms).toISOString() });
+  for (let b = first; b < first + count; b++) out.push({ bucket: b, timestamp: new Date(b * ms).toISOString() });
   return out;
 }
 

@@ -91,10 +91,12 @@ export async function rowConditions(db: Db, organisationId: string, query: RowFi
         );
       return [item.slice(0, at), item.slice(at + 2)];
     });
-    out.push({
-      sql: `(${pairs.map(() => '(provider = ? AND model = ?)').join(' OR ')})`,
-      params: pairs.flat(),
-    });
+    // No pair (`ai_org_model=` or only commas) matches nothing, as an empty list does in the other filters.
+    out.push(
+      pairs.length === 0
+        ? { sql: '1 = 0', params: [] }
+        : { sql: `(${pairs.map(() => '(provider = ? AND model = ?)').join(' OR ')})`, params: pairs.flat() },
+    );
   }
   if (query.configs !== undefined) {
     const names = list(query.configs);
