@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 /** The parts of a V8 `.cpuprofile` (what `node --cpu-prof` writes) that a summary needs. */
-interface CpuProfile {
+export interface CpuProfile {
   nodes: Array<{
     id: number;
     callFrame: { functionName: string; url: string; lineNumber: number };

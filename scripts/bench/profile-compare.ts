@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
+import type { CpuProfile } from './cpuprofile.js';
 
 /**
  * Two CPU profiles of the gateway, function by function, as time per request: for runs of a
@@ -8,16 +9,6 @@ import { relative } from 'node:path';
  * what it called) rather than self time: a change inside a check shows in the check and in
  * everything above it, and a cost that moved from one function to another cancels out higher up.
  */
-
-interface CpuProfile {
-  nodes: Array<{
-    id: number;
-    callFrame: { functionName: string; url: string; lineNumber: number };
-    children?: number[];
-  }>;
-  samples: number[];
-  timeDeltas: number[];
-}
 
 export interface InclusiveTimes {
   /** Non-idle time of the profile, µs. */
