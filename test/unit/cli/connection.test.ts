@@ -1,12 +1,21 @@
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { normaliseBaseUrl, serverError } from '../../../src/cli/client/http-client.js';
 import { createProgress, renderTable } from '../../../src/cli/output.js';
 import { profilesPath, resolveConnection, writeProfiles } from '../../../src/cli/profiles.js';
 
-const tempFile = () => join(mkdtempSync(join(tmpdir(), 'svcgw-cli-')), 'svcgw', 'profiles.json');
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svcgw-cli-'));
+  dirs.push(dir);
+  return join(dir, 'svcgw', 'profiles.json');
+}
 
 describe('connection', () => {
   it('reads profiles from $XDG_CONFIG_HOME, else ~/.config', () => {

@@ -1,11 +1,17 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../src/config/load-config.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
 
 function settingsFile(content: unknown): string {
   const dir = mkdtempSync(join(tmpdir(), 'svcgw-cfg-'));
+  dirs.push(dir);
   const path = join(dir, 'svcgw.json');
   writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
   return path;
