@@ -1,5 +1,13 @@
 import { Readable } from 'node:stream';
+import { AppError } from '../lib/errors.js';
 import { usageFromBody, type TokenUsage } from '../providers/usage.js';
+
+/**
+ * The most bytes of one event held while waiting for its end. A provider's event of hundreds of
+ * megabytes was held whole, and past 512 MB its text could not be made at all: the process died
+ * (`ERR_STRING_TOO_LONG`). An event past this is dropped and the stream failed.
+ */
+export const MAX_SSE_EVENT_BYTES = 16 * 1024 * 1024;
 
 export interface SseReaderOptions {
   /** Drop the usage-only chunk (`choices: []`) that the gateway asked for on the client's behalf. */
@@ -36,6 +44,8 @@ export interface SseReader {
   end(): string | null;
   /** Forgets a half-received event (a failed stream is not sent a broken one). */
   dropPartial(): void;
+  /** An event went past MAX_SSE_EVENT_BYTES: it was dropped, and reading went on after its end. */
+  readonly overflowed: boolean;
 }
 
 const LF = 0x0a;
@@ -59,6 +69,17 @@ function lastEventEnd(bytes: Buffer, before: Buffer | null): number {
     if (endsEventAt(bytes, at, before)) return at + 1;
   return -1;
 }
+
+/** The index just past the first event terminator in `bytes`, or -1 when there is none. */
+function firstEventEnd(bytes: Buffer, before: Buffer | null): number {
+  for (let at = bytes.indexOf(LF); at >= 0; at = bytes.indexOf(LF, at + 1))
+    if (endsEventAt(bytes, at, before)) return at + 1;
+  return -1;
+}
+
+/** The last two bytes of what came before and `chunk`, for a terminator cut between chunks. */
+const tailOf = (before: Buffer | null, chunk: Buffer): Buffer =>
+  chunk.length >= 2 || before === null ? chunk : Buffer.concat([before, chunk]).subarray(-2);
 
 /** The event around `at` in `events` (whole events): where it starts, where its text ends, where its terminator ends. */
 function eventAround(events: Buffer, at: number): { start: number; textEnd: number; end: number } {
@@ -144,6 +165,10 @@ class SseEventReader implements SseReader {
   private held: Buffer[] = [];
   /** The last held bytes (at least the last 2 when there are), for a terminator cut between chunks. */
   private heldTail: Buffer | null = null;
+  private heldBytes = 0;
+  /** Past an event that went over the bound: its bytes are skipped up to its end. */
+  private skipping = false;
+  overflowed = false;
   private modelChunks = 0;
 
   constructor(
@@ -154,11 +179,20 @@ class SseEventReader implements SseReader {
   read(chunk: Buffer): Buffer | null {
     const { result } = this;
     if (result.model === null && this.modelChunks++ < MODEL_CHUNKS) result.model = modelIn(chunk);
+    if (this.skipping) {
+      const resume = firstEventEnd(chunk, this.heldTail);
+      if (resume < 0) {
+        this.heldTail = tailOf(this.heldTail, chunk);
+        return null;
+      }
+      this.skipping = false;
+      this.heldTail = null;
+      if (resume === chunk.length) return null;
+      chunk = chunk.subarray(resume);
+    }
     const cut = lastEventEnd(chunk, this.heldTail);
     if (cut < 0) {
-      this.held.push(chunk);
-      this.heldTail =
-        chunk.length >= 2 || this.heldTail === null ? chunk : Buffer.concat([this.heldTail, chunk]).subarray(-2);
+      this.hold(chunk);
       return null;
     }
     let events = cut === chunk.length ? chunk : chunk.subarray(0, cut);
@@ -166,14 +200,25 @@ class SseEventReader implements SseReader {
       this.held.push(events);
       events = Buffer.concat(this.held);
       this.held = [];
+      this.heldBytes = 0;
     }
     this.heldTail = null;
-    if (cut < chunk.length) {
-      const rest = chunk.subarray(cut);
-      this.held.push(rest);
-      this.heldTail = rest;
-    }
+    if (cut < chunk.length) this.hold(chunk.subarray(cut));
     return this.readEvents(events);
+  }
+
+  /** Holds the start of an event until its end comes, or drops it past the bound. */
+  private hold(bytes: Buffer): void {
+    this.heldTail = tailOf(this.heldTail, bytes);
+    this.heldBytes += bytes.length;
+    if (this.heldBytes <= MAX_SSE_EVENT_BYTES) {
+      this.held.push(bytes);
+      return;
+    }
+    this.held = [];
+    this.heldBytes = 0;
+    this.skipping = true;
+    this.overflowed = true;
   }
 
   end(): string | null {
@@ -186,6 +231,7 @@ class SseEventReader implements SseReader {
 
   dropPartial(): void {
     this.held = [];
+    this.heldBytes = 0;
     this.heldTail = null;
   }
 
@@ -342,12 +388,20 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
         },
       );
     }
-    if (forward === null || done) return;
-    pending.push(forward);
-    if (!flushing) {
-      flushing = true;
-      response?.cork();
-      setImmediate(flush);
+    if (forward !== null && !done) {
+      pending.push(forward);
+      if (!flushing) {
+        flushing = true;
+        response?.cork();
+        setImmediate(flush);
+      }
+    }
+    if (reader.overflowed && !upstream.destroyed) {
+      // The stream fails as on any provider error: its error handler ends the client's stream
+      // with the error event, after the whole events that came before.
+      upstream.destroy(
+        new AppError('UPSTREAM_ERROR', `The provider sent an event larger than ${MAX_SSE_EVENT_BYTES} bytes.`),
+      );
     }
   };
 

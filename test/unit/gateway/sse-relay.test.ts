@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createSseReader, holdDoneForVerdict, relaySse } from '../../../src/gateway/sse-relay.js';
+import { createSseReader, holdDoneForVerdict, MAX_SSE_EVENT_BYTES, relaySse } from '../../../src/gateway/sse-relay.js';
 
 const event = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
 const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
@@ -220,5 +220,43 @@ describe('relaySse: a verdict event before the end marker (holdDoneForVerdict)',
     expect(holdDoneForVerdict(relay.stream, () => verdict)).toBe(false);
     expect(holdDoneForVerdict(new PassThrough(), () => verdict)).toBe(false);
     upstream.destroy();
+  });
+});
+
+describe('an event larger than the bound', () => {
+  const huge = () => Buffer.alloc(MAX_SSE_EVENT_BYTES + 1, 'a');
+
+  it('is dropped by the reader, which goes on after its end', () => {
+    const reader = createSseReader({ dropUsageOnlyChunk: false, captureBytes: 0 });
+    const before = Buffer.from(event({ choices: [{ delta: { content: 'a' } }] }));
+    expect(reader.read(Buffer.concat([before, Buffer.from('data: ')]))).toEqual(before);
+    expect(reader.read(huge())).toBeNull();
+    expect(reader.overflowed).toBe(true);
+    // The rest of the big event, its end cut between two chunks, then a whole event with usage.
+    expect(reader.read(Buffer.from('aaaa\n'))).toBeNull();
+    const after = event({ choices: [], usage });
+    expect(String(reader.read(Buffer.from(`\n${after}`)))).toBe(after);
+    expect(reader.result.usage?.totalTokens).toBe(5);
+    expect(reader.end()).toBeNull();
+  });
+
+  it('fails the relayed stream with an error event after the events before it, and stops reading', async () => {
+    const { upstream, relay } = relayOfNewStream();
+    // As the gateway's relay does: a provider error ends the client's stream with an error event.
+    upstream.on('error', (error) =>
+      relay.fail({ message: `The provider's stream failed: ${error.message}`, type: 'api_error', code: 'X' }),
+    );
+    const chunks: Buffer[] = [];
+    relay.stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const ended = new Promise((resolve) => relay.stream.once('end', resolve));
+    const first = event({ choices: [{ delta: { content: 'a' } }] });
+    upstream.write(`${first}data: `);
+    upstream.write(huge());
+    await ended;
+    const text = Buffer.concat(chunks).toString();
+    expect(text.startsWith(first)).toBe(true);
+    expect(text).toContain('larger than 16777216 bytes');
+    expect(text).not.toContain('aaaa');
+    expect(upstream.destroyed).toBe(true);
   });
 });
