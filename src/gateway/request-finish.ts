@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { isCacheHit } from '../cache/index.js';
 import type { Admission, LimitsService } from '../limits/limits-service.js';
 import type { PricingService } from '../pricing/pricing-service.js';
-import { usageFromBody } from '../providers/usage.js';
+import { plausibleUsage, usageFromBody } from '../providers/usage.js';
 import type { RequestLogWriter } from '../telemetry/request-log-writer.js';
 import type { ClientLink, UpstreamAnswer } from './call-target.js';
 import type { GatewayReply } from './exchange.js';
@@ -78,7 +78,9 @@ function actualUsage(draft: RequestLogDraft, served: UpstreamAnswer | null) {
 async function priced(draft: RequestLogDraft, pricing: PricingService): Promise<void> {
   const replaced = draft.replacedCall;
   if (replaced?.usage && isCacheHit(draft.cacheStatus as never)) {
-    draft.cacheSavings = await pricing.costOf(replaced.provider, replaced.model, replaced.usage).catch(() => null);
+    draft.cacheSavings = await pricing
+      .costOf(replaced.provider, replaced.model, plausibleUsage(replaced.usage))
+      .catch(() => null);
     return;
   }
   if (draft.usage === null || isCacheHit(draft.cacheStatus as never)) return;

@@ -2,7 +2,7 @@ import type { Principal } from '../auth/principal.js';
 import { isoAt } from '../lib/clock.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 import type { RequestLogInsert } from '../storage/repositories/request-logs.js';
-import type { TokenUsage } from '../providers/usage.js';
+import { plausibleUsage, type TokenUsage } from '../providers/usage.js';
 import type { PromptUse } from './exchange.js';
 
 /**
@@ -20,7 +20,7 @@ export class RequestLogDraft {
   requestedModel: string | null = null;
   isStream = false;
   ttfbMs: number | null = null;
-  usage: TokenUsage | null = null;
+  private reportedUsage: TokenUsage | null = null;
   cost: number | null = null;
   metadata: Record<string, string> | null = null;
   errorCode: string | null = null;
@@ -66,6 +66,15 @@ export class RequestLogDraft {
 
   markFirstByte(now: number): void {
     this.ttfbMs ??= now - this.startedPerf;
+  }
+
+  /** The provider's token counts, those no request can have read as not reported (`plausibleUsage`): they price and count nothing. */
+  get usage(): TokenUsage | null {
+    return this.reportedUsage;
+  }
+
+  set usage(value: TokenUsage | null) {
+    this.reportedUsage = value === null ? null : plausibleUsage(value);
   }
 
   finish(statusCode: number, endedPerf: number): RequestLogInsert {

@@ -41,3 +41,42 @@ export function usageFromBody(body: unknown): TokenUsage | null {
   if (seconds !== null) result.audioSeconds = seconds;
   return result;
 }
+
+/** More tokens than any request has used: a count past it is a provider's error, not usage. */
+const MAX_TOKENS = 1_000_000_000;
+/** A year of audio, in seconds. */
+const MAX_AUDIO_SECONDS = 31_536_000;
+
+const plausible = (n: number | null | undefined, max: number, whole: boolean): number | null =>
+  typeof n === 'number' && n >= 0 && n <= max ? (whole ? Math.round(n) : n) : null;
+
+/**
+ * `usage` with the counts no request can have (negative, not a number, past a billion tokens)
+ * read as not reported: a provider's `-1000000` tokens priced a request at −11.25 USD, which a
+ * budget would have counted as money back. Fractional tokens are rounded. The same object when
+ * every count is plausible.
+ */
+export function plausibleUsage(usage: TokenUsage): TokenUsage {
+  const prompt = plausible(usage.promptTokens, MAX_TOKENS, true);
+  const completion = plausible(usage.completionTokens, MAX_TOKENS, true);
+  const cached = plausible(usage.cachedTokens, MAX_TOKENS, true);
+  const total = plausible(usage.totalTokens, MAX_TOKENS, true);
+  const seconds =
+    usage.audioSeconds == null ? usage.audioSeconds : plausible(usage.audioSeconds, MAX_AUDIO_SECONDS, false);
+  if (
+    prompt === usage.promptTokens &&
+    completion === usage.completionTokens &&
+    cached === usage.cachedTokens &&
+    total === usage.totalTokens &&
+    seconds === usage.audioSeconds
+  )
+    return usage;
+  const sane: TokenUsage = {
+    promptTokens: prompt,
+    completionTokens: completion,
+    cachedTokens: cached,
+    totalTokens: total,
+  };
+  if (seconds !== undefined) sane.audioSeconds = seconds;
+  return sane;
+}
