@@ -139,25 +139,23 @@ function withOpenAIUsage(body: Readable, draft: RequestLogDraft, contentType: st
   if (contentType.includes('text/event-stream')) {
     // A side reader: what it would forward is not used.
     const reader = createSseReader({ dropUsageOnlyChunk: false, captureBytes: 0 });
-    const out = new PassThrough();
+    const out = relayedThrough(body, draft);
     body.on('data', (chunk: Buffer) => reader.read(chunk));
     body.once('end', () => {
       reader.end();
       draft.usage = reader.result.usage ?? draft.usage;
     });
-    body.pipe(out);
     return out;
   }
   if (!contentType.includes('json')) return body;
-  return tapJson(body, (parsed) => {
+  return tapJson(body, draft, (parsed) => {
     draft.usage = usageFromBody(parsed) ?? draft.usage;
   });
 }
 
 /** The body as it comes, with `onJson` called on its parsed JSON once it has ended (up to MAX_NATIVE_JSON). */
-function tapJson(body: Readable, onJson: (parsed: unknown) => void): Readable {
-  const out = new PassThrough();
-  body.pipe(out);
+function tapJson(body: Readable, draft: RequestLogDraft, onJson: (parsed: unknown) => void): Readable {
+  const out = relayedThrough(body, draft);
   const chunks: Buffer[] = [];
   let size = 0;
   body.on('data', (chunk: Buffer) => {
@@ -175,14 +173,31 @@ function tapJson(body: Readable, onJson: (parsed: unknown) => void): Readable {
 const MAX_NATIVE_JSON = 4 * 1024 * 1024;
 
 /**
+ * A pass-through body through a stream of its own (which its usage is read beside). `pipe` does
+ * not forward a failure: the provider's body failing destroys the stream sent with it, so the
+ * client's answer is cut as a plain pass-through's is (rather than left open), and logged as failed.
+ */
+function relayedThrough(body: Readable, draft: RequestLogDraft): PassThrough {
+  const out = new PassThrough();
+  body.once('error', (error) => {
+    const failure = upstreamFailure(error);
+    if (draft.errorCode === null) {
+      draft.errorCode = 'UPSTREAM_STREAM_ERROR';
+      draft.errorMessage = failure.message;
+    }
+    out.destroy(failure);
+  });
+  return body.pipe(out);
+}
+
+/**
  * A provider's own chat answer, passed through untouched, with its usage and model read on the
  * way (through the adapter's own chat translation) for the log, the cost and the budgets.
  */
 function withNativeUsage(body: Readable, adapter: WireAdapter, draft: RequestLogDraft, contentType: string): Readable {
   const context: StreamContext = { model: null, includeUsage: true, id: 'native', created: 0 };
   if (contentType.includes('text/event-stream')) {
-    const out = new PassThrough();
-    body.pipe(out);
+    const out = relayedThrough(body, draft);
     const translator = adapter.createStreamTranslator('chatComplete', context);
     let model: string | null = null;
     let readable = true; // a stream the translation cannot read is still relayed; only its usage is lost
@@ -206,7 +221,7 @@ function withNativeUsage(body: Readable, adapter: WireAdapter, draft: RequestLog
     });
     return out;
   }
-  return tapJson(body, (parsed) => {
+  return tapJson(body, draft, (parsed) => {
     try {
       const translated = adapter.toOpenAIResponse('chatComplete', parsed, context);
       draft.usage = translated.usage;
