@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
 import type { Principal } from '../auth/principal.js';
 import { cacheResponseHeaders, type ResponseCache } from '../cache/index.js';
 import type { Config } from '../config/schema.js';
@@ -9,6 +10,7 @@ import { withoutUrlCredentials } from '../lib/mask.js';
 import { rateHeaders, RateLimitedError, type LimitsService } from '../limits/limits-service.js';
 import type { PricingService } from '../pricing/pricing-service.js';
 import type { RequestLogWriter } from '../telemetry/request-log-writer.js';
+import type { ClientLink } from './call-target.js';
 import { attemptTargets, withJsonBody, type AttemptDeps, type AttemptScope } from './attempt-targets.js';
 import { lookUpCache, sendCached } from './cached-answer.js';
 import { assertDeploymentServes, deploymentConfig } from './deployment-rules.js';
@@ -242,6 +244,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
       reply.header('x-service-provider', answer.target.provider.name);
       guard?.guardAnswer(reply, draft, answer.body ?? json, servedLeaf, answer.target.provider.name);
       const relayed = relayAnswer(reply, draft, answer, { capture, link: trail.link, cache });
+      if (answer.body === null && answer.res.body) recordPassThroughFailure(answer.res.body, draft, trail.link);
       trail.plainJson = relayed.plainJson;
       return relayed.sent;
     } catch (error) {
@@ -253,6 +256,20 @@ export function createGatewayHandler(deps: GatewayDeps) {
       throw failure;
     }
   };
+}
+
+/**
+ * A pass-through body that fails as it streams (the provider's connection breaks, or its
+ * chunked encoding is malformed) is the provider's failure: logged as such, whether it was
+ * answered with the error (nothing sent yet) or the client's connection was ended mid-body.
+ */
+function recordPassThroughFailure(body: Readable, draft: RequestLogDraft, link: ClientLink) {
+  body.once('error', (error) => {
+    if (link.gone || draft.errorCode !== null) return;
+    const failure = withoutCredentials(upstreamFailure(error));
+    draft.errorCode = failure.code;
+    draft.errorMessage = failure.message;
+  });
 }
 
 /** The config an alias names; one that is no longer active is reported against the model name. */

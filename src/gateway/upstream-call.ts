@@ -49,6 +49,12 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     private readonly plan: (statusCode: number, headers: IncomingHttpHeaders) => ReadPlan,
     /** A request body streamed through (a raw route's): destroyed when the call fails, as it cannot be sent again. */
     private readonly sending: Readable | null = null,
+    /**
+     * What a transport failure becomes for a body already streaming (a pass-through body that
+     * fails before its first bytes reach the client is answered with it); `answer` rejects
+     * with the failure itself.
+     */
+    private readonly failure: (error: Error) => Error = (error) => error,
   ) {
     this.answer = new Promise<UpstreamResponse>((resolve, reject) => {
       this.settle = resolve;
@@ -111,7 +117,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   onError(error: Error): void {
     const body = this.response?.body;
     // After the handlers already queued for the body, as undici's own request() does.
-    if (body) queueMicrotask(() => destroy(body, error));
+    if (body) queueMicrotask(() => destroy(body, this.failure(error)));
     if (this.sending) destroy(this.sending, error);
     this.reject(error);
   }

@@ -41,7 +41,7 @@ export function createUpstreamClient(settings: UpstreamSettings, dispatcher?: Di
      * `call.answer` as they come (see `upstreamFailure`).
      */
     call(req: Omit<UpstreamRequest, 'signal'>, plan: (status: number, headers: IncomingHttpHeaders) => ReadPlan) {
-      const call = new UpstreamCall(plan, req.body instanceof Readable ? req.body : null);
+      const call = new UpstreamCall(plan, req.body instanceof Readable ? req.body : null, upstreamFailure);
       let url: URL;
       try {
         url = new URL(req.url);
@@ -84,12 +84,27 @@ const TIMEOUT_CODES = new Set([
   'ETIMEDOUT',
 ]);
 
-/** Turns a transport failure into the error the client sees: 504 for time-outs, 502 otherwise. */
+/**
+ * Turns a transport failure into the error the client sees: 504 for time-outs, 502 otherwise,
+ * also for an answer undici's parser refuses (HTTPParserError, codes `HPE_*`: a malformed
+ * status line, header or chunk size), which is the provider's failure, not the gateway's.
+ */
 export function upstreamFailure(error: unknown): AppError {
   if (error instanceof AppError) return error;
   const code = errorCode(error);
   if (code !== null && TIMEOUT_CODES.has(code)) {
     return new AppError('UPSTREAM_TIMEOUT', `The provider did not answer in time (${code}).`, { cause: error });
+  }
+  if (code?.startsWith('HPE_') || error instanceof errors.HTTPParserError) {
+    // undici 7 leaves the code out (its llhttp constants map names to numbers): the parser's reason says what.
+    const reason = code ?? /\(([^()]+)\)$/.exec((error as Error).message)?.[1];
+    return new AppError(
+      'UPSTREAM_UNREACHABLE',
+      `The provider's answer is not valid HTTP/1.1${reason ? ` (${reason})` : ''}.`,
+      {
+        cause: error,
+      },
+    );
   }
   return new AppError('UPSTREAM_UNREACHABLE', `The provider could not be reached${code ? ` (${code})` : ''}.`, {
     cause: error,

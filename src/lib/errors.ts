@@ -215,7 +215,8 @@ export const ERROR_CODES = {
   UPSTREAM_UNREACHABLE: {
     status: 502,
     type: 'api_error',
-    summary: 'The provider could not be reached (connection refused or reset, DNS failure).',
+    summary:
+      'The provider could not be reached (connection refused or reset, DNS failure), or its answer was not valid HTTP/1.1.',
   },
   UPSTREAM_TIMEOUT: {
     status: 504,

@@ -1,8 +1,29 @@
 import { randomBytes } from 'node:crypto';
-import { connect } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { request } from 'undici';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { startGateway } from '../helpers/gateway.js';
+
+/** A provider on loopback that answers every request with `answer`, written raw, then closes. */
+async function rawProvider(answer: string): Promise<string> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    let head = '';
+    socket.on('data', (d: Buffer) => {
+      head += d.toString('latin1');
+      if (head.includes('\r\n\r\n')) socket.end(answer);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
+}
 
 describe('gateway: pass-through of any other provider endpoint', () => {
   it('forwards method, path, query, body bytes and content type, and returns the provider’s answer unchanged', async () => {
@@ -133,5 +154,46 @@ describe('gateway: pass-through of any other provider endpoint', () => {
       expect(answer.split('\r\n')[0], path).toBe('HTTP/1.1 400 Bad Request');
     }
     expect(g.mock.requests).toHaveLength(0);
+  });
+
+  it('answers 502 in the common error body when the provider’s chunked encoding is malformed', async () => {
+    const g = await startGateway();
+    const malformed = await rawProvider(
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nZZ\r\nhello\r\n0\r\n\r\n',
+    );
+    const viaBad = { ...g.viaMock, 'x-service-custom-host': malformed };
+    const unified = await g.admin.post(
+      '/v1/chat/completions',
+      { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] },
+      viaBad,
+    );
+    expect(unified.status).toBe(502);
+    const bad = await g.admin.get('/v1/files', viaBad);
+    expect(bad.status).toBe(502);
+    expect(bad.body.error).toMatchObject({ type: 'api_error', code: unified.body.error.code });
+    expect(bad.body.error.message).toBe(unified.body.error.message);
+    expect(bad.body.error.message).toMatch(/not valid HTTP\/1\.1/);
+
+    // A bad chunk once the answer has begun: the client's connection is ended, logged as the provider's failure.
+    const midBody = await rawProvider('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\nZZ\r\n');
+    const cut = await request(`${g.baseUrl}/v1/files`, {
+      headers: { 'x-service-api-key': g.adminKey, ...g.viaMock, 'x-service-custom-host': midBody },
+    }).then(
+      async (res) => ({ status: res.statusCode, body: await res.body.text().catch((e: Error) => e) }),
+      (e: Error) => ({ status: 0, body: e }),
+    );
+    expect(cut.status).toBe(200);
+    expect(cut.body).toBeInstanceOf(Error);
+
+    const ok = await g.admin.get('/v1/files', g.viaMock);
+    expect(ok.status).toBe(200);
+    const logs = await g.logs(4);
+    expect(logs.filter((l: any) => l.status_code === 500)).toEqual([]);
+    expect(logs.filter((l: any) => l.path === '/v1/files').map((l: any) => [l.status_code, l.error_code])).toEqual([
+      [200, null],
+      [499, 'UPSTREAM_UNREACHABLE'],
+      [502, 'UPSTREAM_UNREACHABLE'],
+    ]);
+    expect(g.logLines.filter((l) => JSON.parse(l).level >= 50)).toEqual([]);
   });
 });
