@@ -159,7 +159,10 @@ function guardOf(deps: GatewayGuardrails, input: StartInput, found: RequestGuard
       signal: input.signal(),
     },
   );
-  return new RequestGuard(deps, input, run, found.before, found.after, targetsHaveTheirOwn);
+  // No guardrail can add a result after the request's input guardrails: none on the answer or a target, none async.
+  const resultsFinal =
+    !targetsHaveTheirOwn && found.after.length === 0 && !found.before.some((guardrail) => guardrail.actions.async);
+  return new RequestGuard(deps, input, run, found.before, found.after, resultsFinal);
 }
 
 function hasNestedGuardrails(config: GatewayConfig): boolean {
@@ -194,8 +197,8 @@ export class RequestGuard {
     readonly run: GuardrailRun,
     private readonly before: ResolvedGuardrail[],
     private readonly after: ResolvedGuardrail[],
-    /** Whether a config target carries guardrails of its own (results may come after the request's). */
-    private readonly targetsHaveTheirOwn: boolean,
+    /** The input guardrails' results are all the request will have (see `guardOf`). */
+    private readonly resultsFinal: boolean,
   ) {}
 
   /**
@@ -218,17 +221,10 @@ export class RequestGuard {
     // When no further guardrail can add a result, these are the results the answer and the log
     // carry: serialised now rather than when the answer is sent. At the end of a stream the same
     // serialisation cost more (profiles of guarded streams: ~15 µs a request, against ~11 µs here).
-    if (this.resultsAreFinal()) this.run.visibleJson();
+    if (this.resultsFinal) this.run.visibleJson();
     if (pass.denied) return null;
     if (pass.changed) this.requestBody = pass.request as Record<string, unknown>;
     return this.requestBody;
-  }
-
-  /** No guardrail is left to run after the request's input guardrails, and none runs beside it (async). */
-  private resultsAreFinal(): boolean {
-    if (this.after.length > 0 || this.targetsHaveTheirOwn) return false;
-    for (const guardrail of this.before) if (guardrail.actions.async) return false;
-    return true;
   }
 
   /**
