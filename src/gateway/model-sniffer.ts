@@ -2,23 +2,29 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 
 /**
  * Reads the `model` of a request body that streams through to the provider (multipart uploads,
- * pass-through JSON) for the log, without holding the body: each chunk is searched in place for
- * the field's marker, and only the few hundred bytes after it are kept until the value is read.
+ * pass-through JSON) for the log, without holding the body: each chunk is searched for the field's
+ * marker, and only the end of what was seen (a cut marker, or one whose value is still coming) is
+ * kept for the next chunk. A marker that is not the field costs one bounded match, whatever the
+ * body holds: a body of nothing but markers is read in time proportional to its length.
  */
 export type BodyKind = 'multipart' | 'json';
 
-const MARKER: Record<BodyKind, Buffer> = { multipart: Buffer.from('name="model"'), json: Buffer.from('"model"') };
-/** What follows the marker: the part's remaining headers, a blank line, the value; or `: "value"`. */
+const MARKER: Record<BodyKind, string> = { multipart: 'name="model"', json: '"model"' };
+/**
+ * What follows the marker: the part's remaining headers, a blank line, the value; or `: "value"`.
+ * Every repeat is bounded, so that judging one marker reads at most the window after it.
+ */
 const VALUE: Record<BodyKind, RegExp> = {
-  multipart: /^(?:;[^\r\n]*)?\r\n(?:[^\r\n]+\r\n)*\r\n([^\r\n]{1,256})\r\n/,
+  multipart: /^\r\n(?:[^\r\n]{1,256}\r\n){0,4}\r\n([^\r\n]{1,256})\r\n/,
   json: /^\s*:\s*"((?:[^"\\]|\\.){1,256})"/,
 };
 /** Text after the marker that may still become a value once more bytes arrive. */
 const MAY_FOLLOW: Record<BodyKind, RegExp> = {
-  multipart: /^(?:$|;|\r)/,
+  multipart: /^(?:$|\r)/,
   json: /^\s*(?::\s*(?:"(?:[^"\\]|\\.)*\\?)?)?$/,
 };
-const TAIL_BYTES = 512;
+/** The bytes after a marker in which its value must be found. */
+const WINDOW = 512;
 
 export function bodyKindOf(contentType: string | undefined): BodyKind | null {
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
@@ -29,66 +35,45 @@ export function bodyKindOf(contentType: string | undefined): BodyKind | null {
 
 export function sniffModel(kind: BodyKind, onModel: (model: string) => void): Transform {
   const marker = MARKER[kind];
-  const overlap = marker.length - 1;
-  let carry = Buffer.alloc(0); // the last bytes seen, for a marker split across chunks
-  let tail: Buffer | null = null; // bytes after a marker, until the value can be read
+  // Bytes read as latin1, one character per byte, so that offsets are byte offsets.
+  let pending = ''; // the end of the bytes seen: a marker cut by the chunk, or one whose value is not all here
   let done = false;
 
-  /** Reads the value after the marker if it is all there; false once it cannot be the field. */
-  const judge = (): boolean => {
-    const text = tail!.toString('latin1');
-    const match = VALUE[kind].exec(text);
-    if (match) {
-      done = true;
-      const raw = Buffer.from(match[1]!, 'latin1').toString('utf8');
-      onModel(kind === 'json' ? unescapeJson(raw) : raw.trim());
-      return true;
-    }
-    return tail!.length < TAIL_BYTES && MAY_FOLLOW[kind].test(text);
-  };
-
-  const scan = (chunk: Buffer): void => {
+  /** `atEnd`: no more bytes will come, so a value that is not all here will not be. */
+  const scan = (chunk: Buffer, atEnd: boolean): void => {
+    const text = pending + chunk.toString('latin1');
     let from = 0;
-    let joinChecked = false;
-    while (!done && from < chunk.length) {
-      if (tail !== null) {
-        const take = chunk.subarray(from, from + TAIL_BYTES - tail.length);
-        tail = Buffer.concat([tail, take]);
-        from += take.length;
-        if (!judge()) {
-          // Not the field (`"model": {…}`, a file's bytes): look again in what followed the marker.
-          const rest = tail;
-          tail = null;
-          carry = Buffer.alloc(0);
-          scan(rest);
-          joinChecked = false;
-        }
-        continue;
+    for (;;) {
+      const at = text.indexOf(marker, from);
+      if (at < 0) {
+        pending = text.slice(Math.max(from, text.length - marker.length + 1));
+        return;
       }
-      if (!joinChecked && carry.length > 0) {
-        // A marker that starts in the carried bytes and ends here.
-        joinChecked = true;
-        const joined = Buffer.concat([carry, chunk.subarray(from, from + overlap)]);
-        const at = joined.indexOf(marker);
-        if (at >= 0) {
-          from += at + marker.length - carry.length;
-          tail = Buffer.alloc(0);
-          continue;
-        }
+      const after = text.slice(at + marker.length, at + marker.length + WINDOW);
+      const match = VALUE[kind].exec(after);
+      if (match) {
+        done = true;
+        pending = '';
+        const raw = Buffer.from(match[1]!, 'latin1').toString('utf8');
+        onModel(kind === 'json' ? unescapeJson(raw) : raw.trim());
+        return;
       }
-      const at = chunk.indexOf(marker, from);
-      if (at < 0) break;
-      from = at + marker.length;
-      tail = Buffer.alloc(0);
+      if (!atEnd && after.length < WINDOW && MAY_FOLLOW[kind].test(after)) {
+        pending = text.slice(at);
+        return;
+      }
+      from = at + 1; // not the field (`"model": {…}`, a file's bytes): the next one may start inside it
     }
-    // A copy, so that the carried bytes do not keep the whole chunk alive.
-    if (tail === null) carry = Buffer.from(Buffer.concat([carry, chunk.subarray(-overlap)]).subarray(-overlap));
   };
 
   return new Transform({
     transform(chunk: Buffer, _encoding, callback: TransformCallback) {
-      if (!done) scan(chunk);
+      if (!done) scan(chunk, false);
       callback(null, chunk);
+    },
+    flush(callback: TransformCallback) {
+      if (!done && pending !== '') scan(Buffer.alloc(0), true);
+      callback();
     },
   });
 }

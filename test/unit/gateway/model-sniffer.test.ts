@@ -65,6 +65,32 @@ describe('model sniffer', () => {
     );
   });
 
+  it('reads a body crowded with markers that are not the field the same wherever chunks are cut', async () => {
+    // Pieces that look like the field and are not, then the field itself.
+    const decoys = ['"model"', '"model":', '"model": 1,', '"model":{},', ' ', 'x', '\\"', '"mod'];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(...decoys), { maxLength: 300 }),
+        fc.array(fc.integer({ min: 1, max: 90 }), { maxLength: 60 }),
+        async (pieces, cuts) => {
+          const body = Buffer.from(`{${pieces.join('')}"model": "gpt-5.1"}`);
+          const whole = await sniff('json', body, []);
+          const cut = await sniff('json', body, cuts);
+          expect(cut.model).toBe(whole.model);
+          expect(cut.out.equals(body)).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
+    const crowded = Buffer.from(`{${'"model"'.repeat(50_000)}"model": "gpt-5.1"}`);
+    expect((await sniff('json', crowded, Array(400).fill(997))).model).toBe('gpt-5.1');
+  });
+
+  it('reads a multipart model field that ends the body, after header lines that name it too', async () => {
+    const body = Buffer.from(`${'name="model"\r\n'.repeat(3000)}name="model"\r\n\r\ngpt-4o-transcribe\r\n`);
+    expect((await sniff('multipart', body, Array(100).fill(1000))).model).toBe('gpt-4o-transcribe');
+  });
+
   it('reports nothing when there is no model field', async () => {
     expect((await sniff('multipart', multipart([['file', Buffer.alloc(100, 1), 'a.mp3']]), [10, 10])).model).toBeNull();
   });
