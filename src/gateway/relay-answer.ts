@@ -278,13 +278,16 @@ function relayTranslated(
     const out = new PassThrough();
     let captured = '';
     let served: string | null = null;
-    const write = (events: string[]) => {
+    /** False when the client's side is full: the provider is then paused until it drains. */
+    const write = (events: string[]): boolean => {
+      let roomLeft = true;
       for (const event of events) {
         draft.markFirstByte(performance.now());
         served ??= SERVED_MODEL.exec(event)?.[1] ?? null;
         if (captured.length < options.capture) captured += event.slice(0, options.capture - captured.length);
-        out.write(event);
+        roomLeft = out.write(event) && roomLeft;
       }
+      return roomLeft;
     };
     const finish = () => {
       draft.usage = translator.usage;
@@ -295,7 +298,12 @@ function relayTranslated(
       }
       if (options.capture > 0) draft.responseBody = captured;
     };
-    upstream.on('data', (chunk: Buffer) => write(translator.push(chunk)));
+    upstream.on('data', (chunk: Buffer) => {
+      if (write(translator.push(chunk))) return;
+      // A slow client: read no further ahead of it than the stream's own buffers.
+      upstream.pause();
+      out.once('drain', () => upstream.resume());
+    });
     upstream.once('end', () => {
       write(translator.end());
       finish();
