@@ -85,7 +85,7 @@ describe('an Anthropic stream translated to chat completions, for a client that 
       req.once('error', reject);
       req.end(body);
     });
-    onTestFinished(() => res.destroy());
+    onTestFinished(() => void res.destroy());
     expect(res.statusCode).toBe(200);
     res.pause(); // the slow client: reads nothing for now
 
