@@ -114,6 +114,10 @@ export async function callTarget(deps: CallDeps, req: AttemptRequest): Promise<A
         }, timeoutMs);
   try {
     const res = await call.answer;
+    if (isRedirect(res.statusCode)) {
+      res.body?.destroy();
+      return { ok: false, error: redirectRefused(res.statusCode, res.headers.location, outgoing.url) };
+    }
     return {
       ok: true,
       status: res.statusCode,
@@ -130,6 +134,27 @@ export async function callTarget(deps: CallDeps, req: AttemptRequest): Promise<A
   } finally {
     if (timer) clearTimeout(timer);
   }
+}
+
+/** 3xx but 304 (an answer to the client's own conditional request on a pass-through route). */
+const isRedirect = (status: number): boolean => status >= 300 && status < 400 && status !== 304;
+
+/**
+ * A provider's redirect is not followed (the provider's credentials would go where it points) nor
+ * passed on (the client's gateway key would): it fails the attempt like an unreachable provider,
+ * naming only the origin it pointed to, since the rest of a URL may be signed.
+ */
+function redirectRefused(status: number, location: string | string[] | undefined, from: string): AppError {
+  let to = '';
+  try {
+    if (typeof location === 'string') to = ` to ${new URL(location, from).origin}`;
+  } catch {
+    // not a URL: named without it
+  }
+  return new AppError(
+    'UPSTREAM_ERROR',
+    `The provider answered ${status}, a redirect${to}, which the gateway does not follow: check the provider's address (x-service-custom-host or the target's custom_host).`,
+  );
 }
 
 /**

@@ -127,4 +127,43 @@ describe('gateway: upstream failures', () => {
     expect(log).toMatchObject({ error_code: 'UPSTREAM_STREAM_ERROR', is_success: false });
     expect(log.error_message).toMatch(/time/i);
   });
+
+  it('refuses a provider’s redirect on every route without passing its Location on, and falls back past it', async () => {
+    const g = await startGateway();
+    const where = 'http://127.0.0.1:1/v1/signed?sig=s3cret-signature';
+    g.mock.behave({ kind: 'raw', status: 307, headers: { location: where }, body: Buffer.alloc(0) }, { times: 2 });
+    const headers = { 'x-service-api-key': g.adminKey, 'content-type': 'application/json', ...g.viaMock };
+    const unified = await fetch(`${g.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(chat),
+      redirect: 'manual',
+    });
+    const passThrough = await fetch(`${g.baseUrl}/v1/vector_stores/vs_1/files`, { headers, redirect: 'manual' });
+    for (const res of [unified, passThrough]) {
+      expect(res.status).toBe(502);
+      expect(res.headers.get('location')).toBeNull();
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe('UPSTREAM_ERROR');
+      expect(error.message).toContain('307, a redirect to http://127.0.0.1:1');
+      expect(error.message).not.toContain('s3cret');
+    }
+    const logs = await g.logs(2);
+    expect(logs.map((l: any) => [l.status_code, l.error_code])).toEqual([
+      [502, 'UPSTREAM_ERROR'],
+      [502, 'UPSTREAM_ERROR'],
+    ]);
+
+    // A config's next target answers instead.
+    g.mock.behave({ kind: 'raw', status: 301, headers: { location: where }, body: Buffer.alloc(0) }, { times: 1 });
+    const target = { provider: 'openai', custom_host: g.mock.baseUrl, api_key: 'sk-target' };
+    const config = { strategy: { mode: 'fallback' }, targets: [target, target] };
+    const res = await fetch(`${g.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...headers, 'x-service-config': JSON.stringify(config) },
+      body: JSON.stringify(chat),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-service-target')).toBe('targets[1]');
+  });
 });
