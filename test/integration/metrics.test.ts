@@ -231,4 +231,31 @@ describe('GET /metrics', () => {
       'svcgw_requests_total{provider="other",model="other",status_class="2xx"} 50\n',
     );
   });
+
+  it('labels a model only once a provider has answered it: invented names on refused requests count under "other"', () => {
+    const registry = createMetricsRegistry();
+    const row = (model: string, status: number) =>
+      ({
+        provider: status === 400 ? 'none' : 'openai',
+        model,
+        status_code: status,
+        is_success: status < 400 ? 1 : 0,
+        latency_ms: 5,
+        cache_status: 'MISS',
+        prompt_tokens: null,
+        completion_tokens: null,
+        cost: null,
+      }) as Parameters<typeof registry.record>[0];
+    for (let i = 0; i < 5000; i++) registry.record(row(`typo-${i}`, i % 2 ? 400 : 404));
+    registry.record(row('gpt-4o', 500)); // not answered yet: a provider failing from the start
+    registry.record(row('gpt-4o', 200));
+    registry.record(row('gpt-4o', 429));
+    const page = registry.render({ version: '0.0.0' });
+    expect(page).not.toContain('typo-');
+    expect(page).toContain('svcgw_requests_total{provider="none",model="other",status_class="4xx"} 2500\n');
+    expect(page).toContain('svcgw_requests_total{provider="openai",model="other",status_class="4xx"} 2500\n');
+    expect(page).toContain('svcgw_requests_total{provider="openai",model="other",status_class="5xx"} 1\n');
+    expect(page).toContain('svcgw_requests_total{provider="openai",model="gpt-4o",status_class="4xx"} 1\n');
+    expect(registry.seriesCount).toBe(5);
+  });
 });

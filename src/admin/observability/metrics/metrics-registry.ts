@@ -71,8 +71,22 @@ export function createMetricsRegistry() {
     return created;
   }
 
+  /**
+   * Model names some provider (or the cache) has answered successfully. Others are a client's
+   * word only (a typo, an invented name refused with a 400 or a provider's 404): they count under
+   * `other`, so that they cannot fill the series with labels no dashboard asked for.
+   */
+  const answeredModels = new Set<string>();
+  const modelLabel = (row: RequestLogInsert): string => {
+    if (row.model === null) return 'none';
+    if (answeredModels.has(row.model)) return row.model;
+    if (row.is_success !== 1 || answeredModels.size >= MAX_SERIES) return 'other';
+    answeredModels.add(row.model);
+    return row.model;
+  };
+
   function record(row: RequestLogInsert): void {
-    const s = seriesFor(row.provider ?? 'none', row.model ?? 'none', statusClass(row.status_code));
+    const s = seriesFor(row.provider ?? 'none', modelLabel(row), statusClass(row.status_code));
     const seconds = row.latency_ms / 1000;
     s.requests++;
     if (row.is_success !== 1) s.errors++;
