@@ -78,11 +78,12 @@ export function createMetricsRegistry() {
    */
   const answeredModels = new Set<string>();
   const modelLabel = (row: RequestLogInsert): string => {
-    if (row.model === null) return 'none';
-    if (answeredModels.has(row.model)) return row.model;
+    const model = row.model ?? null;
+    if (model === null) return 'none';
+    if (answeredModels.has(model)) return model;
     if (row.is_success !== 1 || answeredModels.size >= MAX_SERIES) return 'other';
-    answeredModels.add(row.model);
-    return row.model;
+    answeredModels.add(model);
+    return model;
   };
 
   function record(row: RequestLogInsert): void {
