@@ -75,6 +75,8 @@ export async function attemptTargets(
       scope,
       scope.modelRoute ? modelRouteLeaf(scope.modelRoute) : HEADERS_LEAF,
     );
+    // The provider that failed is logged, as a config's last attempt's is.
+    if (!outcome.ok && outcome.provider) scope.draft.provider = outcome.provider;
     return { outcome, servedLeaf: null };
   }
   // A streamed request body can be sent only once: raw routes get one attempt at one target.

@@ -10,6 +10,7 @@ import {
   supportsEndpoint,
   UpstreamPathError,
 } from '../providers/registry.js';
+import { answerObject, isRedirect, redirectRefused } from './answer-checks.js';
 import { headersForUpstream } from './forward-headers.js';
 import type { GatewayHeaders } from './gateway-headers.js';
 import type { GatewayRequest, GatewayRoute } from './exchange.js';
@@ -42,6 +43,8 @@ export interface UpstreamAnswer {
   isStream: boolean;
   /** Whether the client did not ask for the stream's usage chunk (the gateway did, for the log). */
   dropUsageOnlyChunk: boolean;
+  /** A successful answer read whole on an endpoint that answers a JSON object: that object, parsed once. */
+  json?: Record<string, unknown>;
 }
 
 export interface AttemptRequest {
@@ -118,10 +121,12 @@ export async function callTarget(deps: CallDeps, req: AttemptRequest): Promise<A
       res.body?.destroy();
       return { ok: false, error: redirectRefused(res.statusCode, res.headers.location, outgoing.url) };
     }
+    const json = answerObject(route.endpointType, res, target.provider.name, adapter);
+    if (json instanceof AppError) return { ok: false, error: json };
     return {
       ok: true,
       status: res.statusCode,
-      response: { res, target, adapter, body, isStream, dropUsageOnlyChunk },
+      response: { res, target, adapter, body, isStream, dropUsageOnlyChunk, json },
       retryAfterMs: res.statusCode >= 400 ? retryAfterMs(res.headers, deps.now()) : null,
     };
   } catch (error) {
@@ -134,27 +139,6 @@ export async function callTarget(deps: CallDeps, req: AttemptRequest): Promise<A
   } finally {
     if (timer) clearTimeout(timer);
   }
-}
-
-/** 3xx but 304 (an answer to the client's own conditional request on a pass-through route). */
-const isRedirect = (status: number): boolean => status >= 300 && status < 400 && status !== 304;
-
-/**
- * A provider's redirect is not followed (the provider's credentials would go where it points) nor
- * passed on (the client's gateway key would): it fails the attempt like an unreachable provider,
- * naming only the origin it pointed to, since the rest of a URL may be signed.
- */
-function redirectRefused(status: number, location: string | string[] | undefined, from: string): AppError {
-  let to = '';
-  try {
-    if (typeof location === 'string') to = ` to ${new URL(location, from).origin}`;
-  } catch {
-    // not a URL: named without it
-  }
-  return new AppError(
-    'UPSTREAM_ERROR',
-    `The provider answered ${status}, a redirect${to}, which the gateway does not follow: check the provider's address (x-service-custom-host or the target's custom_host).`,
-  );
 }
 
 /**

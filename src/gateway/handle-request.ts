@@ -242,6 +242,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
       if (answer.body && typeof answer.body.model === 'string') draft.model = answer.body.model;
       draft.markFirstByte(performance.now());
       reply.header('x-service-provider', answer.target.provider.name);
+      if (guard && answer.json && answer.res.bytes) guard.knowAnswer(answer.res.bytes, answer.json);
       guard?.guardAnswer(reply, draft, answer.body ?? json, servedLeaf, answer.target.provider.name);
       const relayed = relayAnswer(reply, draft, answer, { capture, link: trail.link, cache });
       if (answer.body === null && answer.res.body) recordPassThroughFailure(answer.res.body, draft, trail.link);

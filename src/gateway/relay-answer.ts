@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { createCacheCapture, DEFAULT_CACHE_LIMITS, keptHeaders, type CacheLookup } from '../cache/index.js';
 import { ERROR_CODES } from '../lib/errors.js';
 import type { StreamContext, TranslatedEndpoint, WireAdapter } from '../providers/adapters/types.js';
+import { unreadableAnswer } from './answer-checks.js';
 import type { ClientLink, UpstreamAnswer } from './call-target.js';
 import type { GatewayReply } from './exchange.js';
 import { headersForClient, providerSignalHeaders } from './forward-headers.js';
@@ -326,7 +327,7 @@ function relayTranslated(
       .headers(SSE_HEADERS)
       .send(cachedStream(out, 200, SSE_HEADERS, draft, options.cache));
   }
-  const translated = adapter.toOpenAIResponse(endpoint, parseJson(res.bytes ?? Buffer.alloc(0)), context);
+  const translated = translatedAnswer(adapter, endpoint, answer, context);
   if (endpoint === 'embed' && answer.body?.encoding_format === 'base64') embeddingsAsBase64(translated.body);
   draft.usage = translated.usage;
   if (typeof translated.body.model === 'string') draft.model = translated.body.model;
@@ -342,6 +343,21 @@ function relayTranslated(
       provider: draft.provider,
     });
   return reply.code(200).headers(signals).type('application/json; charset=utf-8').send(bytes);
+}
+
+/** A provider's whole answer in the OpenAI shape; one the adapter cannot translate is the provider's failure. */
+function translatedAnswer(
+  adapter: WireAdapter,
+  endpoint: TranslatedEndpoint,
+  answer: UpstreamAnswer,
+  context: StreamContext,
+) {
+  try {
+    return adapter.toOpenAIResponse(endpoint, answer.json ?? parseJson(answer.res.bytes ?? Buffer.alloc(0)), context);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : 'its shape is not the one expected';
+    throw unreadableAnswer(answer.target.provider.name, answer.res, why.slice(0, 300));
+  }
 }
 
 /** What OpenAI sends for `encoding_format: "base64"` (the official client's default): little-endian float32 bytes. */

@@ -40,7 +40,7 @@ export function finishWhenClosed(deps: FinishDeps, reply: GatewayReply, trail: R
   reply.raw.on('close', () => {
     const { draft, link } = trail;
     link.gone = true;
-    if (trail.plainJson) readUsage(draft, trail.plainJson, trail.guard);
+    if (trail.plainJson) readUsage(draft, trail.plainJson, trail.served, trail.guard);
     const finished = reply.raw.writableFinished;
     if (!finished) {
       link.call?.abort(callAborted());
@@ -91,9 +91,10 @@ async function priced(draft: RequestLogDraft, pricing: PricingService): Promise<
   }
 }
 
-/** The answer's usage and model; an answer the output guardrails' step parsed is not parsed again. */
-function readUsage(draft: RequestLogDraft, bytes: Buffer, guard: RequestGuard | null): void {
-  const parsed = guard?.parsedAnswer(bytes) ?? parseJson(bytes);
+/** The answer's usage and model; an answer parsed when it was judged, or by the guardrails, is not parsed again. */
+function readUsage(draft: RequestLogDraft, bytes: Buffer, served: UpstreamAnswer | null, guard: RequestGuard | null) {
+  const parsed =
+    (served?.res.bytes === bytes ? served.json : undefined) ?? guard?.parsedAnswer(bytes) ?? parseJson(bytes);
   draft.usage = usageFromBody(parsed);
   if (parsed && typeof (parsed as { model?: unknown }).model === 'string')
     draft.model = (parsed as { model: string }).model;

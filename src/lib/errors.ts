@@ -210,7 +210,8 @@ export const ERROR_CODES = {
   UPSTREAM_ERROR: {
     status: 502,
     type: 'api_error',
-    summary: "The provider answered with an error; the response has the provider's status and message.",
+    summary:
+      "The provider answered with an error (the response has the provider's status and message), or with a redirect or a successful body the gateway could not read (502).",
   },
   UPSTREAM_UNREACHABLE: {
     status: 502,

@@ -302,8 +302,8 @@ export class RequestGuard {
     after: ResolvedGuardrail[],
     provider: string | undefined,
   ): unknown {
-    const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
-    const parsed = text === null ? null : parseObject(text);
+    const known = this.answer;
+    const parsed = known !== null && known.bytes === payload ? known.json : parsedPayload(payload);
     if (parsed === null) return payload; // not a JSON object (speech audio): nothing to judge or to carry results in
     if (Buffer.isBuffer(payload)) this.answer = { bytes: payload, json: parsed };
     if (after.length === 0) return this.withResults(payload, parsed, parsed, reply);
@@ -349,6 +349,11 @@ export class RequestGuard {
     if (body === parsed && Buffer.isBuffer(payload))
       return withHookResultsAfter(payload, parsed, this.run.visibleJson());
     return withHookResults(body, this.run.visibleJson());
+  }
+
+  /** The provider's answer, parsed when its attempt was judged: the onSend step need not parse it again. */
+  knowAnswer(bytes: Buffer, json: Record<string, unknown>): void {
+    this.answer = { bytes, json };
   }
 
   /**
@@ -441,6 +446,11 @@ export class RequestGuard {
     draft.hookResults = json;
     draft.guardrailVerdict = verdict;
   }
+}
+
+function parsedPayload(payload: unknown): Record<string, unknown> | null {
+  const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+  return text === null ? null : parseObject(text);
 }
 
 function parseObject(text: string): Record<string, unknown> | null {

@@ -90,6 +90,11 @@ export interface WireAdapter {
     body: unknown,
     ctx: StreamContext,
   ): { body: Record<string, unknown>; usage: TokenUsage | null };
+  /**
+   * What is wrong with a 2xx body (a JSON object) that cannot be this provider's answer, in a few
+   * words; null when it can be. Such an answer fails its attempt, so a config can fall back.
+   */
+  answerProblem?(endpoint: TranslatedEndpoint, body: Readonly<Record<string, unknown>>): string | null;
   /** `headers` are the provider's response headers (some name the error there, such as `x-amzn-errortype`). */
   toOpenAIError(status: number, body: Buffer, headers?: IncomingHttpHeaders): TranslatedError;
   createStreamTranslator(endpoint: TranslatedEndpoint, ctx: StreamContext): StreamTranslator;

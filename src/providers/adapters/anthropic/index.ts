@@ -5,7 +5,7 @@ import { completionToMessages } from './completion-request.js';
 import { translateAnthropicError } from './errors.js';
 import { ANTHROPIC_PROVIDER } from './provider.js';
 import { anthropicTarget } from './request-target.js';
-import { messageToChatCompletion, messageToTextCompletion } from './response.js';
+import { messageProblem, messageToChatCompletion, messageToTextCompletion } from './response.js';
 import { createAnthropicStreamTranslator } from './stream-translator.js';
 
 const ENDPOINTS: ReadonlySet<TranslatedEndpoint> = new Set<TranslatedEndpoint>(['chatComplete', 'complete']);
@@ -38,6 +38,8 @@ export const anthropicAdapter: WireAdapter = {
     if (endpoint === 'complete') return messageToTextCompletion(body, ctx);
     return unsupported(endpoint);
   },
+
+  answerProblem: (_endpoint, body) => messageProblem(body),
 
   toOpenAIError: translateAnthropicError,
 

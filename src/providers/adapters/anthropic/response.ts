@@ -59,6 +59,14 @@ export function messageToTextCompletion(raw: unknown, ctx: StreamContext): { bod
   return { body, usage };
 }
 
+/** A Message's `content` is a list of blocks, each an object with a `type`. */
+export function messageProblem(body: Readonly<Record<string, unknown>>): string | null {
+  const { content } = body;
+  if (!Array.isArray(content)) return '`content` is not a list of content blocks';
+  const bad = content.findIndex((block) => !isObject(block) || typeof block.type !== 'string');
+  return bad < 0 ? null : `\`content[${bad}]\` is not a content block`;
+}
+
 function asMessage(raw: unknown): AnthropicMessage {
   const message = (isObject(raw) ? raw : {}) as AnthropicMessage;
   return Array.isArray(message.content) ? message : { ...message, content: [] };
