@@ -1,5 +1,6 @@
 import { AppError } from '../lib/errors.js';
 import type { TranslatedEndpoint, WireAdapter } from '../providers/adapters/types.js';
+import { framedAsObject, PARSE_WHOLE_LIMIT } from './large-answer.js';
 import type { UpstreamResponse } from './upstream-call.js';
 
 /**
@@ -44,6 +45,9 @@ export function answerObject(
   adapter: WireAdapter | undefined,
 ): Record<string, unknown> | AppError | undefined {
   if (res.bytes === null || res.statusCode >= 300 || !JSON_OBJECT_ANSWERS.has(endpoint)) return undefined;
+  if (!adapter && res.bytes.length > PARSE_WHOLE_LIMIT)
+    // Relayed as it came: only its framing is checked here (see large-answer.ts).
+    return framedAsObject(res.bytes) ? undefined : unreadableAnswer(provider, res, 'it is not a JSON object');
   let parsed: unknown;
   try {
     parsed = JSON.parse(res.bytes.toString('utf8'));

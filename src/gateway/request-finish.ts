@@ -7,6 +7,7 @@ import type { RequestLogWriter } from '../telemetry/request-log-writer.js';
 import type { ClientLink, UpstreamAnswer } from './call-target.js';
 import type { GatewayReply } from './exchange.js';
 import type { RequestGuard } from './guardrails/request-guard.js';
+import { largeAnswerFacts, PARSE_WHOLE_LIMIT } from './large-answer.js';
 import { parseJson } from './relay-answer.js';
 import type { RequestLogDraft } from './request-log-draft.js';
 import { callAborted } from './upstream-call.js';
@@ -91,11 +92,19 @@ async function priced(draft: RequestLogDraft, pricing: PricingService): Promise<
   }
 }
 
-/** The answer's usage and model; an answer parsed when it was judged, or by the guardrails, is not parsed again. */
+/**
+ * The answer's usage and model; an answer parsed when it was judged, or by the guardrails, is not
+ * parsed again, and a large one is not parsed at all.
+ */
 function readUsage(draft: RequestLogDraft, bytes: Buffer, served: UpstreamAnswer | null, guard: RequestGuard | null) {
-  const parsed =
-    (served?.res.bytes === bytes ? served.json : undefined) ?? guard?.parsedAnswer(bytes) ?? parseJson(bytes);
-  draft.usage = usageFromBody(parsed);
-  if (parsed && typeof (parsed as { model?: unknown }).model === 'string')
-    draft.model = (parsed as { model: string }).model;
+  const parsed = (served?.res.bytes === bytes ? served.json : undefined) ?? guard?.parsedAnswer(bytes);
+  if (!parsed && bytes.length > PARSE_WHOLE_LIMIT) {
+    const facts = largeAnswerFacts(bytes);
+    draft.usage = facts.usage;
+    if (facts.model !== null) draft.model = facts.model;
+    return;
+  }
+  const json = parsed ?? parseJson(bytes);
+  draft.usage = usageFromBody(json);
+  if (json && typeof (json as { model?: unknown }).model === 'string') draft.model = (json as { model: string }).model;
 }
