@@ -1,8 +1,13 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
-/** Headers that describe one hop, not the message (RFC 9110 §7.6.1), plus those the client re-derives. */
+/**
+ * Headers that describe one hop, not the message (RFC 9110 §7.6.1), plus those the client
+ * re-derives, and `expect`: the gateway's own server has already answered a client's
+ * `100-continue`, and the body it forwards is complete.
+ */
 const HOP_BY_HOP = new Set([
   'connection',
+  'expect',
   'keep-alive',
   'proxy-authenticate',
   'proxy-authorization',

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Socket } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { request } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startGateway } from '../helpers/gateway.js';
@@ -63,6 +64,40 @@ describe('gateway: pass-through of any other provider endpoint', () => {
         (l: any) => l.endpoint_type === 'proxy' && l.status_code === 200 && l.path === '/v1/vector_stores/vs_123/files',
       ),
     ).toBe(true);
+  });
+
+  it('takes a client’s Expect: 100-continue itself and forwards the body without it', async () => {
+    const g = await startGateway();
+    const body = Buffer.from('{"file_id":"file_1"}');
+    const res = await new Promise<{ status: number; json: any; continued: boolean }>((resolve, reject) => {
+      let continued = false;
+      const req = httpRequest(`${g.baseUrl}/v1/vector_stores/vs_123/files`, {
+        method: 'POST',
+        headers: {
+          'x-service-api-key': g.adminKey,
+          ...g.viaMock,
+          'content-type': 'application/json',
+          'content-length': String(body.length),
+          expect: '100-continue',
+        },
+      });
+      req.once('continue', () => {
+        continued = true;
+        req.end(body);
+      });
+      req.once('response', (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.once('end', () =>
+          resolve({ status: answer.statusCode!, json: JSON.parse(Buffer.concat(chunks).toString()), continued }),
+        );
+      });
+      req.once('error', reject);
+    });
+    expect(res.continued).toBe(true);
+    expect(res.status).toBe(200);
+    expect(res.json.headers.expect).toBeUndefined();
+    expect(Buffer.from(res.json.body_base64, 'base64').equals(body)).toBe(true);
   });
 
   it('returns a binary body byte for byte, with the provider’s headers', async () => {

@@ -80,6 +80,26 @@ describe('gateway: every bound is checked before any upstream call', () => {
     expect(g.mock.requests).toHaveLength(4);
   });
 
+  it('quotes a long x-service-config back only in part, and names at most ten of its problems', async () => {
+    const g = await startGateway();
+    const slug = `cfg-${'x'.repeat(10_000)}`;
+    const missing = await g.admin.post('/v1/chat/completions', chat, { 'x-service-config': slug });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.code).toBe('CONFIG_NOT_FOUND');
+    expect(missing.body.error.message).toMatch(/^No active config cfg-x+… \(10004 characters\)\.$/);
+    expect(missing.body.error.message.length).toBeLessThan(300);
+
+    const targets = Array.from({ length: 25 }, () => ({ provider: 'no-such-provider', api_key: 'k' }));
+    const bad = await g.admin.post('/v1/chat/completions', chat, {
+      'x-service-config': JSON.stringify({ strategy: { mode: 'fallback' }, targets }),
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('AB01_INVALID_CONFIG');
+    expect(bad.body.error.message).toMatch(/^Invalid config \(25 problems\): x-service-config\.targets\[0\]/);
+    expect(bad.body.error.message).toMatch(/; and 15 more$/);
+    expect(bad.body.error.message).not.toContain('targets[10]');
+  });
+
   it('answers malformed JSON with 400, bad metadata with 400, and logs both', async () => {
     const g = await startGateway();
     const malformed = await g.admin.post('/v1/chat/completions', '{"model": "gpt-4o", "messages": [', {

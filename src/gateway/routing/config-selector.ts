@@ -79,7 +79,7 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
       ? await deps.configs.findById(organisationId, slugOrId.toLowerCase())
       : await deps.configs.findActiveBySlug(organisationId, slugOrId);
     if (!row || row.status !== 'active') {
-      throw new AppError('CONFIG_NOT_FOUND', `No active config ${slugOrId}.`, { param: 'x-service-config' });
+      throw new AppError('CONFIG_NOT_FOUND', `No active config ${cut(slugOrId)}.`, { param: 'x-service-config' });
     }
     let config = parsedVersions.get(row.latest_version_id);
     if (!config) {
@@ -100,7 +100,7 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
   /** A workspace key uses the configs of its workspace; an admin key those of any. */
   function inWorkspace(entry: StoredEntry, name: string, principal: Principal, workspaceId: string): SelectedConfig {
     if (principal.workspaceId !== null && entry.row.workspace_id !== workspaceId) {
-      throw new AppError('CONFIG_NOT_FOUND', `No active config ${name} in this key's workspace.`, {
+      throw new AppError('CONFIG_NOT_FOUND', `No active config ${cut(name)} in this key's workspace.`, {
         param: 'x-service-config',
       });
     }
@@ -152,14 +152,24 @@ export function createConfigSelector(deps: { configs: ConfigRepository; clock: C
 
 export type ConfigSelector = ReturnType<typeof createConfigSelector>;
 
+/** Problems named in one message; the count says how many there were. */
+const MAX_ISSUES_SHOWN = 10;
+/** A client's text quoted back at most this long: a 10 KB header is not echoed whole. */
+const MAX_QUOTED = 200;
+
+const cut = (text: string) =>
+  text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED)}… (${text.length} characters)` : text;
+
 function invalidConfig(where: string, issues: ConfigIssue[]): AppError {
   const first = issues[0]!;
-  const describe = (issue: ConfigIssue) => `${issue.path ? `${where}.${issue.path}` : where}: ${issue.message}`;
+  const describe = (issue: ConfigIssue) => cut(`${issue.path ? `${where}.${issue.path}` : where}: ${issue.message}`);
+  const shown = issues.slice(0, MAX_ISSUES_SHOWN).map(describe);
+  if (issues.length > MAX_ISSUES_SHOWN) shown.push(`and ${issues.length - MAX_ISSUES_SHOWN} more`);
   return new AppError(
     'AB01_INVALID_CONFIG',
-    `Invalid config (${issues.length} problem${issues.length === 1 ? '' : 's'}): ${issues.map(describe).join('; ')}`,
+    `Invalid config (${issues.length} problem${issues.length === 1 ? '' : 's'}): ${shown.join('; ')}`,
     {
-      param: first.path ? `${where}.${first.path}` : where,
+      param: cut(first.path ? `${where}.${first.path}` : where),
     },
   );
 }
