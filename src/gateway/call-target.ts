@@ -10,7 +10,7 @@ import {
   supportsEndpoint,
   UpstreamPathError,
 } from '../providers/registry.js';
-import { answerObject, isRedirect, redirectRefused } from './answer-checks.js';
+import { answerObject, isRedirect, redirectRefused, unreadableAnswer } from './answer-checks.js';
 import { headersForUpstream } from './forward-headers.js';
 import type { GatewayHeaders } from './gateway-headers.js';
 import type { GatewayRequest, GatewayRoute } from './exchange.js';
@@ -120,6 +120,10 @@ export async function callTarget(deps: CallDeps, req: AttemptRequest): Promise<A
     if (isRedirect(res.statusCode)) {
       res.body?.destroy();
       return { ok: false, error: redirectRefused(res.statusCode, res.headers.location, outgoing.url) };
+    }
+    if (res.endedEmpty && res.statusCode < 300) {
+      res.body?.destroy();
+      return { ok: false, error: unreadableAnswer(target.provider.name, res, 'the stream ended before any event') };
     }
     const json = answerObject(route.endpointType, res, target.provider.name, adapter);
     if (json instanceof AppError) return { ok: false, error: json };

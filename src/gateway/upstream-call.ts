@@ -16,6 +16,8 @@ export interface UpstreamResponse {
   body: Readable | null;
   /** The whole body (cut at the plan's `keep`); null when it is read as a stream. */
   bytes: Buffer | null;
+  /** A stream awaited until its first bytes that ended without any. */
+  endedEmpty?: true;
 }
 
 type Abort = (reason?: Error) => void;
@@ -109,6 +111,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   onComplete(): void {
     const body = this.response?.body;
     if (body) {
+      if (!this.settled && this.read === 'first-bytes') this.response!.endedEmpty = true;
       body.push(null);
       this.resolve();
     } else this.complete();

@@ -99,4 +99,36 @@ describe('a 200 from a provider that the gateway cannot translate', () => {
     expect(log).toMatchObject({ status_code: 200, retry_count: 1 });
     expect(log.total_tokens).toBeGreaterThan(0);
   });
+
+  it('an empty 200 stream is a failed attempt too: 502 alone, retried by a config', async () => {
+    const g = await startGateway();
+    const empty = {
+      kind: 'raw',
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      body: Buffer.alloc(0),
+    } as const;
+    const streamed = { ...chat, model: 'gpt-4o', stream: true };
+    g.mock.behave(empty, { times: 1 });
+    const direct = await g.admin.post('/v1/chat/completions', streamed, g.viaMock);
+    expect(direct.status).toBe(502);
+    expect(direct.body.error.message).toBe(
+      'The provider (openai) answered 200 with a body the gateway could not read: the stream ended before any event.',
+    );
+
+    g.mock.behave(empty, { times: 1 });
+    const config = { retry: { attempts: 1 }, provider: 'openai', custom_host: g.mock.baseUrl, api_key: 'sk-t' };
+    const res = await fetch(`${g.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-service-api-key': g.adminKey,
+        'x-service-config': JSON.stringify(config),
+      },
+      body: JSON.stringify(streamed),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-service-retry-count')).toBe('1');
+    expect(await res.text()).toContain('data: [DONE]');
+  });
 });
