@@ -91,7 +91,9 @@ export const settingsSchema = z
       .int()
       .min(1)
       .default(300_000)
-      .describe('Longest silence allowed between two chunks of a provider response.'),
+      .describe(
+        'Longest silence allowed between two chunks of a provider response, and between two events of an OpenAI-format stream (comments alone do not count).',
+      ),
     log_bodies: onOff(false).describe('Store request and response bodies in request logs (up to log_body_max_bytes each).'),
     log_body_max_bytes: z.coerce.number().int().min(0).max(10 * 1024 * 1024).default(64 * 1024).describe('Cap on each stored body when log_bodies is on.'),
     log_flush_interval_ms: z.coerce.number().int().min(1).max(60_000).default(200).describe('How often batched request logs are written.'),

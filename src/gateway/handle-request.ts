@@ -61,6 +61,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  */
 export function createGatewayHandler(deps: GatewayDeps) {
   const capture = deps.config.log_bodies ? deps.config.log_body_max_bytes : 0;
+  const eventTimeoutMs = deps.config.upstream_body_timeout_ms;
   const attemptDeps: AttemptDeps = {
     call: { upstream: deps.upstream, now: deps.clock.now },
     credentials: deps.credentials,
@@ -244,7 +245,7 @@ export function createGatewayHandler(deps: GatewayDeps) {
       reply.header('x-service-provider', answer.target.provider.name);
       if (guard && answer.json && answer.res.bytes) guard.knowAnswer(answer.res.bytes, answer.json);
       guard?.guardAnswer(reply, draft, answer.body ?? json, servedLeaf, answer.target.provider.name);
-      const relayed = relayAnswer(reply, draft, answer, { capture, link: trail.link, cache });
+      const relayed = relayAnswer(reply, draft, answer, { capture, link: trail.link, cache, eventTimeoutMs });
       if (answer.body === null && answer.res.body) recordPassThroughFailure(answer.res.body, draft, trail.link);
       trail.plainJson = relayed.plainJson;
       return relayed.sent;

@@ -19,6 +19,8 @@ export interface RelayOptions {
   link: ClientLink;
   /** After a cache MISS or REFRESH: where a successful answer is kept. */
   cache: CacheLookup | null;
+  /** The longest a provider's stream may go without an event (`upstream_body_timeout_ms`). */
+  eventTimeoutMs: number;
 }
 
 /** The stream to send: through a capture that hands the whole stream to the cache when it ends well. */
@@ -84,6 +86,7 @@ export function relayAnswer(
       dropUsageOnlyChunk: answer.dropUsageOnlyChunk,
       captureBytes: options.capture,
       onFirstChunk: () => draft.markFirstByte(performance.now()),
+      eventTimeoutMs: options.eventTimeoutMs,
       response: reply.raw,
     });
     upstream.on('error', (error) => {

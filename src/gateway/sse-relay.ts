@@ -19,6 +19,11 @@ export interface SseReaderOptions {
 export interface SseRelayOptions extends SseReaderOptions {
   onFirstChunk: () => void;
   /**
+   * The longest time without a chunk that carries data (`upstream_body_timeout_ms`): comments
+   * keep a connection alive, not a stream. Not counted while the client holds the stream paused.
+   */
+  eventTimeoutMs: number;
+  /**
    * The client's response: corked while the events of one turn of the event loop are written,
    * so they (and the end of the response when the provider's stream ends in that turn) leave in
    * one write instead of one per event.
@@ -277,6 +282,8 @@ export interface SseRelay {
 }
 
 const DONE = Buffer.from('[DONE]');
+/** A chunk with a data field carries an event; one of comments only (`: keep-alive`) does not. */
+const DATA_FIELD = Buffer.from('data:');
 /** Where a relay's client stream keeps the step that takes a verdict event (holdDoneForVerdict). */
 const VERDICT_SLOT = Symbol('svcgw.sseVerdict');
 type VerdictSlot = (verdict: () => string) => boolean;
@@ -342,12 +349,25 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
   let verdict: (() => string) | null = null;
   let heldDone: Buffer | string | null = null;
 
+  const onSilence = () => {
+    if (done || upstream.destroyed) return;
+    if (upstream.isPaused()) return void silence.refresh(); // the client is slow, not the provider
+    upstream.destroy(
+      new AppError(
+        'UPSTREAM_TIMEOUT',
+        `The provider's stream sent no event within upstream_body_timeout_ms (${options.eventTimeoutMs} ms).`,
+      ),
+    );
+  };
+  const silence = setTimeout(onSilence, options.eventTimeoutMs).unref();
+
   const out = new Readable({
     read: () => {
       upstream.resume();
     },
     destroy: (error, callback) => {
       done = true;
+      clearTimeout(silence);
       pending = [];
       upstream.off('data', onData);
       upstream.off('end', onEnd);
@@ -374,6 +394,7 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
       first = false;
       options.onFirstChunk();
     }
+    if (chunk.includes(DATA_FIELD)) silence.refresh();
     let forward = reader.read(chunk);
     if (forward !== null && verdict !== null) {
       // Each `data: [DONE]` is held back until the verdict has gone (the last one is sent).
@@ -407,6 +428,7 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
 
   const finish = (last: string | null) => {
     done = true;
+    clearTimeout(silence);
     sendPending();
     if (last !== null && verdict !== null && isDoneEvent(last)) heldDone = last;
     else if (last !== null) out.push(last);

@@ -1,7 +1,9 @@
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import OpenAI from 'openai';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { startGateway } from '../helpers/gateway.js';
+import { listenOnLoopback } from '../helpers/loopback-server.js';
 
 const chat = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] };
 
@@ -165,5 +167,38 @@ describe('gateway: upstream failures', () => {
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-service-target')).toBe('targets[1]');
+  });
+
+  it('ends a stream kept alive by comments alone after upstream_body_timeout_ms without an event', async () => {
+    const g = await startGateway({ env: { SVCGW_UPSTREAM_BODY_TIMEOUT_MS: '600' } });
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(
+        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Hi' } }] })}\n\n`,
+      );
+      const beat = setInterval(() => res.write(': keep-alive\n\n'), 100);
+      res.once('close', () => clearInterval(beat));
+    });
+    const provider = await listenOnLoopback(server);
+    onTestFinished(() => provider.close());
+    const res = await fetch(`${g.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'x-service-api-key': g.adminKey,
+        'content-type': 'application/json',
+        ...g.viaMock,
+        'x-service-custom-host': `${provider.url}/v1`,
+      },
+      body: JSON.stringify({ ...chat, stream: true }),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('"content":"Hi"');
+    const last = JSON.parse(text.trim().split('\n\n').at(-1)!.slice('data: '.length));
+    expect(last.error).toMatchObject({ code: 'UPSTREAM_STREAM_ERROR' });
+    expect(last.error.message).toContain('sent no event within upstream_body_timeout_ms (600 ms)');
+    const [log] = await g.logs(1);
+    expect(log).toMatchObject({ error_code: 'UPSTREAM_STREAM_ERROR', is_success: false });
   });
 });

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSseReader, holdDoneForVerdict, MAX_SSE_EVENT_BYTES, relaySse } from '../../../src/gateway/sse-relay.js';
 
 const event = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
@@ -109,16 +109,57 @@ describe("createSseReader: the provider's bytes", () => {
 });
 
 /** A relay over a fresh provider stream, dropping the usage-only event, capturing nothing. */
-function relayOfNewStream() {
+function relayOfNewStream(eventTimeoutMs = 60_000) {
   const upstream = new PassThrough();
   const relay = relaySse(upstream, {
     dropUsageOnlyChunk: true,
     captureBytes: 0,
     onFirstChunk: () => undefined,
+    eventTimeoutMs,
     response: null,
   });
   return { upstream, relay };
 }
+
+describe('relaySse: a stream that sends no event', () => {
+  afterEach(() => void vi.useRealTimers());
+
+  /** Feeds a comment every second for `seconds`; the failure the provider's stream ended with, if any. */
+  async function comments(upstream: PassThrough, seconds: number, withData = false) {
+    let failure: Error | null = null;
+    upstream.once('error', (error) => (failure = error));
+    for (let i = 0; i < seconds && !upstream.destroyed; i++) {
+      upstream.write(withData && i % 3 === 0 ? 'data: {"choices":[]}\n\n' : ': keep-alive\n\n');
+      await vi.advanceTimersByTimeAsync(1000);
+    }
+    return failure as Error | null;
+  }
+
+  it('is failed once comments alone have come for the event time-out', async () => {
+    vi.useFakeTimers();
+    const { upstream, relay } = relayOfNewStream(5_000);
+    relay.stream.resume();
+    const failure = await comments(upstream, 10);
+    expect(failure).toMatchObject({ code: 'UPSTREAM_TIMEOUT' });
+    expect(failure?.message).toBe("The provider's stream sent no event within upstream_body_timeout_ms (5000 ms).");
+  });
+
+  it('lives on while events come, however many comments come between them', async () => {
+    vi.useFakeTimers();
+    const { upstream, relay } = relayOfNewStream(5_000);
+    relay.stream.resume();
+    expect(await comments(upstream, 30, true)).toBeNull();
+    expect(upstream.destroyed).toBe(false);
+  });
+
+  it('does not count the time the client holds the stream paused', async () => {
+    vi.useFakeTimers();
+    const { upstream } = relayOfNewStream(5_000);
+    upstream.pause(); // what the relay does when the client does not keep up
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(upstream.destroyed).toBe(false);
+  });
+});
 
 describe('relaySse', () => {
   it('sends what arrives in one turn as one chunk, byte for byte, and ends after the last event', async () => {
