@@ -19,8 +19,8 @@ export interface SseReaderOptions {
 export interface SseRelayOptions extends SseReaderOptions {
   onFirstChunk: () => void;
   /**
-   * The longest time without a chunk that carries data (`upstream_body_timeout_ms`): comments
-   * keep a connection alive, not a stream. Not counted while the client holds the stream paused.
+   * How long a stream may go without a chunk that carries data (`upstream_body_timeout_ms`):
+   * comments keep a connection alive, not a stream. Not counted while the client holds it paused.
    */
   eventTimeoutMs: number;
   /**
@@ -349,9 +349,17 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
   let verdict: (() => string) | null = null;
   let heldDone: Buffer | string | null = null;
 
-  const onSilence = () => {
+  // Silence is checked every half time-out rather than timed from each event: an event then costs
+  // one increment, not a timer refresh. A stream fails after one to one and a half time-outs quiet.
+  let events = 0;
+  let eventsAtCheck = 0;
+  let quietChecks = 0;
+  const checkSilence = () => {
     if (done || upstream.destroyed) return;
-    if (upstream.isPaused()) return void silence.refresh(); // the client is slow, not the provider
+    // A paused stream waits for the client, which is slow, not the provider.
+    quietChecks = events !== eventsAtCheck || upstream.isPaused() ? 0 : quietChecks + 1;
+    eventsAtCheck = events;
+    if (quietChecks < 2) return void silence.refresh();
     upstream.destroy(
       new AppError(
         'UPSTREAM_TIMEOUT',
@@ -359,7 +367,7 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
       ),
     );
   };
-  const silence = setTimeout(onSilence, options.eventTimeoutMs).unref();
+  const silence = setTimeout(checkSilence, Math.ceil(options.eventTimeoutMs / 2)).unref();
 
   const out = new Readable({
     read: () => {
@@ -394,7 +402,7 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
       first = false;
       options.onFirstChunk();
     }
-    if (chunk.includes(DATA_FIELD)) silence.refresh();
+    if (chunk.includes(DATA_FIELD)) events++;
     let forward = reader.read(chunk);
     if (forward !== null && verdict !== null) {
       // Each `data: [DONE]` is held back until the verdict has gone (the last one is sent).
