@@ -92,7 +92,7 @@ export const settingsSchema = z
       .min(1)
       .default(300_000)
       .describe(
-        'Longest silence allowed between two chunks of a provider response, and between two events of an OpenAI-format stream (comments alone do not count).',
+        'Longest silence allowed between two chunks of a provider response, and between two events of a stream (keep-alive comments and pings do not count).',
       ),
     log_bodies: onOff(false).describe('Store request and response bodies in request logs (up to log_body_max_bytes each).'),
     log_body_max_bytes: z.coerce.number().int().min(0).max(10 * 1024 * 1024).default(64 * 1024).describe('Cap on each stored body when log_bodies is on.'),

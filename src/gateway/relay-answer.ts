@@ -9,6 +9,7 @@ import type { GatewayReply } from './exchange.js';
 import { headersForClient, providerSignalHeaders } from './forward-headers.js';
 import type { RequestLogDraft } from './request-log-draft.js';
 import { createSseReader, relaySse } from './sse-relay.js';
+import { watchSilence } from './stream-silence.js';
 import { upstreamFailure } from './upstream-client.js';
 import { usageFromBody } from '../providers/usage.js';
 
@@ -302,8 +303,12 @@ function relayTranslated(
       }
       if (options.capture > 0) draft.responseBody = captured;
     };
+    // An event is what the translation yields: a provider's pings alone keep no stream alive.
+    const silence = watchSilence(upstream, options.eventTimeoutMs);
     upstream.on('data', (chunk: Buffer) => {
-      if (write(translator.push(chunk))) return;
+      const events = translator.push(chunk);
+      if (events.length > 0) silence.event();
+      if (write(events)) return;
       // A slow client: read no further ahead of it than the stream's own buffers.
       upstream.pause();
       out.once('drain', () => upstream.resume());

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { AppError } from '../lib/errors.js';
 import { usageFromBody, type TokenUsage } from '../providers/usage.js';
+import { watchSilence } from './stream-silence.js';
 
 /**
  * The most bytes of one event held while waiting for its end. A provider's event of hundreds of
@@ -349,25 +350,7 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
   let verdict: (() => string) | null = null;
   let heldDone: Buffer | string | null = null;
 
-  // Silence is checked every half time-out rather than timed from each event: an event then costs
-  // one increment, not a timer refresh. A stream fails after one to one and a half time-outs quiet.
-  let events = 0;
-  let eventsAtCheck = 0;
-  let quietChecks = 0;
-  const checkSilence = () => {
-    if (done || upstream.destroyed) return;
-    // A paused stream waits for the client, which is slow, not the provider.
-    quietChecks = events !== eventsAtCheck || upstream.isPaused() ? 0 : quietChecks + 1;
-    eventsAtCheck = events;
-    if (quietChecks < 2) return void silence.refresh();
-    upstream.destroy(
-      new AppError(
-        'UPSTREAM_TIMEOUT',
-        `The provider's stream sent no event within upstream_body_timeout_ms (${options.eventTimeoutMs} ms).`,
-      ),
-    );
-  };
-  const silence = setTimeout(checkSilence, Math.ceil(options.eventTimeoutMs / 2)).unref();
+  const silence = watchSilence(upstream, options.eventTimeoutMs);
 
   const out = new Readable({
     read: () => {
@@ -375,7 +358,7 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
     },
     destroy: (error, callback) => {
       done = true;
-      clearTimeout(silence);
+      silence.stop();
       pending = [];
       upstream.off('data', onData);
       upstream.off('end', onEnd);
@@ -402,7 +385,7 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
       first = false;
       options.onFirstChunk();
     }
-    if (chunk.includes(DATA_FIELD)) events++;
+    if (chunk.includes(DATA_FIELD)) silence.event();
     let forward = reader.read(chunk);
     if (forward !== null && verdict !== null) {
       // Each `data: [DONE]` is held back until the verdict has gone (the last one is sent).
@@ -436,7 +419,7 @@ export function relaySse(upstream: Readable, options: SseRelayOptions): SseRelay
 
   const finish = (last: string | null) => {
     done = true;
-    clearTimeout(silence);
+    silence.stop();
     sendPending();
     if (last !== null && verdict !== null && isDoneEvent(last)) heldDone = last;
     else if (last !== null) out.push(last);

@@ -73,3 +73,17 @@ export async function startGateway(
     },
   };
 }
+
+/** The Anthropic key the Anthropic mocks of these tests accept. */
+export const ANTHROPIC_TEST_KEY = 'sk-ant-api03-test-key-0123456789';
+
+/** Headers of a gateway request sent to an Anthropic endpoint on loopback (`url`) with that key. */
+export function viaAnthropic(g: GatewayHarness, url: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'x-service-api-key': g.adminKey,
+    'x-api-key': ANTHROPIC_TEST_KEY,
+    'x-service-provider': 'anthropic',
+    'x-service-custom-host': url,
+  };
+}

@@ -2,7 +2,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import OpenAI from 'openai';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { startGateway } from '../helpers/gateway.js';
+import { startGateway, viaAnthropic } from '../helpers/gateway.js';
 import { listenOnLoopback } from '../helpers/loopback-server.js';
 
 const chat = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] };
@@ -195,6 +195,33 @@ describe('gateway: upstream failures', () => {
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text).toContain('"content":"Hi"');
+    const last = JSON.parse(text.trim().split('\n\n').at(-1)!.slice('data: '.length));
+    expect(last.error).toMatchObject({ code: 'UPSTREAM_STREAM_ERROR' });
+    expect(last.error.message).toContain('sent no event within upstream_body_timeout_ms (600 ms)');
+    const [log] = await g.logs(1);
+    expect(log).toMatchObject({ error_code: 'UPSTREAM_STREAM_ERROR', is_success: false });
+  });
+
+  it('ends an Anthropic stream kept alive by pings alone, translated to chat completions, the same way', async () => {
+    const g = await startGateway({ env: { SVCGW_UPSTREAM_BODY_TIMEOUT_MS: '600' } });
+    const event = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const message = { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [] };
+      res.write(event('message_start', { type: 'message_start', message: { ...message, usage: { input_tokens: 3 } } }));
+      const beat = setInterval(() => res.write(event('ping', { type: 'ping' })), 100);
+      res.once('close', () => clearInterval(beat));
+    });
+    const provider = await listenOnLoopback(server);
+    onTestFinished(() => provider.close());
+    const res = await fetch(`${g.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: viaAnthropic(g, provider.url),
+      body: JSON.stringify({ model: 'claude-sonnet-4-5', stream: true, messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
     const last = JSON.parse(text.trim().split('\n\n').at(-1)!.slice('data: '.length));
     expect(last.error).toMatchObject({ code: 'UPSTREAM_STREAM_ERROR' });
     expect(last.error.message).toContain('sent no event within upstream_body_timeout_ms (600 ms)');

@@ -1,9 +1,8 @@
 import { createServer } from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { startGateway } from '../helpers/gateway.js';
+import { ANTHROPIC_TEST_KEY, startGateway, viaAnthropic } from '../helpers/gateway.js';
 import { listenOnLoopback } from '../helpers/loopback-server.js';
 
-const ANTHROPIC_KEY = 'sk-ant-api03-test-key-0123456789';
 const chat = { model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'Hi' }] };
 
 /** An Anthropic endpoint whose every answer is a 200 with `body`, as sent. */
@@ -41,12 +40,7 @@ describe('a 200 from a provider that the gateway cannot translate', () => {
     const headers = { 'content-type': 'application/json', 'x-service-api-key': g.adminKey };
     const direct = await fetch(`${g.baseUrl}/v1/chat/completions`, {
       method: 'POST',
-      headers: {
-        ...headers,
-        'x-service-provider': 'anthropic',
-        'x-service-custom-host': url,
-        'x-api-key': ANTHROPIC_KEY,
-      },
+      headers: viaAnthropic(g, url),
       body: JSON.stringify(chat),
     });
     expect(direct.status).toBe(502);
@@ -60,7 +54,7 @@ describe('a 200 from a provider that the gateway cannot translate', () => {
     const config = {
       strategy: { mode: 'fallback' },
       targets: [
-        { provider: 'anthropic', custom_host: url, api_key: ANTHROPIC_KEY },
+        { provider: 'anthropic', custom_host: url, api_key: ANTHROPIC_TEST_KEY },
         { provider: 'openai', custom_host: g.mock.baseUrl, api_key: 'sk-target' },
       ],
     };

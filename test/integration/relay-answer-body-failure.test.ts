@@ -1,6 +1,6 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { startGateway } from '../helpers/gateway.js';
+import { startGateway, viaAnthropic } from '../helpers/gateway.js';
 import { listenOnLoopback } from '../helpers/loopback-server.js';
 
 const ANSWER = {
@@ -52,13 +52,7 @@ async function setup() {
   const messages = (stream = false) =>
     fetch(`${g.baseUrl}/v1/messages`, {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-service-api-key': g.adminKey,
-        'x-api-key': 'sk-ant-api03-test-key-0123456789',
-        'x-service-provider': 'anthropic',
-        'x-service-custom-host': provider.url,
-      },
+      headers: viaAnthropic(g, provider.url),
       body: JSON.stringify({
         model: 'claude-sonnet-4-5',
         max_tokens: 5,

@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { startGateway } from '../helpers/gateway.js';
+import { startGateway, viaAnthropic } from '../helpers/gateway.js';
 import { listenOnLoopback } from '../helpers/loopback-server.js';
 
 const DELTA_TEXT = 'x'.repeat(200);
@@ -73,13 +73,7 @@ describe('an Anthropic stream translated to chat completions, for a client that 
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       const req = httpRequest(`${g.baseUrl}/v1/chat/completions`, {
         method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-service-api-key': g.adminKey,
-          'x-api-key': 'sk-ant-api03-test-key-0123456789',
-          'x-service-provider': 'anthropic',
-          'x-service-custom-host': provider.url,
-        },
+        headers: viaAnthropic(g, provider.url),
       });
       req.once('response', resolve);
       req.once('error', reject);
