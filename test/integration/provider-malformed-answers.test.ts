@@ -27,7 +27,7 @@ const message = (content: unknown) =>
     usage: { input_tokens: 3, output_tokens: 1 },
   });
 
-describe('a 200 from a provider that the gateway cannot translate', () => {
+describe('a 200 from a provider that cannot be what was asked for', () => {
   it.each([
     ['a content block that is null', message([null])],
     ['content that is not a list', message('Hi')],
