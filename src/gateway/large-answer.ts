@@ -1,4 +1,5 @@
 import { usageFromBody, type TokenUsage } from '../providers/usage.js';
+import { jsonModelIn } from './model-sniffer.js';
 
 /**
  * A successful JSON answer past this size is not parsed whole on the event loop (JSON.parse of
@@ -11,8 +12,6 @@ export const PARSE_WHOLE_LIMIT = 1024 * 1024;
 const TAIL_BYTES = 64 * 1024;
 /** A chat answer's `model` comes first: this much of the start is searched. */
 const HEAD_BYTES = 4 * 1024;
-/** A top-level-looking key with a string value; a key inside a string would have escaped quotes. */
-const MODEL = /"model"\s*:\s*"((?:[^"\\]|\\.){1,256})"/;
 
 const isSpace = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 
@@ -29,17 +28,7 @@ export function framedAsObject(bytes: Buffer): boolean {
 export function largeAnswerFacts(bytes: Buffer): { usage: TokenUsage | null; model: string | null } {
   const tail = bytes.subarray(Math.max(0, bytes.length - TAIL_BYTES)).toString('latin1');
   const head = bytes.subarray(0, HEAD_BYTES).toString('latin1');
-  return { usage: usageIn(tail), model: modelIn(head) ?? modelIn(tail) };
-}
-
-function modelIn(text: string): string | null {
-  const match = MODEL.exec(text);
-  if (!match) return null;
-  try {
-    return JSON.parse(`"${Buffer.from(match[1]!, 'latin1').toString('utf8')}"`) as string;
-  } catch {
-    return null;
-  }
+  return { usage: usageIn(tail), model: jsonModelIn(head) ?? jsonModelIn(tail) };
 }
 
 /** The last `"usage": {…}` of the text, parsed on its own. */

@@ -14,10 +14,13 @@ const MARKER: Record<BodyKind, string> = { multipart: 'name="model"', json: '"mo
  * What follows the marker: the part's remaining headers, a blank line, the value; or `: "value"`.
  * Every repeat is bounded, so that judging one marker reads at most the window after it.
  */
+const JSON_VALUE = String.raw`\s*:\s*"((?:[^"\\]|\\.){1,256})"`;
 const VALUE: Record<BodyKind, RegExp> = {
   multipart: /^\r\n(?:[^\r\n]{1,256}\r\n){0,4}\r\n([^\r\n]{1,256})\r\n/,
-  json: /^\s*:\s*"((?:[^"\\]|\\.){1,256})"/,
+  json: new RegExp(`^${JSON_VALUE}`),
 };
+/** The field anywhere in JSON text (not after a marker found by hand). */
+const JSON_MODEL = new RegExp(`${MARKER.json}${JSON_VALUE}`);
 /** Text after the marker that may still become a value once more bytes arrive. */
 const MAY_FOLLOW: Record<BodyKind, RegExp> = {
   multipart: /^(?:$|\r)/,
@@ -54,8 +57,7 @@ export function sniffModel(kind: BodyKind, onModel: (model: string) => void): Tr
       if (match) {
         done = true;
         pending = '';
-        const raw = Buffer.from(match[1]!, 'latin1').toString('utf8');
-        onModel(kind === 'json' ? unescapeJson(raw) : raw.trim());
+        onModel(decodedValue(kind, match[1]!));
         return;
       }
       if (!atEnd && after.length < WINDOW && MAY_FOLLOW[kind].test(after)) {
@@ -76,6 +78,18 @@ export function sniffModel(kind: BodyKind, onModel: (model: string) => void): Tr
       callback();
     },
   });
+}
+
+/** A value matched in latin1 text: its UTF-8 text, unescaped (JSON) or trimmed (a multipart part). */
+function decodedValue(kind: BodyKind, latin1: string): string {
+  const raw = Buffer.from(latin1, 'latin1').toString('utf8');
+  return kind === 'json' ? unescapeJson(raw) : raw.trim();
+}
+
+/** The first `"model": "…"` of JSON bytes read as latin1 text (the two ends of a large answer, say). */
+export function jsonModelIn(latin1: string): string | null {
+  const match = JSON_MODEL.exec(latin1);
+  return match ? decodedValue('json', match[1]!) : null;
 }
 
 function unescapeJson(text: string): string {

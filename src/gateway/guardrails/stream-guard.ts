@@ -1,5 +1,5 @@
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import { eventData } from '../sse-relay.js';
+import { eventData } from '../sse-reader.js';
 
 const EVENT_END = /\r?\n\r?\n/;
 

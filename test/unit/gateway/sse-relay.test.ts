@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createSseReader, holdDoneForVerdict, MAX_SSE_EVENT_BYTES, relaySse } from '../../../src/gateway/sse-relay.js';
+import { createSseReader, MAX_SSE_EVENT_BYTES } from '../../../src/gateway/sse-reader.js';
+import { holdDoneForVerdict, relaySse } from '../../../src/gateway/sse-relay.js';
 
 const event = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
 const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
