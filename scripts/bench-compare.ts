@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { PACKAGE_ROOT } from '../src/lib/package-root.js';
 import { runLoad } from './bench/load.js';
-import { cpuMs } from './bench/proc.js';
+import { cpuMs, memory } from './bench/proc.js';
 import { killAllNow, startNode, stopAll, type BenchChild } from './bench/processes.js';
 import { VIAS, type Kind, type Via } from './bench/report.js';
 import { childEnv, createWorkspaceKey, enableLimits, preflight, primeCache, targetsFor } from './bench/setup.js';
@@ -148,6 +148,7 @@ async function main(): Promise<void> {
   );
   const paths = kinds.flatMap((kind) => vias.map((via) => ({ kind, via })));
   const windows = paths.map((): [Window[], Window[]] => [[], []]);
+  const rssAfter: [number[], number[]] = [[], []];
   for (let round = 0; round < rounds; round++) {
     // A new pair of processes every round: one process's JIT can run the same code a tenth
     // faster or slower than another's for its whole life, which alternating windows cannot undo.
@@ -169,6 +170,8 @@ async function main(): Promise<void> {
       const gone = [mock, ...builds.map((b) => b.child)].find((c) => !c.alive());
       if (gone) throw new Error(`${gone.name} exited; its last output:\n${gone.output()}`);
     }
+    // After every path's load, before the stop: the memory the load left behind.
+    for (const [i, build] of builds.entries()) rssAfter[i]!.push(memory(build.child.pid).rssMb);
     for (const build of builds) {
       await build.child.stop();
       rmSync(build.dataDir, { recursive: true, force: true });
@@ -186,6 +189,12 @@ async function main(): Promise<void> {
       ` vs ${median(b.map((w) => w.rps)).toFixed(0)}${failed > 0 ? `; ${failed} FAILED` : ''}`
     );
   });
+  const [rssThis, rssAgainst] = rssAfter;
+  const rssRatios = rssThis.map((mb, i) => mb / rssAgainst[i]!);
+  lines.push(
+    `RSS after the rounds' load, MB: this ${median(rssThis).toFixed(1)} against ${median(rssAgainst).toFixed(1)};` +
+      ` ratio median ${median(rssRatios).toFixed(3)} (rounds ${Math.min(...rssRatios).toFixed(3)} to ${Math.max(...rssRatios).toFixed(3)})`,
+  );
   process.stdout.write(`\nratio = this ÷ against (below 1: this build is cheaper)\n${lines.join('\n')}\n`);
 }
 

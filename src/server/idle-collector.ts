@@ -61,7 +61,7 @@ export function exposedGc(): () => void {
 }
 
 /**
- * An idle server allocates nothing, so V8 never collects: the young generation grown to 32 MB by
+ * An idle server allocates nothing, so V8 never collects: the young generation grown to 16 MB by
  * start-up or load, and the old generation's garbage, stay resident for as long as no request
  * comes (issue #19: ~30 MB of an idle `svcgw serve`). Once the event loop has been idle for a
  * whole interval after busy time, this runs a full collection, at most twice per busy stretch

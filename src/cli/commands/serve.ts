@@ -25,6 +25,8 @@ export function serveCommand(): Command {
       const applyPath = typeof flags.apply === 'string' ? flags.apply : undefined;
       // Read and checked before anything starts: a broken file stops the start at once (exit 2).
       const startupFile = applyPath ? (await import('../apply/load.js')).readApplyFile(applyPath) : undefined;
+      // Before the server's modules load: loading them is what first grows the young generation.
+      (await import('../../server/young-generation.js')).capYoungGeneration();
       // Loaded here, so that the admin commands start without the server's modules.
       const [
         { startServer },

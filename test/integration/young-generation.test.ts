@@ -1,0 +1,47 @@
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { runNode } from '../helpers/cli.js';
+
+const MODULE = pathToFileURL(fileURLToPath(new URL('../../dist/src/server/young-generation.js', import.meta.url))).href;
+const MB = 1024 * 1024;
+
+/**
+ * A child `node` that caps its young generation at 16 MB as `svcgw serve` does, then allocates
+ * as a server would (short turns, a share of each turn's objects living a while), and prints the
+ * largest size its young generation reached.
+ */
+const CHILD = `
+import { getHeapSpaceStatistics } from 'node:v8';
+const { capYoungGeneration } = await import(${JSON.stringify(MODULE)});
+capYoungGeneration(16 * 1024 * 1024);
+const size = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+const living = [];
+let largest = size();
+for (let turn = 0; turn < 1500; turn++) {
+  for (let i = 0; i < 2000; i++) {
+    living.push({ turn, i, text: 'request ' + i, parts: [i, turn] });
+    if (living.length > 40000) living.splice(0, 20000);
+  }
+  largest = Math.max(largest, size());
+  await new Promise((resolve) => setImmediate(resolve));
+}
+process.stdout.write(String(largest));
+`;
+
+async function largestYoungGeneration(nodeFlags: string[]): Promise<number> {
+  const { code, stdout, stderr } = await runNode([...nodeFlags, '--input-type=module', '-e', CHILD]);
+  if (code !== 0) throw new Error(`exit ${code}: ${stderr}`);
+  return Number(stdout);
+}
+
+describe('the young-generation cap of svcgw serve, in a process under allocation load', () => {
+  it('keeps the young generation at 16 MB, where V8 alone grows it to 32 MB', async () => {
+    const capped = await largestYoungGeneration([]);
+    expect(capped).toBeGreaterThan(4 * MB);
+    expect(capped).toBeLessThanOrEqual(16 * MB);
+  });
+
+  it("leaves it to grow as far as the operator's own flag lets it", async () => {
+    expect(await largestYoungGeneration(['--max-semi-space-size=16'])).toBe(32 * MB);
+  });
+});
