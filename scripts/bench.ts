@@ -183,6 +183,8 @@ async function main(): Promise<void> {
       await preflight(`${kind} via ${via}`, target);
     }
   const memoryBefore = { gateway: memory(gateway.pid), proxy: memory(proxy.pid) };
+  // Each process's memory right after the last window that loaded it (read in the loop below).
+  const memoryAfterLoad: { gateway?: Memory; proxy?: Memory } = {};
   const pids = { gateway: gateway.pid, proxy: proxy.pid, mock: mock.pid };
 
   const runs: RunFigures[] = [];
@@ -207,6 +209,8 @@ async function main(): Promise<void> {
           `running ${kind} via ${via}, ${connections} connection(s)${repeat > 1 ? `, round ${round} of ${repeat}` : ''}… `,
         );
         const run = await measure(kind, via, connections, targetsFor(kind, endpoints)[via], pids);
+        if (via === 'proxy') memoryAfterLoad.proxy = memory(proxy.pid);
+        else if (via !== 'direct') memoryAfterLoad.gateway = memory(gateway.pid);
         runs.push(run);
         process.stdout.write(`${run.rps.toFixed(0)} req/s${failures(run) > 0 ? `, ${failures(run)} FAILED` : ''}\n`);
         const gone = [mock, proxy, gateway].find((child) => !child.alive());
@@ -216,15 +220,15 @@ async function main(): Promise<void> {
         }
       }
   }
-  const rss = (pid: number, before: Memory) => {
+  const rss = (pid: number, before: Memory, afterLoad: Memory | undefined) => {
     const now = memory(pid);
-    return { before: before.rssMb, after: now.rssMb, peak: now.peakRssMb };
+    return { before: before.rssMb, after: (afterLoad ?? now).rssMb, atEnd: now.rssMb, peak: now.peakRssMb };
   };
   // With --repeat, every figure below is the median of the rounds'.
   const figures = medianRuns(runs);
   const derived = derive(figures, {
-    gateway: rss(gateway.pid, memoryBefore.gateway),
-    proxy: rss(proxy.pid, memoryBefore.proxy),
+    gateway: rss(gateway.pid, memoryBefore.gateway, memoryAfterLoad.gateway),
+    proxy: rss(proxy.pid, memoryBefore.proxy, memoryAfterLoad.proxy),
   });
   const checks = checkTargets(derived);
   const failed = failureReport(runs);

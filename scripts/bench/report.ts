@@ -40,7 +40,14 @@ export interface RunFigures {
 /** Resident memory of one process, MiB. */
 export interface MemoryFigures {
   before: number;
+  /**
+   * Right after the last measured window that went through this process: the proxy and the
+   * gateway are compared at the same moment of their own load, not at the end of the bench,
+   * by which time a process loaded earlier has had a minute to give memory back.
+   */
   after: number;
+  /** At the end of the bench. */
+  atEnd: number;
   peak: number;
 }
 
@@ -340,7 +347,7 @@ export function targetsTable(checks: TargetCheck[]): string {
 
 export function derivedLines(d: Derived): string {
   const rss = (m: MemoryFigures) =>
-    `${m.before.toFixed(1)} MB before load, ${m.after.toFixed(1)} MB after, peak ${m.peak.toFixed(1)} MB`;
+    `${m.before.toFixed(1)} MB before load, ${m.after.toFixed(1)} MB right after its last run, ${m.atEnd.toFixed(1)} MB at the end of the bench, peak ${m.peak.toFixed(1)} MB`;
   return [
     `the proxy itself: ${pct(d.proxy.throughputVsDirect32)} of direct throughput at 32 connections, ${ms(d.proxy.cpuMsPerRequest32)} ms CPU per request, ${signed(d.proxy.addedOverDirectP50Ms1)} ms p50 and ${signed(d.proxy.firstChunkOverDirectP50Ms1)} ms to the first stream chunk over direct at 1 connection`,
     `gateway ÷ direct throughput at 32 connections: ${pct(d.throughputVsDirect32)} (streaming ${pct(d.streamThroughputVsDirect32)}); gateway CPU per request ${ms(d.gatewayCpuMsPerRequest32)} ms (worst run ${ms(d.gatewayCpuMsPerRequestWorst)} ms)`,

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { checkTargets, derive, medianRuns, type RunFigures, type Via } from '../../scripts/bench/report.js';
+import {
+  checkTargets,
+  derive,
+  derivedLines,
+  medianRuns,
+  type RunFigures,
+  type Via,
+} from '../../scripts/bench/report.js';
 
 function run(
   via: Via,
@@ -59,7 +66,7 @@ describe('bench report: a row per config', () => {
       run('fallback', 32, 5000, 0.2),
       run('cached', 32, 8000, 0.12),
     ];
-    const memory = { before: 100, after: 120, peak: 130 };
+    const memory = { before: 100, after: 120, atEnd: 120, peak: 130 };
     const derived = derive(runs, { gateway: memory, proxy: memory });
     expect(derived.overGateway.fallback.addedCpuMsPerRequest32).toBeCloseTo(0.05);
     expect(derived.overGateway.cached.throughputRatio32).toBeCloseTo(8 / 7);
@@ -69,5 +76,20 @@ describe('bench report: a row per config', () => {
     expect(throughput('fallback')!.met).toBe(false); // 0.5x
     expect(throughput('cached')!.met).toBe(true);
     expect(throughput('guarded')!.met).toBeNull();
+  });
+
+  it("compares memory right after each process's own last load, not at the end of the bench", () => {
+    // The proxy's last run was a minute before the end: by then it had given 55 MB back.
+    const derived = derive([run('proxy', 32, 10_000, 0.1), run('gateway', 32, 7000, 0.15)], {
+      gateway: { before: 125, after: 150, atEnd: 150, peak: 160 },
+      proxy: { before: 62, after: 125, atEnd: 70, peak: 138 },
+    });
+    expect(derived.rssRatio).toBeCloseTo(1.2);
+    const rss = checkTargets(derived).find((c) => c.name === "gateway RSS after load ÷ proxy's")!;
+    expect(rss.met).toBe(true);
+    expect(rss.measured).toBe('1.20x (150.0 / 125.0 MB)');
+    expect(derivedLines(derived)).toContain(
+      'proxy RSS: 62.0 MB before load, 125.0 MB right after its last run, 70.0 MB at the end of the bench, peak 138.0 MB',
+    );
   });
 });
