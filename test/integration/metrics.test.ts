@@ -205,6 +205,29 @@ describe('GET /metrics', () => {
     expect(t.logLines.join('\n')).not.toContain(token);
   });
 
+  it("reports the process's CPU and memory under the names Node.js exporters use", async () => {
+    const t = await startTestServer();
+    const res = await apiClient(t.baseUrl, t.adminKey).get('/metrics');
+    expect(res.status).toBe(200);
+    const m = parseExposition(res.body);
+    const only = (name: string) => m.get(name)!.samples[0]!.value;
+    expect(only('process_resident_memory_bytes')).toBeGreaterThan(20 * 1024 * 1024);
+    expect(only('nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
+    expect(only('nodejs_heap_size_used_bytes')).toBeLessThanOrEqual(only('nodejs_heap_size_total_bytes'));
+    expect(only('process_cpu_seconds_total')).toBeGreaterThan(0);
+    expect(only('process_cpu_seconds_total')).toBeCloseTo(
+      only('process_cpu_user_seconds_total') + only('process_cpu_system_seconds_total'),
+      3,
+    );
+    const started = only('process_start_time_seconds');
+    expect(started).toBeLessThanOrEqual(Date.now() / 1000 + 1);
+    expect(started).toBeGreaterThan(Date.now() / 1000 - 3600);
+    // The young generation, which `svcgw serve` caps, and the old one, by V8's own space names.
+    const young = value(m, 'nodejs_heap_space_size_total_bytes', { space: 'new' });
+    expect(young).toBeGreaterThan(0);
+    expect(value(m, 'nodejs_heap_space_size_used_bytes', { space: 'old' })).toBeGreaterThan(0);
+  });
+
   it('metrics_enabled=false: GET /metrics is a 404', async () => {
     const t = await startTestServer({ env: { SVCGW_METRICS_ENABLED: 'false' } });
     const res = await apiClient(t.baseUrl, t.adminKey).get('/metrics');

@@ -1,6 +1,7 @@
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runNode } from '../helpers/cli.js';
+import { runNode, spawnServe } from '../helpers/cli.js';
+import { makeTempDir } from '../helpers/start-test-server.js';
 
 const MODULE = pathToFileURL(fileURLToPath(new URL('../../dist/src/server/young-generation.js', import.meta.url))).href;
 const MB = 1024 * 1024;
@@ -43,5 +44,23 @@ describe('the young-generation cap of svcgw serve, in a process under allocation
 
   it("leaves it to grow as far as the operator's own flag lets it", async () => {
     expect(await largestYoungGeneration(['--max-semi-space-size=16'])).toBe(32 * MB);
+  });
+});
+
+describe('svcgw serve', () => {
+  const TOKEN = 'metrics-token-0123456789abcdef';
+  async function youngGenerationOfServe(env: Record<string, string>): Promise<number> {
+    const server = await spawnServe(['--data-dir', makeTempDir()], { SVCGW_METRICS_TOKEN: TOKEN, ...env });
+    const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(res.status).toBe(200);
+    const line = /^nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)$/m.exec(await res.text());
+    expect(line).not.toBeNull();
+    await server.stop();
+    return Number(line![1]);
+  }
+
+  it('starts with its young generation within 16 MB, which loading its modules would otherwise grow to 32', async () => {
+    expect(await youngGenerationOfServe({})).toBeLessThanOrEqual(16 * MB);
+    expect(await youngGenerationOfServe({ NODE_OPTIONS: '--max-semi-space-size=16' })).toBe(32 * MB);
   });
 });

@@ -1,4 +1,5 @@
 import type { RequestLogInsert } from '../../../storage/repositories/request-logs.js';
+import { family as familyLines, labels, num } from './exposition.js';
 
 /** Latency buckets, in seconds: from a cached answer to a long generation. */
 export const LATENCY_BUCKETS_S = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120] as const;
@@ -26,14 +27,6 @@ const LIMIT_KINDS: Readonly<Record<string, string>> = { RATE_LIMITED: 'rate', US
 
 export const statusClass = (status: number): string => `${Math.min(Math.max(Math.floor(status / 100), 1), 5)}xx`;
 export const isCacheHit = (cacheStatus: string): boolean => /HIT/i.test(cacheStatus);
-
-const escapeLabel = (value: string) => value.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n');
-const labels = (pairs: Record<string, string>) =>
-  `{${Object.entries(pairs)
-    .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
-    .join(',')}}`;
-const num = (n: number) =>
-  Number.isFinite(n) ? String(Math.round(n * 1e9) / 1e9) : n > 0 ? '+Inf' : n < 0 ? '-Inf' : 'NaN';
 
 /**
  * Counters of this instance's gateway requests since it started, fed by the request-log
@@ -106,7 +99,7 @@ export function createMetricsRegistry() {
   function render(extra: { version: string }): string {
     const out: string[] = [];
     const family = (name: string, type: string, help: string, lines: string[]) => {
-      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...lines);
+      out.push(...familyLines(name, type, help, lines));
     };
     const all = [...series.values()];
     const base = (s: Series) => ({ provider: s.provider, model: s.model, status_class: s.statusClass });

@@ -5,6 +5,7 @@ import { VERSION } from '../../../lib/version.js';
 import { ADMIN_ONLY, type RouteAuth } from '../../../http/route-config.js';
 import type { ZodApp } from '../../../http/zod-app.js';
 import type { MetricsRegistry } from './metrics-registry.js';
+import { renderProcessMetrics } from './process-metrics.js';
 
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 const digest = (value: string) => createHash('sha256').update(value).digest();
@@ -20,7 +21,8 @@ function bearer(header: string | undefined): string | null {
 }
 
 /**
- * `GET /metrics` in the Prometheus text format. Off (`metrics_enabled=false`): no route, so a
+ * `GET /metrics` in the Prometheus text format: the gateway's counters, then the process's CPU
+ * and memory. Off (`metrics_enabled=false`): no route, so a
  * 404. With `metrics_token` set, scrapers send `Authorization: Bearer <token>` and no API key;
  * otherwise an admin key with `analytics.view` (the figures cover every workspace).
  */
@@ -51,7 +53,7 @@ export function registerMetricsRoute(
         if (!tokenMatches(given, token)) throw new AppError('INVALID_API_KEY', 'The metrics token is not valid.');
       }
       reply.header('content-type', CONTENT_TYPE).header('cache-control', 'no-store');
-      return deps.registry.render({ version: VERSION });
+      return `${deps.registry.render({ version: VERSION })}${renderProcessMetrics()}\n`;
     },
   );
 }
