@@ -22,9 +22,9 @@ function bearer(header: string | undefined): string | null {
 
 /**
  * `GET /metrics` in the Prometheus text format: the gateway's counters, then the process's CPU
- * and memory. Off (`metrics_enabled=false`): no route, so a
- * 404. With `metrics_token` set, scrapers send `Authorization: Bearer <token>` and no API key;
- * otherwise an admin key with `analytics.view` (the figures cover every workspace).
+ * and memory. Off (`metrics_enabled=false`): no route, so a 404. With `metrics_token` set,
+ * scrapers send `Authorization: Bearer <token>` and no API key; otherwise an admin key with
+ * `analytics.view` (the figures cover every workspace).
  */
 export function registerMetricsRoute(
   app: ZodApp,
