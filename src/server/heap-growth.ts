@@ -1,4 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
+import { nodeFlagGiven } from './node-flags.js';
 
 /**
  * How far V8 lets the old generation grow past what survived the last full collection before it
@@ -16,10 +17,8 @@ export const HEAP_GROWING_PERCENT = 50;
  * (`node --heap-growing-percent=N bin/svcgw serve`; `=0` gives V8 its own choice back).
  */
 export function heapGrowthFlag(execArgv: readonly string[], nodeOptions: string | undefined): string | null {
-  const chosen = [...execArgv, ...(nodeOptions ?? '').split(/\s+/)].some((arg) =>
-    /^--heap[-_]growing[-_]percent(=|$)/.test(arg),
-  );
-  return chosen ? null : `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
+  if (nodeFlagGiven(['heap-growing-percent'], execArgv, nodeOptions)) return null;
+  return `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
 }
 
 /** Applies `heapGrowthFlag` to this process; V8 reads it at each full collection, so no restart is needed. */

@@ -1,5 +1,6 @@
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { nodeFlagGiven } from './node-flags.js';
 
 /**
  * The size (both semi-spaces) `svcgw serve` lets V8's young generation grow to. V8's own limit
@@ -17,10 +18,10 @@ const V8_GROWTH_FACTOR = 2;
  * bin/svcgw serve`, or in NODE_OPTIONS): then svcgw leaves it alone.
  */
 export function youngGenerationChosen(execArgv: readonly string[], nodeOptions: string | undefined): boolean {
-  return [...execArgv, ...(nodeOptions ?? '').split(/\s+/)].some((arg) =>
-    /^--(max[-_]semi[-_]space[-_]size|semi[-_]space[-_]growth[-_]factor|max[-_]young[-_]generation[-_]size)(=|$)/.test(
-      arg,
-    ),
+  return nodeFlagGiven(
+    ['max-semi-space-size', 'semi-space-growth-factor', 'max-young-generation-size'],
+    execArgv,
+    nodeOptions,
   );
 }
 
@@ -41,10 +42,10 @@ function youngGenerationSize(): number {
  * many bytes as the generation holds have survived since the last growth (tens of collections
  * at this size): after every collection, the factor is set to 1 once doubling would pass the cap,
  * and back to V8's own when the idle collector has let the generation shrink. Started first thing
- * by `svcgw serve`; returns the stop.
+ * by `svcgw serve`, for the life of the process.
  */
-export function capYoungGeneration(cap = YOUNG_GENERATION_CAP_BYTES): () => void {
-  if (youngGenerationChosen(process.execArgv, process.env.NODE_OPTIONS)) return () => {};
+export function capYoungGeneration(cap = YOUNG_GENERATION_CAP_BYTES): void {
+  if (youngGenerationChosen(process.execArgv, process.env.NODE_OPTIONS)) return;
   let factor = V8_GROWTH_FACTOR;
   const follow = () => {
     const next = growthFactorFor(youngGenerationSize(), cap);
@@ -53,10 +54,5 @@ export function capYoungGeneration(cap = YOUNG_GENERATION_CAP_BYTES): () => void
     setFlagsFromString(`--semi-space-growth-factor=${next}`);
   };
   follow();
-  const observer = new PerformanceObserver(follow);
-  observer.observe({ entryTypes: ['gc'] });
-  return () => {
-    observer.disconnect();
-    if (factor !== V8_GROWTH_FACTOR) setFlagsFromString(`--semi-space-growth-factor=${V8_GROWTH_FACTOR}`);
-  };
+  new PerformanceObserver(follow).observe({ entryTypes: ['gc'] });
 }

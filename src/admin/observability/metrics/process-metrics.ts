@@ -15,31 +15,28 @@ export function renderProcessMetrics(): string {
   const memory = process.memoryUsage();
   const spaces = getHeapSpaceStatistics();
   const space = (s: (typeof spaces)[number]) => labels({ space: s.space_name.replace(/_space$/, '') });
+  const single: Array<[name: string, type: string, help: string, value: string | number]> = [
+    ['process_cpu_user_seconds_total', 'counter', 'User CPU time spent, in seconds.', num(cpu.user / 1e6)],
+    ['process_cpu_system_seconds_total', 'counter', 'System CPU time spent, in seconds.', num(cpu.system / 1e6)],
+    [
+      'process_cpu_seconds_total',
+      'counter',
+      'User and system CPU time spent, in seconds.',
+      num((cpu.user + cpu.system) / 1e6),
+    ],
+    ['process_start_time_seconds', 'gauge', 'Start time of the process, in seconds since the epoch.', START_TIME_S],
+    ['process_resident_memory_bytes', 'gauge', 'Resident memory size, in bytes.', memory.rss],
+    ['nodejs_heap_size_total_bytes', 'gauge', 'V8 heap size, in bytes.', memory.heapTotal],
+    ['nodejs_heap_size_used_bytes', 'gauge', 'V8 heap used, in bytes.', memory.heapUsed],
+    [
+      'nodejs_external_memory_bytes',
+      'gauge',
+      'Memory of C++ objects bound to JavaScript objects, in bytes.',
+      memory.external,
+    ],
+  ];
   return [
-    ...family('process_cpu_user_seconds_total', 'counter', 'User CPU time spent, in seconds.', [
-      `process_cpu_user_seconds_total ${num(cpu.user / 1e6)}`,
-    ]),
-    ...family('process_cpu_system_seconds_total', 'counter', 'System CPU time spent, in seconds.', [
-      `process_cpu_system_seconds_total ${num(cpu.system / 1e6)}`,
-    ]),
-    ...family('process_cpu_seconds_total', 'counter', 'User and system CPU time spent, in seconds.', [
-      `process_cpu_seconds_total ${num((cpu.user + cpu.system) / 1e6)}`,
-    ]),
-    ...family('process_start_time_seconds', 'gauge', 'Start time of the process, in seconds since the epoch.', [
-      `process_start_time_seconds ${START_TIME_S}`,
-    ]),
-    ...family('process_resident_memory_bytes', 'gauge', 'Resident memory size, in bytes.', [
-      `process_resident_memory_bytes ${memory.rss}`,
-    ]),
-    ...family('nodejs_heap_size_total_bytes', 'gauge', 'V8 heap size, in bytes.', [
-      `nodejs_heap_size_total_bytes ${memory.heapTotal}`,
-    ]),
-    ...family('nodejs_heap_size_used_bytes', 'gauge', 'V8 heap used, in bytes.', [
-      `nodejs_heap_size_used_bytes ${memory.heapUsed}`,
-    ]),
-    ...family('nodejs_external_memory_bytes', 'gauge', 'Memory of C++ objects bound to JavaScript objects, in bytes.', [
-      `nodejs_external_memory_bytes ${memory.external}`,
-    ]),
+    ...single.flatMap(([name, type, help, value]) => family(name, type, help, [`${name} ${value}`])),
     ...family(
       'nodejs_heap_space_size_total_bytes',
       'gauge',
