@@ -1,6 +1,8 @@
 import type { Principal } from '../auth/principal.js';
 import { AppError } from '../lib/errors.js';
-import { boundRequest } from '../limits/estimate.js';
+import { boundRequest, type EstimateBound } from '../limits/estimate.js';
+import type { MaybePromise } from '../lib/maybe-promise.js';
+import type { ModelPrice } from '../pricing/pricing-service.js';
 import { mergeAdmission, type Admission, type LimitsService } from '../limits/limits-service.js';
 import type { PricingService } from '../pricing/pricing-service.js';
 import { callTarget, discardAnswer, type CallDeps, type ClientLink, type UpstreamAnswer } from './call-target.js';
@@ -128,8 +130,10 @@ async function attemptTarget(deps: AttemptDeps, scope: AttemptScope, leaf: Leaf)
   // Only computed when a budget or a credential's limits need it.
   const estimate = () => estimateAttempt(deps, scope, leaf.settings, target, model, attemptJson);
   const { admission } = scope;
-  if (admission.reservation === null)
-    admission.reservation = await deps.limits.reserveBudgets(principal, scope.facts, estimate);
+  if (admission.reservation === null) {
+    const reserved = deps.limits.reserveBudgets(principal, scope.facts, estimate);
+    admission.reservation = reserved instanceof Promise ? await reserved : reserved;
+  }
   // The provider's or virtual key's own limits count only the attempts sent with it.
   const own = target.stored?.credential.limits
     ? await deps.limits.admitCredential(target.stored.credential.limits, scope.facts, estimate)
@@ -164,33 +168,36 @@ async function attemptTarget(deps: AttemptDeps, scope: AttemptScope, leaf: Leaf)
   return { ...outcome, provider: target.provider.name };
 }
 
-/** The cost and tokens an attempt may use, for budgets: the body as the provider gets it, override_params included. */
-async function estimateAttempt(
+/**
+ * The cost and tokens an attempt may use, for budgets: the body as the provider gets it,
+ * override_params included. At once when the model's price and output bound are in memory.
+ */
+function estimateAttempt(
   deps: AttemptDeps,
   scope: AttemptScope,
   settings: LeafSettings,
   target: ResolvedTarget,
   model: string | null,
   json: Record<string, unknown> | null,
-) {
+): MaybePromise<EstimateBound> {
   const { request } = scope;
   const override = settings.overrideParams;
-  const [price, maxOutputTokens] = model
-    ? await Promise.all([
-        deps.pricing.priceOf(target.provider.name, model),
-        deps.pricing.maxOutputOf(target.provider.name, model),
-      ])
-    : [null, null];
-  const bodyBytes = request.rawBody?.length ?? (Number(request.headers['content-length']) || 0);
-  return boundRequest({
-    endpointType: scope.route.endpointType,
-    method: request.method,
-    body: json && override ? { ...json, ...override } : json,
-    bodyBytes,
-    model: model ?? null,
-    price,
-    maxOutputTokens,
-  });
+  const bound = (price: ModelPrice | null, maxOutputTokens: number | null) =>
+    boundRequest({
+      endpointType: scope.route.endpointType,
+      method: request.method,
+      body: json && override ? { ...json, ...override } : json,
+      bodyBytes: request.rawBody?.length ?? (Number(request.headers['content-length']) || 0),
+      model: model ?? null,
+      price,
+      maxOutputTokens,
+    });
+  if (!model) return bound(null, null);
+  const price = deps.pricing.priceOf(target.provider.name, model);
+  const maxOutput = deps.pricing.maxOutputOf(target.provider.name, model);
+  if (price instanceof Promise || maxOutput instanceof Promise)
+    return Promise.all([price, maxOutput]).then(([known, most]) => bound(known, most));
+  return bound(price, maxOutput);
 }
 
 /**

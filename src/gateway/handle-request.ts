@@ -140,7 +140,8 @@ export function createGatewayHandler(deps: GatewayDeps) {
       const facts = await deps.limits.facts(principal, workspaceId, route.endpointType, metadata, deployment?.limits);
       if (deployment) assertDeploymentServes(deployment, principal, { id: workspaceId, slug: facts.workspaceSlug });
       const { admission } = trail;
-      Object.assign(admission, await deps.limits.admitRate(principal, facts));
+      const rate = deps.limits.admitRate(principal, facts);
+      Object.assign(admission, rate instanceof Promise ? await rate : rate);
       if (admission.headers) reply.headers(rateHeaders(admission.headers, deps.clock.now()));
 
       const choice =

@@ -1,6 +1,7 @@
 import { AppError } from '../lib/errors.js';
 import type { ModelPrice } from '../pricing/pricing-service.js';
-import { amountFor, reserve, type Budget, type Estimate, type Reservation } from './budgets.js';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
+import { amountFor, reserve, type Budget, type Estimate, type Reservation, type ReserveResult } from './budgets.js';
 import type { CounterStore } from './counter-store.js';
 import { costOfTokens, type EstimateBound } from './estimate.js';
 
@@ -15,7 +16,7 @@ export const BYTE_BOUND_KEEPS_FREE = 0.5;
 export const BYTE_BOUND_MAX_SHARE = 1 / 16;
 
 /** Runs a store call under `limits_on_store_failure` (refuse with 503, or let the request through unlimited). */
-export type StoreGuard = <T>(work: () => Promise<T>, fallback: T) => Promise<T>;
+export type StoreGuard = <T>(work: () => MaybePromise<T>, fallback: T) => MaybePromise<T>;
 
 export interface ReservationDeps {
   store: CounterStore;
@@ -24,35 +25,50 @@ export interface ReservationDeps {
 }
 
 /** What a failed-open store call leaves: nothing reserved, nothing to settle. */
-const UNLIMITED = { ok: true as const, reservation: { budgets: [], amounts: [] } as Reservation };
+const UNLIMITED: ReserveResult = { ok: true, reservation: { budgets: [], amounts: [] } };
 
 /**
  * Reserves a request's estimate in every budget at once, or throws USAGE_LIMIT_EXCEEDED. A cost
  * budget needs a price: the model's, else `default_model_price`. The byte bound is tried first
  * when the budgets have ample room (see BYTE_BOUND_KEEPS_FREE); otherwise, or when that attempt
  * does not fit, the prompt is counted with the model's encoding and the exact estimate decides,
- * so a request is refused only on its exact count.
+ * so a request is refused only on its exact count. Answers without a promise when the store does
+ * and the byte bound fits (the usual case in-process).
  */
-export async function reserveEstimate(
+export function reserveEstimate(
   deps: ReservationDeps,
   budgets: Budget[],
   bound: EstimateBound,
   now: number,
-): Promise<Reservation> {
+): MaybePromise<Reservation> {
   const defaultPrice = priceNeeded(budgets, bound.bytes, deps.defaultPrice);
   const bytes = withPrice(bound.bytes, defaultPrice);
-  if (bound.exact && byteBoundFits(budgets, bytes)) {
-    const quick = await deps.guarded(
-      () => reserve(deps.store, budgets, bytes, now, defaultPrice, 1 - BYTE_BOUND_KEEPS_FREE),
-      UNLIMITED,
-    );
-    if (quick.ok) return quick.reservation;
-  }
-  const estimate = bound.exact ? withPrice(await bound.exact(), defaultPrice) : bytes;
-  const result = await deps.guarded(() => reserve(deps.store, budgets, estimate, now, defaultPrice), UNLIMITED);
-  if (!result.ok)
-    throw new AppError('USAGE_LIMIT_EXCEEDED', refusal(result.budget, result.used, result.needed, estimate));
-  return result.reservation;
+  const { exact } = bound;
+  if (!exact) return reserveOrRefuse(deps, budgets, bytes, now, defaultPrice);
+  const counted = () =>
+    exact().then((estimate) => reserveOrRefuse(deps, budgets, withPrice(estimate, defaultPrice), now, defaultPrice));
+  if (!byteBoundFits(budgets, bytes)) return counted();
+  const quick = deps.guarded(
+    () => reserve(deps.store, budgets, bytes, now, defaultPrice, 1 - BYTE_BOUND_KEEPS_FREE),
+    UNLIMITED,
+  );
+  return andThen(quick, (result) => (result.ok ? result.reservation : counted()));
+}
+
+/** Reserves `estimate` in every budget, or refuses the request with USAGE_LIMIT_EXCEEDED. */
+function reserveOrRefuse(
+  deps: ReservationDeps,
+  budgets: Budget[],
+  estimate: Estimate,
+  now: number,
+  defaultPrice: ModelPrice | undefined,
+): MaybePromise<Reservation> {
+  const reserved = deps.guarded(() => reserve(deps.store, budgets, estimate, now, defaultPrice), UNLIMITED);
+  return andThen(reserved, (result) => {
+    if (!result.ok)
+      throw new AppError('USAGE_LIMIT_EXCEEDED', refusal(result.budget, result.used, result.needed, estimate));
+    return result.reservation;
+  });
 }
 
 /** The price a model without one is reserved and settled at, when a cost budget applies; refuses when there is none. */

@@ -1,3 +1,4 @@
+import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import { costFromPrice, type ModelPrice } from '../pricing/pricing-service.js';
 import type { CounterCheck, CounterStore } from './counter-store.js';
 import { bucketOf, matchesAll, type Condition, type RequestFacts } from './matching.js';
@@ -135,14 +136,14 @@ const expiry = (budget: Budget, now: number) => budget.resetAt ?? now + CUMULATI
  * flight against a budget that holds k estimates, exactly k are admitted. `limitShare` below 1
  * admits only while that share of each credit limit holds the reservation (the byte bound's rule).
  */
-export async function reserve(
+export function reserve(
   store: CounterStore,
   budgets: Budget[],
   estimate: Estimate,
   now: number,
   defaultPrice?: ModelPrice,
   limitShare = 1,
-): Promise<{ ok: true; reservation: Reservation } | { ok: false; budget: Budget; used: number; needed: number }> {
+): MaybePromise<ReserveResult> {
   // Mapped, not pushed: an array grown from empty by push reserves room for 17 elements.
   const amounts = budgets.map((budget) => Math.max(amountFor(budget, estimate), MIN_RESERVATION));
   const checks = budgets.map((budget, i): CounterCheck => ({
@@ -151,21 +152,25 @@ export async function reserve(
     amount: amounts[i]!,
     expiresAt: expiry(budget, now),
   }));
-  const result = await store.consume(checks, now);
-  if (!result.allowed)
-    return { ok: false, budget: budgets[result.index]!, used: result.count, needed: amounts[result.index]! };
-  const reservation: Reservation = { budgets, amounts };
-  if (defaultPrice) reservation.defaultPrice = defaultPrice;
-  return { ok: true, reservation };
+  return andThen(store.consume(checks, now), (result): ReserveResult => {
+    if (!result.allowed)
+      return { ok: false, budget: budgets[result.index]!, used: result.count, needed: amounts[result.index]! };
+    const reservation: Reservation = { budgets, amounts };
+    if (defaultPrice) reservation.defaultPrice = defaultPrice;
+    return { ok: true, reservation };
+  });
 }
 
+export type ReserveResult =
+  { ok: true; reservation: Reservation } | { ok: false; budget: Budget; used: number; needed: number };
+
 /** Replaces each reservation by the real cost (or tokens); with `actual` null, releases it. */
-export async function settle(
+export function settle(
   store: CounterStore,
   reservation: Reservation,
   actual: ActualUsage | null,
   now: number,
-): Promise<number[]> {
+): MaybePromise<number[]> {
   const real = reservation.budgets.map((budget, i) =>
     actual ? realAmount(budget, actual, reservation.amounts[i]!, reservation.defaultPrice) : 0,
   );
@@ -174,6 +179,5 @@ export async function settle(
     amount: real[i]! - reservation.amounts[i]!,
     expiresAt: expiry(budget, now),
   }));
-  await store.add(entries, now);
-  return real;
+  return andThen(store.add(entries, now), () => real);
 }

@@ -2,18 +2,27 @@ import type { Principal } from '../auth/principal.js';
 import { ALL_ENABLED, type FeatureFlags } from '../features/flags.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import type { Repositories } from '../storage/repositories/index.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ModelPrice } from '../pricing/pricing-service.js';
 import type { Admission } from './admission.js';
-import { applicableBudgets, budgetCounterKey, settle, type ActualUsage, type BudgetSource } from './budgets.js';
+import {
+  applicableBudgets,
+  budgetCounterKey,
+  settle,
+  type ActualUsage,
+  type BudgetSource,
+  type Reservation,
+} from './budgets.js';
 import { ownBudget } from './budget-sources.js';
 import { reserveEstimate, type ReservationDeps } from './budget-reservation.js';
 import type { CounterStore } from './counter-store.js';
 import { credentialLabel, type CredentialLimits } from './credential-limits.js';
 import type { DeploymentLimits } from './deployment-limits.js';
 import type { EstimateBound } from './estimate.js';
-import { createLimitSources } from './limit-sources.js';
+import { createLimitSources, type WorkspaceInfo } from './limit-sources.js';
+import type { PolicySet } from './policy-set.js';
 import type { RequestFacts } from './matching.js';
 import { RateLimitedError } from './rate-limited-error.js';
 import {
@@ -28,6 +37,9 @@ import type { UsageRecorder } from './usage-recorder.js';
 
 export { mergeAdmission, type Admission } from './admission.js';
 export { rateHeaders, RateLimitedError } from './rate-limited-error.js';
+
+/** A request the rate limits let through. */
+type Admitted = Extract<RateDecision, { allowed: true }>;
 
 /** What a failed-open store leaves a request: no limit counted (read only; one object for all). */
 const UNCOUNTED: RateDecision = { allowed: true, tokenLimits: [], headers: null };
@@ -45,7 +57,7 @@ type LimitsDeps = {
 };
 
 /** The estimate of a request as the gateway computes it: its byte bound, and its exact count on demand. */
-export type EstimateOf = () => Promise<EstimateBound>;
+export type EstimateOf = () => MaybePromise<EstimateBound>;
 
 /**
  * Rate limits and budgets of gateway traffic. Active policies are cached per organisation so
@@ -67,21 +79,37 @@ export function createLimitsService(deps: LimitsDeps) {
       cause: error,
     });
   }
-  // Not an async function: it runs on every admitted request, and a catch handler allocates less than an async frame.
-  function guarded<T>(work: () => Promise<T>, fallback: T): Promise<T> {
+  // Not an async function: it runs on every admitted request, and the in-process store answers without a promise.
+  function guarded<T>(work: () => MaybePromise<T>, fallback: T): MaybePromise<T> {
+    let result: MaybePromise<T>;
     try {
-      return work().catch((error: unknown) => storeFailed(error, fallback));
+      result = work();
     } catch (error) {
-      // Thrown before a promise came back: failed the same way, still as a promise.
-      return new Promise<T>((resolve) => resolve(storeFailed(error, fallback)));
+      return storeFailed(error, fallback);
     }
+    return result instanceof Promise ? result.catch((error: unknown) => storeFailed(error, fallback)) : result;
   }
   const reservations: ReservationDeps = { store: deps.store, guarded, defaultPrice: deps.defaultPrice };
 
-  async function countRequest(applied: AppliedRateLimit[], now: number) {
-    const decision = await guarded(() => checkRateLimits(deps.store, applied, now), UNCOUNTED);
-    if (!decision.allowed) throw new RateLimitedError(decision.limit, decision.headers, now);
-    return decision;
+  /** The organisation's active policies and the workspace's limits: from memory, or loaded. */
+  function limitSources(facts: RequestFacts): MaybePromise<readonly [PolicySet, WorkspaceInfo]> {
+    const policies = sources.cachedPolicies(facts.organisationId);
+    const workspace = sources.cachedWorkspace(facts.workspaceId);
+    if (policies && workspace) return [policies, workspace];
+    return Promise.all([
+      policies ?? sources.policiesOf(facts.organisationId),
+      workspace ?? sources.workspaceOf(facts.workspaceId),
+    ]);
+  }
+
+  function countRequest(applied: AppliedRateLimit[], now: number): MaybePromise<Admitted> {
+    return andThen(
+      guarded(() => checkRateLimits(deps.store, applied, now), UNCOUNTED),
+      (decision): Admitted => {
+        if (!decision.allowed) throw new RateLimitedError(decision.limit, decision.headers, now);
+        return decision;
+      },
+    );
   }
 
   return {
@@ -107,15 +135,20 @@ export function createLimitsService(deps: LimitsDeps) {
       return facts;
     },
 
-    /** Checks and counts rate limits; throws RATE_LIMITED (with the headers to send) when one is reached. */
-    async admitRate(principal: Principal, facts: RequestFacts): Promise<Pick<Admission, 'tokenLimits' | 'headers'>> {
-      const now = deps.clock.now();
-      const policies = sources.cachedPolicies(facts.organisationId) ?? (await sources.policiesOf(facts.organisationId));
-      const workspace = sources.cachedWorkspace(facts.workspaceId) ?? (await sources.workspaceOf(facts.workspaceId));
-      const applied = rateLimitsFor(policies, principal.rateLimits, facts, workspace, now);
-      if (applied.length === 0) return { tokenLimits: [], headers: null };
-      const decision = await countRequest(applied, now);
-      return { tokenLimits: decision.tokenLimits, headers: decision.headers };
+    /**
+     * Checks and counts rate limits; throws RATE_LIMITED (with the headers to send) when one is
+     * reached. Without a promise when the policies are cached and the store answers at once.
+     */
+    admitRate(principal: Principal, facts: RequestFacts): MaybePromise<Pick<Admission, 'tokenLimits' | 'headers'>> {
+      return andThen(limitSources(facts), ([policies, workspace]) => {
+        const now = deps.clock.now();
+        const applied = rateLimitsFor(policies, principal.rateLimits, facts, workspace, now);
+        if (applied.length === 0) return { tokenLimits: [], headers: null };
+        return andThen(countRequest(applied, now), (decision) => ({
+          tokenLimits: decision.tokenLimits,
+          headers: decision.headers,
+        }));
+      });
     },
 
     /**
@@ -123,32 +156,38 @@ export function createLimitsService(deps: LimitsDeps) {
      * one cannot hold it, or when a cost budget applies and the model has no price (nor a
      * default price is configured). The estimate is only computed when a budget applies.
      */
-    async reserveBudgets(principal: Principal, facts: RequestFacts, estimate: EstimateOf) {
+    reserveBudgets(principal: Principal, facts: RequestFacts, estimate: EstimateOf): MaybePromise<Reservation | null> {
       if (!features.enabled('usage_limits')) return null;
-      const policies = sources.cachedPolicies(facts.organisationId) ?? (await sources.policiesOf(facts.organisationId));
-      const workspace = sources.cachedWorkspace(facts.workspaceId) ?? (await sources.workspaceOf(facts.workspaceId));
-      const budgets = budgetsFor(policies, principal, facts, workspace);
-      if (budgets.length === 0) return null;
-      const now = deps.clock.now();
-      return reserveEstimate(reservations, budgets, await estimate(), now);
+      return andThen(limitSources(facts), ([policies, workspace]) => {
+        const budgets = budgetsFor(policies, principal, facts, workspace);
+        if (budgets.length === 0) return null;
+        const now = deps.clock.now();
+        return andThen(estimate(), (bound) => reserveEstimate(reservations, budgets, bound, now));
+      });
     },
 
     /**
      * Settles a request once its response has ended: token limits count the real tokens,
      * reservations become the real cost (or are released when nothing was used).
      */
-    async settle(admission: Admission, actual: ActualUsage | 'as-reserved' | null): Promise<void> {
+    settle(admission: Admission, actual: ActualUsage | 'as-reserved' | null): MaybePromise<void> {
       const now = deps.clock.now();
       const reservation = admission.reservation;
-      await guarded(async () => {
-        // Most requests are under no token limit: no call (and no promise) for nothing to count.
-        if (actual !== null && actual !== 'as-reserved' && actual.tokens && admission.tokenLimits.length > 0)
-          await settleTokens(deps.store, admission.tokenLimits, actual.tokens, now);
-        if (!reservation || reservation.budgets.length === 0) return;
-        // A response whose usage never arrived (a client that left mid-stream) keeps its estimate.
-        const amounts =
-          actual === 'as-reserved' ? reservation.amounts : await settle(deps.store, reservation, actual, now);
-        for (let i = 0; i < reservation.budgets.length; i++) deps.recorder.record(reservation.budgets[i]!, amounts[i]!);
+      return guarded(() => {
+        // Most requests are under no token limit: no call for nothing to count.
+        const counted =
+          actual !== null && actual !== 'as-reserved' && actual.tokens && admission.tokenLimits.length > 0
+            ? settleTokens(deps.store, admission.tokenLimits, actual.tokens, now)
+            : undefined;
+        return andThen(counted, () => {
+          if (!reservation || reservation.budgets.length === 0) return;
+          // A response whose usage never arrived (a client that left mid-stream) keeps its estimate.
+          const amounts = actual === 'as-reserved' ? reservation.amounts : settle(deps.store, reservation, actual, now);
+          return andThen(amounts, (real) => {
+            for (let i = 0; i < reservation.budgets.length; i++)
+              deps.recorder.record(reservation.budgets[i]!, real[i]!);
+          });
+        });
       }, undefined);
     },
 

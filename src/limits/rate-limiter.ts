@@ -1,3 +1,4 @@
+import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import type { RateLimitPolicyRow } from '../storage/repositories/rate-limit-policies.js';
 import type { CounterCheck, CounterStore } from './counter-store.js';
 import { credentialLabel, type CredentialLimits } from './credential-limits.js';
@@ -122,48 +123,63 @@ export function credentialRateLimits(
  * concurrent requests against a limit of k let exactly k through. Token limits admit a request
  * while tokens remain; its real usage is added when the response ends (`settleTokens`).
  */
-export async function checkRateLimits(
+export function checkRateLimits(
   store: CounterStore,
   applied: AppliedRateLimit[],
   now: number,
-): Promise<RateDecision> {
+): MaybePromise<RateDecision> {
   if (applied.length === 0) return { allowed: true, tokenLimits: [], headers: null };
-  const { requestLimits, tokenLimits, tokenKeys, requestChecks } = splitOf(applied);
+  const split = splitOf(applied);
+  if (split.tokenLimits.length === 0) return countRequests(store, split, NO_COUNTS, now);
+  return andThen(store.peek(split.tokenKeys, now), (tokenCounts) => {
+    const { tokenLimits } = split;
+    for (let i = 0; i < tokenLimits.length; i++) {
+      const limit = tokenLimits[i]!;
+      if (tokenCounts[i]! >= limit.value)
+        return { allowed: false, limit, headers: { limit: limit.value, remaining: 0, resetAt: limit.windowEnd } };
+    }
+    return countRequests(store, split, tokenCounts, now);
+  });
+}
 
-  const tokenCounts = tokenLimits.length > 0 ? await store.peek(tokenKeys, now) : [];
-  for (let i = 0; i < tokenLimits.length; i++) {
-    const limit = tokenLimits[i]!;
-    if (tokenCounts[i]! >= limit.value)
+const NO_COUNTS: readonly number[] = [];
+
+/** Counts the request against its request limits, once its token limits have room. */
+function countRequests(
+  store: CounterStore,
+  split: SplitLimits,
+  tokenCounts: readonly number[],
+  now: number,
+): MaybePromise<RateDecision> {
+  const { requestLimits, tokenLimits } = split;
+  return andThen(store.consume(split.requestChecks, now), (result): RateDecision => {
+    if (!result.allowed) {
+      const limit = requestLimits[result.index]!;
       return { allowed: false, limit, headers: { limit: limit.value, remaining: 0, resetAt: limit.windowEnd } };
-  }
-
-  const result = await store.consume(requestChecks, now);
-  if (!result.allowed) {
-    const limit = requestLimits[result.index]!;
-    return { allowed: false, limit, headers: { limit: limit.value, remaining: 0, resetAt: limit.windowEnd } };
-  }
-  // The headers describe the tightest limit: the one with the fewest requests (or tokens) left (the first, on a tie).
-  let tightest = applied[0]!;
-  let least = Infinity;
-  for (let i = 0; i < requestLimits.length; i++) {
-    const left = requestLimits[i]!.value - result.counts[i]!;
-    if (left < least) {
-      tightest = requestLimits[i]!;
-      least = left;
     }
-  }
-  for (let i = 0; i < tokenLimits.length; i++) {
-    const left = tokenLimits[i]!.value - tokenCounts[i]!;
-    if (left < least) {
-      tightest = tokenLimits[i]!;
-      least = left;
+    // The headers describe the tightest limit: the one with the fewest requests (or tokens) left (the first, on a tie).
+    let tightest = requestLimits[0] ?? tokenLimits[0]!;
+    let least = Infinity;
+    for (let i = 0; i < requestLimits.length; i++) {
+      const left = requestLimits[i]!.value - result.counts[i]!;
+      if (left < least) {
+        tightest = requestLimits[i]!;
+        least = left;
+      }
     }
-  }
-  return {
-    allowed: true,
-    tokenLimits,
-    headers: { limit: tightest.value, remaining: Math.max(0, least), resetAt: tightest.windowEnd },
-  };
+    for (let i = 0; i < tokenLimits.length; i++) {
+      const left = tokenLimits[i]!.value - tokenCounts[i]!;
+      if (left < least) {
+        tightest = tokenLimits[i]!;
+        least = left;
+      }
+    }
+    return {
+      allowed: true,
+      tokenLimits,
+      headers: { limit: tightest.value, remaining: Math.max(0, least), resetAt: tightest.windowEnd },
+    };
+  });
 }
 
 /** A list of applied limits split by type, with what the store is asked: read only, never changed. */
@@ -197,14 +213,14 @@ function splitOf(applied: AppliedRateLimit[]): SplitLimits {
 }
 
 /** Counts the tokens a request really used against every token limit it was admitted by. */
-export async function settleTokens(
+export function settleTokens(
   store: CounterStore,
   tokenLimits: AppliedRateLimit[],
   tokens: number,
   now: number,
-): Promise<void> {
+): MaybePromise<void> {
   if (tokenLimits.length === 0 || tokens <= 0) return;
-  await store.add(
+  return store.add(
     tokenLimits.map((limit) => ({ key: limit.key, amount: tokens, expiresAt: limit.windowEnd })),
     now,
   );

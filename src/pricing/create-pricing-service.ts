@@ -170,13 +170,13 @@ export function createPricingService(deps: {
     // A model's own remembered entry (nearly every request) answers at once: no lookup object, no async steps.
     priceOf(provider, model) {
       const known = prices.peek(provider, model);
-      return known ? Promise.resolve(known.value) : lookupPrice(provider, model).then((found) => found?.price ?? null);
+      return known ? known.value : lookupPrice(provider, model).then((found) => found?.price ?? null);
     },
     capabilitiesOf: async (provider, model) => (await lookupCapabilities(provider, model))?.capabilities ?? null,
     maxOutputOf(provider, model) {
       const known = capabilities.peek(provider, model);
       return known
-        ? Promise.resolve(known.value.max_output_tokens ?? null)
+        ? (known.value.max_output_tokens ?? null)
         : lookupCapabilities(provider, model).then((found) => found?.capabilities.max_output_tokens ?? null);
     },
     models: () => localModels,

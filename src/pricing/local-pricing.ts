@@ -27,8 +27,8 @@ export function loadLocalPricing(dir: string): PricingService {
     return entries ? (matchEntry(entries, model)?.value ?? null) : null;
   };
   return {
-    priceOf: async (provider, model) => priceOf(provider, model),
-    maxOutputOf: async () => null, // prices only: no capabilities
+    priceOf: (provider, model) => priceOf(provider, model),
+    maxOutputOf: () => null, // prices only: no capabilities
     models: () =>
       [...local.providers()].flatMap(([provider, entries]) =>
         [...entries.keys()].map((model) => ({ provider, model })),

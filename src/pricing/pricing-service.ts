@@ -1,3 +1,5 @@
+import type { MaybePromise } from '../lib/maybe-promise.js';
+
 /** Prices in USD per 1,000,000 tokens. */
 export interface ModelPrice {
   input: number;
@@ -19,13 +21,13 @@ export interface Usage {
 }
 
 /**
- * What the gateway asks of pricing. Lookups may consult remote sources, so they are async;
- * implementations cache, so that most calls answer from memory.
+ * What the gateway asks of pricing. Lookups may consult remote sources, so they may answer
+ * with a promise; implementations cache, and a remembered answer comes without one.
  */
 export interface PricingService {
-  priceOf(provider: string, model: string): Promise<ModelPrice | null>;
+  priceOf(provider: string, model: string): MaybePromise<ModelPrice | null>;
   /** The model's largest output in tokens from the capabilities data, or null when unknown. */
-  maxOutputOf(provider: string, model: string): Promise<number | null>;
+  maxOutputOf(provider: string, model: string): MaybePromise<number | null>;
   /** Cost in USD of one request, or null when the model or the usage is unknown (never 0 for unknown). */
   costOf(provider: string | null, model: string | null, usage: Usage): Promise<number | null>;
   /** Every model with a local price, for `GET /v1/models` without a provider. */

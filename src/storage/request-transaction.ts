@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type SQLite from 'better-sqlite3';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 
 type Db = Kysely<Database>;
 
@@ -174,10 +175,8 @@ export async function afterCommit(fn: () => unknown): Promise<void> {
   else await fn();
 }
 
-type Step = void | Promise<void>;
-
-/** `next` after `first`: at once when `first` was synchronous (SQLite), after it when it is a promise (PostgreSQL). */
-const andThen = (first: Step, next: () => Step): Step => (first ? first.then(next) : next());
+/** A step done at once (SQLite) or a promise of it (PostgreSQL); `andThen` runs the next one accordingly. */
+type Step = MaybePromise<void>;
 
 /** A transaction-control statement: on the raw handle, synchronously (SQLite), or on the held connection (PostgreSQL). */
 function control(tx: RequestTransaction, statement: string): Step {

@@ -23,7 +23,9 @@ describe.skipIf(!hasRedis)('limits shared through Redis', () => {
     });
     const now = Date.now();
     const check = { key: 'rl:test', limit: 10, amount: 1, expiresAt: now + 60_000 };
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).consume([check], now)));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, async (_, i) => (i % 2 ? a : b).consume([check], now)),
+    );
     expect(results.filter((r) => r.allowed)).toHaveLength(10);
     expect(await a.peek(['rl:test'], now)).toEqual([10]);
     // All-or-nothing: a refused check adds to none of the counters.

@@ -87,7 +87,11 @@ export function createAgentGateway(deps: AgentGatewayDeps) {
       }
       const status = finished || reply.statusCode >= 400 ? reply.statusCode : 499;
       const endedPerf = performance.now();
-      deps.logs.enqueueWhenReady(deps.limits.settle(admission, null).then(() => draft.finish(status, endedPerf)));
+      const settled = async () => {
+        await deps.limits.settle(admission, null);
+        return draft.finish(status, endedPerf);
+      };
+      deps.logs.enqueueWhenReady(settled());
     });
     try {
       const headers = readGatewayHeaders(request.headers);
