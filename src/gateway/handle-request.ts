@@ -137,7 +137,8 @@ export function createGatewayHandler(deps: GatewayDeps) {
       if (capture > 0 && request.rawBody) draft.requestBody = request.rawBody.subarray(0, capture).toString('utf8');
 
       const deployment = deps.deployment ? await deps.deployment.current() : null;
-      const facts = await deps.limits.facts(principal, workspaceId, route.endpointType, metadata, deployment?.limits);
+      const known = deps.limits.facts(principal, workspaceId, route.endpointType, metadata, deployment?.limits);
+      const facts = known instanceof Promise ? await known : known;
       if (deployment) assertDeploymentServes(deployment, principal, { id: workspaceId, slug: facts.workspaceSlug });
       const { admission } = trail;
       const rate = deps.limits.admitRate(principal, facts);

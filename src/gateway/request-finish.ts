@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { isCacheHit } from '../cache/index.js';
 import type { Admission, LimitsService } from '../limits/limits-service.js';
+import { andThen, attempt, type MaybePromise } from '../lib/maybe-promise.js';
 import type { PricingService } from '../pricing/pricing-service.js';
 import { plausibleUsage, usageFromBody } from '../providers/usage.js';
 import type { RequestLogWriter } from '../telemetry/request-log-writer.js';
@@ -49,16 +50,21 @@ export function finishWhenClosed(deps: FinishDeps, reply: GatewayReply, trail: R
       if (draft.errorCode === null) draft.errorCode = 'CLIENT_CLOSED_REQUEST';
     }
     const status = finished || reply.statusCode >= 400 ? reply.statusCode : 499;
-    deps.logs.enqueueWhenReady(settle(deps, trail, status, performance.now()));
+    const endedPerf = performance.now();
+    deps.logs.enqueueWhenReady(attempt(() => settle(deps, trail, status, endedPerf)));
   });
 }
 
-async function settle(deps: FinishDeps, trail: RequestTrail, status: number, endedPerf: number) {
-  const { draft } = trail;
-  await priced(draft, deps.pricing);
-  if (trail.guard) await trail.guard.record(draft);
-  await deps.limits.settle(trail.admission, actualUsage(draft, trail.served));
-  return draft.finish(status, endedPerf);
+/** The request's log record once it is priced and its limits settled: at once when nothing had to be waited for. */
+function settle(deps: FinishDeps, trail: RequestTrail, status: number, endedPerf: number) {
+  const { draft, guard } = trail;
+  return andThen(priced(draft, deps.pricing), () =>
+    andThen(guard ? guard.record(draft) : undefined, () =>
+      andThen(deps.limits.settle(trail.admission, actualUsage(draft, trail.served)), () =>
+        draft.finish(status, endedPerf),
+      ),
+    ),
+  );
 }
 
 /**
@@ -76,20 +82,28 @@ function actualUsage(draft: RequestLogDraft, served: UpstreamAnswer | null) {
  * Prices the request from its usage; pricing answers from memory for known models. A cache hit
  * costs nothing; what the provider call it replaced would have cost is its saving.
  */
-async function priced(draft: RequestLogDraft, pricing: PricingService): Promise<void> {
+function priced(draft: RequestLogDraft, pricing: PricingService): MaybePromise<void> {
   const replaced = draft.replacedCall;
   if (replaced?.usage && isCacheHit(draft.cacheStatus as never)) {
-    draft.cacheSavings = await pricing
-      .costOf(replaced.provider, replaced.model, plausibleUsage(replaced.usage))
-      .catch(() => null);
-    return;
+    const usage = plausibleUsage(replaced.usage);
+    return costOrNull(
+      () => pricing.costOf(replaced.provider, replaced.model, usage),
+      (cost) => (draft.cacheSavings = cost),
+    );
   }
-  if (draft.usage === null || isCacheHit(draft.cacheStatus as never)) return;
-  try {
-    draft.cost = await pricing.costOf(draft.provider, draft.model, draft.usage);
-  } catch {
-    draft.cost = null; // unknown, never zero
-  }
+  const { usage } = draft;
+  if (usage === null || isCacheHit(draft.cacheStatus as never)) return;
+  return costOrNull(
+    () => pricing.costOf(draft.provider, draft.model, usage),
+    (cost) => (draft.cost = cost),
+  );
+}
+
+/** Hands `set` the cost, or null (unknown, never zero) when pricing fails. */
+function costOrNull(cost: () => MaybePromise<number | null>, set: (cost: number | null) => void): MaybePromise<void> {
+  const known = attempt(cost);
+  if (!(known instanceof Promise)) return set(known);
+  return known.then(set, () => set(null));
 }
 
 /**

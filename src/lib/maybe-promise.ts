@@ -5,6 +5,15 @@
  */
 export type MaybePromise<T> = T | Promise<T>;
 
+/** `work()`, with a throw turned into a rejected promise: for callers that only handle rejections. */
+export function attempt<T>(work: () => MaybePromise<T>): MaybePromise<T> {
+  try {
+    return work();
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
 /** `next` of `value`: at once when the value is at hand, once it resolves when it is a promise. */
 export function andThen<T, U>(value: MaybePromise<T>, next: (resolved: T) => MaybePromise<U>): MaybePromise<U> {
   return value instanceof Promise ? value.then(next) : next(value);

@@ -113,26 +113,30 @@ export function createLimitsService(deps: LimitsDeps) {
   }
 
   return {
-    /** Facts about the request that conditions and group-by read, and the deployment that serves it. */
-    async facts(
+    /**
+     * Facts about the request that conditions and group-by read, and the deployment that serves
+     * it; without a promise when the workspace is in memory.
+     */
+    facts(
       principal: Principal,
       workspaceId: string,
       endpointType: string,
       metadata: Record<string, string> | null,
       deployment?: DeploymentLimits,
-    ): Promise<RequestFacts> {
-      const { slug } = sources.cachedWorkspace(workspaceId) ?? (await sources.workspaceOf(workspaceId));
-      const facts: RequestFacts = {
-        organisationId: principal.organisationId,
-        workspaceId,
-        workspaceSlug: slug,
-        apiKeyId: principal.keyId,
-        endpointType,
-        metadata,
-      };
-      // Set, not spread in: a spread of a temporary object took a slow path on every request.
-      if (deployment) facts.deployment = deployment;
-      return facts;
+    ): MaybePromise<RequestFacts> {
+      return andThen(sources.cachedWorkspace(workspaceId) ?? sources.workspaceOf(workspaceId), ({ slug }) => {
+        const facts: RequestFacts = {
+          organisationId: principal.organisationId,
+          workspaceId,
+          workspaceSlug: slug,
+          apiKeyId: principal.keyId,
+          endpointType,
+          metadata,
+        };
+        // Set, not spread in: a spread of a temporary object took a slow path on every request.
+        if (deployment) facts.deployment = deployment;
+        return facts;
+      });
     },
 
     /**

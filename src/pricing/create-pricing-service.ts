@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
+import type { MaybePromise } from '../lib/maybe-promise.js';
 import { getProvider } from '../providers/registry.js';
 import type { Logger } from '../telemetry/logger.js';
 import { parseCapabilitiesDocument, type ModelCapabilities } from './capability-formats.js';
@@ -180,10 +181,11 @@ export function createPricingService(deps: {
         : lookupCapabilities(provider, model).then((found) => found?.capabilities.max_output_tokens ?? null);
     },
     models: () => localModels,
-    async costOf(provider: string | null, model: string | null, usage: Usage): Promise<number | null> {
+    costOf(provider: string | null, model: string | null, usage: Usage): MaybePromise<number | null> {
       if (!provider || !model) return null;
-      const price = prices.peek(provider, model)?.value ?? (await lookupPrice(provider, model))?.price;
-      return price ? costFromPrice(price, usage) : null;
+      const known = prices.peek(provider, model);
+      if (known) return costFromPrice(known.value, usage);
+      return lookupPrice(provider, model).then((found) => (found ? costFromPrice(found.price, usage) : null));
     },
   };
 }

@@ -33,7 +33,7 @@ export function loadLocalPricing(dir: string): PricingService {
       [...local.providers()].flatMap(([provider, entries]) =>
         [...entries.keys()].map((model) => ({ provider, model })),
       ),
-    async costOf(provider: string | null, model: string | null, usage: Usage): Promise<number | null> {
+    costOf(provider: string | null, model: string | null, usage: Usage): number | null {
       if (!provider || !model) return null;
       const price = priceOf(provider, model);
       return price ? costFromPrice(price, usage) : null;

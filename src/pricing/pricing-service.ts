@@ -29,7 +29,7 @@ export interface PricingService {
   /** The model's largest output in tokens from the capabilities data, or null when unknown. */
   maxOutputOf(provider: string, model: string): MaybePromise<number | null>;
   /** Cost in USD of one request, or null when the model or the usage is unknown (never 0 for unknown). */
-  costOf(provider: string | null, model: string | null, usage: Usage): Promise<number | null>;
+  costOf(provider: string | null, model: string | null, usage: Usage): MaybePromise<number | null>;
   /** Every model with a local price, for `GET /v1/models` without a provider. */
   models(): Array<{ provider: string; model: string }>;
 }

@@ -1,3 +1,4 @@
+import type { MaybePromise } from '../lib/maybe-promise.js';
 import type { RequestLogInsert, RequestLogRepository } from '../storage/repositories/request-logs.js';
 import { logAccess } from './access-log.js';
 import type { Logger } from './logger.js';
@@ -134,8 +135,9 @@ export function createRequestLogWriter(deps: {
 
   return {
     enqueue,
-    /** Queues a record that is still being completed; a flush meanwhile waits for it. */
-    enqueueWhenReady(record: Promise<RequestLogInsert>): void {
+    /** Queues a record that is still being completed (a flush meanwhile waits for it), or at once when it is complete. */
+    enqueueWhenReady(record: MaybePromise<RequestLogInsert>): void {
+      if (!(record instanceof Promise)) return enqueue(record);
       const done: Promise<void> = record
         .then(enqueue, (error: unknown) => deps.logger.error({ err: error }, 'request log record failed'))
         .finally(() => completing.delete(done));

@@ -4,6 +4,7 @@ import type { GuardrailLookup, RequestGuardrails, ResolvedGuardrail } from '../.
 import type { GuardrailServerOptions } from '../../guardrails/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
+import { andThen, type MaybePromise } from '../../lib/maybe-promise.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { GatewayReply, GatewayRequest, GatewayRoute } from '../exchange.js';
 import type { RequestLogDraft } from '../request-log-draft.js';
@@ -438,13 +439,14 @@ export class RequestGuard {
   }
 
   /** Writes the results and the verdict into the log record, once async guardrails are done. */
-  async record(draft: RequestLogDraft): Promise<void> {
+  record(draft: RequestLogDraft): MaybePromise<void> {
     // An answer that never reached onSend (the client left first) leaves nothing behind.
     if (this.answerKey !== null) answerGuards.delete(this.answerKey);
     this.answerKey = null;
-    const { json, verdict } = await this.run.settledJson();
-    draft.hookResults = json;
-    draft.guardrailVerdict = verdict;
+    return andThen(this.run.settledJson(), ({ json, verdict }) => {
+      draft.hookResults = json;
+      draft.guardrailVerdict = verdict;
+    });
   }
 }
 

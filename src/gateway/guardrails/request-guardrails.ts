@@ -1,5 +1,6 @@
 import { isoAt, type Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 import {
   runChecks,
   runChecksNow,
@@ -235,12 +236,13 @@ export class GuardrailRun {
     return { results, verdict: verdictOf(results) };
   }
 
-  /** `settled()` with the results as the log keeps them (JSON), made once when the answer had them. */
-  async settledJson(): Promise<{ json: string; verdict: GuardrailVerdict | null }> {
-    if (this.pending.length > 0) {
-      const { results, verdict } = await this.settled();
-      return { json: JSON.stringify(results), verdict };
-    }
+  /**
+   * `settled()` with the results as the log keeps them (JSON), made once when the answer had
+   * them; at once when no async guardrail is still running.
+   */
+  settledJson(): MaybePromise<{ json: string; verdict: GuardrailVerdict | null }> {
+    if (this.pending.length > 0)
+      return this.settled().then(({ results, verdict }) => ({ json: JSON.stringify(results), verdict }));
     // Without async guardrails every result is visible: the log's results are the answer's.
     const json = this.visibleJson();
     return { json, verdict: verdictOf({ before_request_hooks: this.before, after_request_hooks: this.after }) };
