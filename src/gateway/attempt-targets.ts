@@ -104,7 +104,7 @@ export async function attemptTargets(
  */
 async function attemptTarget(deps: AttemptDeps, scope: AttemptScope, leaf: Leaf): Promise<Attempted> {
   const { principal, json, alias } = scope;
-  const target = await resolveLeafTarget(
+  const resolved = resolveLeafTarget(
     leaf.node,
     scope.headers,
     principal,
@@ -112,6 +112,7 @@ async function attemptTarget(deps: AttemptDeps, scope: AttemptScope, leaf: Leaf)
     deps.credentials,
     scope.modelRoute ? 'model' : undefined,
   );
+  const target = resolved instanceof Promise ? await resolved : resolved;
   const sentModel = modelOfAttempt(leaf, json, scope.request, alias);
   if (sentModel !== undefined)
     assertModelAllowed(

@@ -1,5 +1,6 @@
 import type { Principal } from '../auth/principal.js';
 import { AppError } from '../lib/errors.js';
+import type { MaybePromise } from '../lib/maybe-promise.js';
 import { nameOrMasked } from '../lib/mask.js';
 import { getProvider } from '../providers/registry.js';
 import type { ProviderDefinition, TargetContext } from '../providers/types.js';
@@ -24,22 +25,23 @@ const HOW_TO =
 
 /**
  * Applies the spec's four credential modes: a stored provider (`@slug`), a provider name with
- * the client's own key, a custom host, or a legacy virtual key.
+ * the client's own key, a custom host, or a legacy virtual key. Only a stored credential is
+ * waited for: the others are resolved at once.
  */
-export async function resolveTarget(
+export function resolveTarget(
   headers: GatewayHeaders,
   principal: Principal,
   workspaceId: string,
   credentials: CredentialLookup,
-): Promise<ResolvedTarget> {
-  if (headers.provider?.startsWith('@')) {
-    const stored = await credentials.resolveProvider(principal, workspaceId, headers.provider.slice(1));
-    return fromStored(stored, `provider:${stored.source.slug}`, headers);
-  }
-  if (headers.provider === null && headers.virtualKey !== null) {
-    const stored = await credentials.resolveVirtualKey(principal, workspaceId, headers.virtualKey);
-    return fromStored(stored, `virtual_key:${stored.source.slug}`, headers);
-  }
+): MaybePromise<ResolvedTarget> {
+  if (headers.provider?.startsWith('@'))
+    return credentials
+      .resolveProvider(principal, workspaceId, headers.provider.slice(1))
+      .then((stored) => fromStored(stored, `provider:${stored.source.slug}`, headers));
+  if (headers.provider === null && headers.virtualKey !== null)
+    return credentials
+      .resolveVirtualKey(principal, workspaceId, headers.virtualKey)
+      .then((stored) => fromStored(stored, `virtual_key:${stored.source.slug}`, headers));
   if (headers.provider === null)
     throw new AppError('MISSING_PROVIDER', `No provider given. ${HOW_TO}`, { param: 'x-service-provider' });
 
@@ -70,24 +72,24 @@ export async function resolveTarget(
  * own bearer key; its host is the leaf's `custom_host`, else the provider's default.
  * `providerParam` names where an `@slug` came from when it is not found (`model` for `@slug/model`).
  */
-export async function resolveLeafTarget(
+export function resolveLeafTarget(
   node: ConfigTarget | null,
   headers: GatewayHeaders,
   principal: Principal,
   workspaceId: string,
   credentials: CredentialLookup,
   providerParam?: string,
-): Promise<ResolvedTarget> {
+): MaybePromise<ResolvedTarget> {
   if (!node || (node.provider === undefined && node.virtual_key === undefined))
     return resolveTarget(headers, principal, workspaceId, credentials);
-  if (node.provider?.startsWith('@')) {
-    const stored = await credentials.resolveProvider(principal, workspaceId, node.provider.slice(1), providerParam);
-    return fromStored(stored, `provider:${stored.source.slug}`, headers);
-  }
-  if (node.virtual_key !== undefined) {
-    const stored = await credentials.resolveVirtualKey(principal, workspaceId, node.virtual_key);
-    return fromStored(stored, `virtual_key:${stored.source.slug}`, headers);
-  }
+  if (node.provider?.startsWith('@'))
+    return credentials
+      .resolveProvider(principal, workspaceId, node.provider.slice(1), providerParam)
+      .then((stored) => fromStored(stored, `provider:${stored.source.slug}`, headers));
+  if (node.virtual_key !== undefined)
+    return credentials
+      .resolveVirtualKey(principal, workspaceId, node.virtual_key)
+      .then((stored) => fromStored(stored, `virtual_key:${stored.source.slug}`, headers));
   const provider = lookup(node.provider!);
   const apiKey = node.api_key ?? headers.bearer;
   const customHost = node.custom_host ?? null;
