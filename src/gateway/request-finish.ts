@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { isCacheHit } from '../cache/index.js';
 import type { Admission, LimitsService } from '../limits/limits-service.js';
-import { andThen, attempt, type MaybePromise } from '../lib/maybe-promise.js';
+import { andThen, rejectThrows, type MaybePromise } from '../lib/maybe-promise.js';
 import type { PricingService } from '../pricing/pricing-service.js';
 import { plausibleUsage, usageFromBody } from '../providers/usage.js';
 import type { RequestLogWriter } from '../telemetry/request-log-writer.js';
@@ -51,7 +51,7 @@ export function finishWhenClosed(deps: FinishDeps, reply: GatewayReply, trail: R
     }
     const status = finished || reply.statusCode >= 400 ? reply.statusCode : 499;
     const endedPerf = performance.now();
-    deps.logs.enqueueWhenReady(attempt(() => settle(deps, trail, status, endedPerf)));
+    deps.logs.enqueueWhenReady(rejectThrows(() => settle(deps, trail, status, endedPerf)));
   });
 }
 
@@ -101,7 +101,7 @@ function priced(draft: RequestLogDraft, pricing: PricingService): MaybePromise<v
 
 /** Hands `set` the cost, or null (unknown, never zero) when pricing fails. */
 function costOrNull(cost: () => MaybePromise<number | null>, set: (cost: number | null) => void): MaybePromise<void> {
-  const known = attempt(cost);
+  const known = rejectThrows(cost);
   if (!(known instanceof Promise)) return set(known);
   return known.then(set, () => set(null));
 }

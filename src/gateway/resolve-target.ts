@@ -35,13 +35,17 @@ export function resolveTarget(
   credentials: CredentialLookup,
 ): MaybePromise<ResolvedTarget> {
   if (headers.provider?.startsWith('@'))
-    return credentials
-      .resolveProvider(principal, workspaceId, headers.provider.slice(1))
-      .then((stored) => fromStored(stored, `provider:${stored.source.slug}`, headers));
+    return storedTarget(
+      'provider',
+      credentials.resolveProvider(principal, workspaceId, headers.provider.slice(1)),
+      headers,
+    );
   if (headers.provider === null && headers.virtualKey !== null)
-    return credentials
-      .resolveVirtualKey(principal, workspaceId, headers.virtualKey)
-      .then((stored) => fromStored(stored, `virtual_key:${stored.source.slug}`, headers));
+    return storedTarget(
+      'virtual_key',
+      credentials.resolveVirtualKey(principal, workspaceId, headers.virtualKey),
+      headers,
+    );
   if (headers.provider === null)
     throw new AppError('MISSING_PROVIDER', `No provider given. ${HOW_TO}`, { param: 'x-service-provider' });
 
@@ -83,13 +87,17 @@ export function resolveLeafTarget(
   if (!node || (node.provider === undefined && node.virtual_key === undefined))
     return resolveTarget(headers, principal, workspaceId, credentials);
   if (node.provider?.startsWith('@'))
-    return credentials
-      .resolveProvider(principal, workspaceId, node.provider.slice(1), providerParam)
-      .then((stored) => fromStored(stored, `provider:${stored.source.slug}`, headers));
+    return storedTarget(
+      'provider',
+      credentials.resolveProvider(principal, workspaceId, node.provider.slice(1), providerParam),
+      headers,
+    );
   if (node.virtual_key !== undefined)
-    return credentials
-      .resolveVirtualKey(principal, workspaceId, node.virtual_key)
-      .then((stored) => fromStored(stored, `virtual_key:${stored.source.slug}`, headers));
+    return storedTarget(
+      'virtual_key',
+      credentials.resolveVirtualKey(principal, workspaceId, node.virtual_key),
+      headers,
+    );
   const provider = lookup(node.provider!);
   const apiKey = node.api_key ?? headers.bearer;
   const customHost = node.custom_host ?? null;
@@ -118,6 +126,18 @@ function lookup(name: string): ProviderDefinition {
       { param: 'x-service-provider' },
     );
   return provider;
+}
+
+/**
+ * The target of a stored credential once it is read, logged as the way it was named (`@slug`:
+ * `provider:`, a virtual key header: `virtual_key:`), whichever kind of record the slug found.
+ */
+function storedTarget(
+  namedAs: 'provider' | 'virtual_key',
+  stored: Promise<ResolvedCredential>,
+  headers: GatewayHeaders,
+): Promise<ResolvedTarget> {
+  return stored.then((credential) => fromStored(credential, `${namedAs}:${credential.source.slug}`, headers));
 }
 
 /** The target of a stored credential; also its target again once its secrets were read afresh. */

@@ -6,7 +6,7 @@
 export type MaybePromise<T> = T | Promise<T>;
 
 /** `work()`, with a throw turned into a rejected promise: for callers that only handle rejections. */
-export function attempt<T>(work: () => MaybePromise<T>): MaybePromise<T> {
+export function rejectThrows<T>(work: () => MaybePromise<T>): MaybePromise<T> {
   try {
     return work();
   } catch (error) {
