@@ -58,13 +58,9 @@ export function finishWhenClosed(deps: FinishDeps, reply: GatewayReply, trail: R
 /** The request's log record once it is priced and its limits settled: at once when nothing had to be waited for. */
 function settle(deps: FinishDeps, trail: RequestTrail, status: number, endedPerf: number) {
   const { draft, guard } = trail;
-  return andThen(priced(draft, deps.pricing), () =>
-    andThen(guard ? guard.record(draft) : undefined, () =>
-      andThen(deps.limits.settle(trail.admission, actualUsage(draft, trail.served)), () =>
-        draft.finish(status, endedPerf),
-      ),
-    ),
-  );
+  const recorded = andThen(priced(draft, deps.pricing), () => guard?.record(draft));
+  const settled = andThen(recorded, () => deps.limits.settle(trail.admission, actualUsage(draft, trail.served)));
+  return andThen(settled, () => draft.finish(status, endedPerf));
 }
 
 /**

@@ -102,6 +102,20 @@ export function createLimitsService(deps: LimitsDeps) {
     ]);
   }
 
+  /** Replaces a request's budget reservations by what it used, and tells the usage recorder. */
+  function settleBudgets(
+    reservation: Reservation | null,
+    actual: ActualUsage | 'as-reserved' | null,
+    now: number,
+  ): MaybePromise<void> {
+    if (!reservation || reservation.budgets.length === 0) return;
+    // A response whose usage never arrived (a client that left mid-stream) keeps its estimate.
+    const amounts = actual === 'as-reserved' ? reservation.amounts : settle(deps.store, reservation, actual, now);
+    return andThen(amounts, (real) => {
+      for (let i = 0; i < reservation.budgets.length; i++) deps.recorder.record(reservation.budgets[i]!, real[i]!);
+    });
+  }
+
   function countRequest(applied: AppliedRateLimit[], now: number): MaybePromise<Admitted> {
     return andThen(
       guarded(() => checkRateLimits(deps.store, applied, now), UNCOUNTED),
@@ -183,15 +197,7 @@ export function createLimitsService(deps: LimitsDeps) {
           actual !== null && actual !== 'as-reserved' && actual.tokens && admission.tokenLimits.length > 0
             ? settleTokens(deps.store, admission.tokenLimits, actual.tokens, now)
             : undefined;
-        return andThen(counted, () => {
-          if (!reservation || reservation.budgets.length === 0) return;
-          // A response whose usage never arrived (a client that left mid-stream) keeps its estimate.
-          const amounts = actual === 'as-reserved' ? reservation.amounts : settle(deps.store, reservation, actual, now);
-          return andThen(amounts, (real) => {
-            for (let i = 0; i < reservation.budgets.length; i++)
-              deps.recorder.record(reservation.budgets[i]!, real[i]!);
-          });
-        });
+        return andThen(counted, () => settleBudgets(reservation, actual, now));
       }, undefined);
     },
 

@@ -135,14 +135,20 @@ export function checkRateLimits(
     const { tokenLimits } = split;
     for (let i = 0; i < tokenLimits.length; i++) {
       const limit = tokenLimits[i]!;
-      if (tokenCounts[i]! >= limit.value)
-        return { allowed: false, limit, headers: { limit: limit.value, remaining: 0, resetAt: limit.windowEnd } };
+      if (tokenCounts[i]! >= limit.value) return refusedBy(limit);
     }
     return countRequests(store, split, tokenCounts, now);
   });
 }
 
 const NO_COUNTS: readonly number[] = [];
+
+/** The decision for a request a limit has no room for: its headers say none is left until the window ends. */
+const refusedBy = (limit: AppliedRateLimit): RateDecision => ({
+  allowed: false,
+  limit,
+  headers: { limit: limit.value, remaining: 0, resetAt: limit.windowEnd },
+});
 
 /** Counts the request against its request limits, once its token limits have room. */
 function countRequests(
@@ -154,8 +160,7 @@ function countRequests(
   const { requestLimits, tokenLimits } = split;
   return andThen(store.consume(split.requestChecks, now), (result): RateDecision => {
     if (!result.allowed) {
-      const limit = requestLimits[result.index]!;
-      return { allowed: false, limit, headers: { limit: limit.value, remaining: 0, resetAt: limit.windowEnd } };
+      return refusedBy(requestLimits[result.index]!);
     }
     // The headers describe the tightest limit: the one with the fewest requests (or tokens) left (the first, on a tie).
     let tightest = requestLimits[0] ?? tokenLimits[0]!;

@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../lib/clock.js';
-import type { MaybePromise } from '../lib/maybe-promise.js';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import { getProvider } from '../providers/registry.js';
 import type { Logger } from '../telemetry/logger.js';
 import { parseCapabilitiesDocument, type ModelCapabilities } from './capability-formats.js';
@@ -165,14 +165,16 @@ export function createPricingService(deps: {
     [...entries.keys()].map((model) => ({ provider, model })),
   );
 
+  // A model's own remembered entry (nearly every request) answers at once: no lookup object, no async steps.
+  const priceOf = (provider: string, model: string): MaybePromise<ModelPrice | null> => {
+    const known = prices.peek(provider, model);
+    return known ? known.value : lookupPrice(provider, model).then((found) => found?.price ?? null);
+  };
+
   return {
     lookupPrice,
     lookupCapabilities,
-    // A model's own remembered entry (nearly every request) answers at once: no lookup object, no async steps.
-    priceOf(provider, model) {
-      const known = prices.peek(provider, model);
-      return known ? known.value : lookupPrice(provider, model).then((found) => found?.price ?? null);
-    },
+    priceOf,
     capabilitiesOf: async (provider, model) => (await lookupCapabilities(provider, model))?.capabilities ?? null,
     maxOutputOf(provider, model) {
       const known = capabilities.peek(provider, model);
@@ -183,9 +185,7 @@ export function createPricingService(deps: {
     models: () => localModels,
     costOf(provider: string | null, model: string | null, usage: Usage): MaybePromise<number | null> {
       if (!provider || !model) return null;
-      const known = prices.peek(provider, model);
-      if (known) return costFromPrice(known.value, usage);
-      return lookupPrice(provider, model).then((found) => (found ? costFromPrice(found.price, usage) : null));
+      return andThen(priceOf(provider, model), (price) => (price ? costFromPrice(price, usage) : null));
     },
   };
 }
