@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { serviceKeyInAuthorization } from '../auth/bearer-key.js';
+import { boundedMemo } from '../lib/bounded-memo.js';
 import { invalid } from '../lib/errors.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 
@@ -90,11 +91,8 @@ function textHeader(headers: IncomingHttpHeaders, name: string, max: number): st
   return value;
 }
 
-/** Custom hosts already checked: a client sends the same one on every request. */
-const checkedHosts = new Set<string>();
-
-function checkCustomHost(value: string): void {
-  if (checkedHosts.has(value)) return;
+/** Throws for a custom host the gateway does not call; remembered, since a client sends the same one on every request. */
+const checkCustomHost = boundedMemo(1000, (value: string): true => {
   let url: URL;
   try {
     url = new URL(value);
@@ -110,8 +108,8 @@ function checkCustomHost(value: string): void {
       'x-service-custom-host must not carry credentials (user:password@); send the provider key in Authorization: Bearer <key>.',
     );
   }
-  if (checkedHosts.size < 1000) checkedHosts.add(value);
-}
+  return true;
+});
 
 /** `x-service-metadata`: a JSON object whose values are strings (what limits and logs filter on). */
 export function parseMetadata(raw: string | null): Record<string, string> | null {

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { Agent, errors, request, type Dispatcher } from 'undici';
+import { boundedMemo } from '../lib/bounded-memo.js';
 import { AppError } from '../lib/errors.js';
 import { UpstreamCall, type ReadPlan } from './upstream-call.js';
 
@@ -42,17 +43,15 @@ export function createUpstreamClient(settings: UpstreamSettings, dispatcher?: Di
      */
     call(req: Omit<UpstreamRequest, 'signal'>, plan: (status: number, headers: IncomingHttpHeaders) => ReadPlan) {
       const call = new UpstreamCall(plan, req.body instanceof Readable ? req.body : null, upstreamFailure);
-      let url: URL;
+      let where: OriginAndPath;
       try {
-        url = new URL(req.url);
-        if (url.protocol !== 'http:' && url.protocol !== 'https:')
-          throw new errors.InvalidArgumentError('Invalid URL protocol: the URL must start with `http:` or `https:`.');
+        where = originAndPath(req.url);
       } catch (error) {
         call.onError(error as Error);
         return call;
       }
       const { method, headers, body } = req;
-      agent.dispatch({ origin: url.origin, path: url.pathname + url.search, method, headers, body }, call);
+      agent.dispatch({ origin: where.origin, path: where.path, method, headers, body }, call);
       return call;
     },
     /** A call whose answer is read as a stream, as soon as its headers are in (agents' calls). */
@@ -76,6 +75,19 @@ export function createUpstreamClient(settings: UpstreamSettings, dispatcher?: Di
 }
 
 export type UpstreamClient = ReturnType<typeof createUpstreamClient>;
+
+interface OriginAndPath {
+  origin: string;
+  path: string;
+}
+
+/** A provider URL split for undici: the same few URLs (a provider's base and path) come on every request. */
+const originAndPath = boundedMemo(1000, (url: string): OriginAndPath => {
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new errors.InvalidArgumentError('Invalid URL protocol: the URL must start with `http:` or `https:`.');
+  return Object.freeze({ origin: parsed.origin, path: parsed.pathname + parsed.search });
+});
 
 const TIMEOUT_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',

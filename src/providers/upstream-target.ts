@@ -1,3 +1,4 @@
+import { boundedMemo } from '../lib/bounded-memo.js';
 import { ProviderConfigError, UpstreamPathError } from './errors.js';
 import type { ProviderDefinition, TargetContext, UpstreamTarget } from './types.js';
 
@@ -153,7 +154,9 @@ function parseHost(provider: ProviderDefinition, customHost: string): URL {
  * are refused because URL parsers resolve them (also when percent-encoded), which would let
  * a client step out of the provider's base path with the gateway's credential.
  */
-function splitPath(endpointPath: string): { pathname: string; query: string } {
+const splitPath = boundedMemo(MAX_CACHED_BASES, (endpointPath) => Object.freeze(splitPathOnce(endpointPath)));
+
+function splitPathOnce(endpointPath: string): { pathname: string; query: string } {
   const withoutHash = endpointPath.split('#', 1)[0] ?? '';
   const at = withoutHash.indexOf('?');
   const rawPath = at === -1 ? withoutHash : withoutHash.slice(0, at);

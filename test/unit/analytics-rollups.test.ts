@@ -14,10 +14,14 @@ import { percentile } from '../../src/admin/analytics/totals.js';
 import { migrateToLatest, openSqlite, rawSqlite, type Db } from '../../src/storage/database.js';
 import { migrationProvider } from '../../src/storage/migrations/index.js';
 import {
+  addHistogram,
   bucketValue,
   createRequestLogRepository,
+  encodeHistogram,
+  LATENCY_BUCKETS,
   LATENCY_RELATIVE_ERROR,
   latencyBucket,
+  mergeHistograms,
   type RequestLogInsert,
 } from '../../src/storage/repositories/request-logs.js';
 import { pick, random } from '../helpers/analytics-rows.js';
@@ -131,6 +135,48 @@ describe('analytics rollups', () => {
       expect(Math.abs(bucketValue(latencyBucket(ms)) - ms) / ms).toBeLessThanOrEqual(LATENCY_RELATIVE_ERROR + 1e-12);
   });
 
+  it('merges two stored latency histograms into the stored form of their sum, whatever their buckets', () => {
+    const draw = random(19);
+    const denseSum = (a: Buffer | null, b: Buffer | null) => {
+      const dense = new Float64Array(LATENCY_BUCKETS);
+      addHistogram(dense, a);
+      addHistogram(dense, b);
+      return encodeHistogram(dense);
+    };
+    const stored = (buckets: number) => {
+      const dense = new Float64Array(LATENCY_BUCKETS);
+      for (let i = 0; i < buckets; i++) dense[Math.floor(draw() * LATENCY_BUCKETS)]! += 1 + Math.floor(draw() * 1000);
+      return encodeHistogram(dense);
+    };
+    for (let round = 0; round < 200; round++) {
+      const a = round % 10 === 0 ? null : stored(Math.floor(draw() * 40));
+      const b = round % 7 === 0 ? null : stored(Math.floor(draw() * 40));
+      expect(mergeHistograms(a, b)).toEqual(denseSum(a, b));
+    }
+    // Not the stored form: buckets out of order, repeated or past the last, a count of zero, a partial pair.
+    const pairs = (...entries: Array<[number, number]>) => {
+      const out = Buffer.alloc(entries.length * 6);
+      entries.forEach(([bucket, count], i) => {
+        out.writeUInt16LE(bucket, i * 6);
+        out.writeUInt32LE(count, i * 6 + 2);
+      });
+      return out;
+    };
+    const odd = [
+      pairs([9, 2], [3, 5]),
+      pairs([3, 1], [3, 4]),
+      pairs([2, 1], [LATENCY_BUCKETS + 5, 7]),
+      pairs([4, 0], [6, 3]),
+      Buffer.concat([pairs([1, 1]), Buffer.from([7, 0])]),
+    ];
+    for (const a of odd)
+      for (const b of [null, pairs([3, 2], [8, 1])]) {
+        expect(mergeHistograms(a, b)).toEqual(denseSum(a, b));
+        expect(mergeHistograms(b, a)).toEqual(denseSum(b, a));
+      }
+    expect(mergeHistograms(pairs([9, 2], [3, 5]), null)).toEqual(pairs([3, 5], [9, 2]));
+  });
+
   it('answers exactly as the rows do, written in batches of any size, over any window, with any filter', async () => {
     const db = await database();
     const all = rows(3000, 7);
@@ -195,6 +241,59 @@ describe('analytics rollups', () => {
           }
         }
       }
+    }
+  });
+
+  it('sums a batch of rows in time order, most with the keys of the row before, as it sums them one by one', async () => {
+    // Each row repeats the one before (the common case) or differs from it in one key column.
+    const next = random(23);
+    const choices: Record<string, ReadonlyArray<string | number | null>> = {
+      organisation_id: ['org-a', 'org-b'],
+      workspace_id: ['ws-1', 'ws-2'],
+      api_key_id: ['k1', 'k2'],
+      provider: ['openai', 'anthropic', null],
+      credential_source: ['direct', null],
+      model: ['m1', 'm2', null],
+      config_id: ['c1', null],
+      prompt_id: ['p1', null],
+      status_code: [200, 429],
+      guardrail_verdict: ['passed', 'failed', null],
+    };
+    const columns = Object.keys(choices);
+    const all: RequestLogInsert[] = [];
+    let previous = rows(1, 29)[0]!;
+    for (let i = 0; i < 400; i++) {
+      const row: RequestLogInsert = {
+        ...previous,
+        id: `run-${i}`,
+        latency_ms: 0.5 + next() * 900,
+        // 400 rows over 80 minutes, in order: two hours, each with many rows in a row.
+        created_at: new Date(T0 + i * 12_000).toISOString(),
+      };
+      if (next() < 0.4) {
+        const column = pick(columns, next());
+        (row as Record<string, unknown>)[column] = pick(choices[column]!, next());
+      }
+      all.push(row);
+      previous = row;
+    }
+    const together = await database();
+    await createRequestLogRepository(together).insertBatch(all);
+    const oneByOne = await database();
+    const repo = createRequestLogRepository(oneByOne);
+    for (const row of all) await repo.insertBatch([row]);
+    for (const table of ['analytics_rollups', 'analytics_key_rollups', 'analytics_narrow_rollups'] as const) {
+      const read = (db: Db) =>
+        (rawSqlite(db)!.prepare(`SELECT * FROM ${table}`).all() as Array<Record<string, unknown>>)
+          .map(({ cost, latency_sum, ...key }) => ({ key: JSON.stringify(key), cost, latency_sum }))
+          .sort((a, b) => a.key.localeCompare(b.key));
+      const [a, b] = [read(together), read(oneByOne)];
+      expect(a.length).toBeGreaterThan(10);
+      expect(a.map((r) => r.key)).toEqual(b.map((r) => r.key));
+      a.forEach((row, i) => {
+        expect(row.cost).toBeCloseTo(b[i]!.cost as number, 12);
+        expect(row.latency_sum).toBeCloseTo(b[i]!.latency_sum as number, 6);
+      });
     }
   });
 

@@ -2,11 +2,9 @@ import { CompiledQuery, sql } from 'kysely';
 import type { Db } from '../database.js';
 import { outsideRequestTransactions } from '../request-transaction.js';
 import {
-  addHistogram,
   COLUMNS,
-  encodeHistogram,
-  LATENCY_BUCKETS,
   MEASURES,
+  mergeHistograms,
   FULL_ROLLUP_DIMENSIONS,
   METADATA_ROLLUP_DIMENSIONS,
   NARROW_ROLLUP_KEY,
@@ -119,12 +117,7 @@ async function addToRollups(db: Db, table: string, dims: readonly string[], sums
   const values = sums.map((s) => {
     const row = rollupValues(s);
     const previous = histograms.get(keyOf(row));
-    if (previous) {
-      const dense = new Float64Array(LATENCY_BUCKETS);
-      addHistogram(dense, previous);
-      addHistogram(dense, row[histogramAt] as Buffer);
-      row[histogramAt] = encodeHistogram(dense);
-    }
+    if (previous) row[histogramAt] = mergeHistograms(previous, row[histogramAt] as Buffer);
     return row;
   });
   const updates = [
