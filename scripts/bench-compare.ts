@@ -4,13 +4,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { PACKAGE_ROOT } from '../src/lib/package-root.js';
 import { runLoad } from './bench/load.js';
 import { cpuMs, memory } from './bench/proc.js';
 import { killAllNow, startNode, stopAll, type BenchChild } from './bench/processes.js';
 import { VIAS, type Kind, type Via } from './bench/report.js';
 import { childEnv, createWorkspaceKey, enableLimits, preflight, primeCache, targetsFor } from './bench/setup.js';
+import { parseCommandLine } from './bench/command-line.js';
 
 /**
  * `npm run bench:compare -- --against DIR`: this checkout's gateway against another checkout's
@@ -33,7 +33,7 @@ import { childEnv, createWorkspaceKey, enableLimits, preflight, primeCache, targ
 const USAGE =
   'usage: node dist/scripts/bench-compare.js --against DIR [--vias gateway,guarded,fallback,cached] [--kinds chat,stream] [--connections N] [--rounds N] [--seconds N] [--warmup N]';
 
-const { values } = parseArgs({
+const { values } = parseCommandLine('bench-compare', USAGE, {
   options: {
     against: { type: 'string' },
     vias: { type: 'string', default: 'gateway,guarded' },

@@ -3,7 +3,6 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { PACKAGE_ROOT } from '../src/lib/package-root.js';
 import { formatSummary, mainThreadProfile, summariseCpuProfile } from './bench/cpuprofile.js';
@@ -29,6 +28,7 @@ import {
 } from './bench/report.js';
 import { benchScaleOut, scaleOutTable, scaleOutUnavailable, type ScaleOutRun } from './bench/scale-out.js';
 import { childEnv, createWorkspaceKey, enableLimits, preflight, primeCache, targetsFor } from './bench/setup.js';
+import { parseCommandLine } from './bench/command-line.js';
 
 /**
  * `npm run bench`: the same chat completion sent straight to a mock provider, through a
@@ -46,7 +46,7 @@ import { childEnv, createWorkspaceKey, enableLimits, preflight, primeCache, targ
  * Before each run it waits (up to `--wait-quiet` seconds, 0 = never) for other processes to stop
  * using more than a fifth of a core: a shared machine running builds skews every figure.
  * `--cpu-prof DIR` runs the gateway under `node --cpu-prof` and prints its main thread's hottest
- * functions; `--node-flags "…"` starts the gateway's node with those flags (to try V8 or GC settings).
+ * functions; `--node-flags="…"` starts the gateway's node with those flags (to try V8 or GC settings; with `=`, since the value begins with a dash).
  * Each scenario also runs three configs through the gateway, each its own row: `guarded` (five
  * built-in input checks), `fallback` (two targets, the first answers) and `cached` (the simple
  * cache, every measured answer a hit); `--vias` chooses the paths, `--no-guardrails` leaves out
@@ -56,8 +56,8 @@ import { childEnv, createWorkspaceKey, enableLimits, preflight, primeCache, targ
  * and one Redis (issue #18); `--no-scale-out` leaves it out.
  */
 const USAGE =
-  'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--repeat N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--vias direct,proxy,gateway,guarded,fallback,cached] [--cpu-prof DIR] [--wait-quiet SECONDS] [--no-limits] [--no-guardrails] [--no-scale-out] [--node-flags "--max-semi-space-size=4 ..."]';
-const { values } = parseArgs({
+  'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--repeat N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--vias direct,proxy,gateway,guarded,fallback,cached] [--cpu-prof DIR] [--wait-quiet SECONDS] [--no-limits] [--no-guardrails] [--no-scale-out] [--node-flags="--max-semi-space-size=4 ..."]';
+const { values } = parseCommandLine('bench', USAGE, {
   options: {
     seconds: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '5' },

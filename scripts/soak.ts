@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { PACKAGE_ROOT } from '../src/lib/package-root.js';
 import type { LoadTarget } from './bench/load.js';
@@ -24,6 +23,7 @@ import {
   type IdleBracket,
   type RssSample,
 } from './soak-verdict.js';
+import { parseCommandLine } from './bench/command-line.js';
 
 /**
  * `npm run soak`: a modest, steady rate of chat completions, streams and non-streams mixed,
@@ -47,11 +47,11 @@ import {
  * leak), or that it could not tell.
  * Everything listens on 127.0.0.1; nothing is asserted.
  *
- *   node dist/scripts/soak.js [--duration 600] [--rate 50] [--stream-share 0.5] [--interval 30] [--warmup S] [--idle-wait 60] [--node-flags "…"]
+ *   node dist/scripts/soak.js [--duration 600] [--rate 50] [--stream-share 0.5] [--interval 30] [--warmup S] [--idle-wait 60] [--node-flags="…"]
  */
 const USAGE =
-  'usage: node dist/scripts/soak.js [--duration SECONDS (600)] [--rate REQUESTS/S (50)] [--stream-share 0..1 (0.5)] [--interval SECONDS (30)] [--warmup SECONDS (min(120, duration/4))] [--idle-wait SECONDS (60; 0: no idle brackets)] [--max-in-flight N (32)] [--node-flags "--heap-growing-percent=0 ..."]';
-const { values } = parseArgs({
+  'usage: node dist/scripts/soak.js [--duration SECONDS (600)] [--rate REQUESTS/S (50)] [--stream-share 0..1 (0.5)] [--interval SECONDS (30)] [--warmup SECONDS (min(120, duration/4))] [--idle-wait SECONDS (60; 0: no idle brackets)] [--max-in-flight N (32)] [--node-flags="--heap-growing-percent=0 ..."]';
+const { values } = parseCommandLine('soak', USAGE, {
   options: {
     duration: { type: 'string', default: '600' },
     rate: { type: 'string', default: '50' },

@@ -29,14 +29,18 @@ export interface ProfileSummary {
   functions: HotSpot[];
   /** Self time by owner: svcgw's own code, each dependency, Node internals, GC, native. */
   owners: HotSpot[];
-  /** Time by gateway pipeline stage: each sample goes to the first stage (in `STAGES` order) found anywhere on its stack. */
+  /** Time by gateway pipeline stage: each sample goes to the stage of the innermost frame of its stack that has one (see `STAGES`). */
   stages: HotSpot[];
 }
 
 /**
- * The gateway's pipeline, as file patterns. Order is priority: a sample whose stack holds the
- * request-log writer and kysely counts as "request log", one holding undici as "upstream call".
+ * The gateway's pipeline, as file patterns. A sample goes to the stage of the innermost frame on
+ * its stack that matches one (the first matching pattern in this order): a native `writev` under
+ * undici is the upstream call, a `JSON.parse` under the content-type parser is the body's parse,
+ * and the handler, which runs inside the parser's callback since the steps before the provider
+ * call stopped waiting for promises, is not. Start-up alone takes everything under it.
  */
+const START_UP = 0;
 const STAGES: Array<[string, (url: string) => boolean]> = [
   [
     'start-up (module loading, migrations)',
@@ -49,18 +53,16 @@ const STAGES: Array<[string, (url: string) => boolean]> = [
   ['request log: building the row (RequestLogDraft)', (u) => u.includes('request-log-draft')],
   ['auth hook (key hash, cache)', (u) => u.includes('plugins/auth') || u.includes('api-key-service')],
   ['zod validation of the body', (u) => u.includes('/zod/') || u.includes('fastify-type-provider-zod')],
-  // Before the routes file: the gateway's onSend hook there is synchronous, so the reply's socket
-  // write runs inside it.
-  ['response to client: fastify reply + socket write', (u) => u.includes('fastify/lib/reply')],
+  ['response to client: fastify reply', (u) => u.includes('fastify/lib/reply')],
   ['request body JSON.parse (content-type parser)', (u) => u.includes('/gateway/routes.')],
   ['gateway headers (trace id, custom host check)', (u) => u.includes('gateway-headers')],
   ['header copying (forward-headers)', (u) => u.includes('forward-headers')],
   ['upstream target (URL building)', (u) => u.includes('/providers/') || u.includes('resolve-target')],
   ['SSE relay', (u) => u.includes('sse-relay')],
   ['upstream call: undici', (u) => u.includes('/undici/') || u.includes('upstream-client') || u.startsWith('wasm://')],
-  ['other gateway code (handle-request)', (u) => u.includes('handle-request')],
+  ['other gateway code (handle-request)', (u) => u.includes('/gateway/handle-request')],
   ['fastify routing, hooks, request objects', (u) => /\/fastify\/|find-my-way|avvio/.test(u)],
-  ["node's http server (parsing, ServerResponse)", (u) => u.startsWith('node:_http')],
+  ["node's http server (parsing, ServerResponse, its socket writes)", (u) => u.startsWith('node:_http')],
 ];
 
 /**
@@ -86,7 +88,8 @@ export function summariseCpuProfile(file: string, root: string): ProfileSummary 
     if (known !== undefined) return known;
     const url = byId.get(id)?.callFrame.url ?? '';
     const own = STAGES.findIndex(([, test]) => test(url));
-    const stage = Math.min(own === -1 ? STAGES.length : own, stageOf(parent.get(id)));
+    const above = stageOf(parent.get(id));
+    const stage = above === START_UP || own === -1 ? above : own;
     stageMemo.set(id, stage);
     return stage;
   };

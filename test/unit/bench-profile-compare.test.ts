@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { summariseCpuProfile } from '../../scripts/bench/cpuprofile.js';
 import { compareProfiles, inclusiveTimes } from '../../scripts/bench/profile-compare.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svcgw-profile-'));
@@ -68,5 +69,45 @@ describe('bench profile comparison', () => {
     expect(compareProfiles(before, after, { before: 100, after: 50 }, /check/).map((r) => r.where)).toEqual([
       'dist/b.js:check',
     ]);
+  });
+});
+
+describe('bench profile summary', () => {
+  it('gives a sample the stage of its innermost frame that has one, and start-up all that runs under it', () => {
+    const app = '/app/dist/src';
+    const fastify = '/app/node_modules/fastify/lib';
+    // The handler runs inside the content-type parser's callback, as the gateway's does.
+    const nodes = [
+      frame(1, '(root)', '', [2, 20]),
+      frame(2, 'onEnd', `${fastify}/content-type-parser.js`, [3]),
+      frame(3, '', `file://${app}/gateway/routes.js`, [4, 5]),
+      frame(4, 'parse', '', []),
+      frame(5, 'handler', `${fastify}/handle-request.js`, [6]),
+      frame(6, 'handle', `file://${app}/gateway/handle-request.js`, [7]),
+      frame(7, 'writeH1', '/app/node_modules/undici/lib/dispatcher/client-h1.js', [8]),
+      frame(8, 'writev', '', []),
+      frame(20, 'run', 'node:internal/modules/esm/module_job', [21]),
+      frame(21, 'object', '/app/node_modules/zod/v4/core/core.js', []),
+    ];
+    const samples: Array<[number, number]> = [
+      [4, 10],
+      [6, 20],
+      [8, 40],
+      [5, 5],
+      [21, 7],
+    ];
+    const file = join(dir, 'stages.cpuprofile');
+    writeFileSync(
+      file,
+      JSON.stringify({ nodes, samples: samples.map(([id]) => id), timeDeltas: [0, ...samples.map(([, us]) => us)] }),
+    );
+    const stages = Object.fromEntries(summariseCpuProfile(file, '/app').stages.map((s) => [s.where, s.selfMs * 1000]));
+    expect(stages).toEqual({
+      'request body JSON.parse (content-type parser)': 10,
+      'other gateway code (handle-request)': 20,
+      'upstream call: undici': 40,
+      'fastify routing, hooks, request objects': 5,
+      'start-up (module loading, migrations)': 7,
+    });
   });
 });
