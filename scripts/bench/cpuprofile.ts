@@ -40,6 +40,7 @@ export interface ProfileSummary {
  * and the handler, which runs inside the parser's callback since the steps before the provider
  * call stopped waiting for promises, is not. Start-up alone takes everything under it.
  */
+/** The index of start-up in STAGES (its first entry). */
 const START_UP = 0;
 const STAGES: Array<[string, (url: string) => boolean]> = [
   [

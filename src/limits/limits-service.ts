@@ -192,9 +192,9 @@ export function createLimitsService(deps: LimitsDeps) {
       const now = deps.clock.now();
       const reservation = admission.reservation;
       return guarded(() => {
-        // Most requests are under no token limit: no call for nothing to count.
+        // settleTokens answers at once when no token limit applies (most requests).
         const counted =
-          actual !== null && actual !== 'as-reserved' && actual.tokens && admission.tokenLimits.length > 0
+          actual !== null && actual !== 'as-reserved' && actual.tokens
             ? settleTokens(deps.store, admission.tokenLimits, actual.tokens, now)
             : undefined;
         return andThen(counted, () => settleBudgets(reservation, actual, now));

@@ -27,7 +27,7 @@ export function loadLocalPricing(dir: string): PricingService {
     return entries ? (matchEntry(entries, model)?.value ?? null) : null;
   };
   return {
-    priceOf: (provider, model) => priceOf(provider, model),
+    priceOf,
     maxOutputOf: () => null, // prices only: no capabilities
     models: () =>
       [...local.providers()].flatMap(([provider, entries]) =>
