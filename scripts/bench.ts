@@ -28,7 +28,7 @@ import {
 } from './bench/report.js';
 import { benchScaleOut, scaleOutTable, scaleOutUnavailable, type ScaleOutRun } from './bench/scale-out.js';
 import { childEnv, createWorkspaceKey, enableLimits, preflight, primeCache, targetsFor } from './bench/setup.js';
-import { parseCommandLine } from './bench/command-line.js';
+import { parseCommandLine, settingsEnv } from './bench/command-line.js';
 
 /**
  * `npm run bench`: the same chat completion sent straight to a mock provider, through a
@@ -46,7 +46,8 @@ import { parseCommandLine } from './bench/command-line.js';
  * Before each run it waits (up to `--wait-quiet` seconds, 0 = never) for other processes to stop
  * using more than a fifth of a core: a shared machine running builds skews every figure.
  * `--cpu-prof DIR` runs the gateway under `node --cpu-prof` and prints its main thread's hottest
- * functions; `--node-flags="…"` starts the gateway's node with those flags (to try V8 or GC settings; with `=`, since the value begins with a dash).
+ * functions; `--node-flags="…"` starts the gateway's node with those flags (to try V8 or GC settings; with `=`, since the value begins with a dash);
+ * `--setting name=value` (repeatable) gives the gateway one of its settings (`SVCGW_NAME=value`), to measure what it changes.
  * Each scenario also runs three configs through the gateway, each its own row: `guarded` (five
  * built-in input checks), `fallback` (two targets, the first answers) and `cached` (the simple
  * cache, every measured answer a hit); `--vias` chooses the paths, `--no-guardrails` leaves out
@@ -56,7 +57,7 @@ import { parseCommandLine } from './bench/command-line.js';
  * and one Redis (issue #18); `--no-scale-out` leaves it out.
  */
 const USAGE =
-  'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--repeat N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--vias direct,proxy,gateway,guarded,fallback,cached] [--cpu-prof DIR] [--wait-quiet SECONDS] [--no-limits] [--no-guardrails] [--no-scale-out] [--node-flags="--max-semi-space-size=4 ..."]';
+  'usage: node dist/scripts/bench.js [--seconds N] [--warmup N] [--max-requests N] [--repeat N] [--scenarios chat:1,chat:32,stream:1,stream:32] [--vias direct,proxy,gateway,guarded,fallback,cached] [--cpu-prof DIR] [--wait-quiet SECONDS] [--no-limits] [--no-guardrails] [--no-scale-out] [--node-flags="--max-semi-space-size=4 ..."] [--setting name=value ...]';
 const { values } = parseCommandLine('bench', USAGE, {
   options: {
     seconds: { type: 'string', default: '10' },
@@ -71,6 +72,7 @@ const { values } = parseCommandLine('bench', USAGE, {
     'no-guardrails': { type: 'boolean', default: false },
     'no-scale-out': { type: 'boolean', default: false },
     'node-flags': { type: 'string', default: '' },
+    setting: { type: 'string', multiple: true, default: [] },
     help: { type: 'boolean', default: false },
   },
 });
@@ -88,6 +90,10 @@ const SCENARIOS = parseScenarios(values.scenarios);
 const VIAS_RUN = parseVias(values.vias).filter((via) => !(values['no-guardrails'] && via === 'guarded'));
 const profileDir = values['cpu-prof'] === undefined ? null : resolve(values['cpu-prof']);
 const gatewayNodeFlags = values['node-flags'].split(/\s+/).filter(Boolean);
+const gatewaySettings = settingsEnv(values.setting, (problem) => {
+  process.stderr.write(`bench: ${problem}\n${USAGE}\n`);
+  process.exit(2);
+});
 const BIN = join(PACKAGE_ROOT, 'bin', 'svcgw');
 const MOCK = fileURLToPath(new URL('./mock-provider.js', import.meta.url));
 const PROXY = fileURLToPath(new URL('./bench/noop-proxy.js', import.meta.url));
@@ -157,12 +163,12 @@ async function main(): Promise<void> {
       dataDir,
     ],
     cwd: PACKAGE_ROOT,
-    env: { ...env, SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey, SVCGW_LOG_LEVEL: 'warn' },
+    env: { ...env, ...gatewaySettings, SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey, SVCGW_LOG_LEVEL: 'warn' },
   });
   children.push(gateway);
   gatewayPid = gateway.pid;
   process.stdout.write(
-    `mock provider pid ${mock.pid} at ${mock.url}; noop proxy pid ${proxy.pid} at ${proxy.url}; gateway pid ${gateway.pid} at ${gateway.url}${gatewayNodeFlags.length > 0 ? ` (node ${gatewayNodeFlags.join(' ')})` : ''}\n`,
+    `mock provider pid ${mock.pid} at ${mock.url}; noop proxy pid ${proxy.pid} at ${proxy.url}; gateway pid ${gateway.pid} at ${gateway.url}${gatewayNodeFlags.length > 0 ? ` (node ${gatewayNodeFlags.join(' ')})` : ''}${values.setting.length > 0 ? ` (settings ${values.setting.join(' ')})` : ''}\n`,
   );
 
   const health = await request(`${gateway.url}/v1/health`);
@@ -265,6 +271,7 @@ async function main(): Promise<void> {
       waitQuietSeconds,
       limits: !values['no-limits'],
       gatewayNodeFlags,
+      gatewaySettings,
     },
     runs: runs.map(({ examples: _examples, ...figures }) => figures),
     derived,

@@ -19,3 +19,17 @@ export function parseCommandLine<T extends ParseArgsConfig>(
     process.exit(2);
   }
 }
+
+/**
+ * `--setting name=value` items as the gateway's environment (`SVCGW_NAME=value`); `refuse` is
+ * called with a sentence for an item that is not `name=value` with a setting's spelling.
+ */
+export function settingsEnv(items: readonly string[], refuse: (problem: string) => never): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const item of items) {
+    const match = /^([a-z][a-z0-9_]*)=(.*)$/.exec(item);
+    if (!match) refuse(`--setting takes name=value with a setting's name (e.g. sqlite_cache_mb=16), not '${item}'`);
+    env[`SVCGW_${match[1]!.toUpperCase()}`] = match[2]!;
+  }
+  return env;
+}

@@ -9,8 +9,10 @@ import {
   migrateToLatest,
   openDatabase,
   openSqlite,
+  rawSqlite,
   type Db,
 } from '../storage/database.js';
+import { startWalCheckpoints, type WalCheckpoints } from '../storage/wal-checkpoints.js';
 import { createLogger, prettyFor, type Logger } from '../telemetry/logger.js';
 import { setRegexWorkerLogger } from '../guardrails/safe-regex.js';
 import { startChangeBus } from './instance-bus.js';
@@ -36,6 +38,11 @@ export interface RunningServer extends App {
   keyLifecycle: KeyLifecycleWorker;
   /** This instance in its deployment (`deployment` setting), heartbeating; null when it joined none. */
   deploymentInstance: RegisteredInstance | null;
+  /**
+   * With `sqlite_checkpoint_worker`, the WAL checkpoints of the SQLite file the gateway writes (the
+   * main one, or on PostgreSQL the response cache's), on a worker thread once it writes much; else null.
+   */
+  walCheckpoints: WalCheckpoints | null;
   /** A key for the server's own admin requests as the owner (the startup file); see startup-admin.ts. */
   holdStartupAdmin(via: string): Promise<StartupAdmin>;
   /** Stops accepting, lets in-flight requests finish (up to the shutdown time-out), flushes, closes the database. */
@@ -130,9 +137,12 @@ export async function startServer(options: {
     'svcgw listening',
   );
   let deploymentInstance: RegisteredInstance | null = null;
+  // The SQLite file the gateway writes (the main one, or on PostgreSQL the local cache's).
+  const checkpoints = config.sqlite_checkpoint_worker ? walCheckpointsFor(cacheDb ?? db, logger) : null;
   const closeStorage = async () => {
     await deploymentInstance?.stop();
     await changes.close();
+    await checkpoints?.stop();
     await db.destroy();
     await cacheDb?.destroy();
   };
@@ -167,12 +177,20 @@ export async function startServer(options: {
     notifications,
     keyLifecycle,
     deploymentInstance,
+    walCheckpoints: checkpoints,
     holdStartupAdmin: (via) => holdStartupAdmin(db, built.keys, via),
     close: () =>
       (closing ??= keyLifecycle
         .stop()
         .then(() => shutdown(built.app, closeStorage, config.shutdown_timeout_ms, notifications))),
   };
+}
+
+/** WAL checkpoints off the event loop for a SQLite database (null for PostgreSQL). */
+function walCheckpointsFor(db: Db, logger: Logger): WalCheckpoints | null {
+  const sqlite = rawSqlite(db);
+  if (!sqlite) return null;
+  return startWalCheckpoints(sqlite, { log: (level, fields, message) => logger[level](fields, message) });
 }
 
 /**

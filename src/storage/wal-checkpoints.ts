@@ -1,0 +1,192 @@
+/**
+ * WAL checkpoints of a SQLite file on a worker thread. A checkpoint copies the WAL's pages into
+ * the database file and, with `synchronous=NORMAL`, waits for two fsyncs: 4–6 ms each on the
+ * benchmark machine's disk. SQLite runs it inside the commit that fills the WAL past 1000 pages,
+ * so under load the event loop stopped for ~10 ms every second or so, and every request in
+ * flight with it (docs/benchmarks.md, sixteenth pass). Here a worker with its own connection runs
+ * PASSIVE checkpoints (they never wait for readers or writers) and the server's connection makes
+ * none; if the worker fails, that connection checkpoints again as before.
+ *
+ * The server starts one only with `sqlite_checkpoint_worker` (a second V8 isolate is ~15 MB
+ * resident), and only once the WAL has grown past `startAtWalBytes`: a server that writes little
+ * does not pay for the thread.
+ */
+import { stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type SQLite from 'better-sqlite3';
+
+/** What `PRAGMA wal_checkpoint` says: frames in the WAL, and how many of them are in the file now. */
+export interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+export type CheckpointLog = (level: 'info' | 'warn', fields: Record<string, unknown>, message: string) => void;
+
+export interface WalCheckpointOptions {
+  log: CheckpointLog;
+  /** How often the worker checkpoints. */
+  intervalMs?: number;
+  /** How often the WAL's size is looked at until the worker starts (0: only when `watch()` is called). */
+  watchMs?: number;
+  /** The WAL size from which a worker is worth its thread. */
+  startAtWalBytes?: number;
+  /** Starts the worker (tests give one that fails). */
+  spawn?: (data: CheckpointWorkerData) => Worker;
+}
+
+export interface CheckpointWorkerData {
+  /** better-sqlite3's entry point, resolved here: the worker's code is evaluated, not a file. */
+  driver: string;
+  file: string;
+  intervalMs: number;
+}
+
+export type CheckpointState = 'waiting' | 'starting' | 'running' | 'inline' | 'stopped';
+
+export interface WalCheckpoints {
+  readonly state: CheckpointState;
+  /** Starts the worker if the WAL has grown past the threshold (what the watch timer calls). */
+  watch(): Promise<void>;
+  /** One checkpoint by the worker, now; null when no worker runs. */
+  checkpointNow(): Promise<CheckpointResult | null>;
+  /** Ends the worker (before the database is closed). */
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_CHECKPOINT_INTERVAL_MS = 1_000;
+export const DEFAULT_WATCH_MS = 5_000;
+export const DEFAULT_START_AT_WAL_BYTES = 4 * 1024 * 1024;
+/** How long a stopping worker may take to close its connection before it is terminated. */
+const STOP_LIMIT_MS = 2_000;
+
+// The worker checkpoints on its own timer and when asked; an error ends it (the server then
+// checkpoints on its own connection again).
+const WORKER_SOURCE = `
+const { workerData, parentPort } = require('node:worker_threads');
+const SQLite = require(workerData.driver);
+const db = new SQLite(workerData.file, { fileMustExist: true });
+const checkpoint = () => db.pragma('wal_checkpoint(PASSIVE)')[0];
+const timer = setInterval(checkpoint, workerData.intervalMs);
+parentPort.on('message', (message) => {
+  if (message === 'now') parentPort.postMessage({ kind: 'checkpoint', result: checkpoint() });
+  else if (message === 'stop') {
+    clearInterval(timer);
+    db.close();
+    parentPort.close();
+  }
+});
+parentPort.postMessage({ kind: 'ready' });
+`;
+
+/** Starts the worker of WORKER_SOURCE. */
+export function spawnCheckpointWorker(data: CheckpointWorkerData): Worker {
+  return new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: data,
+    // It holds a connection and a timer: a small heap is plenty.
+    resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
+  });
+}
+
+export function startWalCheckpoints(sqlite: SQLite.Database, options: WalCheckpointOptions): WalCheckpoints {
+  const intervalMs = options.intervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS;
+  const watchMs = options.watchMs ?? DEFAULT_WATCH_MS;
+  const startAt = options.startAtWalBytes ?? DEFAULT_START_AT_WAL_BYTES;
+  const spawn = options.spawn ?? spawnCheckpointWorker;
+  const file = sqlite.name;
+  /** The connection's own setting, given back when the worker fails. */
+  const inlineEvery = sqlite.pragma('wal_autocheckpoint', { simple: true }) as number;
+
+  let state: CheckpointState = 'waiting';
+  let worker: Worker | null = null;
+  /** Callers of checkpointNow, answered in the order they asked. */
+  const asked: Array<(result: CheckpointResult | null) => void> = [];
+  let exited: Promise<void> = Promise.resolve();
+
+  const watcher = watchMs > 0 ? setInterval(() => void watch(), watchMs) : null;
+  watcher?.unref();
+
+  async function watch(): Promise<void> {
+    if (state !== 'waiting') return;
+    const size = await stat(`${file}-wal`).then(
+      (found) => found.size,
+      () => 0,
+    );
+    if (size >= startAt && state === 'waiting') start();
+  }
+
+  function start(): void {
+    if (watcher) clearInterval(watcher);
+    state = 'starting';
+    let started: Worker;
+    try {
+      started = spawn({ driver: createRequire(import.meta.url).resolve('better-sqlite3'), file, intervalMs });
+    } catch (error) {
+      return fallBack(error);
+    }
+    worker = started;
+    started.unref();
+    exited = new Promise((resolve) => started.once('exit', () => resolve()));
+    started.on('message', (message: { kind: string; result?: CheckpointResult }) => {
+      if (message.kind === 'ready' && state === 'starting') {
+        // From now on the worker alone checkpoints.
+        sqlite.pragma('wal_autocheckpoint = 0');
+        state = 'running';
+        options.log('info', { file, interval_ms: intervalMs }, 'WAL checkpoints run on a worker thread');
+      } else if (message.kind === 'checkpoint') asked.shift()?.(message.result ?? null);
+    });
+    started.on('error', (error: unknown) => fallBack(error));
+    started.on('exit', (code: number) => {
+      if (state === 'starting' || state === 'running') fallBack(new Error(`the worker exited with code ${code}`));
+    });
+  }
+
+  function fallBack(error: unknown): void {
+    if (state === 'inline' || state === 'stopped') return;
+    state = 'inline';
+    worker = null;
+    if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${inlineEvery}`);
+    answerAll(null);
+    options.log(
+      'warn',
+      { file, err: error instanceof Error ? error.message : String(error) },
+      'the WAL checkpoint worker failed; checkpoints run on the event loop again',
+    );
+  }
+
+  function answerAll(result: null): void {
+    for (const answer of asked.splice(0)) answer(result);
+  }
+
+  return {
+    get state() {
+      return state;
+    },
+    watch,
+    checkpointNow() {
+      if (state !== 'running' || worker === null) return Promise.resolve(null);
+      const running = worker;
+      return new Promise((resolve) => {
+        asked.push(resolve);
+        running.postMessage('now');
+      });
+    },
+    async stop() {
+      if (watcher) clearInterval(watcher);
+      const running = worker;
+      const was = state;
+      state = 'stopped';
+      worker = null;
+      answerAll(null);
+      if (running === null) return;
+      if (was === 'running' && sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${inlineEvery}`);
+      running.postMessage('stop');
+      const limit = setTimeout(() => void running.terminate(), STOP_LIMIT_MS);
+      await exited;
+      clearTimeout(limit);
+    },
+  };
+}
