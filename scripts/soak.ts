@@ -23,7 +23,7 @@ import {
   type IdleBracket,
   type RssSample,
 } from './soak-verdict.js';
-import { parseCommandLine } from './bench/command-line.js';
+import { parseCommandLine, settingsEnv } from './bench/command-line.js';
 
 /**
  * `npm run soak`: a modest, steady rate of chat completions, streams and non-streams mixed,
@@ -47,10 +47,10 @@ import { parseCommandLine } from './bench/command-line.js';
  * leak), or that it could not tell.
  * Everything listens on 127.0.0.1; nothing is asserted.
  *
- *   node dist/scripts/soak.js [--duration 600] [--rate 50] [--stream-share 0.5] [--interval 30] [--warmup S] [--idle-wait 60] [--node-flags="…"]
+ *   node dist/scripts/soak.js [--duration 600] [--rate 50] [--stream-share 0.5] [--interval 30] [--warmup S] [--idle-wait 60] [--node-flags="…"] [--setting name=value ...]
  */
 const USAGE =
-  'usage: node dist/scripts/soak.js [--duration SECONDS (600)] [--rate REQUESTS/S (50)] [--stream-share 0..1 (0.5)] [--interval SECONDS (30)] [--warmup SECONDS (min(120, duration/4))] [--idle-wait SECONDS (60; 0: no idle brackets)] [--max-in-flight N (32)] [--node-flags="--heap-growing-percent=0 ..."]';
+  'usage: node dist/scripts/soak.js [--duration SECONDS (600)] [--rate REQUESTS/S (50)] [--stream-share 0..1 (0.5)] [--interval SECONDS (30)] [--warmup SECONDS (min(120, duration/4))] [--idle-wait SECONDS (60; 0: no idle brackets)] [--max-in-flight N (32)] [--node-flags="--heap-growing-percent=0 ..."] [--setting name=value ...]';
 const { values } = parseCommandLine('soak', USAGE, {
   options: {
     duration: { type: 'string', default: '600' },
@@ -61,6 +61,7 @@ const { values } = parseCommandLine('soak', USAGE, {
     'idle-wait': { type: 'string', default: '60' },
     'max-in-flight': { type: 'string', default: '32' },
     'node-flags': { type: 'string', default: '' },
+    setting: { type: 'string', multiple: true, default: [] },
     help: { type: 'boolean', default: false },
   },
 });
@@ -88,6 +89,10 @@ const idleWaitS = option('idle-wait', values['idle-wait'], 0, 600);
 const maxInFlight = Math.floor(option('max-in-flight', values['max-in-flight'], 1, 256));
 /** Extra `node` flags for the gateway (V8 or GC settings to compare), as in `npm run bench`. */
 const gatewayNodeFlags = values['node-flags'].split(/\s+/).filter(Boolean);
+const gatewaySettings = settingsEnv(values.setting, (problem) => {
+  process.stderr.write(`soak: ${problem}\n${USAGE}\n`);
+  process.exit(2);
+});
 
 const BIN = join(PACKAGE_ROOT, 'bin', 'svcgw');
 const MOCK = fileURLToPath(new URL('./mock-provider.js', import.meta.url));
@@ -170,7 +175,13 @@ async function main(): Promise<void> {
       dataDir,
     ],
     cwd: PACKAGE_ROOT,
-    env: { ...env, SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey, SVCGW_LOG_LEVEL: 'warn', LOOP_PROBE_MS: '5000' },
+    env: {
+      ...env,
+      ...gatewaySettings,
+      SVCGW_BOOTSTRAP_ADMIN_KEY: adminKey,
+      SVCGW_LOG_LEVEL: 'warn',
+      LOOP_PROBE_MS: '5000',
+    },
     onLine: (line) => {
       try {
         if (line.startsWith(GC_PREFIX)) {
@@ -200,7 +211,7 @@ async function main(): Promise<void> {
   });
   children.push(gateway);
   process.stdout.write(
-    `mock provider pid ${mock.pid} at ${mock.url}; gateway pid ${gateway.pid} at ${gateway.url}${gatewayNodeFlags.length > 0 ? ` (node ${gatewayNodeFlags.join(' ')})` : ''}\n`,
+    `mock provider pid ${mock.pid} at ${mock.url}; gateway pid ${gateway.pid} at ${gateway.url}${gatewayNodeFlags.length > 0 ? ` (node ${gatewayNodeFlags.join(' ')})` : ''}${values.setting.length > 0 ? ` (settings ${values.setting.join(' ')})` : ''}\n`,
   );
 
   const workspaceKey = await createWorkspaceKey(gateway.url, adminKey);
