@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -24,7 +24,7 @@ interface Logged {
 }
 
 /** A fresh database with one table, and the checkpoints of its file (nothing started on a timer). */
-function setUp(options: { spawn?: typeof spawnCheckpointWorker } = {}) {
+function setUp(options: { spawn?: typeof spawnCheckpointWorker; restartAtFrames?: number } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'svcgw-wal-'));
   const sqlite = rawSqlite(openSqlite(dir))!;
   sqlite.exec('CREATE TABLE notes (n INTEGER PRIMARY KEY, text TEXT NOT NULL)');
@@ -37,6 +37,7 @@ function setUp(options: { spawn?: typeof spawnCheckpointWorker } = {}) {
     // Only checkpointNow() checkpoints during a test.
     intervalMs: 3_600_000,
     ...(options.spawn ? { spawn: options.spawn } : {}),
+    ...(options.restartAtFrames ? { restartAtFrames: options.restartAtFrames } : {}),
   });
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   cleanups.push(async () => {
@@ -53,6 +54,10 @@ function setUp(options: { spawn?: typeof spawnCheckpointWorker } = {}) {
     })();
   return { dir, sqlite, checkpoints, logged, write, rows: () => next };
 }
+
+/** A WAL file: a 32-byte header, then per frame a 24-byte header and an 8 KiB page. */
+const WAL_HEADER_BYTES = 32;
+const WAL_FRAME_BYTES = 24 + 8192;
 
 const autocheckpoint = (sqlite: SQLite.Database) => sqlite.pragma('wal_autocheckpoint', { simple: true });
 
@@ -106,6 +111,24 @@ describe('WAL checkpoints on a worker thread', () => {
     await checkpoints.stop();
     expect(checkpoints.state).toBe('stopped');
     expect(autocheckpoint(sqlite)).toBe(1000);
+  });
+
+  it('under steady writes, starts the WAL over rather than letting it grow', async () => {
+    const { dir, checkpoints, write } = setUp({ restartAtFrames: 256 });
+    write(40);
+    await checkpoints.watch();
+    await untilRunning(checkpoints);
+    // Each round's rows are committed while the worker checkpoints: a passive checkpoint alone
+    // copies what was there when it began, and the WAL would never start over.
+    for (let round = 0; round < 20; round++) {
+      const asked = checkpoints.checkpointNow();
+      write(100);
+      await asked;
+    }
+    write(1);
+    const frames = (statSync(join(dir, `${DATABASE_FILE}-wal`)).size - WAL_HEADER_BYTES) / WAL_FRAME_BYTES;
+    // 2,000 rows went by; the WAL holds at most the bound and the rounds around it.
+    expect(frames).toBeLessThan(256 + 300);
   });
 
   it('a worker that cannot start leaves checkpoints to the connection, and says so', async () => {
