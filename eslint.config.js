@@ -24,6 +24,21 @@ export default tseslint.config(
     },
   },
   {
+    // V8 undoes the young-generation cap whenever it sets up a new isolate; startEvalWorker sets it back.
+    files: ['src/**/*.ts'],
+    ignores: ['src/lib/eval-worker.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Worker']",
+          message:
+            'Start worker threads with startEvalWorker (src/lib/eval-worker.ts), which keeps the young-generation cap.',
+        },
+      ],
+    },
+  },
+  {
     // Tests read the server's JSON answers untyped on purpose: the assertions are the type check.
     // Floating promises, misused promises and unused code stay errors here too.
     files: ['test/**/*.ts'],

@@ -5,7 +5,8 @@
  * never the gateway. One warm worker serves every test; regex-worker.ts supervises it (batches,
  * the time limits, and a worker that fails on its own).
  */
-import { Worker, type MessagePort } from 'node:worker_threads';
+import type { MessagePort, Worker } from 'node:worker_threads';
+import { startEvalWorker } from '../lib/eval-worker.js';
 import type { Logger } from '../telemetry/logger.js';
 import { createRegexWorker, type RegexWorker, type RegexWorkerLog } from './regex-worker.js';
 
@@ -49,8 +50,7 @@ port.on('message', (tests) => {
 
 /** Starts the worker of WORKER_SOURCE, answering on `port`. */
 function spawnRegexWorker(port: MessagePort): Worker {
-  return new Worker(WORKER_SOURCE, {
-    eval: true,
+  return startEvalWorker(WORKER_SOURCE, {
     workerData: { port },
     transferList: [port],
     resourceLimits: { maxOldGenerationSizeMb: 64 },

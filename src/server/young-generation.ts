@@ -1,5 +1,6 @@
 import { PerformanceObserver } from 'node:perf_hooks';
-import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics } from 'node:v8';
+import { setYoungGrowthFactor } from '../lib/young-growth-factor.js';
 import { nodeFlagGiven } from './node-flags.js';
 
 /**
@@ -42,7 +43,8 @@ function youngGenerationSize(): number {
  * many bytes as the generation holds have survived since the last growth (tens of collections
  * at this size): after every collection, the factor is set to 1 once doubling would pass the cap,
  * and back to V8's own when the idle collector has let the generation shrink. Started first thing
- * by `svcgw serve`, for the life of the process.
+ * by `svcgw serve`, for the life of the process. A new isolate raises the factor again: worker
+ * threads start through `startEvalWorker` (src/lib/eval-worker.ts), which sets it back.
  */
 export function capYoungGeneration(cap = YOUNG_GENERATION_CAP_BYTES): void {
   if (youngGenerationChosen(process.execArgv, process.env.NODE_OPTIONS)) return;
@@ -51,7 +53,7 @@ export function capYoungGeneration(cap = YOUNG_GENERATION_CAP_BYTES): void {
     const next = growthFactorFor(youngGenerationSize(), cap);
     if (next === factor) return;
     factor = next;
-    setFlagsFromString(`--semi-space-growth-factor=${next}`);
+    setYoungGrowthFactor(next);
   };
   follow();
   new PerformanceObserver(follow).observe({ entryTypes: ['gc'] });

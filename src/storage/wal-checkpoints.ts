@@ -13,8 +13,9 @@
  */
 import { stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
+import { startEvalWorker } from '../lib/eval-worker.js';
 
 /** What `PRAGMA wal_checkpoint` says: frames in the WAL, and how many of them are in the file now. */
 export interface CheckpointResult {
@@ -111,8 +112,7 @@ parentPort.postMessage({ kind: 'ready' });
 
 /** Starts the worker of WORKER_SOURCE. */
 export function spawnCheckpointWorker(data: CheckpointWorkerData): Worker {
-  return new Worker(WORKER_SOURCE, {
-    eval: true,
+  return startEvalWorker(WORKER_SOURCE, {
     workerData: data,
     // It holds a connection and a timer: a small heap is plenty.
     resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
