@@ -39,8 +39,8 @@ export interface RunningServer extends App {
   /** This instance in its deployment (`deployment` setting), heartbeating; null when it joined none. */
   deploymentInstance: RegisteredInstance | null;
   /**
-   * With `sqlite_checkpoint_worker`, the WAL checkpoints of the SQLite file the gateway writes (the
-   * main one, or on PostgreSQL the response cache's), on a worker thread once it writes much; else null.
+   * The WAL checkpoints of the SQLite file the gateway writes (the main one, or on PostgreSQL the
+   * response cache's), on a worker thread once it writes much; null with `sqlite_checkpoint_worker` off.
    */
   walCheckpoints: WalCheckpoints | null;
   /** A key for the server's own admin requests as the owner (the startup file); see startup-admin.ts. */

@@ -7,7 +7,7 @@
  * PASSIVE checkpoints (they never wait for readers or writers) and the server's connection makes
  * none; if the worker fails, that connection checkpoints again as before.
  *
- * The server starts one only with `sqlite_checkpoint_worker` (a second V8 isolate is ~15 MB
+ * The server starts one unless `sqlite_checkpoint_worker` is off (a second V8 isolate is 8–10 MB
  * resident), and only once the WAL has grown past `startAtWalBytes`: a server that writes little
  * does not pay for the thread.
  */

@@ -10,16 +10,16 @@ import { startTestServer } from '../helpers/start-test-server.js';
 const chat = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] };
 
 describe.skipIf(process.env.SVCGW_TEST_ENGINE === 'postgres')('the server’s WAL checkpoints', () => {
-  it('stay on the server’s own connection unless sqlite_checkpoint_worker is on', async () => {
-    const g = await startTestServer();
+  it('stay on the server’s own connection with sqlite_checkpoint_worker off', async () => {
+    const g = await startTestServer({ env: { SVCGW_SQLITE_CHECKPOINT_WORKER: 'OFF' } });
     expect(g.server.walCheckpoints).toBeNull();
     expect(rawSqlite(g.server.db)!.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
   });
 
-  it('with the setting, move to a worker once the server writes much, keep every log row, and end with the server', async () => {
+  it('by default, move to a worker once the server writes much, keep every log row, and end with the server', async () => {
     const mock = await startMockOpenAI();
     onTestFinished(() => mock.close());
-    const g = await startTestServer({ autoClose: false, env: { SVCGW_SQLITE_CHECKPOINT_WORKER: 'ON' } });
+    const g = await startTestServer({ autoClose: false });
     onTestFinished(() => g.close());
     const checkpoints = g.server.walCheckpoints!;
     expect(checkpoints.state).toBe('waiting');
