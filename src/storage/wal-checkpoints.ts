@@ -28,8 +28,10 @@ export type CheckpointLog = (level: 'info' | 'warn', fields: Record<string, unkn
 
 export interface WalCheckpointOptions {
   log: CheckpointLog;
-  /** How often the worker checkpoints. */
+  /** The shortest time between two of the worker's checkpoints. */
   intervalMs?: number;
+  /** The longest (a server that writes little, or nothing). */
+  maxIntervalMs?: number;
   /** How often the WAL's size is looked at until the worker starts (0: only when `watch()` is called). */
   watchMs?: number;
   /** The WAL size from which a worker is worth its thread. */
@@ -44,7 +46,6 @@ export interface CheckpointWorkerData {
   /** better-sqlite3's entry point, resolved here: the worker's code is evaluated, not a file. */
   driver: string;
   file: string;
-  intervalMs: number;
   /** WAL frames (pages) from which the worker waits for the writer to start the WAL over. */
   restartAtFrames: number;
   /** How long it waits for the writer then (its connection's busy timeout). */
@@ -64,6 +65,14 @@ export interface WalCheckpoints {
 }
 
 export const DEFAULT_CHECKPOINT_INTERVAL_MS = 1_000;
+export const DEFAULT_MAX_CHECKPOINT_INTERVAL_MS = 30_000;
+/**
+ * New WAL frames per checkpoint the rounds aim at: SQLite's own autocheckpoint. Each time the WAL
+ * starts over, the server's next commit syncs the WAL's header on the event loop (1.5–4.4 ms here):
+ * a checkpoint every second made that once a second at any rate, where SQLite's own made it once
+ * per 1,000 frames (every 40 s at 50 requests/s).
+ */
+export const FRAMES_PER_CHECKPOINT = 1_000;
 export const DEFAULT_WATCH_MS = 5_000;
 export const DEFAULT_START_AT_WAL_BYTES = 4 * 1024 * 1024;
 /** 32 MB of 8 KiB pages: four times the WAL at which SQLite would have checkpointed by itself. */
@@ -74,14 +83,14 @@ const RESTART_WAIT_MS = 100;
 /** How long a stopping worker may take to close its connection before it is terminated. */
 const STOP_LIMIT_MS = 2_000;
 
-// The worker checkpoints on its own timer and when asked; an error ends it (the server then
-// checkpoints on its own connection again). SQLite starts the WAL over only at a write that finds
-// every frame checkpointed, and under steady writes a commit lands during every passive
-// checkpoint (which copies the frames there were when it began): the WAL grew to 120 MB in a
-// minute of guarded streams. So the worker makes a few more passes while frames keep coming, each
-// copying only those, and once the WAL holds `restartAtFrames` it waits for the writer and holds
-// new ones back until the WAL can start over (RESTART): the server's next commit may then wait
-// for one short sync, once per that many frames instead of every 1,000.
+// The worker checkpoints when asked (the server paces the rounds: nextCheckpointDelay); an error
+// ends it (the server then checkpoints on its own connection again). SQLite starts the WAL over
+// only at a write that finds every frame checkpointed, and under steady writes a commit lands
+// during every passive checkpoint (which copies the frames there were when it began): the WAL grew
+// to 120 MB in a minute of guarded streams. So the worker makes a few more passes while frames
+// keep coming, each copying only those, and once the WAL holds `restartAtFrames` it waits for the
+// writer and holds new ones back until the WAL can start over (RESTART): the server's next commit
+// may then wait for one short sync, once per that many frames instead of every 1,000.
 const WORKER_SOURCE = `
 const { workerData, parentPort } = require('node:worker_threads');
 const SQLite = require(workerData.driver);
@@ -98,11 +107,9 @@ const checkpoint = () => {
   if (result.log >= workerData.restartAtFrames) result = db.pragma('wal_checkpoint(RESTART)')[0];
   return result;
 };
-const timer = setInterval(checkpoint, workerData.intervalMs);
 parentPort.on('message', (message) => {
   if (message === 'now') parentPort.postMessage({ kind: 'checkpoint', result: checkpoint() });
   else if (message === 'stop') {
-    clearInterval(timer);
     db.close();
     parentPort.close();
   }
@@ -114,13 +121,32 @@ parentPort.postMessage({ kind: 'ready' });
 export function spawnCheckpointWorker(data: CheckpointWorkerData): Worker {
   return startEvalWorker(WORKER_SOURCE, {
     workerData: data,
-    // It holds a connection and a timer: a small heap is plenty.
+    // It holds a connection: a small heap is plenty.
     resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
   });
 }
 
+/**
+ * How long after a checkpoint that found `framesInWal` frames, `sinceLastMs` after the one before,
+ * the next one is due: when ~FRAMES_PER_CHECKPOINT more have come at that rate, within the bounds.
+ * The WAL's frames since it last started over are about those written since the last round (it
+ * starts over at the first write after a checkpoint that copied everything); where it could not
+ * start over, they count older frames too and the next round comes sooner. A WAL that stays as it
+ * was (no writes) pushes the rounds apart until the longest interval.
+ */
+export function nextCheckpointDelay(
+  framesInWal: number,
+  sinceLastMs: number,
+  bounds: { minMs: number; maxMs: number },
+): number {
+  if (framesInWal <= 0) return bounds.maxMs;
+  const framesPerMs = framesInWal / Math.max(1, sinceLastMs);
+  return Math.min(bounds.maxMs, Math.max(bounds.minMs, FRAMES_PER_CHECKPOINT / framesPerMs));
+}
+
 export function startWalCheckpoints(sqlite: SQLite.Database, options: WalCheckpointOptions): WalCheckpoints {
-  const intervalMs = options.intervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS;
+  const minMs = options.intervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS;
+  const bounds = { minMs, maxMs: Math.max(minMs, options.maxIntervalMs ?? DEFAULT_MAX_CHECKPOINT_INTERVAL_MS) };
   const watchMs = options.watchMs ?? DEFAULT_WATCH_MS;
   const startAt = options.startAtWalBytes ?? DEFAULT_START_AT_WAL_BYTES;
   const restartAtFrames = options.restartAtFrames ?? DEFAULT_RESTART_AT_FRAMES;
@@ -134,6 +160,8 @@ export function startWalCheckpoints(sqlite: SQLite.Database, options: WalCheckpo
   /** Callers of checkpointNow, answered in the order they asked. */
   const asked: Array<(result: CheckpointResult | null) => void> = [];
   let exited: Promise<void> = Promise.resolve();
+  let round: NodeJS.Timeout | null = null;
+  let lastRoundAt = 0;
 
   const watcher = watchMs > 0 ? setInterval(() => void watch(), watchMs) : null;
   watcher?.unref();
@@ -155,7 +183,6 @@ export function startWalCheckpoints(sqlite: SQLite.Database, options: WalCheckpo
       started = spawn({
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
         file,
-        intervalMs,
         restartAtFrames,
         restartWaitMs: RESTART_WAIT_MS,
       });
@@ -170,7 +197,9 @@ export function startWalCheckpoints(sqlite: SQLite.Database, options: WalCheckpo
         // From now on the worker alone checkpoints.
         sqlite.pragma('wal_autocheckpoint = 0');
         state = 'running';
-        options.log('info', { file, interval_ms: intervalMs }, 'WAL checkpoints run on a worker thread');
+        lastRoundAt = performance.now();
+        nextRound(bounds.minMs);
+        options.log('info', { file, interval_ms: bounds.minMs }, 'WAL checkpoints run on a worker thread');
       } else if (message.kind === 'checkpoint') asked.shift()?.(message.result ?? null);
     });
     started.on('error', (error: unknown) => fallBack(error));
@@ -179,10 +208,33 @@ export function startWalCheckpoints(sqlite: SQLite.Database, options: WalCheckpo
     });
   }
 
+  /** The next of the worker's own rounds, `delayMs` from now; each round sets the one after. */
+  function nextRound(delayMs: number): void {
+    round = setTimeout(() => {
+      void checkpointNow().then((result) => {
+        if (result === null || state !== 'running') return;
+        const now = performance.now();
+        nextRound(nextCheckpointDelay(result.log, now - lastRoundAt, bounds));
+        lastRoundAt = now;
+      });
+    }, delayMs);
+    round.unref();
+  }
+
+  function checkpointNow(): Promise<CheckpointResult | null> {
+    if (state !== 'running' || worker === null) return Promise.resolve(null);
+    const running = worker;
+    return new Promise((resolve) => {
+      asked.push(resolve);
+      running.postMessage('now');
+    });
+  }
+
   function fallBack(error: unknown): void {
     if (state === 'inline' || state === 'stopped') return;
     state = 'inline';
     worker = null;
+    if (round) clearTimeout(round);
     if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${inlineEvery}`);
     answerAll(null);
     options.log(
@@ -201,16 +253,10 @@ export function startWalCheckpoints(sqlite: SQLite.Database, options: WalCheckpo
       return state;
     },
     watch,
-    checkpointNow() {
-      if (state !== 'running' || worker === null) return Promise.resolve(null);
-      const running = worker;
-      return new Promise((resolve) => {
-        asked.push(resolve);
-        running.postMessage('now');
-      });
-    },
+    checkpointNow,
     async stop() {
       if (watcher) clearInterval(watcher);
+      if (round) clearTimeout(round);
       const running = worker;
       const was = state;
       state = 'stopped';

@@ -6,6 +6,8 @@ import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DATABASE_FILE, openSqlite, rawSqlite } from '../../../src/storage/database.js';
 import {
+  FRAMES_PER_CHECKPOINT,
+  nextCheckpointDelay,
   spawnCheckpointWorker,
   startWalCheckpoints,
   type CheckpointLog,
@@ -193,5 +195,30 @@ describe('WAL checkpoints on a worker thread', () => {
     write(1);
     sqlite.close();
     expect(existsSync(join(dir, `${DATABASE_FILE}-wal`))).toBe(false);
+  });
+});
+
+describe('the pace of the worker’s checkpoints', () => {
+  const bounds = { minMs: 1_000, maxMs: 30_000 };
+
+  it('comes every second under heavy writes, and when ~1,000 frames have come under lighter ones', () => {
+    // 3,000 guarded requests a second write ~2,000 frames a second.
+    expect(nextCheckpointDelay(2_000, 1_000, bounds)).toBe(1_000);
+    // 40 frames a second (~60 guarded requests): the next round when 1,000 more have come, as
+    // SQLite's own checkpoint would come.
+    expect(nextCheckpointDelay(400, 10_000, bounds)).toBe((FRAMES_PER_CHECKPOINT / 40) * 1_000);
+    expect(nextCheckpointDelay(500, 10_000, bounds)).toBe(20_000);
+  });
+
+  it('draws the rounds apart while nothing is written, up to the longest interval', () => {
+    // The WAL keeps what it held: each round finds the same frames over a longer time.
+    let delay = 1_000;
+    const delays: number[] = [];
+    for (let round = 0; round < 6; round++) {
+      delay = nextCheckpointDelay(300, delay, bounds);
+      delays.push(delay);
+    }
+    expect(delays.map(Math.round)).toEqual([3_333, 11_111, 30_000, 30_000, 30_000, 30_000]);
+    expect(nextCheckpointDelay(0, 1_000, bounds)).toBe(30_000);
   });
 });
