@@ -70,7 +70,7 @@ export const DEFAULT_MAX_CHECKPOINT_INTERVAL_MS = 30_000;
  * New WAL frames per checkpoint the rounds aim at: SQLite's own autocheckpoint. Each time the WAL
  * starts over, the server's next commit syncs the WAL's header on the event loop (1.5–4.4 ms here):
  * a checkpoint every second made that once a second at any rate, where SQLite's own made it once
- * per 1,000 frames (every 40 s at 50 requests/s).
+ * per 1,000 frames (every ~9 s in the soak, at 50 requests/s).
  */
 export const FRAMES_PER_CHECKPOINT = 1_000;
 export const DEFAULT_WATCH_MS = 5_000;
