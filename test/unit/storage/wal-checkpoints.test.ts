@@ -25,8 +25,8 @@ interface Logged {
   message: string;
 }
 
-/** A fresh database with one table, and the checkpoints of its file (nothing started on a timer). */
-function setUp(options: { spawn?: typeof spawnCheckpointWorker; restartAtFrames?: number } = {}) {
+/** A fresh database with one table, and the checkpoints of its file (rounds on a timer only when a test asks). */
+function setUp(options: { spawn?: typeof spawnCheckpointWorker; restartAtFrames?: number; intervalMs?: number } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'svcgw-wal-'));
   const sqlite = rawSqlite(openSqlite(dir))!;
   sqlite.exec('CREATE TABLE notes (n INTEGER PRIMARY KEY, text TEXT NOT NULL)');
@@ -36,8 +36,9 @@ function setUp(options: { spawn?: typeof spawnCheckpointWorker; restartAtFrames?
     log,
     watchMs: 0,
     startAtWalBytes: 256 * 1024,
-    // Only checkpointNow() checkpoints during a test.
-    intervalMs: 3_600_000,
+    // Only checkpointNow() checkpoints during a test, unless it asks for rounds of the worker's own.
+    intervalMs: options.intervalMs ?? 3_600_000,
+    maxIntervalMs: options.intervalMs ?? 3_600_000,
     ...(options.spawn ? { spawn: options.spawn } : {}),
     ...(options.restartAtFrames ? { restartAtFrames: options.restartAtFrames } : {}),
   });
@@ -113,6 +114,18 @@ describe('WAL checkpoints on a worker thread', () => {
     await checkpoints.stop();
     expect(checkpoints.state).toBe('stopped');
     expect(autocheckpoint(sqlite)).toBe(1000);
+  });
+
+  it('runs rounds of its own while the server writes', async () => {
+    const { dir, checkpoints, write, rows } = setUp({ intervalMs: 20 });
+    write(40);
+    await checkpoints.watch();
+    await untilRunning(checkpoints);
+    // Nothing here asks for a checkpoint: the rows reach the file by the worker's rounds alone.
+    await vi.waitFor(() => expect(rowsInFile(dir)).toBe(rows()), { timeout: 10_000, interval: 20 });
+    write(30);
+    await vi.waitFor(() => expect(rowsInFile(dir)).toBe(rows()), { timeout: 10_000, interval: 20 });
+    expect(rows()).toBe(70);
   });
 
   it('under steady writes, starts the WAL over rather than letting it grow', async () => {
