@@ -1,6 +1,6 @@
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
-import { setYoungGrowthFactor } from '../lib/young-growth-factor.js';
+import { setYoungGrowthFactor, V8_GROWTH_FACTOR } from '../lib/young-growth-factor.js';
 import { nodeFlagGiven } from './node-flags.js';
 
 /**
@@ -10,9 +10,6 @@ import { nodeFlagGiven } from './node-flags.js';
  * measurement's noise (issue #19; docs/benchmarks.md, thirteenth pass).
  */
 export const YOUNG_GENERATION_CAP_BYTES = 16 * 1024 * 1024;
-
-/** V8's own factor: each time it grows, the young generation doubles. */
-const V8_GROWTH_FACTOR = 2;
 
 /**
  * Whether the operator sized the young generation themselves (`node --max-semi-space-size=N
@@ -48,13 +45,7 @@ function youngGenerationSize(): number {
  */
 export function capYoungGeneration(cap = YOUNG_GENERATION_CAP_BYTES): void {
   if (youngGenerationChosen(process.execArgv, process.env.NODE_OPTIONS)) return;
-  let factor = V8_GROWTH_FACTOR;
-  const follow = () => {
-    const next = growthFactorFor(youngGenerationSize(), cap);
-    if (next === factor) return;
-    factor = next;
-    setYoungGrowthFactor(next);
-  };
+  const follow = () => setYoungGrowthFactor(growthFactorFor(youngGenerationSize(), cap));
   follow();
   new PerformanceObserver(follow).observe({ entryTypes: ['gc'] });
 }

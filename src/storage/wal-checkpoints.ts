@@ -236,7 +236,7 @@ export function startWalCheckpoints(sqlite: SQLite.Database, options: WalCheckpo
     worker = null;
     if (round) clearTimeout(round);
     if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${inlineEvery}`);
-    answerAll(null);
+    answerAll();
     options.log(
       'warn',
       { file, err: error instanceof Error ? error.message : String(error) },
@@ -244,8 +244,9 @@ export function startWalCheckpoints(sqlite: SQLite.Database, options: WalCheckpo
     );
   }
 
-  function answerAll(result: null): void {
-    for (const answer of asked.splice(0)) answer(result);
+  /** Answers every waiting caller with null: no worker will. */
+  function answerAll(): void {
+    for (const answer of asked.splice(0)) answer(null);
   }
 
   return {
@@ -261,7 +262,7 @@ export function startWalCheckpoints(sqlite: SQLite.Database, options: WalCheckpo
       const was = state;
       state = 'stopped';
       worker = null;
-      answerAll(null);
+      answerAll();
       if (running === null) return;
       if (was === 'running' && sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${inlineEvery}`);
       running.postMessage('stop');
