@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { PACKAGE_ROOT } from '../src/lib/package-root.js';
 import { formatSummary, mainThreadProfile, summariseCpuProfile } from './bench/cpuprofile.js';
+import { readHeapBreakdown, type HeapBreakdown } from './bench/heap-breakdown.js';
 import { quantile, runLoad, type LoadTarget } from './bench/load.js';
 import { cpuMs, machine, machineBusyMs, memory, selfCpuMs, waitForQuiet, type Memory } from './bench/proc.js';
 import { killAllNow, startNode, stopAll, type BenchChild } from './bench/processes.js';
@@ -189,8 +190,10 @@ async function main(): Promise<void> {
       await preflight(`${kind} via ${via}`, target);
     }
   const memoryBefore = { gateway: memory(gateway.pid), proxy: memory(proxy.pid) };
+  const heapBefore = await readHeapBreakdown(gateway.url, adminKey);
   // Each process's memory right after the last window that loaded it (read in the loop below).
   const memoryAfterLoad: { gateway?: Memory; proxy?: Memory } = {};
+  let heapAfterLoad: HeapBreakdown | null = null;
   const pids = { gateway: gateway.pid, proxy: proxy.pid, mock: mock.pid };
 
   const runs: RunFigures[] = [];
@@ -216,7 +219,10 @@ async function main(): Promise<void> {
         );
         const run = await measure(kind, via, connections, targetsFor(kind, endpoints)[via], pids);
         if (via === 'proxy') memoryAfterLoad.proxy = memory(proxy.pid);
-        else if (via !== 'direct') memoryAfterLoad.gateway = memory(gateway.pid);
+        else if (via !== 'direct') {
+          memoryAfterLoad.gateway = memory(gateway.pid);
+          heapAfterLoad = await readHeapBreakdown(gateway.url, adminKey);
+        }
         runs.push(run);
         process.stdout.write(`${run.rps.toFixed(0)} req/s${failures(run) > 0 ? `, ${failures(run)} FAILED` : ''}\n`);
         const gone = [mock, proxy, gateway].find((child) => !child.alive());
@@ -233,7 +239,10 @@ async function main(): Promise<void> {
   // With --repeat, every figure below is the median of the rounds'.
   const figures = medianRuns(runs);
   const derived = derive(figures, {
-    gateway: rss(gateway.pid, memoryBefore.gateway, memoryAfterLoad.gateway),
+    gateway: {
+      ...rss(gateway.pid, memoryBefore.gateway, memoryAfterLoad.gateway),
+      heap: { before: heapBefore, after: heapAfterLoad },
+    },
     proxy: rss(proxy.pid, memoryBefore.proxy, memoryAfterLoad.proxy),
   });
   const checks = checkTargets(derived);

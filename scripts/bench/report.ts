@@ -1,4 +1,5 @@
 import type { Machine } from './proc.js';
+import { heapBreakdownLine, type HeapBreakdown } from './heap-breakdown.js';
 
 /**
  * `proxy`: through the do-nothing Node proxy (`scripts/bench/noop-proxy.ts`), the floor every
@@ -49,6 +50,8 @@ export interface MemoryFigures {
   /** At the end of the bench. */
   atEnd: number;
   peak: number;
+  /** The gateway's own account of it (its metrics), before the load and right after its last run. */
+  heap?: { before: HeapBreakdown | null; after: HeapBreakdown | null };
 }
 
 /** svcgw (plain or guarded) against the do-nothing proxy: the figures issue #19 sets targets on. */
@@ -345,6 +348,14 @@ export function targetsTable(checks: TargetCheck[]): string {
   );
 }
 
+function heapLines(heap: MemoryFigures['heap']): string[] {
+  if (!heap) return [];
+  return [
+    ...(heap.before ? [heapBreakdownLine('before load', heap.before)] : []),
+    ...(heap.after ? [heapBreakdownLine('right after its last run', heap.after)] : []),
+  ];
+}
+
 export function derivedLines(d: Derived): string {
   const rss = (m: MemoryFigures) =>
     `${m.before.toFixed(1)} MB before load, ${m.after.toFixed(1)} MB right after its last run, ${m.atEnd.toFixed(1)} MB at the end of the bench, peak ${m.peak.toFixed(1)} MB`;
@@ -352,6 +363,7 @@ export function derivedLines(d: Derived): string {
     `the proxy itself: ${pct(d.proxy.throughputVsDirect32)} of direct throughput at 32 connections, ${ms(d.proxy.cpuMsPerRequest32)} ms CPU per request, ${signed(d.proxy.addedOverDirectP50Ms1)} ms p50 and ${signed(d.proxy.firstChunkOverDirectP50Ms1)} ms to the first stream chunk over direct at 1 connection`,
     `gateway ÷ direct throughput at 32 connections: ${pct(d.throughputVsDirect32)} (streaming ${pct(d.streamThroughputVsDirect32)}); gateway CPU per request ${ms(d.gatewayCpuMsPerRequest32)} ms (worst run ${ms(d.gatewayCpuMsPerRequestWorst)} ms)`,
     `gateway RSS: ${rss(d.memory.gateway)}`,
+    ...heapLines(d.memory.gateway.heap),
     `proxy RSS: ${rss(d.memory.proxy)}`,
     ...(
       [

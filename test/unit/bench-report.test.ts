@@ -7,6 +7,8 @@ import {
   type RunFigures,
   type Via,
 } from '../../scripts/bench/report.js';
+import { parseHeapBreakdown } from '../../scripts/bench/heap-breakdown.js';
+import { renderProcessMetrics } from '../../src/admin/observability/metrics/process-metrics.js';
 
 function run(
   via: Via,
@@ -90,6 +92,53 @@ describe('bench report: a row per config', () => {
     expect(rss.measured).toBe('1.20x (150.0 / 125.0 MB)');
     expect(derivedLines(derived)).toContain(
       'proxy RSS: 62.0 MB before load, 125.0 MB right after its last run, 70.0 MB at the end of the bench, peak 138.0 MB',
+    );
+  });
+});
+
+describe('bench report: where the gateway memory sits', () => {
+  it("reads the breakdown from the gateway's own metrics, as GET /metrics renders them", () => {
+    const breakdown = parseHeapBreakdown(renderProcessMetrics())!;
+    expect(breakdown).not.toBeNull();
+    expect(breakdown.rss).toBeGreaterThan(breakdown.heapTotal);
+    expect(breakdown.oldUsed).toBeGreaterThan(0);
+    expect(breakdown.oldUsed).toBeLessThanOrEqual(breakdown.oldSize);
+    expect(breakdown.heapTotal).toBeGreaterThanOrEqual(breakdown.oldSize + breakdown.newSize + breakdown.code);
+  });
+
+  it('says nothing of a scrape that lacks a figure (metrics of another kind, an error page)', () => {
+    expect(parseHeapBreakdown('process_resident_memory_bytes 1000\n')).toBeNull();
+    expect(parseHeapBreakdown('{"error":{"message":"No route"}}')).toBeNull();
+  });
+
+  it('prints RSS as the V8 heap plus what lies outside it, before and after the load', () => {
+    const MiB = 1024 * 1024;
+    const metrics = (old: number) =>
+      [
+        `process_resident_memory_bytes ${160 * MiB}`,
+        `nodejs_heap_size_total_bytes ${84 * MiB}`,
+        `nodejs_heap_space_size_total_bytes{space="old"} ${63 * MiB}`,
+        `nodejs_heap_space_size_used_bytes{space="old"} ${old * MiB}`,
+        `nodejs_heap_space_size_total_bytes{space="new"} ${16 * MiB}`,
+        `nodejs_heap_space_size_total_bytes{space="code"} ${4 * MiB}`,
+        `nodejs_heap_space_size_total_bytes{space="large_object"} ${1 * MiB}`,
+      ].join('\n');
+    const gateway = {
+      before: 125,
+      after: 160,
+      atEnd: 160,
+      peak: 170,
+      heap: { before: parseHeapBreakdown(metrics(35)), after: parseHeapBreakdown(metrics(58)) },
+    };
+    const proxy = { before: 70, after: 120, atEnd: 120, peak: 130 };
+    const lines = derivedLines(
+      derive([run('proxy', 32, 10_000, 0.1), run('gateway', 32, 7000, 0.15)], { gateway, proxy }),
+    );
+    expect(lines).toContain(
+      'gateway memory right after its last run: RSS 160.0 MB = V8 heap 84.0 MB (old generation 63.0 MB holding 58.0 MB, live or not yet collected; young 16.0; code 4.0; large objects 1.0) + 76.0 MB outside it',
+    );
+    expect(lines).toContain(
+      'gateway memory before load: RSS 160.0 MB = V8 heap 84.0 MB (old generation 63.0 MB holding 35.0 MB',
     );
   });
 });
