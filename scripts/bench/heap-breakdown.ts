@@ -19,11 +19,16 @@ export interface HeapBreakdown {
 
 const MIB = 1024 * 1024;
 
-/** The breakdown from a Prometheus text exposition of svcgw's process metrics; null when one is missing. */
+/**
+ * The breakdown from a Prometheus text exposition of svcgw's process metrics; null when one is
+ * missing. Read by the exact lines svcgw renders (one `space` label): the parser the metrics tests
+ * use (parse-prometheus-text-format) silently drops a last line without its newline.
+ */
 export function parseHeapBreakdown(text: string): HeapBreakdown | null {
+  const lines = text.split('\n');
   const value = (name: string, space?: string): number | null => {
     const prefix = space === undefined ? `${name} ` : `${name}{space="${space}"} `;
-    const line = text.split('\n').find((l) => l.startsWith(prefix));
+    const line = lines.find((l) => l.startsWith(prefix));
     const number = line === undefined ? NaN : Number(line.slice(prefix.length));
     return Number.isFinite(number) ? number / MIB : null;
   };
